@@ -1,0 +1,35 @@
+//! RCCE-style flags: 32-bit words in a core's MPB, written by anyone, waited on by anyone.
+//!
+//! Handoff protocol: the producer copies its payload (into any MPB), then stores the
+//! flag with `Release` and rings the doorbell of the flag's owner. The consumer waits,
+//! through the waiter on the owner's doorbell, until an `Acquire` load of the flag shows
+//! the expected value, and only then copies the payload out. The Release/Acquire pair
+//! orders the payload copy before the read, so the consumer never sees a torn or stale
+//! payload (checked by the loom model `flag_handoff`, which drives these functions).
+
+use crate::abort::JobAborted;
+use crate::sync::{AtomicU32, Ordering};
+use crate::waiter::{Doorbell, Waiter};
+
+/// Stores `value` and wakes whoever sleeps on the owner's doorbell.
+pub fn write(flag: &AtomicU32, value: u32, owner: &Doorbell) {
+    // Release: everything the writer stored before (the payload) happens-before any
+    // Acquire load that reads this value.
+    flag.store(value, Ordering::Release);
+    owner.ring();
+}
+
+/// The flag's current value, with Acquire so that the payload it guards is visible.
+pub fn read(flag: &AtomicU32) -> u32 {
+    flag.load(Ordering::Acquire)
+}
+
+/// Waits until the flag holds `value`.
+pub fn wait_until(
+    flag: &AtomicU32,
+    value: u32,
+    waiter: &Waiter<'_>,
+    owner: &Doorbell,
+) -> Result<(), JobAborted> {
+    waiter.wait_until(owner, || (read(flag) == value).then_some(()))
+}

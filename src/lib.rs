@@ -1,0 +1,43 @@
+//! sccemu: an SCC-like many-core chip, emulated by pinned processes over one shared
+//! segment.
+//!
+//! Each process is one core ([`Core::attach`]): it has a rank, a tile and mesh
+//! position, an 8 KiB message-passing buffer ([`Core::mpb_put`], [`Core::mpb_get`],
+//! flags), and joins barriers. Every blocking call waits through one waiter (spin,
+//! yield, futex sleep) and fails with [`JobAborted`], naming the dead rank, when any
+//! core dies. [`Job`] runs a function as every core of a job from tests, benches and
+//! examples; the `sccrun` launcher runs whole programs.
+//!
+//! Under `--cfg sccemu_loom` only the protocol modules are built, over loom's atomics,
+//! for the models in `loom-tests`.
+
+pub mod abort;
+pub mod barrier;
+pub mod flag;
+pub mod payload;
+pub mod sync;
+pub mod waiter;
+
+#[cfg(not(sccemu_loom))]
+mod clock;
+#[cfg(not(sccemu_loom))]
+pub mod core;
+#[cfg(not(sccemu_loom))]
+pub mod job;
+#[cfg(not(sccemu_loom))]
+pub mod launcher;
+#[cfg(not(sccemu_loom))]
+pub mod mpb;
+#[cfg(not(sccemu_loom))]
+pub mod pin;
+#[cfg(not(sccemu_loom))]
+pub mod segment;
+
+#[cfg(not(sccemu_loom))]
+pub use crate::core::{Core, MeshPosition};
+pub use abort::{AbortCause, JobAborted};
+#[cfg(not(sccemu_loom))]
+pub use job::{Job, JobError, JobOutcome, RankFailure};
+#[cfg(not(sccemu_loom))]
+pub use mpb::{Flag, FlagError, MpbAllocError, MpbError, MpbRegion};
+pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};

@@ -1,0 +1,115 @@
+//! The one door to atomics, futexes and spinning.
+//!
+//! Protocol code (waiter, barrier, flags, and every later ring, lock and epoch) uses
+//! only what this module exports. Normally that is `std`'s atomics and the kernel's
+//! futex; under `--cfg sccemu_loom` it is loom's atomics and a futex emulated with a
+//! loom mutex and condvar, so the loom models in `loom-tests` check the very code that
+//! runs in production. clippy's `disallowed-types` keeps raw `std::sync::atomic` types
+//! out of every other module.
+#![allow(clippy::disallowed_types)]
+
+#[cfg(not(sccemu_loom))]
+pub use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+#[cfg(sccemu_loom)]
+pub use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+pub use futex::FutexWord;
+
+/// Spinning before a sleep: `crossbeam_utils::Backoff` (spin with growing pauses, then
+/// yield) in production; under loom every step is a `yield_now`, so that the model
+/// scheduler can run the thread being waited for.
+#[cfg(not(sccemu_loom))]
+pub use crossbeam_utils::Backoff;
+
+#[cfg(sccemu_loom)]
+#[derive(Default)]
+pub struct Backoff;
+
+#[cfg(sccemu_loom)]
+impl Backoff {
+    pub fn new() -> Backoff {
+        Backoff
+    }
+    pub fn snooze(&self) {
+        loom::thread::yield_now();
+    }
+    /// Loom models sleep at once: the futex path is the one worth checking.
+    pub fn is_completed(&self) -> bool {
+        true
+    }
+}
+
+/// A 32-bit word that waiters can sleep on until it changes.
+#[cfg(not(sccemu_loom))]
+mod futex {
+    use rustix::thread::futex;
+
+    use super::{AtomicU32, Ordering};
+
+    /// Lives in the shared segment. Flags are empty, not `PRIVATE`: sleepers and wakers
+    /// are different processes.
+    #[repr(transparent)]
+    #[derive(Default)]
+    pub struct FutexWord(AtomicU32);
+
+    impl FutexWord {
+        pub fn load(&self, order: Ordering) -> u32 {
+            self.0.load(order)
+        }
+
+        pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
+            self.0.fetch_add(v, order)
+        }
+
+        /// Sleeps while the word still holds `expected`; may return spuriously.
+        pub fn wait(&self, expected: u32) {
+            // EAGAIN (the word already changed) and EINTR are both "look again".
+            let _ = futex::wait(&self.0, futex::Flags::empty(), expected, None);
+        }
+
+        pub fn wake_all(&self) {
+            // The kernel reads the count as an int: u32::MAX would be -1 and wake one.
+            let _ = futex::wake(&self.0, futex::Flags::empty(), i32::MAX as u32);
+        }
+    }
+}
+
+/// The kernel compares the word and queues the sleeper under one lock; the emulation
+/// does the same with a loom mutex, so a wake between the compare and the sleep is
+/// never lost here unless it would be lost in the kernel too.
+#[cfg(sccemu_loom)]
+mod futex {
+    use loom::sync::{Condvar, Mutex};
+
+    use super::{AtomicU32, Ordering};
+
+    #[derive(Default)]
+    pub struct FutexWord {
+        word: AtomicU32,
+        queue: Mutex<()>,
+        wakeup: Condvar,
+    }
+
+    impl FutexWord {
+        pub fn load(&self, order: Ordering) -> u32 {
+            self.word.load(order)
+        }
+
+        pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
+            self.word.fetch_add(v, order)
+        }
+
+        pub fn wait(&self, expected: u32) {
+            let queued = self.queue.lock().unwrap();
+            if self.word.load(Ordering::Relaxed) == expected {
+                drop(self.wakeup.wait(queued).unwrap());
+            }
+        }
+
+        pub fn wake_all(&self) {
+            let _queue = self.queue.lock().unwrap();
+            self.wakeup.notify_all();
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The one way to wait: spin briefly, then yield, then sleep on a futex in the segment.
+//!
+//! Every core's control slot holds a [`Doorbell`]: a futex word (`seq`) and a count of
+//! sleepers. A core that waits for a condition on memory owned by core `o` sleeps on
+//! `o`'s doorbell; whoever changes such memory rings `o`'s doorbell afterwards. The
+//! abort protocol rings every doorbell, and a waiter checks the job state before every
+//! sleep, so aborts wake everyone.
+//!
+//! No lost wake-up (checked by the loom model `waiter`):
+//! - the sleeper increments `sleepers`, issues a SeqCst fence, reads `seq`, then
+//!   evaluates the condition, and sleeps only while `seq` still holds what it read;
+//! - the waker publishes its change, issues a SeqCst fence, and reads `sleepers`; if
+//!   it is nonzero it increments `seq` (Release) and wakes all.
+//!
+//! The two fences order each side's store before its load (a Dekker pair), so either
+//! the waker sees the sleeper, or the sleeper's condition sees the change. If the
+//! waker bumped `seq` before the sleeper read it, the sleeper's `Acquire` load of
+//! `seq` makes the change visible to the condition; otherwise the futex compare fails
+//! or the wake arrives. A sleeper-free ring costs one fence and one load.
+
+use std::time::{Duration, Instant};
+
+use shm_layout::WaitPolicy;
+
+use crate::abort::{JobAborted, JobControl};
+use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence};
+
+/// How long `WaitPolicy::Adaptive` keeps spinning and yielding before it sleeps: long
+/// enough to cover a partner that is running on another CPU, short enough not to
+/// steal a CPU that an oversubscribed partner needs.
+const ADAPTIVE_SPIN: Duration = Duration::from_micros(100);
+
+/// One core's wake-up point (in its control slot).
+#[derive(Default)]
+pub struct Doorbell {
+    seq: FutexWord,
+    sleepers: AtomicU32,
+}
+
+impl Doorbell {
+    pub fn new() -> Doorbell {
+        Doorbell::default()
+    }
+
+    /// Wakes the sleepers, if any. Call it after the change they wait for is stored.
+    pub fn ring(&self) {
+        // SeqCst fence: the change stored before it and the load of `sleepers` after it
+        // form a Dekker pair with the fence in `Waiter::wait_until` (module docs).
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) != 0 {
+            // Release: a sleeper that reads the new seq (Acquire) sees the change.
+            self.seq.fetch_add(1, Ordering::Release);
+            self.seq.wake_all();
+        }
+    }
+}
+
+/// Waits on behalf of one core, under the job's wait policy.
+#[derive(Clone, Copy)]
+pub struct Waiter<'a> {
+    policy: WaitPolicy,
+    job: &'a JobControl,
+}
+
+impl<'a> Waiter<'a> {
+    pub fn new(policy: WaitPolicy, job: &'a JobControl) -> Waiter<'a> {
+        Waiter { policy, job }
+    }
+
+    pub fn job(&self) -> &'a JobControl {
+        self.job
+    }
+
+    /// Polls `ready` until it yields a value, sleeping on `bell` between changes.
+    /// Returns the job's abort error instead if the job aborts first.
+    ///
+    /// `ready` must read the memory that the ringers of `bell` change, with whatever
+    /// ordering the caller's protocol needs (normally `Acquire`).
+    pub fn wait_until<T>(
+        &self,
+        bell: &Doorbell,
+        mut ready: impl FnMut() -> Option<T>,
+    ) -> Result<T, JobAborted> {
+        let backoff = Backoff::new();
+        let started = (self.policy == WaitPolicy::Adaptive).then(Instant::now);
+        loop {
+            if let Some(v) = ready() {
+                return Ok(v);
+            }
+            self.job.check()?;
+            if backoff.is_completed() && self.may_sleep(started) {
+                break;
+            }
+            backoff.snooze();
+        }
+        loop {
+            bell.sleepers.fetch_add(1, Ordering::Relaxed);
+            // SeqCst fence: pairs with the one in `Doorbell::ring` (module docs).
+            fence(Ordering::SeqCst);
+            let seen = bell.seq.load(Ordering::Acquire);
+            let value = ready();
+            let aborted = self.job.check();
+            if value.is_none() && aborted.is_ok() {
+                bell.seq.wait(seen);
+            }
+            bell.sleepers.fetch_sub(1, Ordering::Relaxed);
+            if let Some(v) = value {
+                return Ok(v);
+            }
+            aborted?;
+        }
+    }
+
+    fn may_sleep(&self, started: Option<Instant>) -> bool {
+        match self.policy {
+            WaitPolicy::Spin => false,
+            WaitPolicy::Block => true,
+            WaitPolicy::Adaptive => {
+                cfg!(sccemu_loom) || started.is_some_and(|t| t.elapsed() >= ADAPTIVE_SPIN)
+            }
+        }
+    }
+}

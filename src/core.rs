@@ -62,6 +62,7 @@ pub struct Core {
     size: u32,
     policy: WaitPolicy,
     pub(crate) mpb_allocator: Mutex<SymmetricAllocator>,
+    pub(crate) heap_allocator: Mutex<SymmetricAllocator>,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
@@ -97,8 +98,11 @@ impl Core {
         let slot = segment.slot(rank);
         slot.pid.store(std::process::id(), Ordering::Relaxed);
         slot.state.store(slot_state::ATTACHED, Ordering::Release);
-        let mpb_allocator = Mutex::new(SymmetricAllocator::new(config.mpb_bytes as usize));
-        Ok(Core { segment, rank, size, policy, mpb_allocator })
+        let mpb_allocator =
+            Mutex::new(SymmetricAllocator::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE));
+        let heap_allocator =
+            Mutex::new(SymmetricAllocator::new(config.heap_bytes as usize, crate::heap::HEAP_GRANULE));
+        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_allocator })
     }
 
     pub fn rank(&self) -> u32 {

@@ -14,6 +14,8 @@
 pub mod abort;
 pub mod barrier;
 pub mod flag;
+#[cfg(not(sccemu_loom))]
+pub mod heap;
 pub mod payload;
 pub mod sync;
 pub mod waiter;

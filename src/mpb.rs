@@ -77,7 +77,7 @@ impl fmt::Display for MpbAllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Exhausted { requested, free } => {
-                write!(f, "no {requested}-byte range left in the MPB ({free} bytes free in all)")
+                write!(f, "no {requested}-byte range left ({free} bytes free in all)")
             }
             Self::ZeroSize => write!(f, "cannot allocate 0 bytes"),
             Self::NotAllocated(r) => write!(f, "{r:?} is not a live MPB allocation"),
@@ -107,25 +107,27 @@ impl From<JobAborted> for FlagError {
     }
 }
 
-/// First-fit allocator over `0..capacity` in [`MPB_GRANULE`] units. Deterministic: the
-/// same sequence of calls gives the same offsets on every core.
+/// First-fit allocator over `0..capacity` in `granule` units. Deterministic: the same
+/// sequence of calls gives the same offsets on every core, which is what makes MPB and
+/// heap allocation symmetric without communication.
 pub struct SymmetricAllocator {
+    granule: usize,
     /// Free ranges, sorted by offset, never adjacent (merged on free).
     free: Vec<MpbRegion>,
     live: Vec<MpbRegion>,
 }
 
 impl SymmetricAllocator {
-    pub fn new(capacity: usize) -> SymmetricAllocator {
-        let whole = MpbRegion { offset: 0, len: capacity / MPB_GRANULE * MPB_GRANULE };
-        SymmetricAllocator { free: vec![whole], live: Vec::new() }
+    pub fn new(capacity: usize, granule: usize) -> SymmetricAllocator {
+        let whole = MpbRegion { offset: 0, len: capacity / granule * granule };
+        SymmetricAllocator { granule, free: vec![whole], live: Vec::new() }
     }
 
     pub fn alloc(&mut self, bytes: usize) -> Result<MpbRegion, MpbAllocError> {
         if bytes == 0 {
             return Err(MpbAllocError::ZeroSize);
         }
-        let len = bytes.div_ceil(MPB_GRANULE) * MPB_GRANULE;
+        let len = bytes.div_ceil(self.granule) * self.granule;
         let Some(i) = self.free.iter().position(|r| r.len >= len) else {
             let free = self.free.iter().map(|r| r.len).sum();
             return Err(MpbAllocError::Exhausted { requested: bytes, free });
@@ -264,7 +266,7 @@ mod tests {
 
     #[test]
     fn allocator_is_first_fit_and_merges_on_free() {
-        let mut a = SymmetricAllocator::new(8192);
+        let mut a = SymmetricAllocator::new(8192, MPB_GRANULE);
         let x = a.alloc(100).unwrap();
         let y = a.alloc(64).unwrap();
         let z = a.alloc(1).unwrap();

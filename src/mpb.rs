@@ -276,7 +276,7 @@ mod tests {
         a.free(x).unwrap();
         a.free(z).unwrap();
         assert_eq!(a.free(z), Err(MpbAllocError::NotAllocated(z)));
-        assert_eq!(a.alloc(8192 - 256).unwrap().offset, 256);
+        assert_eq!(a.alloc(8192 - 256).unwrap().offset, 192, "z merged with the tail");
         assert!(matches!(a.alloc(200), Err(MpbAllocError::Exhausted { requested: 200, free: 192 })));
         assert_eq!(a.alloc(0), Err(MpbAllocError::ZeroSize));
     }

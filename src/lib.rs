@@ -14,14 +14,17 @@
 pub mod abort;
 pub mod barrier;
 pub mod flag;
-#[cfg(not(sccemu_loom))]
+pub mod freelist;
 pub mod heap;
+pub mod op;
 pub mod payload;
 pub mod sync;
 pub mod waiter;
 
 #[cfg(not(sccemu_loom))]
 mod clock;
+#[cfg(not(sccemu_loom))]
+pub mod collective_alloc;
 #[cfg(not(sccemu_loom))]
 pub mod core;
 #[cfg(not(sccemu_loom))]
@@ -38,8 +41,10 @@ pub mod segment;
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
+pub use freelist::AllocError;
 #[cfg(not(sccemu_loom))]
 pub use job::{Job, JobError, JobOutcome, RankFailure};
 #[cfg(not(sccemu_loom))]
-pub use mpb::{Flag, FlagError, MpbAllocError, MpbError, MpbRegion};
+pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
+pub use op::{Element, Op, OpError};
 pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};

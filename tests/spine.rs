@@ -240,3 +240,34 @@ fn an_unsealed_segment_is_refused() {
     std::fs::File::from(fd.try_clone().unwrap()).set_len(1 << 20).unwrap();
     assert!(matches!(Core::attach_fd(fd, 0, 1), Err(AttachError::NotSealed)));
 }
+
+/// Collective heap allocation: everyone gets the same region, sees the others' writes,
+/// frees it, and gets typed errors (with the job still usable) when the heap runs out.
+fn heap_roundtrip(core: &Core, _: ()) -> Result<(usize, String), String> {
+    use sccemu::payload::Payload;
+    let e = |e: sccemu::AllocError| e.to_string();
+    let a = core.heap_alloc(10_000).map_err(e)?;
+    let bytes = core.heap_bytes(a);
+    bytes.write(core.rank() as usize, &[core.rank() as u8 + 1]);
+    core.barrier().map_err(|e| e.to_string())?;
+    let mut all = vec![0u8; core.size() as usize];
+    bytes.read(0, &mut all);
+    if all != (1..=core.size() as u8).collect::<Vec<_>>() {
+        return Err(format!("shared region shows {all:?}"));
+    }
+    let too_big = core.heap_alloc(usize::MAX / 2).unwrap_err().to_string();
+    core.heap_free(a).map_err(e)?;
+    let again = core.heap_alloc(4096).map_err(e)?;
+    if again.offset != a.offset {
+        return Err(format!("freed region not reused: {a:?} then {again:?}"));
+    }
+    core.heap_free(again).map_err(e)?;
+    Ok((a.offset, too_big))
+}
+
+#[test]
+fn heap_allocation_is_collective_and_reuses_freed_memory() {
+    let results = Job::new(4).run(&(), heap_roundtrip).unwrap();
+    assert!(results.iter().all(|r| r == &results[0]), "{results:?}");
+    assert!(results[0].1.contains("bytes free in all"), "{}", results[0].1);
+}

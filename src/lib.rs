@@ -22,9 +22,15 @@ pub mod sync;
 pub mod waiter;
 
 #[cfg(not(sccemu_loom))]
+pub mod allgather;
+#[cfg(not(sccemu_loom))]
 mod clock;
 #[cfg(not(sccemu_loom))]
+pub mod coll;
+#[cfg(not(sccemu_loom))]
 pub mod collective_alloc;
+#[cfg(not(sccemu_loom))]
+pub mod comm;
 #[cfg(not(sccemu_loom))]
 pub mod core;
 #[cfg(not(sccemu_loom))]
@@ -41,6 +47,10 @@ pub mod segment;
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
+#[cfg(not(sccemu_loom))]
+pub use allgather::Allgather;
+#[cfg(not(sccemu_loom))]
+pub use comm::{CollError, Comm};
 pub use freelist::AllocError;
 #[cfg(not(sccemu_loom))]
 pub use job::{Job, JobError, JobOutcome, RankFailure};

@@ -24,6 +24,22 @@ pub fn read(flag: &AtomicU32) -> u32 {
     flag.load(Ordering::Acquire)
 }
 
+/// Whether a flag used as a step counter has reached `value`: counters only grow, so
+/// "reached" is a wrapping comparison and tolerates a writer that is already ahead.
+pub fn reached(flag: &AtomicU32, value: u32) -> bool {
+    read(flag).wrapping_sub(value) as i32 >= 0
+}
+
+/// Waits until a step-counter flag has reached `value` (see [`reached`]).
+pub fn wait_at_least(
+    flag: &AtomicU32,
+    value: u32,
+    waiter: &Waiter<'_>,
+    owner: &Doorbell,
+) -> Result<(), JobAborted> {
+    waiter.wait_until(owner, || reached(flag, value).then_some(()))
+}
+
 /// Waits until the flag holds `value`.
 pub fn wait_until(
     flag: &AtomicU32,

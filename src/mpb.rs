@@ -167,6 +167,13 @@ impl Core {
         self.flag_wait_at(flag, self.rank(), value)
     }
 
+    /// Waits until this core's copy of `flag`, used as a step counter that writers only
+    /// increase, has reached `value` (a writer may already be further ahead).
+    pub fn flag_wait_at_least(&self, flag: Flag, value: u32) -> Result<(), FlagError> {
+        let bell = &self.segment().slot(self.rank()).bell;
+        Ok(flag::wait_at_least(self.flag_word(self.rank(), flag), value, &self.waiter(), bell)?)
+    }
+
     /// Waits until core `rank`'s copy of `flag` holds `value`.
     pub fn flag_wait_at(&self, flag: Flag, rank: u32, value: u32) -> Result<(), FlagError> {
         self.check_flag_rank(rank)?;

@@ -93,11 +93,25 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
         let mut samples = samples.into_iter();
         for (_, name) in ALGORITHMS {
             for &size in &sizes {
-                rows.push(row("allgather", name, "allgather", n, size as u64, samples.next().unwrap_or_default()));
+                rows.push(row(
+                    "allgather",
+                    name,
+                    "allgather",
+                    n,
+                    size as u64,
+                    samples.next().unwrap_or_default(),
+                ));
             }
         }
         for &size in &sizes {
-            rows.push(row("allgather", "sccemu", "allreduce", n, size as u64, samples.next().unwrap_or_default()));
+            rows.push(row(
+                "allgather",
+                "sccemu",
+                "allreduce",
+                n,
+                size as u64,
+                samples.next().unwrap_or_default(),
+            ));
         }
     }
     rows

@@ -63,6 +63,8 @@ pub struct Core {
     policy: WaitPolicy,
     pub(crate) mpb_allocator: Mutex<SymmetricAllocator>,
     pub(crate) heap_allocator: Mutex<SymmetricAllocator>,
+    /// Two-sided channels (placed at attach, before any other symmetric allocation).
+    pub(crate) p2p: crate::p2p::Engine,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
@@ -98,11 +100,11 @@ impl Core {
         let slot = segment.slot(rank);
         slot.pid.store(std::process::id(), Ordering::Relaxed);
         slot.state.store(slot_state::ATTACHED, Ordering::Release);
-        let mpb_allocator =
-            Mutex::new(SymmetricAllocator::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE));
-        let heap_allocator =
-            Mutex::new(SymmetricAllocator::new(config.heap_bytes as usize, crate::heap::HEAP_GRANULE));
-        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_allocator })
+        let mut mpb = SymmetricAllocator::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE);
+        let mut heap = SymmetricAllocator::new(config.heap_bytes as usize, crate::heap::HEAP_GRANULE);
+        let p2p = crate::p2p::Engine::new(crate::channel::Placement::setup(&config, &mut mpb, &mut heap));
+        let (mpb_allocator, heap_allocator) = (Mutex::new(mpb), Mutex::new(heap));
+        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_allocator, p2p })
     }
 
     pub fn rank(&self) -> u32 {

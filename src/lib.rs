@@ -14,12 +14,17 @@
 pub mod abort;
 pub mod barrier;
 pub mod flag;
+pub mod frag;
 #[cfg(not(sccemu_loom))]
 pub mod heap;
 pub mod payload;
+pub mod perpeer;
+pub mod srb;
 pub mod sync;
 pub mod waiter;
 
+#[cfg(not(sccemu_loom))]
+pub mod channel;
 #[cfg(not(sccemu_loom))]
 mod clock;
 #[cfg(not(sccemu_loom))]
@@ -29,17 +34,34 @@ pub mod job;
 #[cfg(not(sccemu_loom))]
 pub mod launcher;
 #[cfg(not(sccemu_loom))]
+mod matching;
+#[cfg(not(sccemu_loom))]
 pub mod mpb;
+#[cfg(not(sccemu_loom))]
+pub mod p2p;
 #[cfg(not(sccemu_loom))]
 pub mod pin;
 #[cfg(not(sccemu_loom))]
+mod progress;
+#[cfg(not(sccemu_loom))]
+pub mod request;
+#[cfg(not(sccemu_loom))]
 pub mod segment;
+#[cfg(not(sccemu_loom))]
+mod view;
 
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
 #[cfg(not(sccemu_loom))]
+pub use channel::{ChannelUnavailable, Footprint, footprint};
+pub use frag::{CorruptError, CorruptKind};
+#[cfg(not(sccemu_loom))]
 pub use job::{Job, JobError, JobOutcome, RankFailure};
 #[cfg(not(sccemu_loom))]
 pub use mpb::{Flag, FlagError, MpbAllocError, MpbError, MpbRegion};
+#[cfg(not(sccemu_loom))]
+pub use p2p::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};
+#[cfg(not(sccemu_loom))]
+pub use request::{Request, RequestError};
 pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};

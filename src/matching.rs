@@ -262,12 +262,10 @@ impl Inbox {
                 false
             }
         };
-        match (posted, target) {
+        let direct_target = match (posted, target) {
             (Some(i), Some(t)) if t.id == Some(self.posted[i].id) && t.state == TargetState::Open => {
                 self.posted.remove(i);
-                if direct(t) {
-                    return Sink::Direct;
-                }
+                Some(t)
             }
             (Some(i), _) => {
                 let id = self.posted.remove(i).id;
@@ -277,11 +275,12 @@ impl Inbox {
             (None, Some(t))
                 if t.id.is_none() && t.state == TargetState::Open && matches(t.src, t.tag, &status) =>
             {
-                if direct(t) {
-                    return Sink::Direct;
-                }
+                Some(t)
             }
-            _ => {}
+            _ => None,
+        };
+        if direct_target.is_some_and(direct) {
+            return Sink::Direct;
         }
         self.arrived.insert(seq, new(status));
         Sink::Arrived(seq)

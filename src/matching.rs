@@ -92,6 +92,9 @@ pub(crate) struct Inbox {
     arrived: BTreeMap<u64, Msg>,
     assigned: HashMap<u64, Msg>,
     assembling: HashMap<u32, Assembly>,
+    /// This core's SRB consumer position (channel state, kept here so that draining
+    /// needs one borrow).
+    pub srb_pos: u32,
 }
 
 impl Inbox {

@@ -107,9 +107,9 @@ impl Ctx<'_> {
     }
 
     /// Whether a fragment waits for this core.
-    pub fn incoming(&self) -> bool {
+    pub fn incoming(&self, inbox: &Inbox) -> bool {
         if self.srb_mode() {
-            return self.place.srb(self.seg, self.rank).has_entry();
+            return self.place.srb(self.seg, self.rank).has_entry(inbox.srb_pos);
         }
         (0..self.size).any(|s| s != self.rank && self.place.perpeer(self.seg, s, self.rank).has_incoming())
     }
@@ -119,9 +119,10 @@ impl Ctx<'_> {
         let mut any = false;
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, self.rank);
-            while let Some(e) = ring.peek()? {
+            while let Some(e) = ring.peek(inbox.srb_pos)? {
                 let read = |dst: &mut [u8]| ring.read(&e, 0, dst);
                 inbox.deliver(&e.header, target.as_deref_mut(), read, self.corrupt("srb", e.header.src))?;
+                inbox.srb_pos = e.next();
                 ring.release(e);
                 any = true;
             }
@@ -199,7 +200,8 @@ impl Ctx<'_> {
                     }
                     self.drain(inbox, target.as_deref_mut())?;
                     let bell = &self.seg.slot(self.rank).bell;
-                    self.waiter.wait_until(bell, || (ring.fits(&r) || self.incoming()).then_some(()))?;
+                    let inbox = &*inbox;
+                    self.waiter.wait_until(bell, || (ring.fits(&r) || self.incoming(inbox)).then_some(()))?;
                 })();
                 ring.remove_space_waiter();
                 waited.map_err(|e: Fail| e)?;
@@ -280,7 +282,8 @@ impl Ctx<'_> {
             blocked.iter().for_each(|&(d, _)| self.place.srb(self.seg, d).add_space_waiter());
         }
         let bell = &self.seg.slot(self.rank).bell;
-        let ready = || (self.incoming() || blocked.iter().any(|&(d, n)| self.can_push(d, n))).then_some(());
+        let ready =
+            || (self.incoming(&st.inbox) || blocked.iter().any(|&(d, n)| self.can_push(d, n))).then_some(());
         let result = self.waiter.wait_until(bell, ready);
         if srb {
             blocked.iter().for_each(|&(d, _)| self.place.srb(self.seg, d).remove_space_waiter());

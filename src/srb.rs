@@ -22,7 +22,8 @@
 //! region was zeroed when it was last consumed, and the fresh segment is zero). It
 //! validates the header (length within the ring, source a real core, first fragment
 //! not longer than its message) and reports [`CorruptError`] otherwise; copies the
-//! payload out; zeroes the whole entry; and stores `consumer + len` with Release.
+//! payload out; zeroes the whole entry; and adds the entry's length to `consumer` with
+//! Release. It keeps its own copy of the consumer position ([`Entry::next`]).
 //!
 //! Invariants and happens-before edges:
 //! - sender writes -> control-word Release -> receiver Acquire -> receiver reads;
@@ -144,6 +145,13 @@ pub struct Entry {
     pub header: FragHeader,
 }
 
+impl Entry {
+    /// The consumer position after this entry.
+    pub fn next(&self) -> u32 {
+        self.pos.wrapping_add(self.len)
+    }
+}
+
 /// One receiver's ring, seen by a sender or by the receiver itself.
 pub struct Srb<'a, M: RingMem> {
     counters: &'a SrbCounters,
@@ -242,17 +250,16 @@ impl<'a, M: RingMem> Srb<'a, M> {
         CorruptError { channel: "srb", owner: self.owner, position: pos, kind }
     }
 
-    /// Receiver: whether an entry is published at the consumer position.
-    pub fn has_entry(&self) -> bool {
-        let cons = self.counters.consumer.consumer.load(Ordering::Relaxed);
+    /// Receiver: whether an entry is published at `pos`, the consumer position.
+    pub fn has_entry(&self, pos: u32) -> bool {
         // Acquire: as in `peek`.
-        self.mem.ctl(cons as usize % self.cap() as usize).load(Ordering::Acquire) != 0
+        self.mem.ctl(pos as usize % self.cap() as usize).load(Ordering::Acquire) != 0
     }
 
-    /// Receiver: the entry at the consumer position, if one is published.
-    pub fn peek(&self) -> Result<Option<Entry>, CorruptError> {
-        // Relaxed: only the receiver writes `consumer`.
-        let pos = self.counters.consumer.consumer.load(Ordering::Relaxed);
+    /// Receiver: the entry at `pos`, the consumer position, if one is published. The
+    /// receiver keeps its position itself ([`Entry::next`] after each release): it is
+    /// the only writer of `consumer`, which it stores for the senders' benefit.
+    pub fn peek(&self, pos: u32) -> Result<Option<Entry>, CorruptError> {
         let at = pos as usize % self.cap() as usize;
         // Acquire: pairs with the sender's Release in `publish`; the bytes are complete.
         let ctl = self.mem.ctl(at).load(Ordering::Acquire);
@@ -306,8 +313,10 @@ impl<'a, M: RingMem> Srb<'a, M> {
         self.mem.bytes().zero(p1, n1);
         self.mem.bytes().zero(0, n2);
         // Release: our reads and zeroing happen-before a sender's Acquire fetch_or that
-        // sees the new value (module docs).
-        self.counters.consumer.consumer.store(e.pos.wrapping_add(e.len), Ordering::Release);
+        // sees the new value (module docs). An RMW rather than a store, although only
+        // we write it: every access to `consumer` is then an RMW, totally ordered, which
+        // is also what lets loom relate our advances to the senders' `fetch_or`s.
+        self.counters.consumer.consumer.fetch_add(e.len, Ordering::Release);
     }
 
     /// Receiver, after a batch of releases: whether senders sleep for space (then ring

@@ -24,7 +24,8 @@ struct Script {
 }
 
 fn pattern(m: &Msg, seq: usize) -> Vec<u8> {
-    let seed = m.src.wrapping_mul(73) ^ m.dst.wrapping_mul(151) ^ m.tag.wrapping_mul(1009) ^ (seq as u32) << 8;
+    let seed =
+        m.src.wrapping_mul(73) ^ m.dst.wrapping_mul(151) ^ m.tag.wrapping_mul(1009) ^ (seq as u32) << 8;
     (0..m.len).map(|i| (i as u32).wrapping_mul(2654435761).wrapping_add(seed).to_be_bytes()[0]).collect()
 }
 
@@ -61,7 +62,10 @@ fn run_script(core: &Core, s: Script) -> Result<usize, String> {
         let seq = next.entry((src, tag)).or_insert(0);
         let m = stream(&s, src, me, tag).nth(*seq).ok_or(format!("extra message from {src} tag {tag}"))?;
         if data != pattern(m, *seq).as_slice() {
-            return Err(format!("message {seq} from {src} tag {tag} ({} bytes) damaged or out of order", m.len));
+            return Err(format!(
+                "message {seq} from {src} tag {tag} ({} bytes) damaged or out of order",
+                m.len
+            ));
         }
         *seq += 1;
         Ok(())

@@ -7,6 +7,8 @@
 //! jobs re-execute the current binary.
 
 pub mod measure;
+pub mod pt2pt;
+pub mod srb;
 
 use measure::{Row, SuiteParams};
 
@@ -18,7 +20,18 @@ pub struct Suite {
 }
 
 /// Every suite, in report order.
-pub const SUITES: &[Suite] = &[];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "pt2pt",
+        about: "two-sided ping-pong latency, streaming bandwidth, N-1 to 1 throughput (perpeer, srb)",
+        run: pt2pt::run,
+    },
+    Suite {
+        name: "srb",
+        about: "shared receive buffer vs per-peer: shared memory vs N, many-to-one small-message throughput",
+        run: srb::run,
+    },
+];
 
 pub fn suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().find(|s| s.name == name)

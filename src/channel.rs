@@ -198,3 +198,53 @@ pub fn footprint(kind: ChannelKind, cores: u32) -> Footprint {
     let per_process = mpb + dram;
     Footprint { kind, cores, per_process, per_job: per_process * n, mpb_per_process: mpb, fits }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frag::CorruptKind;
+    use crate::payload::Payload;
+
+    fn segment(kind: ChannelKind) -> (Segment, Placement) {
+        let config = Config { channel: kind as u32, heap_bytes: 1 << 22, ..Config::new(4) };
+        let seg = Segment::create(config).unwrap();
+        let mut mpb = SymmetricAllocator::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE);
+        let mut heap = SymmetricAllocator::new(config.heap_bytes as usize, crate::heap::HEAP_GRANULE);
+        let place = Placement::setup(&config, &mut mpb, &mut heap).unwrap();
+        (seg, place)
+    }
+
+    #[test]
+    fn srb_headers_are_validated() {
+        let (seg, place) = segment(ChannelKind::Srb);
+        let ring = seg.layout().rings.get(1).unwrap();
+        let srb = place.srb(&seg, 1);
+        assert_eq!(srb.peek(0).unwrap(), None);
+        let ctl = seg.word(ring, 0);
+        // Valid bit and a length past half the ring.
+        ctl.store(1 << 31 | 60_000, crate::sync::Ordering::Relaxed);
+        assert!(matches!(srb.peek(0), Err(e) if matches!(e.kind, CorruptKind::LengthPastRing { .. })));
+        // No valid bit.
+        ctl.store(5, crate::sync::Ordering::Relaxed);
+        assert!(matches!(srb.peek(0), Err(e) if matches!(e.kind, CorruptKind::BadControlWord { .. })));
+        // A source that is not a core.
+        seg.bytes(ring).write(4, &99u32.to_le_bytes());
+        ctl.store(1 << 31 | 1 << 30 | 8, crate::sync::Ordering::Relaxed);
+        assert!(matches!(srb.peek(0), Err(e) if e.kind == CorruptKind::BadSource { src: 99 }));
+        // A first fragment longer than its message.
+        seg.bytes(ring).write(4, &[2, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0]);
+        assert!(
+            matches!(srb.peek(0), Err(e) if e.kind == CorruptKind::FragmentPastMessage { len: 8, total: 4 })
+        );
+    }
+
+    #[test]
+    fn sizes_follow_the_config() {
+        let per = sizes(&Config { channel: ChannelKind::PerPeer as u32, ..Config::new(48) }).unwrap();
+        assert_eq!((per.mpb_share, per.slot, per.pair_dram), (4096, 64, 16384));
+        let srb = sizes(&Config::new(1024)).unwrap();
+        assert_eq!(srb.ring, 65536);
+        assert_eq!(footprint(ChannelKind::Srb, 2).per_process, footprint(ChannelKind::Srb, 1024).per_process);
+        assert!(!footprint(ChannelKind::PerPeer, 128).fits);
+    }
+}

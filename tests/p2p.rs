@@ -119,3 +119,96 @@ fn nonblocking_all_to_all() {
         }
     }
 }
+
+/// Rank 1 scribbles a header with an impossible length into its slot of rank 0's MPB
+/// (perpeer); rank 0's receive reports the corruption instead of trusting it.
+fn corrupt_slot(core: &Core, _: ()) -> Result<String, String> {
+    let slot = core.channel().map_err(|e| e.to_string())?.slot;
+    if core.rank() == 1 {
+        core.mpb_put(0, slot + 16, &0x3fff_ffffu32.to_le_bytes()).map_err(|e| e.to_string())?;
+        core.mpb_put(0, slot, &1u32.to_le_bytes()).map_err(|e| e.to_string())?;
+        core.barrier().map_err(|e| e.to_string())?;
+        return Ok(String::new());
+    }
+    core.barrier().map_err(|e| e.to_string())?;
+    match core.recv(ANY_SOURCE, ANY_TAG, &mut [0u8; 64]) {
+        Err(RecvError::Corrupt(c)) => Ok(format!("{:?}", c.kind)),
+        other => Err(format!("expected corruption, got {other:?}")),
+    }
+}
+
+#[test]
+fn corrupted_slot_header_is_reported() {
+    let got = Job::new(2).channel(ChannelKind::PerPeer).run(&(), corrupt_slot).unwrap();
+    assert!(got[0].starts_with("LengthPastRing"), "{got:?}");
+}
+
+/// Rank 1 fails while rank 0 waits in a receive: the receive returns the abort error.
+fn dies(core: &Core, kind: u32) -> Result<String, String> {
+    if core.rank() == 1 {
+        return Err(format!("rank 1 gives up ({kind})"));
+    }
+    match core.recv(1, 0, &mut [0u8; 8]) {
+        Err(RecvError::Aborted(a)) => Ok(format!("{:?}", a.rank)),
+        other => Err(format!("expected abort, got {other:?}")),
+    }
+}
+
+#[test]
+fn blocked_receive_returns_the_abort() {
+    for kind in BOTH {
+        let outcome = Job::new(2).channel(kind).run_outcome(&(kind as u32), dies).unwrap();
+        assert_eq!(outcome.ranks[0], Ok("Some(1)".to_string()), "{kind:?}");
+    }
+}
+
+/// Non-blocking receives posted before the messages arrive get them in post order;
+/// a dropped request gives its message back.
+fn post_order(core: &Core, _: ()) -> Result<(), String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    if core.rank() == 1 {
+        core.barrier().map_err(|x| e(&x))?;
+        for i in 0..4u8 {
+            core.send(0, 9, &[i; 3000]).map_err(|x| e(&x))?;
+        }
+        return Ok(());
+    }
+    let (mut a, mut b, mut c) = ([0u8; 3000], [0u8; 3000], [0u8; 3000]);
+    let ra = core.irecv(1, 9, &mut a).map_err(|x| e(&x))?;
+    let rb = core.irecv(ANY_SOURCE, ANY_TAG, &mut b).map_err(|x| e(&x))?;
+    let rc = core.irecv(1, 9, &mut c).map_err(|x| e(&x))?;
+    core.barrier().map_err(|x| e(&x))?;
+    drop(rc);
+    let st = core.wait_all(vec![rb, ra]).map_err(|x| e(&x))?;
+    assert_eq!(st.len(), 2);
+    let mut d = [0u8; 3000];
+    core.recv(1, 9, &mut d).map_err(|x| e(&x))?;
+    let mut last = [0u8; 3000];
+    core.recv(1, 9, &mut last).map_err(|x| e(&x))?;
+    if a[0] != 0 || b[0] != 1 || d[0] != 2 || last[0] != 3 {
+        return Err(format!("order {} {} {} {}", a[0], b[0], d[0], last[0]));
+    }
+    Ok(())
+}
+
+#[test]
+fn irecv_matches_in_post_order_and_cancel_keeps_messages() {
+    for kind in BOTH {
+        Job::new(2).channel(kind).run(&(), post_order).unwrap();
+    }
+}
+
+/// Too-large messages and unavailable channels are typed errors.
+fn limits(core: &Core, _: ()) -> Result<String, String> {
+    match core.send(0, 0, &[]) {
+        Err(SendError::Unavailable(e)) => Ok(e.to_string()),
+        other => Err(format!("expected unavailable, got {other:?}")),
+    }
+}
+
+#[test]
+fn perpeer_beyond_the_mpb_is_refused_with_a_reason() {
+    // 8 KiB MPB, half for slots of >= 64 B: 64 senders fit, 72 do not.
+    let got = Job::new(72).channel(ChannelKind::PerPeer).run(&(), limits).unwrap();
+    assert!(got[0].contains("--channel srb"), "{}", got[0]);
+}

@@ -184,13 +184,23 @@ impl Inbox {
 
     /// The call is returning with the target still receiving directly: the rest of the
     /// message must go to memory the inbox owns.
+    /// (A blocking receive only returns mid-message on an error: its message goes back
+    /// to the arrived queue.)
     pub fn spill(&mut self, t: &mut Target<'_>) {
         if let TargetState::Direct { status, filled, seq } = t.state {
-            let id = t.id.expect("only posted receives return mid-message");
             let mut data = Vec::with_capacity(status.len);
             data.extend_from_slice(&t.buf[..filled]);
-            self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
-            self.assigned.insert(id, Msg { seq, status, data });
+            let msg = Msg { seq, status, data };
+            match t.id {
+                Some(id) => {
+                    self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
+                    self.assigned.insert(id, msg);
+                }
+                None => {
+                    self.retarget(status.source, Sink::Direct, Sink::Arrived(seq));
+                    self.arrived.insert(seq, msg);
+                }
+            }
             t.state = TargetState::Open;
         }
     }

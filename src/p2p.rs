@@ -302,10 +302,18 @@ impl Core {
                 TargetState::Truncated(status) => return Err(RecvError::Truncated { status, capacity }),
                 _ => {}
             }
-            if !cx.progress(&mut st, Some(&mut t))?
-                && matches!(t.state, TargetState::Open | TargetState::Direct { .. })
-            {
-                cx.wait(&st, None)?;
+            let moved = match cx.progress(&mut st, Some(&mut t)) {
+                Ok(moved) => moved,
+                Err(e) => {
+                    st.inbox.spill(&mut t);
+                    return Err(e.into());
+                }
+            };
+            if !moved && matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
+                if let Err(e) = cx.wait(&st, None) {
+                    st.inbox.spill(&mut t);
+                    return Err(e.into());
+                }
             }
         }
     }

@@ -186,11 +186,8 @@ impl Ctx<'_> {
             let ring = self.place.srb(self.seg, dest);
             let n = rest.len().min(ring.max_payload() as usize);
             let len = srb::entry_len(n as u32);
-            if !ring.likely_fits(len) {
-                return Ok(None);
-            }
-            let r = ring.reserve(len);
-            if !ring.fits(&r) {
+            let Some((r, fits)) = ring.try_reserve(len) else { return Ok(None) };
+            if !fits {
                 // Another sender got there first: the reservation must be filled, so
                 // wait for it, draining our own ring meanwhile (module docs).
                 ring.add_space_waiter();

@@ -86,7 +86,10 @@ impl<'a> Request<'a> {
                     failed = cx.progress(&mut st, Some(&mut t)).err();
                 }
                 match (failed, t.state) {
-                    (Some(e), _) => Some(Err(RequestError::Recv(e.into()))),
+                    (Some(e), _) => {
+                        st.inbox.spill(&mut t);
+                        Some(Err(RequestError::Recv(e.into())))
+                    }
                     (None, TargetState::Done(s)) => Some(Ok(s)),
                     (None, TargetState::Truncated(status)) => {
                         Some(Err(RequestError::Recv(RecvError::Truncated { status, capacity })))
@@ -130,7 +133,8 @@ impl<'a> Request<'a> {
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let (Op::Recv { id, .. }, None) = (&self.op, &self.finished) {
+        // Always for receives: a request that failed may still hold its message.
+        if let Op::Recv { id, .. } = &self.op {
             if let Ok((_, mut st)) = self.core.p2p() {
                 st.inbox.cancel(*id);
             }

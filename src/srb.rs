@@ -194,9 +194,11 @@ impl<'a, M: RingMem> Srb<'a, M> {
     /// Sender: whether `len` more bytes would fit now (a hint for not reserving space
     /// that cannot be filled soon; another sender may still get there first).
     pub fn likely_fits(&self, len: u32) -> bool {
-        // Relaxed: a hint; `fits` decides.
+        // Relaxed loads: a hint only (it orders nothing); `fits`, with its ARMW read
+        // of `consumer`, decides before any byte is written.
         let producer = self.counters.producer.load(Ordering::Relaxed);
-        producer.wrapping_add(len).wrapping_sub(self.consumer_armw()) <= self.cap()
+        let consumer = self.counters.consumer.consumer.load(Ordering::Relaxed);
+        producer.wrapping_add(len).wrapping_sub(consumer) <= self.cap()
     }
 
     /// Sender: claims `len` bytes (an [`entry_len`], at most `cap / 2`). The caller
@@ -207,6 +209,23 @@ impl<'a, M: RingMem> Srb<'a, M> {
         // by `consumer` (Acquire in `fits`) and the control word (Release in `publish`).
         let pos = self.counters.producer.fetch_add(len, Ordering::Relaxed);
         Reservation { pos, len }
+    }
+
+    /// Sender: reserves `len` bytes (an [`entry_len`], at most `cap / 2`) unless the
+    /// ring looks too full to take them now. Reads `consumer` once, by ARMW, first:
+    /// that value (a lower bound, since `consumer` only grows) both decides whether to
+    /// reserve and, usually, shows that the reservation already fits (`.1`); if not,
+    /// wait until [`Srb::fits`]. The caller must then publish into the reservation.
+    pub fn try_reserve(&self, len: u32) -> Option<(Reservation, bool)> {
+        let seen = self.consumer_armw();
+        // Relaxed: a hint; the reservation itself is the fetch_add below.
+        let producer = self.counters.producer.load(Ordering::Relaxed);
+        if producer.wrapping_add(len).wrapping_sub(seen) > self.cap() {
+            return None;
+        }
+        let r = self.reserve(len);
+        let fits = r.pos.wrapping_add(len).wrapping_sub(seen) <= self.cap();
+        Some((r, fits))
     }
 
     /// Sender: whether the reservation can be written without overrunning unread data.

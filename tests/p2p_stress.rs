@@ -30,7 +30,7 @@ fn pattern(m: &Msg, seq: usize) -> Vec<u8> {
 }
 
 /// Messages from `src` to `dst` with `tag`, in send order.
-fn stream<'a>(s: &'a Script, src: u32, dst: u32, tag: u32) -> impl Iterator<Item = &'a Msg> {
+fn stream(s: &Script, src: u32, dst: u32, tag: u32) -> impl Iterator<Item = &Msg> {
     s.msgs.iter().filter(move |m| m.src == src && m.dst == dst && m.tag == tag)
 }
 

@@ -28,16 +28,30 @@ fn payload(src: u32, n: usize, len: usize) -> Vec<u8> {
     (0..len).map(|i| (src * 100 + n as u32 * 10 + i as u32) as u8).collect()
 }
 
-/// One sender's message: reserve, wait for room through the waiter, publish, ring.
+/// One sender's message, as `sccemu`'s progress engine sends it: reserve unless the
+/// ring looks full (then sleep until it may not be), wait for room if the reservation
+/// does not fit yet, publish, ring the receiver.
 fn send(w: &World, src: u32, n: usize, len: usize) {
     let ring = srb(w);
-    let r = ring.reserve(entry_len(len as u32));
-    if !ring.fits(&r) {
-        ring.add_space_waiter();
-        let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
-        waiter.wait_until(&w.bells[src as usize], || ring.fits(&r).then_some(())).unwrap();
-        ring.remove_space_waiter();
-    }
+    let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
+    let bell = &w.bells[src as usize];
+    let elen = entry_len(len as u32);
+    let r = loop {
+        match ring.try_reserve(elen) {
+            Some((r, true)) => break r,
+            Some((r, false)) => {
+                ring.add_space_waiter();
+                waiter.wait_until(bell, || ring.fits(&r).then_some(())).unwrap();
+                ring.remove_space_waiter();
+                break r;
+            }
+            None => {
+                ring.add_space_waiter();
+                waiter.wait_until(bell, || ring.likely_fits(elen).then_some(())).unwrap();
+                ring.remove_space_waiter();
+            }
+        }
+    };
     let h = FragHeader { src, tag: n as u32, len: len as u32, total: len as u32, first: true };
     ring.publish(r, &h, &payload(src, n, len));
     w.bells[0].ring();

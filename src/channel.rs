@@ -134,6 +134,7 @@ impl Placement {
         let slot = self.sizes.slot;
         let mpb = self.mpb_of(seg, owner);
         let ctl = view(mpb, src as usize * slot);
+        let ack = view(self.mpb_of(seg, src), owner as usize * slot);
         let mpb_region = seg.layout().mpbs.get(owner as usize).expect("rank checked by caller");
         let bytes = seg.bytes(Region {
             offset: mpb_region.offset + self.mpb.offset + src as usize * slot + perpeer::CTL_BYTES,
@@ -144,7 +145,7 @@ impl Placement {
             let pair = owner as usize * self.sizes.cores + src as usize;
             seg.bytes(Region { offset: seg.layout().heap.offset + h.offset + pair * d, len: d })
         });
-        PerPeer::new(ctl, bytes, dram, src, owner)
+        PerPeer::new(ctl, ack, bytes, dram, src, owner)
     }
 }
 

@@ -14,6 +14,10 @@
 //!   of large messages complete; a non-blocking send that cannot leave at once keeps
 //!   the rest in a private queue that every later call pushes on (see `progress`).
 //! - One thread per core should drive messaging: calls of one core are serialised.
+//! - Progress happens inside messaging calls. A non-blocking send whose rest is still
+//!   queued moves on at the next messaging call (any of them), not inside
+//!   [`Core::barrier`]: complete it (`wait`/`test`) before a barrier that its receiver
+//!   can only reach after receiving it.
 
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
@@ -381,6 +385,20 @@ impl Core {
         let (_, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
         let id = st.inbox.post(src, tag);
         Ok(crate::request::Request::recv(self, id, src, tag, buf))
+    }
+
+    /// Sends `data` to `dest` and receives into `buf` from `src`, like `MPI_Sendrecv`:
+    /// safe for exchanges in a ring, whatever the sizes.
+    pub fn sendrecv(
+        &self,
+        (dest, send_tag, data): (u32, u32, &[u8]),
+        src: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+        buf: &mut [u8],
+    ) -> Result<Status, crate::RequestError> {
+        let recv = self.irecv(src, recv_tag, buf).map_err(crate::RequestError::Recv)?;
+        self.send(dest, send_tag, data).map_err(crate::RequestError::Send)?;
+        recv.wait()
     }
 
     /// Completes every request, in order; the first error ends the wait.

@@ -7,6 +7,12 @@
 //! length) and the inline payload. Each pair also owns a `dram`-byte ring in the heap,
 //! written only by `s` and read only by `r`.
 //!
+//! Flags live where they are polled (the RCCE discipline): of the channel `s -> r`,
+//! `sent` and `dram_head` are in `r`'s slot for `s`, while the receiver's
+//! acknowledgements `taken` and `dram_freed` are in `s`'s slot for `r`. So every
+//! slot's counters are written by one core (the slot's peer) and polled by the MPB's
+//! owner only: nobody spins on a line that the other side keeps writing.
+//!
 //! Slot handoff (one fragment at a time, a flag handshake with counters as flags):
 //! - the slot is free when `sent == taken`; the sender checks that with an Acquire
 //!   load of `taken`, which pairs with the receiver's Release store: the receiver's
@@ -72,7 +78,10 @@ pub struct Incoming {
 
 /// The channel from sender `src` to receiver `owner`.
 pub struct PerPeer<'a, B: Payload> {
+    /// `sent`, `dram_head`: in the receiver's slot for the sender.
     ctl: &'a SlotCtl,
+    /// `taken`, `dram_freed`: in the sender's slot for the receiver.
+    ack: &'a SlotCtl,
     /// Header and inline payload.
     slot: B,
     /// The pair's DRAM ring (`None` when the job has no room for one).
@@ -82,9 +91,16 @@ pub struct PerPeer<'a, B: Payload> {
 }
 
 impl<'a, B: Payload> PerPeer<'a, B> {
-    pub fn new(ctl: &'a SlotCtl, slot: B, dram: Option<B>, src: u32, owner: u32) -> PerPeer<'a, B> {
+    pub fn new(
+        ctl: &'a SlotCtl,
+        ack: &'a SlotCtl,
+        slot: B,
+        dram: Option<B>,
+        src: u32,
+        owner: u32,
+    ) -> PerPeer<'a, B> {
         assert!(slot.len() > HEADER, "slot too small");
-        PerPeer { ctl, slot, dram, src, owner }
+        PerPeer { ctl, ack, slot, dram, src, owner }
     }
 
     /// Largest inline payload.
@@ -101,7 +117,7 @@ impl<'a, B: Payload> PerPeer<'a, B> {
     pub fn is_free(&self) -> bool {
         // Relaxed for our own counter; Acquire pairs with the receiver's Release in
         // `take`: its reads of the slot happen-before our overwrite.
-        self.ctl.sent.load(Ordering::Relaxed) == self.ctl.taken.load(Ordering::Acquire)
+        self.ctl.sent.load(Ordering::Relaxed) == self.ack.taken.load(Ordering::Acquire)
     }
 
     /// Sender: whether `len` more bytes fit in the pair's DRAM ring.
@@ -109,7 +125,7 @@ impl<'a, B: Payload> PerPeer<'a, B> {
         let cap = self.dram_capacity();
         let head = self.ctl.dram_head.load(Ordering::Relaxed);
         // Acquire pairs with the receiver's Release in `free_dram`.
-        let freed = self.ctl.dram_freed.load(Ordering::Acquire);
+        let freed = self.ack.dram_freed.load(Ordering::Acquire);
         len <= cap && head.wrapping_sub(freed) as usize + len <= cap
     }
 
@@ -157,7 +173,7 @@ impl<'a, B: Payload> PerPeer<'a, B> {
     /// Receiver: whether a fragment waits in the slot.
     pub fn has_incoming(&self) -> bool {
         // Acquire: pairs with the sender's Release in `publish`.
-        self.ctl.sent.load(Ordering::Acquire) != self.ctl.taken.load(Ordering::Relaxed)
+        self.ctl.sent.load(Ordering::Acquire) != self.ack.taken.load(Ordering::Relaxed)
     }
 
     fn corrupt(&self, kind: CorruptKind) -> CorruptError {
@@ -199,9 +215,9 @@ impl<'a, B: Payload> PerPeer<'a, B> {
     /// Receiver: frees the slot for the sender's next fragment. The caller then rings
     /// the sender (and must have copied any inline payload first).
     pub fn take(&self) {
-        let taken = self.ctl.taken.load(Ordering::Relaxed);
+        let taken = self.ack.taken.load(Ordering::Relaxed);
         // Release: our reads of the slot happen-before the sender's Acquire in `is_free`.
-        self.ctl.taken.store(taken.wrapping_add(1), Ordering::Release);
+        self.ack.taken.store(taken.wrapping_add(1), Ordering::Release);
     }
 
     /// Receiver: copies bytes `offset..offset + dst.len()` of the DRAM fragment at the
@@ -209,7 +225,7 @@ impl<'a, B: Payload> PerPeer<'a, B> {
     pub fn read_dram(&self, offset: usize, dst: &mut [u8]) {
         let dram = self.dram.as_ref().expect("peek checked the DRAM ring");
         let cap = dram.len();
-        let freed = self.ctl.dram_freed.load(Ordering::Relaxed);
+        let freed = self.ack.dram_freed.load(Ordering::Relaxed);
         let (p1, n1, n2) = split((freed as usize + offset) % cap, dst.len(), cap);
         let (a, b) = dst.split_at_mut(n1);
         dram.read(p1, a);
@@ -219,8 +235,8 @@ impl<'a, B: Payload> PerPeer<'a, B> {
     /// Receiver: frees `len` bytes at the front of the pair's DRAM ring. The caller then
     /// rings the sender.
     pub fn free_dram(&self, len: usize) {
-        let freed = self.ctl.dram_freed.load(Ordering::Relaxed);
+        let freed = self.ack.dram_freed.load(Ordering::Relaxed);
         // Release: our reads happen-before the sender's Acquire in `dram_fits`.
-        self.ctl.dram_freed.store(freed.wrapping_add(len as u32), Ordering::Release);
+        self.ack.dram_freed.store(freed.wrapping_add(len as u32), Ordering::Release);
     }
 }

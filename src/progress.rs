@@ -168,7 +168,7 @@ impl Ctx<'_> {
         ch.is_free()
             && (rest <= ch.inline_capacity()
                 || ch.dram_capacity() == 0
-                || ch.dram_fits(rest.min(ch.dram_capacity() / 2)))
+                || ch.dram_fits(rest.min(ch.dram_capacity() / 4)))
     }
 
     /// Sends the next fragment of a message to `dest` if the channel has room:
@@ -216,7 +216,7 @@ impl Ctx<'_> {
             ch.send_inline(&self.header(tag, total, n, first), &rest[..n]);
             n
         } else {
-            let n = rest.len().min(ch.dram_capacity() / 2);
+            let n = rest.len().min(ch.dram_capacity() / 4);
             if !ch.dram_fits(n) {
                 return Ok(None);
             }

@@ -212,3 +212,23 @@ fn perpeer_beyond_the_mpb_is_refused_with_a_reason() {
     let got = Job::new(72).channel(ChannelKind::PerPeer).run(&(), limits).unwrap();
     assert!(got[0].contains("--channel srb"), "{}", got[0]);
 }
+
+/// Every rank passes a large message around the ring with sendrecv.
+fn ring_shift(core: &Core, len: usize) -> Result<u32, String> {
+    let (me, n) = (core.rank(), core.size());
+    let mut buf = vec![0u8; len];
+    let st = core
+        .sendrecv(((me + 1) % n, 5, &pattern(me, len)), (me + n - 1) % n, 5, &mut buf)
+        .map_err(|e| e.to_string())?;
+    if buf != pattern(st.source, len) {
+        return Err("ring shift damaged".into());
+    }
+    Ok(st.source)
+}
+
+#[test]
+fn sendrecv_ring_shift() {
+    for kind in BOTH {
+        assert_eq!(Job::new(3).channel(kind).run(&300_000, ring_shift).unwrap(), vec![2, 0, 1], "{kind:?}");
+    }
+}

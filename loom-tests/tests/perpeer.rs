@@ -14,6 +14,7 @@ use sccemu::waiter::{Doorbell, Waiter};
 
 struct World {
     ctl: SlotCtl,
+    ack: SlotCtl,
     slot: LoomBytes,
     dram: LoomBytes,
     job: JobControl,
@@ -22,7 +23,7 @@ struct World {
 }
 
 fn channel(w: &World) -> PerPeer<'_, &LoomBytes> {
-    PerPeer::new(&w.ctl, &w.slot, Some(&w.dram), 1, 0)
+    PerPeer::new(&w.ctl, &w.ack, &w.slot, Some(&w.dram), 1, 0)
 }
 
 const SIZES: [usize; 3] = [8, 20, 20];
@@ -36,6 +37,7 @@ fn slot_handoff_inline_then_dram() {
     loom::model(|| {
         let w = Arc::new(World {
             ctl: SlotCtl::new(),
+            ack: SlotCtl::new(),
             slot: LoomBytes::new(32),
             dram: LoomBytes::new(32),
             job: JobControl::new(),

@@ -232,3 +232,29 @@ fn sendrecv_ring_shift() {
         assert_eq!(Job::new(3).channel(kind).run(&300_000, ring_shift).unwrap(), vec![2, 0, 1], "{kind:?}");
     }
 }
+
+#[test]
+fn every_wait_policy() {
+    use sccemu::WaitPolicy;
+    let sizes = vec![0, 8, 5000, 200_000];
+    let total: usize = sizes.iter().sum();
+    for kind in BOTH {
+        for policy in [WaitPolicy::Spin, WaitPolicy::Block, WaitPolicy::Adaptive] {
+            let got = Job::new(2).channel(kind).wait(policy).run(&sizes, exchange).unwrap();
+            assert_eq!(got, vec![total; 2], "{kind:?} {policy:?}");
+        }
+    }
+}
+
+#[test]
+fn perpeer_with_little_or_no_dram() {
+    let sizes = vec![0, 31, 32, 33, 2016, 2017, 9000, 100_000];
+    let total: usize = sizes.iter().sum();
+    for heap in [0u64, 1 << 16] {
+        let job = Job::new(2).channel(ChannelKind::PerPeer).heap_bytes(heap);
+        assert_eq!(job.run(&sizes, exchange).unwrap(), vec![total; 2], "heap {heap}");
+    }
+    // A small SRB ring: every message is chunked many times and wraps.
+    let job = Job::new(2).channel(ChannelKind::Srb).ring_bytes(1024);
+    assert_eq!(job.run(&sizes, exchange).unwrap(), vec![total; 2]);
+}

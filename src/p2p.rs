@@ -19,6 +19,15 @@
 //!   [`Core::barrier`]: complete it (`wait`/`test`) before a barrier that its receiver
 //!   can only reach after receiving it.
 
+//!
+//! Choosing the protocol: `Job::channel`, `Config::channel` (and `sccrun --channel`).
+//! The default is `srb`: it runs at every job size with constant shared memory per
+//! core (a `ring_bytes` ring and 256 B of MPB), matches per-peer latency within a few
+//! tens of nanoseconds between two cores, and is an order of magnitude faster when
+//! many cores send to one, oversubscribed (`cargo bench -p sccemu-benches -- pt2pt
+//! srb`). `perpeer` (RCKMPI) needs 64 B of MPB per possible sender, so with the SCC's
+//! 8 KiB MPB it stops at 64 cores, and its DRAM grows as N^2 per job.
+
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
 

@@ -19,7 +19,7 @@ use std::collections::{HashSet, VecDeque};
 use crate::abort::JobAborted;
 use crate::channel::Placement;
 use crate::frag::{CorruptError, CorruptKind, FragHeader};
-use crate::matching::{Inbox, Target};
+use crate::matching::{Inbox, Target, TargetState};
 use crate::segment::Segment;
 use crate::srb;
 use crate::waiter::Waiter;
@@ -96,6 +96,12 @@ pub(crate) struct Ctx<'c> {
 
 type Tgt<'t, 'b> = Option<&'t mut Target<'b>>;
 
+/// The receive of this call has its message: stop draining, and leave the rest in the
+/// channel for the next receive to take without a detour through the inbox.
+fn satisfied(target: &Tgt<'_, '_>) -> bool {
+    target.as_ref().is_some_and(|t| matches!(t.state, TargetState::Done(_) | TargetState::Truncated(_)))
+}
+
 impl Ctx<'_> {
     fn srb_mode(&self) -> bool {
         self.place.sizes.kind == shm_layout::ChannelKind::Srb
@@ -125,6 +131,9 @@ impl Ctx<'_> {
                 inbox.srb_pos = e.next();
                 ring.release(e);
                 any = true;
+                if satisfied(&target) {
+                    break;
+                }
             }
             if any && ring.space_waiters() {
                 self.seg.ring_all();
@@ -149,6 +158,9 @@ impl Ctx<'_> {
                 }
                 bell.ring();
                 any = true;
+                if satisfied(&target) {
+                    return Ok(any);
+                }
             }
         }
         Ok(any)

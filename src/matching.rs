@@ -91,13 +91,23 @@ pub(crate) struct Inbox {
     posted: Vec<Posted>,
     arrived: BTreeMap<u64, Msg>,
     assigned: HashMap<u64, Msg>,
-    assembling: HashMap<u32, Assembly>,
+    /// Indexed by source rank.
+    assembling: Vec<Option<Assembly>>,
     /// This core's SRB consumer position (channel state, kept here so that draining
     /// needs one borrow).
     pub srb_pos: u32,
 }
 
 impl Inbox {
+    /// The assembly slot of a source.
+    fn slot(&mut self, src: u32) -> &mut Option<Assembly> {
+        let i = src as usize;
+        if self.assembling.len() <= i {
+            self.assembling.resize(i + 1, None);
+        }
+        &mut self.assembling[i]
+    }
+
     /// The earliest arrived message matching, if any.
     pub fn probe(&self, src: Source, tag: TagMatch) -> Option<Status> {
         self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.status)
@@ -125,7 +135,7 @@ impl Inbox {
             t.state = TargetState::Done(msg.status);
         } else {
             t.state = TargetState::Direct { status: msg.status, filled: msg.data.len(), seq: msg.seq };
-            self.assembling.get_mut(&msg.status.source).expect("partial messages are assembling").sink =
+            self.slot(msg.status.source).as_mut().expect("partial messages are assembling").sink =
                 Sink::Direct;
         }
     }
@@ -147,7 +157,7 @@ impl Inbox {
     }
 
     fn retarget(&mut self, src: u32, from: Sink, to: Sink) {
-        if let Some(a) = self.assembling.get_mut(&src).filter(|a| a.sink == from) {
+        if let Some(a) = self.slot(src).as_mut().filter(|a| a.sink == from) {
             a.sink = to;
         }
     }
@@ -217,14 +227,14 @@ impl Inbox {
         let len = h.len as usize;
         let mut target = target;
         if h.first {
-            if self.assembling.contains_key(&src) {
+            if self.slot(src).is_some() {
                 return Err(corrupt(CorruptKind::MessageInterrupted { src }));
             }
             let status = Status { source: src, tag: h.tag, len: h.total as usize };
             let sink = self.place(status, target.as_deref_mut());
-            self.assembling.insert(src, Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
+            *self.slot(src) = Some(Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
         }
-        let Some(a) = self.assembling.get(&src).copied().filter(|a| a.tag == h.tag) else {
+        let Some(a) = (*self.slot(src)).filter(|a| a.tag == h.tag) else {
             return Err(corrupt(CorruptKind::StrayContinuation { src }));
         };
         if a.filled + len > a.total {
@@ -253,9 +263,9 @@ impl Inbox {
             }
         }
         if filled == a.total {
-            self.assembling.remove(&src);
+            *self.slot(src) = None;
         } else {
-            self.assembling.get_mut(&src).expect("present").filled = filled;
+            self.slot(src).as_mut().expect("present").filled = filled;
         }
         Ok(())
     }

@@ -120,8 +120,16 @@ impl Ctx<'_> {
         (0..self.size).any(|s| s != self.rank && self.place.perpeer(self.seg, s, self.rank).has_incoming())
     }
 
-    /// Delivers every fragment waiting for this core; true if there were any.
-    pub fn drain(&self, inbox: &mut Inbox, mut target: Tgt<'_, '_>) -> Result<bool, CorruptError> {
+    /// Delivers the fragments waiting for this core; true if there were any. Unless
+    /// `greedy`, stops once the target has its message (the rest stays in the channel
+    /// for the next receive); a core that waits for room elsewhere drains greedily, so
+    /// that its own channel never stays full while it waits.
+    pub fn drain(
+        &self,
+        inbox: &mut Inbox,
+        mut target: Tgt<'_, '_>,
+        greedy: bool,
+    ) -> Result<bool, CorruptError> {
         let mut any = false;
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, self.rank);
@@ -131,7 +139,7 @@ impl Ctx<'_> {
                 inbox.srb_pos = e.next();
                 ring.release(e);
                 any = true;
-                if satisfied(&target) {
+                if !greedy && satisfied(&target) {
                     break;
                 }
             }
@@ -158,7 +166,7 @@ impl Ctx<'_> {
                 }
                 bell.ring();
                 any = true;
-                if satisfied(&target) {
+                if !greedy && satisfied(&target) {
                     return Ok(any);
                 }
             }
@@ -207,7 +215,7 @@ impl Ctx<'_> {
                     if ring.fits(&r) {
                         return Ok(());
                     }
-                    self.drain(inbox, target.as_deref_mut())?;
+                    self.drain(inbox, target.as_deref_mut(), true)?;
                     let bell = &self.seg.slot(self.rank).bell;
                     let inbox = &*inbox;
                     self.waiter.wait_until(bell, || (ring.fits(&r) || self.incoming(inbox)).then_some(()))?;
@@ -272,7 +280,7 @@ impl Ctx<'_> {
 
     /// Drains, then pushes queued sends; true if anything moved.
     pub fn progress(&self, st: &mut State, mut target: Tgt<'_, '_>) -> Result<bool, Fail> {
-        let drained = self.drain(&mut st.inbox, target.as_deref_mut())?;
+        let drained = self.drain(&mut st.inbox, target.as_deref_mut(), false)?;
         Ok(self.push_queued(st, target)? || drained)
     }
 

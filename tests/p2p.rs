@@ -110,7 +110,7 @@ fn all_to_all(core: &Core, len: usize) -> Result<u32, String> {
 #[test]
 fn nonblocking_all_to_all() {
     for kind in BOTH {
-        for len in [0, 64, 70_000] {
+        for len in [0, 64, 70_000, 1 << 20] {
             assert_eq!(
                 Job::new(4).channel(kind).run(&len, all_to_all).unwrap(),
                 vec![15; 4],

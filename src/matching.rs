@@ -96,6 +96,8 @@ pub(crate) struct Inbox {
     /// This core's SRB consumer position (channel state, kept here so that draining
     /// needs one borrow).
     pub srb_pos: u32,
+    /// Where the next perpeer drain starts polling (round robin).
+    pub next_source: u32,
 }
 
 impl Inbox {

@@ -148,7 +148,9 @@ impl Ctx<'_> {
             }
             return Ok(any);
         }
-        for src in (0..self.size).filter(|&s| s != self.rank) {
+        // Round robin from where the last drain stopped, so that no sender starves.
+        let start = inbox.next_source;
+        for src in (0..self.size).map(|i| (start + i) % self.size).filter(|&s| s != self.rank) {
             let ch = self.place.perpeer(self.seg, src, self.rank);
             let bell = &self.seg.slot(src).bell;
             while let Some(inc) = ch.peek()? {
@@ -167,6 +169,7 @@ impl Ctx<'_> {
                 bell.ring();
                 any = true;
                 if !greedy && satisfied(&target) {
+                    inbox.next_source = src + 1;
                     return Ok(any);
                 }
             }

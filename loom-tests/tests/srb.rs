@@ -1,6 +1,6 @@
 #![cfg(sccemu_loom)]
 //! The shared receive buffer: two senders reserve, wait for space, publish; one
-//! receiver consumes, zeroes and frees. A 64-byte ring takes 80 bytes of entries, so
+//! receiver consumes, zeroes and frees. A 64-byte ring takes 112 bytes of entries, so
 //! every interleaving fills the ring (a sender sleeps for space and is rung by the
 //! receiver), and some wrap around or straddle the end. Drives `sccemu::srb`.
 
@@ -75,13 +75,16 @@ fn two_senders_fill_and_wrap_the_ring() {
         };
         let b = {
             let w = w.clone();
-            thread::spawn(move || send(&w, 2, 0, 16))
+            thread::spawn(move || {
+                send(&w, 2, 0, 8);
+                send(&w, 2, 1, 16);
+            })
         };
         let ring = srb(&w);
         let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
         let mut next = [0usize; 3];
         let mut pos = 0;
-        for _ in 0..3 {
+        for _ in 0..4 {
             let e = waiter.wait_until(&w.bells[0], || ring.peek(pos).unwrap()).unwrap();
             let h = e.header;
             let mut got = vec![0u8; h.len as usize];
@@ -96,7 +99,7 @@ fn two_senders_fill_and_wrap_the_ring() {
                 w.bells[2].ring();
             }
         }
-        assert_eq!(next, [0, 2, 1]);
+        assert_eq!(next, [0, 2, 2]);
         assert!(ring.peek(pos).unwrap().is_none());
         a.join().unwrap();
         b.join().unwrap();

@@ -65,6 +65,8 @@ pub struct Core {
     pub(crate) mpb_allocator: Mutex<FreeList>,
     /// How many world-collective heap calls this core has made (see `heap`).
     pub(crate) heap_calls: Mutex<u64>,
+    /// Two-sided channels (placed at attach, before any other symmetric allocation).
+    pub(crate) p2p: crate::p2p::Engine,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
@@ -100,8 +102,10 @@ impl Core {
         let slot = segment.slot(rank);
         slot.pid.store(std::process::id(), Ordering::Relaxed);
         slot.state.store(slot_state::ATTACHED, Ordering::Release);
-        let mpb_allocator = Mutex::new(FreeList::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE));
-        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_calls: Mutex::new(0) })
+        let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE);
+        let p2p = crate::p2p::Engine::new(crate::channel::Placement::setup(&config, &mut mpb));
+        let mpb_allocator = Mutex::new(mpb);
+        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_calls: Mutex::new(0), p2p })
     }
 
     pub fn rank(&self) -> u32 {

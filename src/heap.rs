@@ -52,13 +52,19 @@ impl<const N: usize> HeapAllocator<N> {
             published: CachePadded::new([AtomicU64::new(0), AtomicU64::new(0)]),
             free: std::array::from_fn(|_| [AtomicU64::new(0), AtomicU64::new(0)]),
         };
-        this.init(len);
+        this.init(len, 0);
         this
     }
 
-    /// Marks `len` bytes free. Only before any core can see the allocator.
-    pub fn init(&self, len: usize) {
-        self.store(&FreeList::new(len, HEAP_GRANULE)).expect("one range fits");
+    /// Marks `len` bytes free but for the first `reserved` (the two-sided channels'
+    /// per-pair DRAM). Only before any core can see the allocator.
+    pub fn init(&self, len: usize, reserved: usize) {
+        let mut list = FreeList::new(len, HEAP_GRANULE);
+        if reserved > 0 {
+            let taken = list.alloc(reserved).expect("the channels' reservation fits the heap");
+            debug_assert_eq!(taken.offset, 0);
+        }
+        self.store(&list).expect("one range fits");
     }
 
     fn load(&self) -> FreeList {

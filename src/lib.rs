@@ -14,15 +14,20 @@
 pub mod abort;
 pub mod barrier;
 pub mod flag;
+pub mod frag;
 pub mod freelist;
 pub mod heap;
 pub mod op;
 pub mod payload;
+pub mod perpeer;
+pub mod srb;
 pub mod sync;
 pub mod waiter;
 
 #[cfg(not(sccemu_loom))]
 pub mod allgather;
+#[cfg(not(sccemu_loom))]
+pub mod channel;
 #[cfg(not(sccemu_loom))]
 mod clock;
 #[cfg(not(sccemu_loom))]
@@ -38,11 +43,21 @@ pub mod job;
 #[cfg(not(sccemu_loom))]
 pub mod launcher;
 #[cfg(not(sccemu_loom))]
+mod matching;
+#[cfg(not(sccemu_loom))]
 pub mod mpb;
+#[cfg(not(sccemu_loom))]
+pub mod p2p;
 #[cfg(not(sccemu_loom))]
 pub mod pin;
 #[cfg(not(sccemu_loom))]
+mod progress;
+#[cfg(not(sccemu_loom))]
+pub mod request;
+#[cfg(not(sccemu_loom))]
 pub mod segment;
+#[cfg(not(sccemu_loom))]
+mod view;
 
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
@@ -50,11 +65,18 @@ pub use abort::{AbortCause, JobAborted};
 #[cfg(not(sccemu_loom))]
 pub use allgather::Allgather;
 #[cfg(not(sccemu_loom))]
+pub use channel::{ChannelUnavailable, Footprint, footprint};
+#[cfg(not(sccemu_loom))]
 pub use comm::{CollError, Comm};
+pub use frag::{CorruptError, CorruptKind};
 pub use freelist::AllocError;
 #[cfg(not(sccemu_loom))]
 pub use job::{Job, JobError, JobOutcome, RankFailure};
 #[cfg(not(sccemu_loom))]
 pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
 pub use op::{Element, Op, OpError};
+#[cfg(not(sccemu_loom))]
+pub use p2p::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};
+#[cfg(not(sccemu_loom))]
+pub use request::{Request, RequestError};
 pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};

@@ -8,6 +8,8 @@
 
 pub mod allgather;
 pub mod measure;
+pub mod pt2pt;
+pub mod srb;
 
 use measure::{Row, SuiteParams};
 
@@ -19,11 +21,23 @@ pub struct Suite {
 }
 
 /// Every suite, in report order.
-pub const SUITES: &[Suite] = &[Suite {
-    name: "allgather",
-    about: "allgather per algorithm, 512 B-32 KiB, N = 4-48 (concurrency paper, Figures 7 and 8); allreduce",
-    run: allgather::run,
-}];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "pt2pt",
+        about: "two-sided ping-pong latency, streaming bandwidth, N-1 to 1 throughput (perpeer, srb)",
+        run: pt2pt::run,
+    },
+    Suite {
+        name: "srb",
+        about: "shared receive buffer vs per-peer: shared memory vs N, many-to-one small-message throughput",
+        run: srb::run,
+    },
+    Suite {
+        name: "allgather",
+        about: "allgather per algorithm, 512 B-32 KiB, N = 4-48 (concurrency paper, Figures 7 and 8); allreduce",
+        run: allgather::run,
+    },
+];
 
 pub fn suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().find(|s| s.name == name)

@@ -127,6 +127,32 @@ impl ChannelKind {
     pub fn from_u32(v: u32) -> Option<ChannelKind> {
         [Self::PerPeer, Self::Srb].into_iter().find(|p| *p as u32 == v)
     }
+
+    /// The name `sccrun --channel` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PerPeer => "perpeer",
+            Self::Srb => "srb",
+        }
+    }
+}
+
+impl fmt::Display for ChannelKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `"perpeer"` or `"srb"`, as `sccrun --channel` takes it.
+impl FromStr for ChannelKind {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::PerPeer, Self::Srb]
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or(ConfigError::UnknownPolicy)
+    }
 }
 
 /// A job's configuration, recorded in the header so that every core agrees on it.

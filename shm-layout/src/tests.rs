@@ -106,3 +106,12 @@ proptest! {
         prop_assert_eq!(layout(&config), layout(&config));
     }
 }
+
+#[test]
+fn channel_kinds_parse_and_print() {
+    for kind in [ChannelKind::PerPeer, ChannelKind::Srb] {
+        assert_eq!(kind.to_string().parse::<ChannelKind>(), Ok(kind));
+    }
+    assert_eq!(" SRB ".parse::<ChannelKind>(), Ok(ChannelKind::Srb));
+    assert!("mpich".parse::<ChannelKind>().is_err());
+}

@@ -12,11 +12,17 @@
 //! for the models in `loom-tests`.
 
 pub mod abort;
+pub mod armw;
 pub mod barrier;
+pub mod epoch;
+pub mod fence;
 pub mod flag;
+pub mod group;
 #[cfg(not(sccemu_loom))]
 pub mod heap;
 pub mod payload;
+pub mod pscw;
+pub mod rwlock;
 pub mod sync;
 pub mod waiter;
 
@@ -33,11 +39,35 @@ pub mod mpb;
 #[cfg(not(sccemu_loom))]
 pub mod pin;
 #[cfg(not(sccemu_loom))]
+pub mod lock;
+#[cfg(not(sccemu_loom))]
+pub mod rma;
+#[cfg(not(sccemu_loom))]
 pub mod segment;
+#[cfg(not(sccemu_loom))]
+pub mod view;
+#[cfg(not(sccemu_loom))]
+pub mod window;
+#[cfg(not(sccemu_loom))]
+pub mod winerror;
 
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
+pub use armw::{AtomicElem, AtomicInt};
+pub use fence::Assert;
+pub use group::Group;
+#[cfg(not(sccemu_loom))]
+pub use lock::{LockAllEpoch, LockEpoch};
+#[cfg(not(sccemu_loom))]
+pub use rma::{Request, Vector};
+pub use rwlock::LockKind;
+#[cfg(not(sccemu_loom))]
+pub use view::Plain;
+#[cfg(not(sccemu_loom))]
+pub use window::{Local, Placement, Window};
+#[cfg(not(sccemu_loom))]
+pub use winerror::{RmaError, SyncError, WindowError};
 #[cfg(not(sccemu_loom))]
 pub use job::{Job, JobError, JobOutcome, RankFailure};
 #[cfg(not(sccemu_loom))]

@@ -1,0 +1,164 @@
+//! Passive-target locks: a fair ticket reader-writer lock per target, and an O(1)
+//! `lock_all` that shares every target at once.
+//!
+//! ## Ticket reader-writer lock ([`TicketRwLock`], one cache line per target)
+//! Three counters: `users` (next ticket), `read` (next ticket allowed to read) and
+//! `write` (next ticket allowed to write). Everyone takes a ticket `t` from `users`.
+//! - a writer waits for `write == t`; on unlock it advances `read` and `write` by one;
+//! - a reader waits for `read == t`, then advances `read` at once (so that a run of
+//!   readers enters together), and on unlock advances `write`.
+//!
+//! Invariants: tickets are served in order (FIFO, so no starvation); `write == t`
+//! only once every earlier ticket has unlocked, so a writer is alone; `read` is only
+//! advanced by the one holder whose ticket equals it, so readers never pass a waiting
+//! writer. Each advance is a `Release` RMW and each wait an `Acquire` load, and the
+//! advances on one counter form a release sequence, so every critical section
+//! happens-before the next conflicting one.
+//!
+//! ## lock_all ([`AllLock`], one line per window)
+//! `holders` counts lock_all epochs, `writers` counts exclusive lockers of any target.
+//! A lock_all increments `holders`, then checks `writers`; an exclusive locker (after
+//! winning its target's ticket lock) increments `writers`, then waits for `holders`
+//! to drain. SeqCst fences between each side's increment and its check form a Dekker
+//! pair: at least one side sees the other. A lock_all that sees a writer backs out and
+//! waits for `writers == 0` before retrying, so writers are never blocked by a
+//! lock_all that arrived later, and nobody deadlocks. Shared per-target locks do not
+//! touch `AllLock`: they never conflict with lock_all.
+//!
+//! Waiters sleep on the doorbell of the core that owns the words: the target for its
+//! ticket lock, the window's home core (rank 0) for `AllLock`. Every unlock rings it.
+
+use crossbeam_utils::CachePadded;
+
+use crate::abort::JobAborted;
+use crate::sync::{AtomicU32, Ordering, fence};
+use crate::waiter::{Doorbell, Waiter};
+
+/// Lock type of a passive-target epoch, as `MPI_LOCK_SHARED` / `MPI_LOCK_EXCLUSIVE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum LockKind {
+    Shared,
+    Exclusive,
+}
+
+/// One target's fair reader-writer lock (module docs).
+#[repr(C)]
+#[derive(Default)]
+pub struct TicketRwLock {
+    users: AtomicU32,
+    read: AtomicU32,
+    write: AtomicU32,
+}
+
+impl TicketRwLock {
+    pub fn new() -> TicketRwLock {
+        TicketRwLock::default()
+    }
+
+    /// Takes a ticket. Relaxed: the ticket only fixes our place in line; the Acquire
+    /// wait on `read`/`write` is what orders us after earlier holders.
+    fn ticket(&self) -> u32 {
+        self.users.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Waits until this core may write alone. `bell` is the target's doorbell.
+    pub fn lock_exclusive(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
+        let me = self.ticket();
+        // Acquire: synchronizes with the Release advances of `write` by every earlier
+        // holder (one release sequence), so their accesses happen-before ours.
+        waiter.wait_until(bell, || (self.write.load(Ordering::Acquire) == me).then_some(()))
+    }
+
+    /// Waits until this core may read beside other readers.
+    pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
+        let me = self.ticket();
+        // Acquire: pairs with the Release advance of `read` by the previous writer.
+        waiter.wait_until(bell, || (self.read.load(Ordering::Acquire) == me).then_some(()))?;
+        // Relaxed suffices for ordering (an RMW continues the release sequence of the
+        // writer's advance, so later readers still synchronize with that writer), but
+        // the next reader may be asleep: ring.
+        self.read.fetch_add(1, Ordering::Relaxed);
+        bell.ring();
+        Ok(())
+    }
+
+    /// Ends an exclusive hold.
+    pub fn unlock_exclusive(&self, bell: &Doorbell) {
+        // Release: our writes happen-before the next holder's Acquire wait.
+        self.read.fetch_add(1, Ordering::Release);
+        self.write.fetch_add(1, Ordering::Release);
+        bell.ring();
+    }
+
+    /// Ends a shared hold.
+    pub fn unlock_shared(&self, bell: &Doorbell) {
+        // Release: our reads happen-before the next writer's writes.
+        self.write.fetch_add(1, Ordering::Release);
+        bell.ring();
+    }
+
+    /// Tickets handed out and not yet through (for diagnostics): 0 when idle.
+    pub fn queued(&self) -> u32 {
+        self.users.load(Ordering::Relaxed).wrapping_sub(self.write.load(Ordering::Relaxed))
+    }
+}
+
+/// The window-wide words that make `lock_all` one atomic (module docs).
+#[repr(C)]
+#[derive(Default)]
+pub struct AllLock {
+    holders: CachePadded<AtomicU32>,
+    writers: CachePadded<AtomicU32>,
+}
+
+impl AllLock {
+    pub fn new() -> AllLock {
+        AllLock::default()
+    }
+
+    /// Opens a lock_all epoch: a shared lock on every target at once.
+    pub fn lock_all(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
+        loop {
+            self.holders.fetch_add(1, Ordering::Relaxed);
+            // SeqCst fence: Dekker pair with `writer_enter` (module docs).
+            fence(Ordering::SeqCst);
+            // Acquire: a writer that already left released its writes with its
+            // Release decrement of `writers`.
+            if self.writers.load(Ordering::Acquire) == 0 {
+                return Ok(());
+            }
+            // Back out: a writer (waiting for `holders` to drain) goes first.
+            self.holders.fetch_sub(1, Ordering::Relaxed);
+            home.ring();
+            waiter.wait_until(home, || (self.writers.load(Ordering::Relaxed) == 0).then_some(()))?;
+        }
+    }
+
+    /// Closes a lock_all epoch.
+    pub fn unlock_all(&self, home: &Doorbell) {
+        // Release: our accesses happen-before a writer's Acquire wait on `holders`.
+        self.holders.fetch_sub(1, Ordering::Release);
+        home.ring();
+    }
+
+    /// Called by an exclusive locker once it holds its target's ticket lock: waits
+    /// until no lock_all epoch is open.
+    pub fn writer_enter(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
+        self.writers.fetch_add(1, Ordering::Relaxed);
+        // SeqCst fence: Dekker pair with `lock_all` (module docs).
+        fence(Ordering::SeqCst);
+        // Acquire: pairs with the Release decrement in `unlock_all`.
+        let drained = waiter.wait_until(home, || (self.holders.load(Ordering::Acquire) == 0).then_some(()));
+        if drained.is_err() {
+            self.writer_exit(home);
+        }
+        drained
+    }
+
+    /// Called by an exclusive locker before it releases its ticket lock.
+    pub fn writer_exit(&self, home: &Doorbell) {
+        // Release: our writes happen-before a lock_all's Acquire check of `writers`.
+        self.writers.fetch_sub(1, Ordering::Release);
+        home.ring();
+    }
+}

@@ -1,0 +1,102 @@
+//! Typed views of window memory: the unsafe corner of the window modules.
+//!
+//! Window parts and their control blocks are ranges of the shared mapping reached
+//! through [`SharedBytes`]. Three kinds of access exist, all here:
+//! - element payloads are copied as bytes: a [`Plain`] slice is viewed as `[u8]`;
+//! - ARMW elements are viewed as `AtomicU32`/`AtomicU64` at an aligned address;
+//! - protocol words (`#[repr(C)]` structs of atomics, [`AtomicsOnly`]) are viewed at
+//!   line-aligned offsets of the control block.
+//!
+//! No `&[u8]` or `&[T]` over shared memory ever exists; racing copies can tear bytes
+//! but every bit pattern is a valid [`Plain`] value, so nothing undefined follows.
+
+use crate::segment::SharedBytes;
+use crate::sync::{AtomicU32, AtomicU64};
+
+/// Element types a window may hold: plain data, valid for every bit pattern, with
+/// no padding and no pointers, so that copying their bytes in and out of shared memory
+/// is sound.
+///
+/// # Safety
+/// Implementors must be `Copy`, contain no padding bytes, and accept any bit
+/// pattern as a valid value (like `bytemuck::Pod`).
+pub unsafe trait Plain: Copy + Send + Sync + 'static {}
+
+macro_rules! plain {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive numbers have no padding and no invalid bit patterns.
+        unsafe impl Plain for $t {}
+    )*};
+}
+plain!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+
+// SAFETY: an array of Plain elements has no padding between elements (size is a
+// multiple of alignment) and every bit pattern of each element is valid.
+unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
+
+/// The bytes of a slice of plain elements.
+pub fn bytes_of<T: Plain>(s: &[T]) -> &[u8] {
+    // SAFETY: T is Plain (no padding), so all size_of_val(s) bytes are initialized;
+    // the lifetime and provenance are those of `s`.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), size_of_val(s)) }
+}
+
+/// The bytes of a mutable slice of plain elements.
+pub fn bytes_of_mut<T: Plain>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as for `bytes_of`; moreover any bytes written through the view form a
+    // valid T (Plain accepts every bit pattern).
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), size_of_val(s)) }
+}
+
+/// `#[repr(C)]` protocol structs made only of atomics (and padding), valid as zero
+/// bytes, that may be viewed in place in shared memory.
+///
+/// # Safety
+/// Implementors must consist only of atomics, `CachePadded` atomics and structs of
+/// them, so that any shared access goes through atomic operations, and must be valid
+/// when all bytes are zero.
+pub unsafe trait AtomicsOnly {}
+
+// SAFETY: an atomic word.
+unsafe impl AtomicsOnly for AtomicU32 {}
+
+/// Views the protocol struct at `offset` of `bytes`.
+/// Panics unless it lies inside `bytes` and `offset` is aligned for `S`.
+pub fn atomics_at<'a, S: AtomicsOnly>(bytes: SharedBytes<'a>, offset: usize) -> &'a S {
+    assert!(offset + size_of::<S>() <= crate::payload::Payload::len(&bytes), "view past its region");
+    let ptr = bytes.addr(offset);
+    assert_eq!(ptr as usize % align_of::<S>(), 0, "misaligned protocol view");
+    // SAFETY: in bounds and aligned (asserted); S is AtomicsOnly, so every access is
+    // atomic and zeroed or previously used bytes are a valid S; the mapping outlives 'a.
+    unsafe { &*ptr.cast::<S>() }
+}
+
+/// The 32-bit atomic at `offset` of `bytes`, or `None` if it is misaligned.
+/// Panics if it is out of bounds (callers check bounds, with a typed error, first).
+pub fn atomic_u32_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU32> {
+    assert!(offset + 4 <= crate::payload::Payload::len(&bytes), "atomic past its region");
+    let ptr = bytes.addr(offset);
+    if !(ptr as usize).is_multiple_of(4) {
+        return None;
+    }
+    // SAFETY: in bounds (asserted), aligned (checked); window bytes are only accessed
+    // by atomics or by raw byte copies, never through non-atomic references.
+    Some(unsafe { &*ptr.cast::<AtomicU32>() })
+}
+
+/// The 64-bit atomic at `offset` of `bytes`, or `None` if it is misaligned.
+pub fn atomic_u64_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU64> {
+    assert!(offset + 8 <= crate::payload::Payload::len(&bytes), "atomic past its region");
+    let ptr = bytes.addr(offset);
+    if !(ptr as usize).is_multiple_of(8) {
+        return None;
+    }
+    // SAFETY: as for `atomic_u32_at`.
+    Some(unsafe { &*ptr.cast::<AtomicU64>() })
+}
+
+/// A value of all-zero bits (valid for every [`Plain`] type): buffers to copy into.
+pub fn zeroed<T: Plain>() -> T {
+    // SAFETY: Plain types accept every bit pattern, zero included.
+    unsafe { std::mem::zeroed() }
+}

@@ -56,11 +56,6 @@ impl<T: Plain> LockEpoch<'_, '_, T> {
         std::mem::forget(self);
         result
     }
-
-    /// `MPI_Win_flush` on this epoch's target.
-    pub fn flush(&self) -> Result<(), SyncError> {
-        self.win.flush(self.target)
-    }
 }
 
 impl<T: Plain> Drop for LockEpoch<'_, '_, T> {

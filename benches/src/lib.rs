@@ -7,6 +7,7 @@
 //! jobs re-execute the current binary.
 
 pub mod measure;
+pub mod rma;
 
 use measure::{Row, SuiteParams};
 
@@ -18,7 +19,11 @@ pub struct Suite {
 }
 
 /// Every suite, in report order.
-pub const SUITES: &[Suite] = &[];
+pub const SUITES: &[Suite] = &[Suite {
+    name: "rma",
+    about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
+    run: rma::run,
+}];
 
 pub fn suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().find(|s| s.name == name)

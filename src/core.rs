@@ -13,7 +13,7 @@ use std::time::Duration;
 use shm_layout::{Mesh, WaitPolicy};
 
 use crate::abort::{AbortCause, JobAborted};
-use crate::mpb::SymmetricAllocator;
+use crate::freelist::FreeList;
 use crate::segment::{AttachError, Segment, slot_state};
 use crate::sync::Ordering;
 use crate::waiter::Waiter;
@@ -61,8 +61,10 @@ pub struct Core {
     rank: u32,
     size: u32,
     policy: WaitPolicy,
-    pub(crate) mpb_allocator: Mutex<SymmetricAllocator>,
-    pub(crate) heap_allocator: Mutex<SymmetricAllocator>,
+    /// This core's replica of the symmetric MPB allocator (see `mpb`).
+    pub(crate) mpb_allocator: Mutex<FreeList>,
+    /// How many world-collective heap calls this core has made (see `heap`).
+    pub(crate) heap_calls: Mutex<u64>,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
@@ -98,11 +100,8 @@ impl Core {
         let slot = segment.slot(rank);
         slot.pid.store(std::process::id(), Ordering::Relaxed);
         slot.state.store(slot_state::ATTACHED, Ordering::Release);
-        let mpb_allocator =
-            Mutex::new(SymmetricAllocator::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE));
-        let heap_allocator =
-            Mutex::new(SymmetricAllocator::new(config.heap_bytes as usize, crate::heap::HEAP_GRANULE));
-        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_allocator })
+        let mpb_allocator = Mutex::new(FreeList::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE));
+        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_calls: Mutex::new(0) })
     }
 
     pub fn rank(&self) -> u32 {

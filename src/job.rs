@@ -302,13 +302,11 @@ pub fn init() {
     let Ok(encoded) = std::env::var(ENTRY_VAR) else { return };
     let result = run_child(&encoded);
     let ok = matches!(result, Ok(Ok(_)));
-    if let Ok(fd) = std::env::var(RESULT_FD_VAR).map(|v| v.parse::<i32>()) {
-        if let Ok(fd) = fd {
-            // SAFETY: the launcher handed this fd to this process alone for its result.
-            let mut pipe = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-            let report = result.unwrap_or_else(|e| Err(e.to_string()));
-            let _ = pipe.write_all(serde_json::to_string(&report).unwrap_or_default().as_bytes());
-        }
+    if let Ok(Ok(fd)) = std::env::var(RESULT_FD_VAR).map(|v| v.parse::<i32>()) {
+        // SAFETY: the launcher handed this fd to this process alone for its result.
+        let mut pipe = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let report = result.unwrap_or_else(Err);
+        let _ = pipe.write_all(serde_json::to_string(&report).unwrap_or_default().as_bytes());
     }
     std::process::exit(if ok { 0 } else { 1 });
 }

@@ -17,9 +17,10 @@ pub mod barrier;
 pub mod epoch;
 pub mod fence;
 pub mod flag;
+pub mod freelist;
 pub mod group;
-#[cfg(not(sccemu_loom))]
 pub mod heap;
+pub mod op;
 pub mod payload;
 pub mod pscw;
 pub mod rwlock;
@@ -28,6 +29,8 @@ pub mod waiter;
 
 #[cfg(not(sccemu_loom))]
 mod clock;
+#[cfg(not(sccemu_loom))]
+pub mod collective_alloc;
 #[cfg(not(sccemu_loom))]
 pub mod core;
 #[cfg(not(sccemu_loom))]
@@ -54,6 +57,7 @@ pub mod winerror;
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
+pub use freelist::AllocError;
 pub use armw::{AtomicElem, AtomicInt};
 pub use fence::Assert;
 pub use group::Group;
@@ -71,5 +75,6 @@ pub use winerror::{RmaError, SyncError, WindowError};
 #[cfg(not(sccemu_loom))]
 pub use job::{Job, JobError, JobOutcome, RankFailure};
 #[cfg(not(sccemu_loom))]
-pub use mpb::{Flag, FlagError, MpbAllocError, MpbError, MpbRegion};
+pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
+pub use op::{Element, Op, OpError};
 pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};

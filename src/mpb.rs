@@ -12,6 +12,7 @@ use std::fmt;
 use crate::abort::JobAborted;
 use crate::core::Core;
 use crate::flag;
+use crate::freelist::{AllocError, Range};
 use crate::payload::Payload;
 use crate::sync::AtomicU32;
 
@@ -19,11 +20,7 @@ use crate::sync::AtomicU32;
 pub const MPB_GRANULE: usize = 64;
 
 /// A symmetric MPB allocation: the same `offset..offset + len` in every core's MPB.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MpbRegion {
-    pub offset: usize,
-    pub len: usize,
-}
+pub type MpbRegion = Range;
 
 /// A flag: one word at the same offset of every core's MPB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,21 +33,6 @@ pub struct Flag {
 pub enum MpbError {
     RankOutOfRange { rank: u32, size: u32 },
     OutOfBounds { offset: usize, len: usize, mpb_bytes: usize },
-}
-
-/// Why a symmetric allocation failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MpbAllocError {
-    /// No free range of `requested` bytes is left (`free` bytes are free in all).
-    Exhausted {
-        requested: usize,
-        free: usize,
-    },
-    ZeroSize,
-    /// Freed a region this core never allocated (or freed it twice).
-    NotAllocated(MpbRegion),
-    /// The job aborted during a collective allocation.
-    Aborted(JobAborted),
 }
 
 /// Why a flag operation failed.
@@ -73,19 +55,6 @@ impl fmt::Display for MpbError {
     }
 }
 
-impl fmt::Display for MpbAllocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Exhausted { requested, free } => {
-                write!(f, "no {requested}-byte range left ({free} bytes free in all)")
-            }
-            Self::ZeroSize => write!(f, "cannot allocate 0 bytes"),
-            Self::NotAllocated(r) => write!(f, "{r:?} is not a live MPB allocation"),
-            Self::Aborted(e) => e.fmt(f),
-        }
-    }
-}
-
 impl fmt::Display for FlagError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -98,65 +67,11 @@ impl fmt::Display for FlagError {
 }
 
 impl std::error::Error for MpbError {}
-impl std::error::Error for MpbAllocError {}
 impl std::error::Error for FlagError {}
 
 impl From<JobAborted> for FlagError {
     fn from(e: JobAborted) -> Self {
         FlagError::Aborted(e)
-    }
-}
-
-/// First-fit allocator over `0..capacity` in `granule` units. Deterministic: the same
-/// sequence of calls gives the same offsets on every core, which is what makes MPB and
-/// heap allocation symmetric without communication.
-pub struct SymmetricAllocator {
-    granule: usize,
-    /// Free ranges, sorted by offset, never adjacent (merged on free).
-    free: Vec<MpbRegion>,
-    live: Vec<MpbRegion>,
-}
-
-impl SymmetricAllocator {
-    pub fn new(capacity: usize, granule: usize) -> SymmetricAllocator {
-        let whole = MpbRegion { offset: 0, len: capacity / granule * granule };
-        SymmetricAllocator { granule, free: vec![whole], live: Vec::new() }
-    }
-
-    pub fn alloc(&mut self, bytes: usize) -> Result<MpbRegion, MpbAllocError> {
-        if bytes == 0 {
-            return Err(MpbAllocError::ZeroSize);
-        }
-        let len = bytes.div_ceil(self.granule) * self.granule;
-        let Some(i) = self.free.iter().position(|r| r.len >= len) else {
-            let free = self.free.iter().map(|r| r.len).sum();
-            return Err(MpbAllocError::Exhausted { requested: bytes, free });
-        };
-        let region = MpbRegion { offset: self.free[i].offset, len: bytes };
-        self.free[i].offset += len;
-        self.free[i].len -= len;
-        if self.free[i].len == 0 {
-            self.free.remove(i);
-        }
-        self.live.push(region);
-        Ok(region)
-    }
-
-    pub fn free(&mut self, region: MpbRegion) -> Result<(), MpbAllocError> {
-        let i = self.live.iter().position(|r| *r == region).ok_or(MpbAllocError::NotAllocated(region))?;
-        self.live.swap_remove(i);
-        let mut range =
-            MpbRegion { offset: region.offset, len: region.len.div_ceil(MPB_GRANULE) * MPB_GRANULE };
-        let at = self.free.partition_point(|r| r.offset < range.offset);
-        if at < self.free.len() && range.offset + range.len == self.free[at].offset {
-            range.len += self.free.remove(at).len;
-        }
-        if at > 0 && self.free[at - 1].offset + self.free[at - 1].len == range.offset {
-            self.free[at - 1].len += range.len;
-        } else {
-            self.free.insert(at, range);
-        }
-        Ok(())
     }
 }
 
@@ -200,27 +115,27 @@ impl Core {
     }
 
     /// Collective: allocates `bytes` at the same offset of every core's MPB.
-    pub fn mpb_alloc(&self, bytes: usize) -> Result<MpbRegion, MpbAllocError> {
+    pub fn mpb_alloc(&self, bytes: usize) -> Result<MpbRegion, AllocError> {
         self.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes)
     }
 
     /// Collective: returns a region from [`Core::mpb_alloc`].
-    pub fn mpb_free(&self, region: MpbRegion) -> Result<(), MpbAllocError> {
+    pub fn mpb_free(&self, region: MpbRegion) -> Result<(), AllocError> {
         self.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner()).free(region)
     }
 
     /// Collective: allocates a flag, 0 on every core when this returns. Includes a
     /// barrier, so that no core can write a flag another core has not zeroed yet.
-    pub fn flag_alloc(&self) -> Result<Flag, MpbAllocError> {
+    pub fn flag_alloc(&self) -> Result<Flag, AllocError> {
         let flag = Flag { offset: self.mpb_alloc(MPB_GRANULE)?.offset };
         // Relaxed: the barrier's Release/Acquire orders it before any remote write.
         self.flag_word(self.rank(), flag).store(0, crate::sync::Ordering::Relaxed);
-        self.barrier().map_err(MpbAllocError::Aborted)?;
+        self.barrier()?;
         Ok(flag)
     }
 
     /// Collective: releases a flag.
-    pub fn flag_free(&self, flag: Flag) -> Result<(), MpbAllocError> {
+    pub fn flag_free(&self, flag: Flag) -> Result<(), AllocError> {
         self.mpb_free(MpbRegion { offset: flag.offset, len: MPB_GRANULE })
     }
 
@@ -257,27 +172,5 @@ impl Core {
         self.check_flag_rank(rank)?;
         let bell = &self.segment().slot(rank).bell;
         Ok(flag::wait_until(self.flag_word(rank, flag), value, &self.waiter(), bell)?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allocator_is_first_fit_and_merges_on_free() {
-        let mut a = SymmetricAllocator::new(8192, MPB_GRANULE);
-        let x = a.alloc(100).unwrap();
-        let y = a.alloc(64).unwrap();
-        let z = a.alloc(1).unwrap();
-        assert_eq!((x.offset, y.offset, z.offset), (0, 128, 192));
-        a.free(y).unwrap();
-        assert_eq!(a.alloc(10).unwrap().offset, 128, "reuses the hole");
-        a.free(x).unwrap();
-        a.free(z).unwrap();
-        assert_eq!(a.free(z), Err(MpbAllocError::NotAllocated(z)));
-        assert_eq!(a.alloc(8192 - 256).unwrap().offset, 192, "z merged with the tail");
-        assert!(matches!(a.alloc(200), Err(MpbAllocError::Exhausted { requested: 200, free: 192 })));
-        assert_eq!(a.alloc(0), Err(MpbAllocError::ZeroSize));
     }
 }

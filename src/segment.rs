@@ -24,6 +24,7 @@ use shm_layout::{Config, ConfigError, Header, LAYOUT_VERSION, Layout, MAGIC, Reg
 
 use crate::abort::{AbortCause, JobControl};
 use crate::barrier::BarrierState;
+use crate::heap::HeapAllocator;
 use crate::payload::Payload;
 use crate::sync::AtomicU32;
 use crate::waiter::Doorbell;
@@ -157,7 +158,9 @@ impl Segment {
         // SAFETY: the mapping is at least one header long (layout.header comes first),
         // page-aligned, and no core has mapped it yet, so nothing reads it concurrently.
         unsafe { map.as_mut_ptr().cast::<Header>().write(header) };
-        Ok(Segment { map, file, header, layout })
+        let segment = Segment { map, file, header, layout };
+        segment.heap_allocator().init(layout.heap.len);
+        Ok(segment)
     }
 
     /// Maps the segment behind `fd` and checks that it is a segment this library can use.
@@ -229,6 +232,12 @@ impl Segment {
         // SAFETY: the sync region is line-aligned, SYNC_BYTES long (asserted to fit
         // SyncArea above) and holds nothing else.
         unsafe { self.view(self.layout.sync.offset) }
+    }
+
+    pub fn heap_allocator(&self) -> &HeapAllocator {
+        // SAFETY: the allocator region is line-aligned and ALLOCATOR_BYTES long (asserted
+        // to fit HeapAllocator in `heap`), used only as a HeapAllocator.
+        unsafe { self.view(self.layout.allocator.offset) }
     }
 
     /// Core `rank`'s control slot. Panics if `rank` is not a core of this job (callers

@@ -5,13 +5,13 @@ use std::fmt;
 
 use crate::abort::JobAborted;
 use crate::fence::AssertError;
-use crate::mpb::MpbAllocError;
+use crate::freelist::AllocError;
 
 /// Why a window could not be allocated or freed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WindowError {
     /// The heap or the MPB has no room (every core gets the same error).
-    Alloc(MpbAllocError),
+    Alloc(AllocError),
     /// `len` elements do not fit a byte count.
     TooLarge { len: usize },
     /// MPB placement, but some core's part is larger than an MPB.
@@ -78,8 +78,8 @@ impl From<JobAborted> for WindowError {
     }
 }
 
-impl From<MpbAllocError> for WindowError {
-    fn from(e: MpbAllocError) -> Self {
+impl From<AllocError> for WindowError {
+    fn from(e: AllocError) -> Self {
         WindowError::Alloc(e)
     }
 }

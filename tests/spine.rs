@@ -85,7 +85,7 @@ fn mpb_put_get_visible_between_every_pair_of_8_cores() {
 fn bad_mpb_input_is_typed(core: &Core, _: ()) -> Result<Vec<String>, String> {
     let size = core.mpb_bytes();
     let mut buf = [0u8; 16];
-    let errors = vec![
+    let errors = [
         core.mpb_put(core.size(), 0, &buf).unwrap_err(),
         core.mpb_get(0, size - 8, &mut buf).unwrap_err(),
         core.mpb_put(0, usize::MAX, &buf).unwrap_err(),
@@ -125,7 +125,7 @@ fn flag_ping_pong(core: &Core, rounds: u32) -> Result<u32, String> {
             core.flag_write(flag, peer, round).map_err(|e| e.to_string())?;
         }
     }
-    Ok(core.flag_read(flag, core.rank()).map_err(|e| e.to_string())?)
+    core.flag_read(flag, core.rank()).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -239,4 +239,35 @@ fn an_unsealed_segment_is_refused() {
     let fd = nix::sys::memfd::memfd_create(c"fake", nix::sys::memfd::MFdFlags::empty()).unwrap();
     std::fs::File::from(fd.try_clone().unwrap()).set_len(1 << 20).unwrap();
     assert!(matches!(Core::attach_fd(fd, 0, 1), Err(AttachError::NotSealed)));
+}
+
+/// Collective heap allocation: everyone gets the same region, sees the others' writes,
+/// frees it, and gets typed errors (with the job still usable) when the heap runs out.
+fn heap_roundtrip(core: &Core, _: ()) -> Result<(usize, String), String> {
+    use sccemu::payload::Payload;
+    let e = |e: sccemu::AllocError| e.to_string();
+    let a = core.heap_alloc(10_000).map_err(e)?;
+    let bytes = core.heap_bytes(a);
+    bytes.write(core.rank() as usize, &[core.rank() as u8 + 1]);
+    core.barrier().map_err(|e| e.to_string())?;
+    let mut all = vec![0u8; core.size() as usize];
+    bytes.read(0, &mut all);
+    if all != (1..=core.size() as u8).collect::<Vec<_>>() {
+        return Err(format!("shared region shows {all:?}"));
+    }
+    let too_big = core.heap_alloc(usize::MAX / 2).unwrap_err().to_string();
+    core.heap_free(a).map_err(e)?;
+    let again = core.heap_alloc(4096).map_err(e)?;
+    if again.offset != a.offset {
+        return Err(format!("freed region not reused: {a:?} then {again:?}"));
+    }
+    core.heap_free(again).map_err(e)?;
+    Ok((a.offset, too_big))
+}
+
+#[test]
+fn heap_allocation_is_collective_and_reuses_freed_memory() {
+    let results = Job::new(4).run(&(), heap_roundtrip).unwrap();
+    assert!(results.iter().all(|r| r == &results[0]), "{results:?}");
+    assert!(results[0].1.contains("bytes free in all"), "{}", results[0].1);
 }

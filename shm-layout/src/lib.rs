@@ -28,6 +28,8 @@ pub const LINE: usize = 128;
 pub const SLOT_BYTES: usize = 2 * LINE;
 /// Bytes of the job-wide synchronisation area (the world barrier).
 pub const SYNC_BYTES: usize = 2 * LINE;
+/// Bytes of the shared heap allocator's state: a lock line, then its free list.
+pub const ALLOCATOR_BYTES: usize = 16 * 1024;
 /// Entries in the window table; each describes one live collective window.
 pub const WINDOW_TABLE_ENTRIES: usize = 64;
 /// Bytes of one window-table entry.
@@ -321,6 +323,8 @@ pub struct Layout {
     pub header: Region,
     /// The world barrier and other job-wide synchronisation words.
     pub sync: Region,
+    /// The shared heap allocator (lock and free list; see `sccemu::heap`).
+    pub allocator: Region,
     /// Per-core control slots: doorbell, pid, state.
     pub slots: PerCore,
     /// Per-core message-passing buffers.
@@ -335,10 +339,11 @@ pub struct Layout {
 
 impl Layout {
     /// Every region in segment order, with its name.
-    pub fn regions(&self) -> [(&'static str, Region); 7] {
+    pub fn regions(&self) -> [(&'static str, Region); 8] {
         [
             ("header", self.header),
             ("sync", self.sync),
+            ("allocator", self.allocator),
             ("slots", self.slots.region()),
             ("mpbs", self.mpbs.region()),
             ("rings", self.rings.region()),
@@ -364,6 +369,7 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
     };
     let header = region(size_of::<Header>());
     let sync = region(SYNC_BYTES);
+    let allocator = region(ALLOCATOR_BYTES);
     let mut per_core = |elem_len: usize| {
         let stride = line_up(elem_len);
         let whole = region(stride * cores);
@@ -374,7 +380,7 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
     let rings = per_core(config.ring_bytes as usize);
     let window_table = region(WINDOW_TABLE_ENTRIES * WINDOW_ENTRY_BYTES);
     let heap = region(config.heap_bytes as usize);
-    Ok(Layout { header, sync, slots, mpbs, rings, window_table, heap, total: cursor })
+    Ok(Layout { header, sync, allocator, slots, mpbs, rings, window_table, heap, total: cursor })
 }
 
 #[cfg(test)]

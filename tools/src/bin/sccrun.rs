@@ -1,1 +1,170 @@
-fn main() {}
+//! `sccrun`: launch a program as the cores of an emulated SCC-like chip.
+//!
+//! `sccrun -n 48 [--pin ...] [--wait ...] -- ./my_app args` creates the job's segment,
+//! starts 48 pinned processes of `my_app` and watches them fail-stop: the first rank
+//! to die aborts the job, every peer's blocked call returns an error naming it, and
+//! sccrun reaps everything and exits non-zero with a one-line diagnosis.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+use nix::sys::signal::Signal;
+use sccemu::launcher::{Launch, LaunchError, Output};
+use sccemu::pin::PinPolicy;
+use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sccrun",
+    version,
+    about = "Run a program as N cores of an emulated SCC-like many-core chip",
+    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]..."
+)]
+struct Cli {
+    /// Number of cores (processes) to start.
+    #[arg(short = 'n', long = "cores", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CORES)))]
+    cores: u32,
+
+    /// CPU placement: none, compact, scatter, or a comma-separated CPU list (one per rank).
+    #[arg(long, default_value = "compact", value_parser = parse_pin)]
+    pin: PinPolicy,
+
+    /// How blocked calls wait; auto blocks when there are more cores than CPUs.
+    #[arg(long, value_enum, default_value_t = WaitArg::Auto)]
+    wait: WaitArg,
+
+    /// Two-sided channel protocol.
+    #[arg(long, value_enum, default_value_t = ChannelArg::Srb)]
+    channel: ChannelArg,
+
+    /// Message-passing buffer bytes per core (the SCC's is 8192).
+    #[arg(long, value_name = "BYTES")]
+    mpb: Option<u32>,
+
+    /// Shared heap bytes (windows and DRAM channels).
+    #[arg(long, value_name = "BYTES")]
+    heap: Option<u64>,
+
+    /// Receive-ring bytes per core (a power of two).
+    #[arg(long, value_name = "BYTES")]
+    ring: Option<u32>,
+
+    /// Mesh shape COLSxROWSxCORES_PER_TILE (default 6x4x2, grown by rows past 48 cores).
+    #[arg(long, value_name = "CxRxK")]
+    mesh: Option<Mesh>,
+
+    /// Prefix every line of a rank's stdout and stderr with its rank.
+    #[arg(long)]
+    tag_output: bool,
+
+    /// The program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
+    command: Vec<OsString>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum WaitArg {
+    Auto,
+    Spin,
+    Block,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ChannelArg {
+    Perpeer,
+    Srb,
+}
+
+fn parse_pin(s: &str) -> Result<PinPolicy, String> {
+    s.parse().map_err(|e: sccemu::pin::PinError| e.to_string())
+}
+
+impl Cli {
+    fn config(&self) -> Result<Config, String> {
+        let mut config = Config::new(self.cores);
+        config.mpb_bytes = self.mpb.unwrap_or(config.mpb_bytes);
+        config.heap_bytes = self.heap.unwrap_or(config.heap_bytes);
+        config.ring_bytes = self.ring.unwrap_or(config.ring_bytes);
+        config.mesh = self.mesh.unwrap_or(config.mesh);
+        config.wait = match self.wait {
+            WaitArg::Auto => sccemu::job::resolve_wait(self.cores),
+            WaitArg::Spin => WaitPolicy::Spin,
+            WaitArg::Block => WaitPolicy::Block,
+        } as u32;
+        config.channel = match self.channel {
+            ChannelArg::Perpeer => ChannelKind::PerPeer,
+            ChannelArg::Srb => ChannelKind::Srb,
+        } as u32;
+        shm_layout::layout(&config).map_err(|e| e.to_string())?;
+        Ok(config)
+    }
+}
+
+/// The program as the kernel will run it, or why it cannot be run.
+fn resolve_program(program: &Path) -> Result<PathBuf, String> {
+    let executable = |p: &Path| {
+        nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok()
+            && p.metadata().is_ok_and(|m| m.is_file())
+    };
+    let found = if program.components().count() > 1 {
+        executable(program).then(|| program.to_path_buf())
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| executable(p)))
+            .unwrap_or_default()
+    };
+    found.ok_or_else(|| format!("program {} not found or not executable", program.display()))
+}
+
+fn usage_error(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("sccrun: {message}\nUsage: sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...  (see sccrun --help)");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match cli.config() {
+        Ok(config) => config,
+        Err(e) => return usage_error(e),
+    };
+    let program = match resolve_program(Path::new(&cli.command[0])) {
+        Ok(program) => program,
+        Err(e) => return usage_error(e),
+    };
+    let mut launch = Launch::new(config, program);
+    launch.args = cli.command[1..].to_vec();
+    launch.pin = cli.pin.clone();
+    launch.output = if cli.tag_output { Output::Tagged } else { Output::Inherit };
+    let running = match launch.spawn() {
+        Ok(running) => running,
+        Err(e @ LaunchError::Pin(_)) => return usage_error(e),
+        Err(e) => {
+            eprintln!("sccrun: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    forward_signals(running.interrupter());
+    let report = running.wait();
+    if let Some(diagnosis) = report.diagnosis() {
+        eprintln!("sccrun: {diagnosis}");
+    }
+    ExitCode::from(report.exit_code().clamp(0, 255) as u8)
+}
+
+/// SIGINT and SIGTERM go to every rank, and abort the job.
+fn forward_signals(interrupter: sccemu::launcher::Interrupter) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        eprintln!("sccrun: cannot install signal handlers; Ctrl-C will not be forwarded");
+        return;
+    };
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if let Ok(signal) = Signal::try_from(signal) {
+                interrupter.interrupt(signal);
+            }
+        }
+    });
+}

@@ -206,10 +206,11 @@ mod tests {
         let word = Word::W64(&w);
         assert_eq!(i64::from_bits(word.fetch_op(RmwOp::Add, Kind::Int, 3i64.to_bits())), -5);
         assert_eq!(i64::from_bits(word.load()), -2);
-        let f = AtomicU32::new(1.5f32.to_bits() as u32);
+        let f = AtomicU32::new(1.5f32.to_bits());
         let word = Word::W32(&f);
-        assert_eq!(f32::from_bits(word.fetch_op(RmwOp::Add, Kind::F32, 2.25f32.to_bits())), 1.5);
-        assert_eq!(f32::from_bits(word.load()), 3.75);
+        let add = <f32 as AtomicElem>::to_bits(2.25);
+        assert_eq!(<f32 as AtomicElem>::from_bits(word.fetch_op(RmwOp::Add, Kind::F32, add)), 1.5);
+        assert_eq!(<f32 as AtomicElem>::from_bits(word.load()), 3.75);
         let i = AtomicU32::new((-1i32).to_bits() as u32);
         assert_eq!(i32::from_bits(Word::W32(&i).fetch_op(RmwOp::And, Kind::Int, 0xffi32.to_bits())), -1);
         assert_eq!(i32::from_bits(Word::W32(&i).load()), 0xff);

@@ -49,9 +49,7 @@ impl Epochs {
 
     /// Whether RMA to `target` is allowed now.
     pub fn may_access(&self, target: u32) -> bool {
-        self.fence_open
-            || self.passive(target)
-            || self.access.as_ref().is_some_and(|g| g.contains(target))
+        self.fence_open || self.passive(target) || self.access.as_ref().is_some_and(|g| g.contains(target))
     }
 
     /// Whether `target` is in a passive-target (lock) epoch.
@@ -207,6 +205,5 @@ mod api {
         pub fn in_epoch(&self, target: u32) -> bool {
             target < self.core.size() && self.epochs.borrow().may_access(target)
         }
-
     }
 }

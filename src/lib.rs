@@ -38,11 +38,11 @@ pub mod job;
 #[cfg(not(sccemu_loom))]
 pub mod launcher;
 #[cfg(not(sccemu_loom))]
+pub mod lock;
+#[cfg(not(sccemu_loom))]
 pub mod mpb;
 #[cfg(not(sccemu_loom))]
 pub mod pin;
-#[cfg(not(sccemu_loom))]
-pub mod lock;
 #[cfg(not(sccemu_loom))]
 pub mod rma;
 #[cfg(not(sccemu_loom))]
@@ -57,24 +57,24 @@ pub mod winerror;
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
-pub use freelist::AllocError;
 pub use armw::{AtomicElem, AtomicInt};
 pub use fence::Assert;
+pub use freelist::AllocError;
 pub use group::Group;
+#[cfg(not(sccemu_loom))]
+pub use job::{Job, JobError, JobOutcome, RankFailure};
 #[cfg(not(sccemu_loom))]
 pub use lock::{LockAllEpoch, LockEpoch};
 #[cfg(not(sccemu_loom))]
+pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
+pub use op::{Element, Op, OpError};
+#[cfg(not(sccemu_loom))]
 pub use rma::{Request, Vector};
 pub use rwlock::LockKind;
+pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};
 #[cfg(not(sccemu_loom))]
 pub use view::Plain;
 #[cfg(not(sccemu_loom))]
 pub use window::{Local, Placement, Window};
 #[cfg(not(sccemu_loom))]
 pub use winerror::{RmaError, SyncError, WindowError};
-#[cfg(not(sccemu_loom))]
-pub use job::{Job, JobError, JobOutcome, RankFailure};
-#[cfg(not(sccemu_loom))]
-pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
-pub use op::{Element, Op, OpError};
-pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};

@@ -98,7 +98,13 @@ impl<T: Plain> Window<'_, T> {
     }
 
     /// Gathers a strided layout starting at `index` into contiguous `dst`.
-    pub fn get_strided(&self, target: u32, index: usize, layout: Vector, dst: &mut [T]) -> Result<(), RmaError> {
+    pub fn get_strided(
+        &self,
+        target: u32,
+        index: usize,
+        layout: Vector,
+        dst: &mut [T],
+    ) -> Result<(), RmaError> {
         let blocks = self.check_blocks(target, layout.blocks(index), dst.len())?;
         self.gather(target, &blocks, bytes_of_mut(dst));
         Ok(())
@@ -165,7 +171,8 @@ impl<T: Plain> Window<'_, T> {
         let part_len = self.len_of(target)?;
         let byte_offset = index.checked_mul(size_of::<T>());
         let part_bytes = part_len * size_of::<T>();
-        let Some(byte_offset) = byte_offset.filter(|b| b.checked_add(A::WIDTH).is_some_and(|e| e <= part_bytes))
+        let Some(byte_offset) =
+            byte_offset.filter(|b| b.checked_add(A::WIDTH).is_some_and(|e| e <= part_bytes))
         else {
             return Err(RmaError::OutOfBounds { rank: target, index, len: 1, part_len });
         };

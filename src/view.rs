@@ -76,7 +76,7 @@ pub fn atomics_at<'a, S: AtomicsOnly>(bytes: SharedBytes<'a>, offset: usize) -> 
 pub fn atomic_u32_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU32> {
     assert!(offset + 4 <= crate::payload::Payload::len(&bytes), "atomic past its region");
     let ptr = bytes.addr(offset);
-    if !(ptr as usize).is_multiple_of(4) {
+    if (ptr as usize) % 4 != 0 {
         return None;
     }
     // SAFETY: in bounds (asserted), aligned (checked); window bytes are only accessed
@@ -88,7 +88,7 @@ pub fn atomic_u32_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU32
 pub fn atomic_u64_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU64> {
     assert!(offset + 8 <= crate::payload::Payload::len(&bytes), "atomic past its region");
     let ptr = bytes.addr(offset);
-    if !(ptr as usize).is_multiple_of(8) {
+    if (ptr as usize) % 8 != 0 {
         return None;
     }
     // SAFETY: as for `atomic_u32_at`.

@@ -30,10 +30,10 @@ use std::marker::PhantomData;
 use crossbeam_utils::CachePadded;
 use shm_layout::{LINE, Region};
 
+use crate::collective_alloc::HeapRegion;
 use crate::core::Core;
 use crate::epoch::Epochs;
 use crate::fence::FenceState;
-use crate::collective_alloc::HeapRegion;
 use crate::heap::HEAP_GRANULE;
 use crate::mpb::MpbRegion;
 use crate::payload::Payload;
@@ -167,7 +167,8 @@ impl Core {
                 } else {
                     let region = self.heap_alloc(total).map_err(|e| fail(e.into()))?;
                     let base = heap.offset + region.offset;
-                    let parts = offsets.iter().zip(&sizes).map(|(&o, &s)| Region { offset: base + o, len: s });
+                    let parts =
+                        offsets.iter().zip(&sizes).map(|(&o, &s)| Region { offset: base + o, len: s });
                     (Data::Heap(region), parts.collect())
                 }
             }
@@ -284,7 +285,10 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// `origin`'s post counter for `target` (owned by `origin`).
     pub(crate) fn post_word(&self, origin: u32, target: u32) -> &'c AtomicU32 {
-        atomics_at(self.meta_bytes(), self.ctl.posts + origin as usize * self.ctl.post_stride + target as usize * 4)
+        atomics_at(
+            self.meta_bytes(),
+            self.ctl.posts + origin as usize * self.ctl.post_stride + target as usize * 4,
+        )
     }
 
     /// This core's part, for local loads and stores.

@@ -13,9 +13,15 @@ pub enum WindowError {
     /// The heap or the MPB has no room (every core gets the same error).
     Alloc(AllocError),
     /// `len` elements do not fit a byte count.
-    TooLarge { len: usize },
+    TooLarge {
+        len: usize,
+    },
     /// MPB placement, but some core's part is larger than an MPB.
-    TooBigForMpb { rank: u32, bytes: usize, mpb_bytes: usize },
+    TooBigForMpb {
+        rank: u32,
+        bytes: usize,
+        mpb_bytes: usize,
+    },
     /// Element types must have a size.
     ZeroSizedElement,
     /// Freeing a window while an epoch (lock, PSCW) is still open on this core.
@@ -26,27 +32,53 @@ pub enum WindowError {
 /// Why a put, get or ARMW was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RmaError {
-    RankOutOfRange { rank: u32, size: u32 },
+    RankOutOfRange {
+        rank: u32,
+        size: u32,
+    },
     /// Elements `index..index + len` run past the target's part of `part_len` elements.
-    OutOfBounds { rank: u32, index: usize, len: usize, part_len: usize },
+    OutOfBounds {
+        rank: u32,
+        index: usize,
+        len: usize,
+        part_len: usize,
+    },
     /// The element at this byte offset is not aligned for a `width`-byte atomic.
-    Misaligned { rank: u32, byte_offset: usize, width: usize },
+    Misaligned {
+        rank: u32,
+        byte_offset: usize,
+        width: usize,
+    },
     /// No epoch (fence, PSCW access or lock) gives access to `rank`.
-    NoEpoch { rank: u32 },
+    NoEpoch {
+        rank: u32,
+    },
     /// Request-based operations need a passive-target (lock) epoch on `rank`.
-    NotPassive { rank: u32 },
+    NotPassive {
+        rank: u32,
+    },
     /// The origin buffer holds `found` elements where the operation moves `expected`.
-    LengthMismatch { expected: usize, found: usize },
+    LengthMismatch {
+        expected: usize,
+        found: usize,
+    },
 }
 
 /// Why a synchronization call was refused (nothing was synchronized), or failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SyncError {
-    RankOutOfRange { rank: u32, size: u32 },
+    RankOutOfRange {
+        rank: u32,
+        size: u32,
+    },
     /// Unlock or flush of a target this core has not locked.
-    NotLocked { rank: u32 },
+    NotLocked {
+        rank: u32,
+    },
     /// Locking a target this core already locked (or while lock_all is open).
-    AlreadyLocked { rank: u32 },
+    AlreadyLocked {
+        rank: u32,
+    },
     /// lock_all while already in lock_all, or while some target is locked.
     LockAllConflict,
     /// unlock_all or flush_all without lock_all.
@@ -102,7 +134,9 @@ impl fmt::Display for WindowError {
 impl fmt::Display for RmaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::RankOutOfRange { rank, size } => write!(f, "rank {rank} is not a core of this {size}-core job"),
+            Self::RankOutOfRange { rank, size } => {
+                write!(f, "rank {rank} is not a core of this {size}-core job")
+            }
             Self::OutOfBounds { rank, index, len, part_len } => write!(
                 f,
                 "elements {index}..{index}+{len} run past rank {rank}'s part of {part_len} elements"
@@ -124,7 +158,9 @@ impl fmt::Display for RmaError {
 impl fmt::Display for SyncError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::RankOutOfRange { rank, size } => write!(f, "rank {rank} is not a core of this {size}-core job"),
+            Self::RankOutOfRange { rank, size } => {
+                write!(f, "rank {rank} is not a core of this {size}-core job")
+            }
             Self::NotLocked { rank } => write!(f, "rank {rank} is not locked by this core"),
             Self::AlreadyLocked { rank } => write!(f, "rank {rank} is already locked by this core"),
             Self::LockAllConflict => write!(f, "lock_all conflicts with an open lock epoch"),

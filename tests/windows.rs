@@ -131,7 +131,9 @@ fn put_under_pscw(core: &Core, rounds: u32) -> Result<u32, String> {
         // The target is not in our access group: refused.
         if n > 2 {
             let other = (me + 2) % n;
-            check(win.put(other, 0, &[0]) == Err(RmaError::NoEpoch { rank: other }), || "outside group".into())?;
+            check(win.put(other, 0, &[0]) == Err(RmaError::NoEpoch { rank: other }), || {
+                "outside group".into()
+            })?;
         }
         win.complete().s()?;
         win.wait().s()?;
@@ -282,7 +284,8 @@ fn sizes_placements_strides(core: &Core, _: ()) -> Result<(), String> {
         if me != 0 {
             let left = me - 1;
             let mut col = [0i32; 4];
-            win.get_strided(me, left as usize, Vector { count: 4, block_len: 1, stride: 10 }, &mut col).s()?;
+            win.get_strided(me, left as usize, Vector { count: 4, block_len: 1, stride: 10 }, &mut col)
+                .s()?;
             let want: Vec<i32> = (0..4).map(|i| (left * 100 + i) as i32).collect();
             check(col.to_vec() == want, || format!("strided {col:?}"))?;
             let mut b = [0i32; 3];
@@ -358,7 +361,10 @@ fn typed_errors(core: &Core, _: ()) -> Result<usize, String> {
     // Fence asserts.
     win.fence(Assert::NONE).s()?;
     win.put(0, 0, &[1]).s()?;
-    expect(win.fence(Assert::NOPRECEDE).s(), SyncError::Assert(sccemu::fence::AssertError::PrecedingOps).to_string())?;
+    expect(
+        win.fence(Assert::NOPRECEDE).s(),
+        SyncError::Assert(sccemu::fence::AssertError::PrecedingOps).to_string(),
+    )?;
     win.fence(Assert::NOSUCCEED).s()?;
     expect(win.put(0, 0, &[1]).s(), RmaError::NoEpoch { rank: 0 }.to_string())?;
     // PSCW misuse.

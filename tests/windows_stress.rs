@@ -24,10 +24,18 @@ enum Sync {
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 enum OpKind {
-    Put { slot: usize, value: u64 },
+    Put {
+        slot: usize,
+        value: u64,
+    },
     /// Two slots at once, as a strided put with stride `2 * n`.
-    PutPair { slot: usize, value: u64 },
-    Get { slot: usize },
+    PutPair {
+        slot: usize,
+        value: u64,
+    },
+    Get {
+        slot: usize,
+    },
     Add(u64),
     Xor(u64),
 }
@@ -158,17 +166,18 @@ fn run_plan(core: &Core, plan: Plan) -> Result<Vec<u64>, String> {
 
 fn plan_strategy() -> impl Strategy<Value = Plan> {
     (2u32..=4, prop::bool::ANY).prop_flat_map(|(n, mpb)| {
-        let op = (0..n, 0..n, 0u8..5, 0..SLOTS, 1u64..1000).prop_map(move |(origin, target, k, slot, v)| Op {
-            origin,
-            target,
-            kind: match k {
-                0 => OpKind::Put { slot, value: v },
-                1 => OpKind::PutPair { slot: slot % 2, value: v },
-                2 => OpKind::Get { slot },
-                3 => OpKind::Add(v),
-                _ => OpKind::Xor(v),
-            },
-        });
+        let op =
+            (0..n, 0..n, 0u8..5, 0..SLOTS, 1u64..1000).prop_map(move |(origin, target, k, slot, v)| Op {
+                origin,
+                target,
+                kind: match k {
+                    0 => OpKind::Put { slot, value: v },
+                    1 => OpKind::PutPair { slot: slot % 2, value: v },
+                    2 => OpKind::Get { slot },
+                    3 => OpKind::Add(v),
+                    _ => OpKind::Xor(v),
+                },
+            });
         let sync = prop_oneof![
             Just(Sync::Fence),
             Just(Sync::Pscw),

@@ -58,11 +58,7 @@ fn s(e: impl std::fmt::Display) -> String {
 }
 
 /// Runs `body` `iters` times per repetition on every core; rank 0's µs per iteration.
-fn timed(
-    core: &Core,
-    a: &Arg,
-    mut body: impl FnMut() -> Result<(), String>,
-) -> Result<Vec<f64>, String> {
+fn timed(core: &Core, a: &Arg, mut body: impl FnMut() -> Result<(), String>) -> Result<Vec<f64>, String> {
     let mut samples = Vec::with_capacity(a.reps as usize);
     for rep in 0..a.warmup + a.reps {
         core.barrier().map_err(s)?;
@@ -182,7 +178,11 @@ fn measure(params: &SuiteParams, pattern: Pattern, cores: u32, bytes: usize, ite
     let a = Arg { pattern, bytes, iters, reps: params.reps(15), warmup: params.warmup(2) };
     let bytes_moved = matches!(
         pattern,
-        Pattern::PutLockFlush | Pattern::GetLockFlush | Pattern::PutFence | Pattern::GetFence | Pattern::PutPscw
+        Pattern::PutLockFlush
+            | Pattern::GetLockFlush
+            | Pattern::PutFence
+            | Pattern::GetFence
+            | Pattern::PutPscw
     );
     match Job::new(cores).run(&a, bench) {
         Ok(mut ranks) => {
@@ -209,14 +209,20 @@ fn iters_for(params: &SuiteParams, bytes: usize) -> u32 {
 }
 
 pub fn run(params: &SuiteParams) -> Vec<Row> {
-    let sizes: Vec<usize> = if params.quick { vec![1, 8, 4096] } else { (0..=20).step_by(2).map(|p| 1 << p).collect() };
+    let sizes: Vec<usize> =
+        if params.quick { vec![1, 8, 4096] } else { (0..=20).step_by(2).map(|p| 1 << p).collect() };
     let mut rows = Vec::new();
-    for pattern in [Pattern::PutLockFlush, Pattern::GetLockFlush, Pattern::PutFence, Pattern::GetFence, Pattern::PutPscw]
+    for pattern in
+        [Pattern::PutLockFlush, Pattern::GetLockFlush, Pattern::PutFence, Pattern::GetFence, Pattern::PutPscw]
     {
         for &bytes in &sizes {
             let iters = iters_for(params, bytes);
             // Epoch-synchronized patterns cost a context switch or two per iteration on 2 CPUs.
-            let iters = if matches!(pattern, Pattern::PutLockFlush | Pattern::GetLockFlush) { iters } else { iters.min(500) };
+            let iters = if matches!(pattern, Pattern::PutLockFlush | Pattern::GetLockFlush) {
+                iters
+            } else {
+                iters.min(500)
+            };
             rows.push(measure(params, pattern, 2, bytes, iters));
         }
     }
@@ -227,7 +233,13 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
     rows.push(measure(params, Pattern::LockAllUnlockAll, 2, 8, small));
     rows.push(measure(params, Pattern::LockUnlock, 8, 8, if params.quick { 10 } else { 500 }));
     for cores in [2, 8, 48] {
-        let iters = if params.quick { 5 } else if cores > 8 { 50 } else { 1000 };
+        let iters = if params.quick {
+            5
+        } else if cores > 8 {
+            50
+        } else {
+            1000
+        };
         rows.push(measure(params, Pattern::Fence, cores, 0, iters));
     }
     rows

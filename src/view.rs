@@ -2,7 +2,8 @@
 //!
 //! Window parts and their control blocks are ranges of the shared mapping reached
 //! through [`SharedBytes`]. Three kinds of access exist, all here:
-//! - element payloads are copied as bytes: a [`Plain`] slice is viewed as `[u8]`;
+//! - element payloads are copied as bytes: a [`Plain`] slice is viewed as `[u8]`
+//!   (through `bytemuck`, safely);
 //! - ARMW elements are viewed as `AtomicU32`/`AtomicU64` at an aligned address;
 //! - protocol words (`#[repr(C)]` structs of atomics, [`AtomicsOnly`]) are viewed at
 //!   line-aligned offsets of the control block.
@@ -13,39 +14,21 @@
 use crate::segment::SharedBytes;
 use crate::sync::{AtomicU32, AtomicU64};
 
-/// Element types a window may hold: plain data, valid for every bit pattern, with
-/// no padding and no pointers, so that copying their bytes in and out of shared memory
-/// is sound.
-///
-/// # Safety
-/// Implementors must be `Copy`, contain no padding bytes, and accept any bit
-/// pattern as a valid value (like `bytemuck::Pod`).
-pub unsafe trait Plain: Copy + Send + Sync + 'static {}
+/// Element types a window may hold: plain data (`bytemuck::Pod`: no padding, no
+/// pointers, valid for every bit pattern), so that copying their bytes in and out of
+/// shared memory is sound. Derive `Pod` and `Zeroable` for your own `#[repr(C)]` types.
+pub trait Plain: bytemuck::Pod + Send + Sync {}
 
-macro_rules! plain {
-    ($($t:ty),*) => {$(
-        // SAFETY: primitive numbers have no padding and no invalid bit patterns.
-        unsafe impl Plain for $t {}
-    )*};
-}
-plain!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
-
-// SAFETY: an array of Plain elements has no padding between elements (size is a
-// multiple of alignment) and every bit pattern of each element is valid.
-unsafe impl<T: Plain, const N: usize> Plain for [T; N] {}
+impl<T: bytemuck::Pod + Send + Sync> Plain for T {}
 
 /// The bytes of a slice of plain elements.
 pub fn bytes_of<T: Plain>(s: &[T]) -> &[u8] {
-    // SAFETY: T is Plain (no padding), so all size_of_val(s) bytes are initialized;
-    // the lifetime and provenance are those of `s`.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), size_of_val(s)) }
+    bytemuck::cast_slice(s)
 }
 
 /// The bytes of a mutable slice of plain elements.
 pub fn bytes_of_mut<T: Plain>(s: &mut [T]) -> &mut [u8] {
-    // SAFETY: as for `bytes_of`; moreover any bytes written through the view form a
-    // valid T (Plain accepts every bit pattern).
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), size_of_val(s)) }
+    bytemuck::cast_slice_mut(s)
 }
 
 /// `#[repr(C)]` protocol structs made only of atomics (and padding), valid as zero
@@ -97,6 +80,5 @@ pub fn atomic_u64_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU64
 
 /// A value of all-zero bits (valid for every [`Plain`] type): buffers to copy into.
 pub fn zeroed<T: Plain>() -> T {
-    // SAFETY: Plain types accept every bit pattern, zero included.
-    unsafe { std::mem::zeroed() }
+    T::zeroed()
 }

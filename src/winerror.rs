@@ -6,6 +6,7 @@ use std::fmt;
 use crate::abort::JobAborted;
 use crate::fence::AssertError;
 use crate::freelist::AllocError;
+use crate::op::OpError;
 
 /// Why a window could not be allocated or freed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub enum WindowError {
 }
 
 /// Why a put, get or ARMW was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RmaError {
     RankOutOfRange {
         rank: u32,
@@ -62,6 +63,8 @@ pub enum RmaError {
         expected: usize,
         found: usize,
     },
+    /// The reduction op is not defined on the element type (a bitwise op on a float).
+    Op(OpError),
 }
 
 /// Why a synchronization call was refused (nothing was synchronized), or failed.
@@ -151,6 +154,7 @@ impl fmt::Display for RmaError {
             Self::LengthMismatch { expected, found } => {
                 write!(f, "the buffer holds {found} elements, the operation moves {expected}")
             }
+            Self::Op(e) => e.fmt(f),
         }
     }
 }

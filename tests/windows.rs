@@ -423,3 +423,114 @@ fn self_lock_and_lock_all(core: &Core, rounds: u32) -> Result<u32, String> {
 fn self_lock_is_immediate_and_lock_all_excludes_writers() {
     assert_eq!(Job::new(4).run(&200, self_lock_and_lock_all).unwrap(), vec![200; 4]);
 }
+
+/// `MPI_Fetch_and_op` with every kind of op: native (sum, bitwise, replace), loads
+/// (no-op) and compare-and-swap loops (max, min, prod), on integers and floats.
+fn fetch_and_op_all_kinds(core: &Core, _: ()) -> Result<(u64, i64, f64, f64, u32), String> {
+    use sccemu::Op;
+    let win = core.window::<u64>(if core.rank() == 0 { 5 } else { 0 }, Placement::Dram).s()?;
+    let me = core.rank() as u64 + 1;
+    if core.rank() == 0 {
+        let l = win.local();
+        l.set(1, (-50i64) as u64).s()?;
+        l.set(2, 1.0f64.to_bits()).s()?;
+        l.set(3, 100.0f64.to_bits()).s()?;
+    }
+    core.barrier().s()?;
+    let all = win.lock_all().s()?;
+    all.fetch_and_op(0, 0, me * 10, Op::Max).s()?;
+    all.fetch_and_op(0, 1, -(me as i64), Op::Min).s()?;
+    all.fetch_and_op(0, 2, 2.0f64, Op::Prod).s()?;
+    all.fetch_and_op(0, 3, me as f64, Op::Sum).s()?;
+    all.fetch_and_op(0, 4, 1u32 << me, Op::BitOr).s()?;
+    let err = all.fetch_and_op(0, 2, 1.0f64, Op::BitXor).unwrap_err();
+    check(matches!(err, RmaError::Op(_)), || format!("{err:?}"))?;
+    core.barrier().s()?;
+    let out = (
+        all.fetch_and_op(0, 0, 0u64, Op::NoOp).s()?,
+        all.atomic_load::<i64>(0, 1).s()?,
+        all.atomic_load::<f64>(0, 2).s()?,
+        all.atomic_load::<f64>(0, 3).s()?,
+        all.atomic_load::<u32>(0, 4).s()?,
+    );
+    drop(all);
+    core.barrier().s()?;
+    win.free().s()?;
+    Ok(out)
+}
+
+#[test]
+fn fetch_and_op_native_and_cas_loop_ops() {
+    let out = Job::new(4).run(&(), fetch_and_op_all_kinds).unwrap();
+    assert!(out.iter().all(|o| *o == (40, -50, 16.0, 110.0, 0b11110)), "{out:?}");
+}
+
+/// A user-defined `#[repr(C)]` plain type as the element.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable, serde::Serialize)]
+#[repr(C)]
+struct Particle {
+    pos: [f64; 3],
+    id: u64,
+}
+
+fn user_type_window(core: &Core, _: ()) -> Result<u64, String> {
+    let n = core.size();
+    let win = core.window::<Particle>(n as usize, Placement::Dram).s()?;
+    win.fence(Assert::NONE).s()?;
+    let p = Particle { pos: [core.rank() as f64; 3], id: core.rank() as u64 };
+    for t in 0..n {
+        win.put(t, core.rank() as usize, &[p]).s()?;
+    }
+    // ids are u64 at byte 24 of each 32-byte element: aligned for a u64 atomic.
+    win.fence(Assert::NOSUCCEED).s()?;
+    let mine = win.local().to_vec();
+    for (r, q) in mine.iter().enumerate() {
+        check(q.id == r as u64 && q.pos == [r as f64; 3], || format!("{q:?}"))?;
+    }
+    win.free().s()?;
+    Ok(mine.iter().map(|q| q.id).sum())
+}
+
+#[test]
+fn windows_of_user_plain_types() {
+    assert_eq!(Job::new(3).run(&(), user_type_window).unwrap(), vec![3; 3]);
+}
+
+/// Rank 1 dies holding rank 0's exclusive lock; rank 2, queued for the lock, and rank 0,
+/// waiting in PSCW for rank 1's completion, get the abort error naming rank 1.
+fn die_holding_a_lock(core: &Core, _: ()) -> Result<String, String> {
+    let win = core.window::<u64>(1, Placement::Dram).s()?;
+    match core.rank() {
+        1 => {
+            let _held = win.lock(LockKind::Exclusive, 0).s()?;
+            core.barrier().s()?;
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::process::abort();
+        }
+        2 => {
+            core.barrier().s()?;
+            match win.lock(LockKind::Shared, 0) {
+                Ok(_) => Err("locked past a dead exclusive holder".into()),
+                Err(e) => Ok(e.to_string()),
+            }
+        }
+        _ => {
+            core.barrier().s()?;
+            win.post(&Group::single(1), Assert::NONE).s()?;
+            match win.wait() {
+                Ok(()) => Err("wait completed without rank 1".into()),
+                Err(e) => Ok(e.to_string()),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_rank_dying_in_an_epoch_aborts_blocked_lockers_and_waiters() {
+    let outcome = Job::new(3).run_outcome(&(), die_holding_a_lock).unwrap();
+    assert!(!outcome.report.success());
+    for rank in [0, 2] {
+        let msg = outcome.ranks[rank].as_ref().unwrap();
+        assert!(msg.contains("rank 1"), "rank {rank}: {msg}");
+    }
+}

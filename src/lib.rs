@@ -53,6 +53,8 @@ pub mod view;
 pub mod window;
 #[cfg(not(sccemu_loom))]
 pub mod winerror;
+#[cfg(not(sccemu_loom))]
+pub mod wintable;
 
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};

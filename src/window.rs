@@ -118,6 +118,8 @@ pub struct Window<'c, T: Plain> {
     /// Each rank's part, as an absolute region of the segment.
     parts: Vec<Region>,
     pub(crate) epochs: RefCell<Epochs>,
+    /// This window's window-table entry (rank 0 lists it).
+    table_entry: Option<usize>,
     _elem: PhantomData<T>,
 }
 
@@ -191,6 +193,8 @@ impl Core {
                 }
             }
         };
+        let table_entry =
+            (self.rank() == 0).then(|| self.list_window(placement, size_of::<T>(), meta, data)).flatten();
         let win = Window {
             core: self,
             placement,
@@ -200,11 +204,31 @@ impl Core {
             data,
             parts,
             epochs: RefCell::new(Epochs::new(n)),
+            table_entry,
             _elem: PhantomData,
         };
         win.part_bytes(self.rank()).zero(0, bytes);
         self.barrier().map_err(|e| fail(e.into()))?;
         Ok(win)
+    }
+}
+
+impl Core {
+    fn list_window(&self, placement: Placement, elem: usize, meta: HeapRegion, data: Data) -> Option<usize> {
+        let (data_offset, data_bytes) = match data {
+            Data::None => (0, 0),
+            Data::Heap(r) => (r.offset, r.len),
+            Data::Mpb(r) => (r.offset, r.len),
+        };
+        let info = crate::wintable::WindowInfo {
+            placement: placement as u32,
+            elem_bytes: elem as u32,
+            cores: self.size(),
+            control_offset: meta.offset as u64,
+            data_offset: data_offset as u64,
+            data_bytes: data_bytes as u64,
+        };
+        crate::wintable::register(self.segment(), info)
     }
 }
 
@@ -240,6 +264,9 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         // Nobody may still be accessing any part when the memory is reused.
         self.core.barrier()?;
+        if let Some(entry) = self.table_entry {
+            crate::wintable::unregister(self.core.segment(), entry);
+        }
         match self.data {
             Data::None => {}
             Data::Heap(r) => self.core.heap_free(r)?,

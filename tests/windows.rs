@@ -267,6 +267,8 @@ fn sizes_placements_strides(core: &Core, _: ()) -> Result<(), String> {
     for placement in [Placement::Dram, Placement::Mpb] {
         let len = (me as usize) * 40; // rank 0 has size 0
         let win = core.window::<i32>(len, placement).s()?;
+        let listed = core.live_windows();
+        check(listed.len() == 1 && listed[0].1.elem_bytes == 4, || format!("window table: {listed:?}"))?;
         for t in 0..n {
             check(win.len_of(t).s()? == t as usize * 40, || "len_of".into())?;
         }
@@ -294,6 +296,8 @@ fn sizes_placements_strides(core: &Core, _: ()) -> Result<(), String> {
         }
         win.fence(Assert::NOSUCCEED).s()?;
         win.free().s()?;
+        // Rank 0 unlists the window in `free`; others may run ahead of it.
+        check(me != 0 || core.live_windows().is_empty(), || "still listed after free".into())?;
     }
     // An MPB window too big for an MPB is refused everywhere, and the job goes on.
     let e = core.window::<u8>(core.mpb_bytes() + 1, Placement::Mpb).err();

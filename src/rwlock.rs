@@ -15,18 +15,27 @@
 //! advances on one counter form a release sequence, so every critical section
 //! happens-before the next conflicting one.
 //!
-//! ## lock_all ([`AllLock`], one line per window)
+//! ## lock_all ([`AllLock`], one line per counter, one set per window)
 //! `holders` counts lock_all epochs, `writers` counts exclusive lockers of any target.
 //! A lock_all increments `holders`, then checks `writers`; an exclusive locker (after
 //! winning its target's ticket lock) increments `writers`, then waits for `holders`
 //! to drain. SeqCst fences between each side's increment and its check form a Dekker
-//! pair: at least one side sees the other. A lock_all that sees a writer backs out and
-//! waits for `writers == 0` before retrying, so writers are never blocked by a
-//! lock_all that arrived later, and nobody deadlocks. Shared per-target locks do not
-//! touch `AllLock`: they never conflict with lock_all.
+//! pair: at least one side sees the other. A lock_all that sees a writer backs out
+//! (counted in `parked`) and waits for `writers == 0` before retrying, so writers are
+//! never blocked by a lock_all that arrived later, and nobody deadlocks. Shared
+//! per-target locks do not touch `AllLock`: they never conflict with lock_all.
 //!
+//! ## Waking
 //! Waiters sleep on the doorbell of the core that owns the words: the target for its
-//! ticket lock, the window's home core (rank 0) for `AllLock`. Every unlock rings it.
+//! ticket lock, the window's home core (rank 0) for `AllLock`. A doorbell serves every
+//! wait on its core's memory (barriers too), so a ring that finds any sleeper costs a
+//! futex wake; an uncontended epoch therefore rings only when someone may wait for
+//! *this* change. Each such decision is another Dekker pair, a SeqCst fence on each
+//! side between a store and a load: a locker takes its ticket before its first check
+//! of `read`/`write`, an unlocker advances before checking `users` for outstanding
+//! tickets; unlock_all decrements `holders` before checking `writers`; a writer leaves
+//! `writers` before checking `parked`, a parked lock_all counts itself before checking
+//! `writers`. Either the waker sees the waiter, or the waiter's check sees the change.
 
 use crossbeam_utils::CachePadded;
 
@@ -58,7 +67,20 @@ impl TicketRwLock {
     /// Takes a ticket. Relaxed: the ticket only fixes our place in line; the Acquire
     /// wait on `read`/`write` is what orders us after earlier holders.
     fn ticket(&self) -> u32 {
-        self.users.fetch_add(1, Ordering::Relaxed)
+        let me = self.users.fetch_add(1, Ordering::Relaxed);
+        // SeqCst fence: our ticket before our first check (Dekker pair with `wake`).
+        fence(Ordering::SeqCst);
+        me
+    }
+
+    /// After an advance to `served`: rings `bell` unless no ticket is outstanding
+    /// beyond it (then nobody can be waiting for this lock).
+    fn wake(&self, served: u32, bell: &Doorbell) {
+        // SeqCst fence: our advance before our check of `users` (Dekker pair with `ticket`).
+        fence(Ordering::SeqCst);
+        if self.users.load(Ordering::Relaxed) != served {
+            bell.ring();
+        }
     }
 
     /// Waits until this core may write alone. `bell` is the target's doorbell.
@@ -75,10 +97,10 @@ impl TicketRwLock {
         // Acquire: pairs with the Release advance of `read` by the previous writer.
         waiter.wait_until(bell, || (self.read.load(Ordering::Acquire) == me).then_some(()))?;
         // Relaxed suffices for ordering (an RMW continues the release sequence of the
-        // writer's advance, so later readers still synchronize with that writer), but
-        // the next reader may be asleep: ring.
-        self.read.fetch_add(1, Ordering::Relaxed);
-        bell.ring();
+        // writer's advance, so later readers still synchronize with that writer); a
+        // reader queued behind us may be asleep.
+        let next = self.read.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        self.wake(next, bell);
         Ok(())
     }
 
@@ -86,15 +108,15 @@ impl TicketRwLock {
     pub fn unlock_exclusive(&self, bell: &Doorbell) {
         // Release: our writes happen-before the next holder's Acquire wait.
         self.read.fetch_add(1, Ordering::Release);
-        self.write.fetch_add(1, Ordering::Release);
-        bell.ring();
+        let served = self.write.fetch_add(1, Ordering::Release).wrapping_add(1);
+        self.wake(served, bell);
     }
 
     /// Ends a shared hold.
     pub fn unlock_shared(&self, bell: &Doorbell) {
         // Release: our reads happen-before the next writer's writes.
-        self.write.fetch_add(1, Ordering::Release);
-        bell.ring();
+        let served = self.write.fetch_add(1, Ordering::Release).wrapping_add(1);
+        self.wake(served, bell);
     }
 
     /// Tickets handed out and not yet through (for diagnostics): 0 when idle.
@@ -109,6 +131,7 @@ impl TicketRwLock {
 pub struct AllLock {
     holders: CachePadded<AtomicU32>,
     writers: CachePadded<AtomicU32>,
+    parked: CachePadded<AtomicU32>,
 }
 
 impl AllLock {
@@ -128,9 +151,15 @@ impl AllLock {
                 return Ok(());
             }
             // Back out: a writer (waiting for `holders` to drain) goes first.
+            self.parked.fetch_add(1, Ordering::Relaxed);
             self.holders.fetch_sub(1, Ordering::Relaxed);
+            // `ring` fences (SeqCst) before checking for sleepers: the writer we saw may
+            // sleep; and `parked` is published before our checks of `writers` below
+            // (Dekker pair with `writer_exit`).
             home.ring();
-            waiter.wait_until(home, || (self.writers.load(Ordering::Relaxed) == 0).then_some(()))?;
+            let free = waiter.wait_until(home, || (self.writers.load(Ordering::Relaxed) == 0).then_some(()));
+            self.parked.fetch_sub(1, Ordering::Relaxed);
+            free?;
         }
     }
 
@@ -138,14 +167,18 @@ impl AllLock {
     pub fn unlock_all(&self, home: &Doorbell) {
         // Release: our accesses happen-before a writer's Acquire wait on `holders`.
         self.holders.fetch_sub(1, Ordering::Release);
-        home.ring();
+        // SeqCst fence: Dekker pair with `writer_enter`; only a writer waits for this.
+        fence(Ordering::SeqCst);
+        if self.writers.load(Ordering::Relaxed) != 0 {
+            home.ring();
+        }
     }
 
     /// Called by an exclusive locker once it holds its target's ticket lock: waits
     /// until no lock_all epoch is open.
     pub fn writer_enter(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
         self.writers.fetch_add(1, Ordering::Relaxed);
-        // SeqCst fence: Dekker pair with `lock_all` (module docs).
+        // SeqCst fence: Dekker pair with `lock_all` and `unlock_all` (module docs).
         fence(Ordering::SeqCst);
         // Acquire: pairs with the Release decrement in `unlock_all`.
         let drained = waiter.wait_until(home, || (self.holders.load(Ordering::Acquire) == 0).then_some(()));
@@ -159,6 +192,10 @@ impl AllLock {
     pub fn writer_exit(&self, home: &Doorbell) {
         // Release: our writes happen-before a lock_all's Acquire check of `writers`.
         self.writers.fetch_sub(1, Ordering::Release);
-        home.ring();
+        // SeqCst fence: Dekker pair with a parking lock_all; only it waits for this.
+        fence(Ordering::SeqCst);
+        if self.parked.load(Ordering::Relaxed) != 0 {
+            home.ring();
+        }
     }
 }

@@ -100,9 +100,15 @@ mod api {
             group.max().map_or(Ok(()), |r| self.sync_rank(r))
         }
 
-        /// Collective fence (`MPI_Win_fence`): ends the previous fence epoch and, unless
-        /// `NOSUCCEED` is asserted, opens the next. One barrier (see `fence`).
-        pub fn fence(&self, asserts: Assert) -> Result<(), SyncError> {
+        /// Collective fence (`MPI_Win_fence` without asserts): ends the previous fence
+        /// epoch and opens the next. One barrier (see `fence`).
+        pub fn fence(&self) -> Result<(), SyncError> {
+            self.fence_with(Assert::NONE)
+        }
+
+        /// [`Window::fence`] with asserts (`NOPRECEDE`, `NOSUCCEED`, `NOSTORE`,
+        /// `NOPUT`); `NOSUCCEED` closes the fence epoch instead of opening one.
+        pub fn fence_with(&self, asserts: Assert) -> Result<(), SyncError> {
             {
                 let e = self.epochs.borrow();
                 if e.passive_or_pscw_open() {
@@ -119,8 +125,14 @@ mod api {
         }
 
         /// Opens an exposure epoch for the origins in `group` (`MPI_Win_post`). Never
-        /// blocks. With `NOCHECK`, the origins must start with `NOCHECK` too.
-        pub fn post(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
+        /// blocks.
+        pub fn post(&self, group: &Group) -> Result<(), SyncError> {
+            self.post_with(group, Assert::NONE)
+        }
+
+        /// [`Window::post`] with asserts. With `NOCHECK`, the origins must start with
+        /// `NOCHECK` too (no handshake is made).
+        pub fn post_with(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
             self.check_group(group)?;
             let mut e = self.epochs.borrow_mut();
             if e.exposure.is_some() {
@@ -138,8 +150,14 @@ mod api {
         }
 
         /// Opens an access epoch to the targets in `group` (`MPI_Win_start`): waits
-        /// until each has posted, unless `NOCHECK` asserts that they already have.
-        pub fn start(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
+        /// until each has posted.
+        pub fn start(&self, group: &Group) -> Result<(), SyncError> {
+            self.start_with(group, Assert::NONE)
+        }
+
+        /// [`Window::start`] with asserts: `NOCHECK` skips the wait, the user
+        /// guaranteeing that the targets already posted (with `NOCHECK` too).
+        pub fn start_with(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
             self.check_group(group)?;
             let mut e = self.epochs.borrow_mut();
             if e.access.is_some() {

@@ -124,17 +124,17 @@ fn run_plan(core: &Core, plan: Plan) -> Result<Vec<u64>, String> {
         let my_ops: Vec<&Op> = ops.iter().filter(|o| o.origin == me).collect();
         match sync {
             Sync::Fence => {
-                win.fence(Assert::NONE).map_err(|e| s(&e))?;
+                win.fence().map_err(|e| s(&e))?;
                 for op in &my_ops {
                     apply(&win, n, op, &mut mine)?;
                 }
-                win.fence(Assert::NOSUCCEED).map_err(|e| s(&e))?;
+                win.fence_with(Assert::NOSUCCEED).map_err(|e| s(&e))?;
             }
             Sync::Pscw => {
                 let targets: Group = my_ops.iter().map(|o| o.target).collect();
                 let origins: Group = ops.iter().filter(|o| o.target == me).map(|o| o.origin).collect();
-                win.post(&origins, Assert::NONE).map_err(|e| s(&e))?;
-                win.start(&targets, Assert::NONE).map_err(|e| s(&e))?;
+                win.post(&origins).map_err(|e| s(&e))?;
+                win.start(&targets).map_err(|e| s(&e))?;
                 for op in &my_ops {
                     apply(&win, n, op, &mut mine)?;
                 }

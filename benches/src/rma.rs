@@ -98,7 +98,7 @@ fn bench(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
         }
         Pattern::PutFence | Pattern::GetFence => {
             let put = a.pattern == Pattern::PutFence;
-            win.fence(Assert::NOPRECEDE).map_err(s)?;
+            win.fence_with(Assert::NOPRECEDE).map_err(s)?;
             let out = timed(core, &a, || {
                 if me == 0 {
                     if put {
@@ -107,9 +107,9 @@ fn bench(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
                         win.get(1, 0, &mut buf).map_err(s)?;
                     }
                 }
-                win.fence(Assert::NONE).map_err(s)
+                win.fence().map_err(s)
             })?;
-            win.fence(Assert::NOSUCCEED).map_err(s)?;
+            win.fence_with(Assert::NOSUCCEED).map_err(s)?;
             out
         }
         Pattern::PutPscw => {
@@ -117,12 +117,12 @@ fn bench(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
             timed(core, &a, || {
                 match me {
                     0 => {
-                        win.start(&to1, Assert::NONE).map_err(s)?;
+                        win.start(&to1).map_err(s)?;
                         win.put(1, 0, &buf).map_err(s)?;
                         win.complete().map_err(s)?;
                     }
                     1 => {
-                        win.post(&to0, Assert::NONE).map_err(s)?;
+                        win.post(&to0).map_err(s)?;
                         win.wait().map_err(s)?;
                     }
                     _ => {}
@@ -164,11 +164,11 @@ fn bench(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
             }
             Ok(())
         })?,
-        Pattern::Fence => timed(core, &a, || win.fence(Assert::NONE).map_err(s))?,
+        Pattern::Fence => timed(core, &a, || win.fence().map_err(s))?,
     };
     core.barrier().map_err(s)?;
     if matches!(a.pattern, Pattern::Fence) {
-        win.fence(Assert::NOSUCCEED).map_err(s)?;
+        win.fence_with(Assert::NOSUCCEED).map_err(s)?;
     }
     win.free().map_err(s)?;
     Ok(samples)

@@ -20,6 +20,7 @@ enum Pattern {
     PutFence,
     GetFence,
     PutPscw,
+    GetPscw,
     FetchAdd,
     CompareAndSwap,
     LockUnlock,
@@ -30,15 +31,16 @@ enum Pattern {
 impl Pattern {
     fn name(self) -> &'static str {
         match self {
-            Self::PutLockFlush => "put lock+flush",
-            Self::GetLockFlush => "get lock+flush",
-            Self::PutFence => "put fence",
-            Self::GetFence => "get fence",
-            Self::PutPscw => "put pscw",
-            Self::FetchAdd => "fetch_add u64",
-            Self::CompareAndSwap => "compare_and_swap u64",
-            Self::LockUnlock => "lock/unlock excl",
-            Self::LockAllUnlockAll => "lock_all/unlock_all",
+            Self::PutLockFlush => "put-lock-flush",
+            Self::GetLockFlush => "get-lock-flush",
+            Self::PutFence => "put-fence",
+            Self::GetFence => "get-fence",
+            Self::PutPscw => "put-pscw",
+            Self::GetPscw => "get-pscw",
+            Self::FetchAdd => "fetch-and-op",
+            Self::CompareAndSwap => "compare-and-swap",
+            Self::LockUnlock => "lock-unlock",
+            Self::LockAllUnlockAll => "lock_all-unlock_all",
             Self::Fence => "fence",
         }
     }
@@ -112,13 +114,18 @@ fn bench(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
             win.fence_with(Assert::NOSUCCEED).map_err(s)?;
             out
         }
-        Pattern::PutPscw => {
+        Pattern::PutPscw | Pattern::GetPscw => {
             let (to1, to0) = (Group::single(1), Group::single(0));
+            let put = a.pattern == Pattern::PutPscw;
             timed(core, &a, || {
                 match me {
                     0 => {
                         win.start(&to1).map_err(s)?;
-                        win.put(1, 0, &buf).map_err(s)?;
+                        if put {
+                            win.put(1, 0, &buf).map_err(s)?;
+                        } else {
+                            win.get(1, 0, &mut buf).map_err(s)?;
+                        }
                         win.complete().map_err(s)?;
                     }
                     1 => {
@@ -131,28 +138,31 @@ fn bench(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
             })?
         }
         Pattern::FetchAdd | Pattern::CompareAndSwap => {
-            let all = win.lock_all().map_err(s)?;
+            // As the MPI peers: a shared lock on rank 1, each op followed by a flush;
+            // CAS chains `compare` through the returned value so that every one swaps.
+            let epoch = win.lock(LockKind::Shared, 1).map_err(s)?;
             let cas = a.pattern == Pattern::CompareAndSwap;
+            let mut compare = 0u64;
             let out = timed(core, &a, || {
                 if me == 0 {
                     if cas {
-                        std::hint::black_box(all.compare_and_swap(1, 0, 0u64, 1u64).map_err(s)?);
+                        compare = epoch.compare_and_swap(1, 0, compare, compare + 1).map_err(s)? + 1;
                     } else {
-                        std::hint::black_box(all.fetch_add(1, 0, 1u64).map_err(s)?);
+                        std::hint::black_box(epoch.fetch_add(1, 0, 1u64).map_err(s)?);
                     }
+                    epoch.flush(1).map_err(s)?;
                 }
                 Ok(())
             })?;
-            all.unlock_all().map_err(s)?;
+            epoch.unlock().map_err(s)?;
             out
         }
         Pattern::LockUnlock => {
-            // Uncontended with 2 cores (rank 0 alone locks rank 1); with more cores,
-            // everyone contends for rank 0's lock.
-            let target = if core.size() == 2 { 1 } else { 0 };
+            // As the MPI peers: every rank but 1 locks rank 1 exclusively, so it is
+            // uncontended with 2 cores and N-1 contenders otherwise.
             timed(core, &a, || {
-                if core.size() > 2 || me == 0 {
-                    let epoch = win.lock(LockKind::Exclusive, target).map_err(s)?;
+                if me != 1 {
+                    let epoch = win.lock(LockKind::Exclusive, 1).map_err(s)?;
                     epoch.unlock().map_err(s)?;
                 }
                 Ok(())
@@ -176,14 +186,7 @@ fn bench(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
 
 fn measure(params: &SuiteParams, pattern: Pattern, cores: u32, bytes: usize, iters: u32) -> Row {
     let a = Arg { pattern, bytes, iters, reps: params.reps(15), warmup: params.warmup(2) };
-    let bytes_moved = matches!(
-        pattern,
-        Pattern::PutLockFlush
-            | Pattern::GetLockFlush
-            | Pattern::PutFence
-            | Pattern::GetFence
-            | Pattern::PutPscw
-    );
+    let bytes_moved = !matches!(pattern, Pattern::LockUnlock | Pattern::LockAllUnlockAll | Pattern::Fence);
     match Job::new(cores).run(&a, bench) {
         Ok(mut ranks) => {
             let samples = ranks.swap_remove(0);
@@ -192,7 +195,6 @@ fn measure(params: &SuiteParams, pattern: Pattern, cores: u32, bytes: usize, ite
         }
         Err(e) => {
             let mut r = row("rma", "sccemu", pattern.name(), cores, bytes as u64, Vec::new());
-            eprintln!("rma {}: {e}", pattern.name());
             r.note = Some(e.to_string());
             r
         }
@@ -209,12 +211,20 @@ fn iters_for(params: &SuiteParams, bytes: usize) -> u32 {
 }
 
 pub fn run(params: &SuiteParams) -> Vec<Row> {
-    let sizes: Vec<usize> =
-        if params.quick { vec![1, 8, 4096] } else { (0..=20).step_by(2).map(|p| 1 << p).collect() };
+    let sizes: Vec<usize> = if params.quick {
+        vec![1, 8, 4096]
+    } else {
+        (0..=20).step_by(2).map(|p| 1 << p).collect() /* 1 B, 4 B, ..., 1 MiB */
+    };
     let mut rows = Vec::new();
-    for pattern in
-        [Pattern::PutLockFlush, Pattern::GetLockFlush, Pattern::PutFence, Pattern::GetFence, Pattern::PutPscw]
-    {
+    for pattern in [
+        Pattern::PutLockFlush,
+        Pattern::GetLockFlush,
+        Pattern::PutFence,
+        Pattern::GetFence,
+        Pattern::PutPscw,
+        Pattern::GetPscw,
+    ] {
         for &bytes in &sizes {
             let iters = iters_for(params, bytes);
             // Epoch-synchronized patterns cost a context switch or two per iteration on 2 CPUs.

@@ -77,6 +77,6 @@ pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};
 #[cfg(not(sccemu_loom))]
 pub use view::Plain;
 #[cfg(not(sccemu_loom))]
-pub use window::{Local, Placement, Window};
+pub use window::{Local, Part, Placement, Window};
 #[cfg(not(sccemu_loom))]
 pub use winerror::{RmaError, SyncError, WindowError};

@@ -23,6 +23,34 @@
 //! Freeing is collective: a barrier (nobody still accesses), then both regions return
 //! to their allocators. A window dropped without `free` leaks its memory (the drop of
 //! one core cannot be collective).
+//!
+//! ```no_run
+//! use sccemu::{Core, Group, LockKind, Placement};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let core = Core::attach()?;
+//! let (me, n) = (core.rank(), core.size());
+//! let win = core.window::<f64>(1024, Placement::Dram)?; // collective
+//! // Active target, fence: one barrier per epoch.
+//! win.fence()?;
+//! win.put((me + 1) % n, 0, &[me as f64; 16])?;
+//! win.fence()?;
+//! // Active target, PSCW: only the group members synchronize.
+//! win.post(&Group::single((me + n - 1) % n))?;
+//! win.start(&Group::single((me + 1) % n))?;
+//! let old = win.fetch_add((me + 1) % n, 16, 1.5f64)?;
+//! win.complete()?;
+//! win.wait()?;
+//! // Passive target: the guard unlocks when dropped.
+//! {
+//!     let epoch = win.lock(LockKind::Exclusive, 0)?;
+//!     epoch.put(0, 17, &[old])?;
+//!     epoch.flush(0)?;
+//! }
+//! core.barrier()?;
+//! win.free()?; // collective
+//! # Ok(())
+//! # }
+//! ```
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -319,29 +347,43 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// This core's part, for local loads and stores.
-    pub fn local(&self) -> Local<'_, 'c, T> {
-        Local { win: self }
+    pub fn local(&self) -> Part<'_, 'c, T> {
+        Part { win: self, rank: self.core.rank() }
+    }
+
+    /// Direct load/store access to `rank`'s part (`MPI_Win_shared_query`): every part
+    /// is mapped by every core, so no epoch is needed to reach it, only to order the
+    /// accesses (`sync`, barriers, flags, locks), as with MPI shared-memory windows.
+    pub fn shared_query(&self, rank: u32) -> Result<Part<'_, 'c, T>, RmaError> {
+        self.check_rank(rank)?;
+        Ok(Part { win: self, rank })
     }
 }
 
-/// Safe access to this core's own part. Copies are always memory-safe; ordering them
-/// against remote accesses is the job of the epoch rules (fence, post/wait, lock, sync),
-/// exactly as for MPI's local loads and stores on a window.
-pub struct Local<'w, 'c, T: Plain> {
+/// Safe load/store access to one core's part: this core's own ([`Window::local`]) or
+/// another's ([`Window::shared_query`]). Copies are always memory-safe; ordering them
+/// against other cores' accesses is the job of the epoch rules (fence, post/wait,
+/// lock, sync), exactly as for MPI's loads and stores on a window.
+pub struct Part<'w, 'c, T: Plain> {
     win: &'w Window<'c, T>,
+    rank: u32,
 }
 
-impl<T: Plain> Local<'_, '_, T> {
-    fn rank(&self) -> u32 {
-        self.win.core.rank()
+/// This core's own part.
+pub type Local<'w, 'c, T> = Part<'w, 'c, T>;
+
+impl<T: Plain> Part<'_, '_, T> {
+    /// Whose part this is.
+    pub fn rank(&self) -> u32 {
+        self.rank
     }
 
     pub fn len(&self) -> usize {
-        self.win.len()
+        self.win.parts[self.rank as usize].len / size_of::<T>()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.win.is_empty()
+        self.len() == 0
     }
 
     /// Copies elements `index..index + dst.len()` into `dst`.

@@ -215,3 +215,59 @@ fn a_rank_dying_in_an_epoch_aborts_blocked_lockers_and_waiters() {
         assert!(msg.contains("rank 1"), "rank {rank}: {msg}");
     }
 }
+
+/// Direct loads and stores into other cores' parts (`shared_query`), ordered by a
+/// barrier, like an MPI shared-memory window.
+fn shared_query_loads_and_stores(core: &Core, _: ()) -> Result<u32, String> {
+    let n = core.size();
+    let me = core.rank();
+    let win = core.window::<u32>(n as usize, Placement::Mpb).s()?;
+    for t in 0..n {
+        win.shared_query(t).s()?.set(me as usize, me * 1000 + t).s()?;
+    }
+    core.barrier().s()?;
+    let mine = win.local().to_vec();
+    let want: Vec<u32> = (0..n).map(|w| w * 1000 + me).collect();
+    check(mine == want, || format!("{mine:?}"))?;
+    check(win.shared_query(n).is_err(), || "rank n accepted".into())?;
+    core.barrier().s()?;
+    win.free().s()?;
+    Ok(n)
+}
+
+#[test]
+fn shared_query_gives_load_store_access_to_every_part() {
+    assert_eq!(Job::new(4).run(&(), shared_query_loads_and_stores).unwrap(), vec![4; 4]);
+}
+
+/// 48 oversubscribed cores: a fetch-add counter under lock_all, a PSCW ring and fences.
+fn forty_eight(core: &Core, rounds: u32) -> Result<u64, String> {
+    let n = core.size();
+    let me = core.rank();
+    let win = core.window::<u64>(2, Placement::Dram).s()?;
+    {
+        let all = win.lock_all().s()?;
+        for _ in 0..rounds {
+            all.fetch_add(0, 0, 1u64).s()?;
+        }
+    }
+    for round in 1..=rounds as u64 {
+        win.post(&Group::single((me + n - 1) % n)).s()?;
+        win.start(&Group::single((me + 1) % n)).s()?;
+        win.put((me + 1) % n, 1, &[round]).s()?;
+        win.complete().s()?;
+        win.wait().s()?;
+    }
+    win.fence().s()?;
+    let total = win.atomic_load::<u64>(0, 0).s()?;
+    let ring = win.local().get(1).s()?;
+    win.fence_with(Assert::NOSUCCEED).s()?;
+    check(ring == rounds as u64, || format!("ring shows {ring}"))?;
+    win.free().s()?;
+    Ok(total)
+}
+
+#[test]
+fn forty_eight_cores_counter_ring_and_fence() {
+    assert_eq!(Job::new(48).run(&5, forty_eight).unwrap(), vec![240; 48]);
+}

@@ -28,9 +28,15 @@ pub mod sync;
 pub mod waiter;
 
 #[cfg(not(sccemu_loom))]
+pub mod allgather;
+#[cfg(not(sccemu_loom))]
 mod clock;
 #[cfg(not(sccemu_loom))]
+pub mod coll;
+#[cfg(not(sccemu_loom))]
 pub mod collective_alloc;
+#[cfg(not(sccemu_loom))]
+pub mod comm;
 #[cfg(not(sccemu_loom))]
 pub mod core;
 #[cfg(not(sccemu_loom))]
@@ -59,7 +65,11 @@ pub mod wintable;
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
+#[cfg(not(sccemu_loom))]
+pub use allgather::Allgather;
 pub use armw::{AtomicElem, AtomicInt};
+#[cfg(not(sccemu_loom))]
+pub use comm::{CollError, Comm};
 pub use fence::Assert;
 pub use freelist::AllocError;
 pub use group::Group;

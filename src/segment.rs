@@ -313,6 +313,16 @@ impl SharedBytes<'_> {
         );
     }
 
+    /// Copies `len` bytes at `from` to `dst` at `to`, without a private bounce buffer:
+    /// a remote put from one shared range into another.
+    pub fn copy_to(&self, from: usize, dst: &SharedBytes<'_>, to: usize, len: usize) {
+        self.check(from, len);
+        dst.check(to, len);
+        // SAFETY: both ranges are in bounds (checked); `copy` tolerates overlap; see the
+        // type's docs for concurrent access.
+        unsafe { std::ptr::copy(self.ptr.add(from), dst.ptr.add(to), len) }
+    }
+
     /// Raw address of `offset`, for views of typed elements (windows).
     pub fn addr(&self, offset: usize) -> *mut u8 {
         self.check(offset, 0);

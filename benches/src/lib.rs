@@ -6,6 +6,7 @@
 //! A binary that runs suites must call `sccemu::job::init()` first thing in `main`:
 //! jobs re-execute the current binary.
 
+pub mod allgather;
 pub mod measure;
 pub mod rma;
 
@@ -19,11 +20,18 @@ pub struct Suite {
 }
 
 /// Every suite, in report order.
-pub const SUITES: &[Suite] = &[Suite {
-    name: "rma",
-    about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
-    run: rma::run,
-}];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "allgather",
+        about: "allgather per algorithm, 512 B-32 KiB, N = 4-48 (concurrency paper, Figures 7 and 8); allreduce",
+        run: allgather::run,
+    },
+    Suite {
+        name: "rma",
+        about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
+        run: rma::run,
+    },
+];
 
 pub fn suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().find(|s| s.name == name)

@@ -93,6 +93,27 @@ impl FromIterator<u32> for Group {
     }
 }
 
+impl From<&[u32]> for Group {
+    /// The group of these ranks (duplicates dropped).
+    fn from(ranks: &[u32]) -> Group {
+        ranks.iter().copied().collect()
+    }
+}
+
+impl From<Vec<u32>> for Group {
+    /// The group of these ranks (duplicates dropped).
+    fn from(ranks: Vec<u32>) -> Group {
+        ranks.into_iter().collect()
+    }
+}
+
+impl<const N: usize> From<[u32; N]> for Group {
+    /// The group of these ranks (duplicates dropped).
+    fn from(ranks: [u32; N]) -> Group {
+        ranks.into_iter().collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +125,6 @@ mod tests {
         assert!(g.contains(3) && !g.contains(2));
         assert_eq!(Group::new([1, 2, 1]), Err(GroupError::Duplicate(1)));
         assert_eq!([4, 4, 2].into_iter().collect::<Group>().ranks(), &[2, 4]);
+        assert_eq!(Group::from([3, 1]), Group::from(&[1u32, 3][..]));
     }
 }

@@ -258,13 +258,23 @@ impl<T: Plain> Window<'_, T> {
     }
 
     /// Atomic read (`MPI_Fetch_and_op` with `MPI_NO_OP`), with Acquire ordering.
-    pub fn atomic_load<A: AtomicElem>(&self, target: u32, index: usize) -> Result<A, RmaError> {
+    pub fn load<A: AtomicElem>(&self, target: u32, index: usize) -> Result<A, RmaError> {
         Ok(A::from_bits(self.word::<A>(target, index)?.load()))
     }
 
     /// Atomic write (`MPI_Accumulate` with `MPI_REPLACE`), with Release ordering.
-    pub fn atomic_store<A: AtomicElem>(&self, target: u32, index: usize, v: A) -> Result<(), RmaError> {
+    pub fn store<A: AtomicElem>(&self, target: u32, index: usize, v: A) -> Result<(), RmaError> {
         self.word::<A>(target, index)?.store(v.to_bits());
         Ok(())
+    }
+
+    /// [`Window::load`], named to stand out beside `get`.
+    pub fn atomic_load<A: AtomicElem>(&self, target: u32, index: usize) -> Result<A, RmaError> {
+        self.load(target, index)
+    }
+
+    /// [`Window::store`], named to stand out beside `put`.
+    pub fn atomic_store<A: AtomicElem>(&self, target: u32, index: usize, v: A) -> Result<(), RmaError> {
+        self.store(target, index, v)
     }
 }

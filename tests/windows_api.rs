@@ -129,7 +129,7 @@ fn fetch_and_op_all_kinds(core: &Core, _: ()) -> Result<(u64, i64, f64, f64, u32
     core.barrier().s()?;
     let out = (
         all.fetch_and_op(0, 0, 0u64, Op::NoOp).s()?,
-        all.atomic_load::<i64>(0, 1).s()?,
+        all.load::<i64>(0, 1).s()?,
         all.atomic_load::<f64>(0, 2).s()?,
         all.atomic_load::<f64>(0, 3).s()?,
         all.atomic_load::<u32>(0, 4).s()?,

@@ -210,12 +210,10 @@ fn iters_for(params: &SuiteParams, bytes: usize) -> u32 {
     ((64usize << 20) / bytes.max(1)).clamp(20, 2000) as u32
 }
 
+/// Sizes, core counts and patterns are those of the MPI peers' catalog entry
+/// (`sccrun bench`), so that every row has its MPICH and Open MPI counterparts.
 pub fn run(params: &SuiteParams) -> Vec<Row> {
-    let sizes: Vec<usize> = if params.quick {
-        vec![1, 8, 4096]
-    } else {
-        (0..=20).step_by(2).map(|p| 1 << p).collect() /* 1 B, 4 B, ..., 1 MiB */
-    };
+    let sizes: Vec<usize> = if params.quick { vec![8, 1024] } else { (0..=20).map(|p| 1 << p).collect() };
     let mut rows = Vec::new();
     for pattern in [
         Pattern::PutLockFlush,
@@ -239,10 +237,13 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
     let small = if params.quick { 10 } else { 20_000 };
     rows.push(measure(params, Pattern::FetchAdd, 2, 8, small));
     rows.push(measure(params, Pattern::CompareAndSwap, 2, 8, small));
-    rows.push(measure(params, Pattern::LockUnlock, 2, 8, small));
-    rows.push(measure(params, Pattern::LockAllUnlockAll, 2, 8, small));
-    rows.push(measure(params, Pattern::LockUnlock, 8, 8, if params.quick { 10 } else { 500 }));
-    for cores in [2, 8, 48] {
+    rows.push(measure(params, Pattern::LockUnlock, 2, 0, small));
+    rows.push(measure(params, Pattern::LockAllUnlockAll, 2, 0, small));
+    if !params.quick {
+        rows.push(measure(params, Pattern::LockUnlock, 8, 0, 500));
+    }
+    let fence_cores: &[u32] = if params.quick { &[2] } else { &[2, 8, 48] };
+    for &cores in fence_cores {
         let iters = if params.quick {
             5
         } else if cores > 8 {

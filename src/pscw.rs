@@ -61,6 +61,9 @@ impl PscwTarget {
     /// Waits until `expected` completions have arrived in total. `bell` is the
     /// target's (this core's) doorbell.
     pub fn wait(&self, expected: u32, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
+        if self.test(expected) {
+            return Ok(());
+        }
         waiter.wait_until(bell, || self.test(expected).then_some(()))
     }
 
@@ -93,5 +96,8 @@ pub fn wait_post(
     waiter: &Waiter<'_>,
     my_bell: &Doorbell,
 ) -> Result<(), JobAborted> {
+    if posted(post_word, consumed) {
+        return Ok(());
+    }
     waiter.wait_until(my_bell, || posted(post_word, consumed).then_some(()))
 }

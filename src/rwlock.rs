@@ -31,16 +31,17 @@
 //! wait on its core's memory (barriers too), so a ring that finds any sleeper costs a
 //! futex wake; an uncontended epoch therefore rings only when someone may wait for
 //! *this* change. Each such decision is another Dekker pair, a SeqCst fence on each
-//! side between a store and a load: a locker takes its ticket before its first check
-//! of `read`/`write`, an unlocker advances before checking `users` for outstanding
-//! tickets; unlock_all decrements `holders` before checking `writers`; a writer leaves
-//! `writers` before checking `parked`, a parked lock_all counts itself before checking
-//! `writers`. Either the waker sees the waiter, or the waiter's check sees the change.
+//! side between a store and a load (`sync::fence_after_rmw`, since each store is an
+//! RMW): a locker takes its ticket before its first check of `read`/`write`, an
+//! unlocker advances before checking `users` for outstanding tickets; unlock_all
+//! decrements `holders` before checking `writers`; a writer leaves `writers` before
+//! checking `parked`, a parked lock_all counts itself before checking `writers`.
+//! Either the waker sees the waiter, or the waiter's check sees the change.
 
 use crossbeam_utils::CachePadded;
 
 use crate::abort::JobAborted;
-use crate::sync::{AtomicU32, Ordering, fence};
+use crate::sync::{AtomicU32, Ordering, fence_after_rmw};
 use crate::waiter::{Doorbell, Waiter};
 
 /// Lock type of a passive-target epoch, as `MPI_LOCK_SHARED` / `MPI_LOCK_EXCLUSIVE`.
@@ -69,7 +70,7 @@ impl TicketRwLock {
     fn ticket(&self) -> u32 {
         let me = self.users.fetch_add(1, Ordering::Relaxed);
         // SeqCst fence: our ticket before our first check (Dekker pair with `wake`).
-        fence(Ordering::SeqCst);
+        fence_after_rmw();
         me
     }
 
@@ -77,7 +78,7 @@ impl TicketRwLock {
     /// beyond it (then nobody can be waiting for this lock).
     fn wake(&self, served: u32, bell: &Doorbell) {
         // SeqCst fence: our advance before our check of `users` (Dekker pair with `ticket`).
-        fence(Ordering::SeqCst);
+        fence_after_rmw();
         if self.users.load(Ordering::Relaxed) != served {
             bell.ring();
         }
@@ -88,14 +89,22 @@ impl TicketRwLock {
         let me = self.ticket();
         // Acquire: synchronizes with the Release advances of `write` by every earlier
         // holder (one release sequence), so their accesses happen-before ours.
-        waiter.wait_until(bell, || (self.write.load(Ordering::Acquire) == me).then_some(()))
+        let ready = || (self.write.load(Ordering::Acquire) == me).then_some(());
+        // Uncontended fast path: no waiter set-up (it reads the clock).
+        if ready().is_some() {
+            return Ok(());
+        }
+        waiter.wait_until(bell, ready)
     }
 
     /// Waits until this core may read beside other readers.
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
         let me = self.ticket();
         // Acquire: pairs with the Release advance of `read` by the previous writer.
-        waiter.wait_until(bell, || (self.read.load(Ordering::Acquire) == me).then_some(()))?;
+        let ready = || (self.read.load(Ordering::Acquire) == me).then_some(());
+        if ready().is_none() {
+            waiter.wait_until(bell, ready)?;
+        }
         // Relaxed suffices for ordering (an RMW continues the release sequence of the
         // writer's advance, so later readers still synchronize with that writer); a
         // reader queued behind us may be asleep.
@@ -144,7 +153,7 @@ impl AllLock {
         loop {
             self.holders.fetch_add(1, Ordering::Relaxed);
             // SeqCst fence: Dekker pair with `writer_enter` (module docs).
-            fence(Ordering::SeqCst);
+            fence_after_rmw();
             // Acquire: a writer that already left released its writes with its
             // Release decrement of `writers`.
             if self.writers.load(Ordering::Acquire) == 0 {
@@ -168,7 +177,7 @@ impl AllLock {
         // Release: our accesses happen-before a writer's Acquire wait on `holders`.
         self.holders.fetch_sub(1, Ordering::Release);
         // SeqCst fence: Dekker pair with `writer_enter`; only a writer waits for this.
-        fence(Ordering::SeqCst);
+        fence_after_rmw();
         if self.writers.load(Ordering::Relaxed) != 0 {
             home.ring();
         }
@@ -179,9 +188,10 @@ impl AllLock {
     pub fn writer_enter(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
         self.writers.fetch_add(1, Ordering::Relaxed);
         // SeqCst fence: Dekker pair with `lock_all` and `unlock_all` (module docs).
-        fence(Ordering::SeqCst);
+        fence_after_rmw();
         // Acquire: pairs with the Release decrement in `unlock_all`.
-        let drained = waiter.wait_until(home, || (self.holders.load(Ordering::Acquire) == 0).then_some(()));
+        let ready = || (self.holders.load(Ordering::Acquire) == 0).then_some(());
+        let drained = if ready().is_some() { Ok(()) } else { waiter.wait_until(home, ready) };
         if drained.is_err() {
             self.writer_exit(home);
         }
@@ -193,7 +203,7 @@ impl AllLock {
         // Release: our writes happen-before a lock_all's Acquire check of `writers`.
         self.writers.fetch_sub(1, Ordering::Release);
         // SeqCst fence: Dekker pair with a parking lock_all; only it waits for this.
-        fence(Ordering::SeqCst);
+        fence_after_rmw();
         if self.parked.load(Ordering::Relaxed) != 0 {
             home.ring();
         }

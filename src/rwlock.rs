@@ -11,7 +11,7 @@
 //! Invariants: tickets are served in order (FIFO, so no starvation); `write == t`
 //! only once every earlier ticket has unlocked, so a writer is alone; `read` is only
 //! advanced by the one holder whose ticket equals it, so readers never pass a waiting
-//! writer. Each advance is a `Release` RMW and each wait an `Acquire` load, and the
+//! writer (and a writer, alone, may advance it with a plain store). Each advance is a `Release` RMW and each wait an `Acquire` load, and the
 //! advances on one counter form a release sequence, so every critical section
 //! happens-before the next conflicting one.
 //!
@@ -115,8 +115,13 @@ impl TicketRwLock {
 
     /// Ends an exclusive hold.
     pub fn unlock_exclusive(&self, bell: &Doorbell) {
-        // Release: our writes happen-before the next holder's Acquire wait.
-        self.read.fetch_add(1, Ordering::Release);
+        // Nobody else writes `read` while we hold the lock alone (every earlier reader
+        // advanced it before unlocking; no later one is admitted yet), so a load and a
+        // store advance it without a locked RMW. Release: our writes happen-before the
+        // next reader's Acquire wait (its own advance continues this release sequence).
+        let read = self.read.load(Ordering::Relaxed);
+        self.read.store(read.wrapping_add(1), Ordering::Release);
+        // Release: our writes happen-before the next writer's Acquire wait.
         let served = self.write.fetch_add(1, Ordering::Release).wrapping_add(1);
         self.wake(served, bell);
     }

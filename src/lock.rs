@@ -12,7 +12,7 @@
 use std::ops::Deref;
 
 use crate::rwlock::LockKind;
-use crate::sync::{Ordering, fence};
+use crate::sync::{Ordering, fence, fence_after_rmw};
 use crate::view::Plain;
 use crate::window::Window;
 use crate::winerror::SyncError;
@@ -187,10 +187,21 @@ impl<'c, T: Plain> Window<'c, T> {
         if !self.epochs.borrow().passive(target) {
             return Err(SyncError::NotLocked { rank: target });
         }
-        // SeqCst: the copies before it are ordered before anything after it, so any
-        // core that synchronizes with a later access of ours sees them (module docs).
-        fence(Ordering::SeqCst);
+        self.complete_stores();
         Ok(())
+    }
+
+    /// The memory side of every flush: a SeqCst fence, so that the RMA before it is
+    /// ordered before anything after it and any core that synchronizes with a later
+    /// access of ours sees it (module docs). When no plain store (put, atomic store) was
+    /// issued since the last flush, everything since was loads or locked RMWs, and
+    /// `fence_after_rmw` gives the same ordering (on x86, without an mfence).
+    fn complete_stores(&self) {
+        if self.pending_stores.replace(false) {
+            fence(Ordering::SeqCst);
+        } else {
+            fence_after_rmw();
+        }
     }
 
     /// Completes all RMA at every target (`MPI_Win_flush_all`).
@@ -199,7 +210,7 @@ impl<'c, T: Plain> Window<'c, T> {
         if e.lock_all.is_none() && e.locked == 0 {
             return Err(SyncError::NotLockedAll);
         }
-        fence(Ordering::SeqCst);
+        self.complete_stores();
         Ok(())
     }
 

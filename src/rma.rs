@@ -80,6 +80,7 @@ impl<T: Plain> Window<'_, T> {
         self.check_access(target)?;
         let at = self.check_range(target, index, src.len())?;
         self.part_bytes(target).write(at, bytes_of(src));
+        self.pending_stores.set(true);
         Ok(())
     }
 
@@ -127,6 +128,7 @@ impl<T: Plain> Window<'_, T> {
     }
 
     fn scatter(&self, target: u32, blocks: &[(usize, usize)], src: &[u8]) {
+        self.pending_stores.set(true);
         let part = self.part_bytes(target);
         let mut from = 0;
         for &(at, len) in blocks {
@@ -265,6 +267,7 @@ impl<T: Plain> Window<'_, T> {
     /// Atomic write (`MPI_Accumulate` with `MPI_REPLACE`), with Release ordering.
     pub fn store<A: AtomicElem>(&self, target: u32, index: usize, v: A) -> Result<(), RmaError> {
         self.word::<A>(target, index)?.store(v.to_bits());
+        self.pending_stores.set(true);
         Ok(())
     }
 

@@ -52,7 +52,7 @@
 //! # }
 //! ```
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 
 use crossbeam_utils::CachePadded;
@@ -146,6 +146,8 @@ pub struct Window<'c, T: Plain> {
     /// Each rank's part, as an absolute region of the segment.
     parts: Vec<Region>,
     pub(crate) epochs: RefCell<Epochs>,
+    /// Plain stores (puts, atomic stores) were issued since the last flush.
+    pub(crate) pending_stores: Cell<bool>,
     /// This window's window-table entry (rank 0 lists it).
     table_entry: Option<usize>,
     _elem: PhantomData<T>,
@@ -232,6 +234,7 @@ impl Core {
             data,
             parts,
             epochs: RefCell::new(Epochs::new(n)),
+            pending_stores: Cell::new(false),
             table_entry,
             _elem: PhantomData,
         };

@@ -23,7 +23,7 @@ use crate::perpeer::{self, PerPeer};
 use crate::segment::{Segment, SharedBytes};
 use crate::srb::{self, RingMem, Srb};
 use crate::sync::AtomicU32;
-use crate::view::view;
+use crate::view::atomics_at as view;
 
 /// Smallest per-sender MPB slot: counters, a header and 32 bytes inline.
 pub const MIN_SLOT: usize = 64;

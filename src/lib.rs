@@ -12,14 +12,20 @@
 //! for the models in `loom-tests`.
 
 pub mod abort;
+pub mod armw;
 pub mod barrier;
+pub mod epoch;
+pub mod fence;
 pub mod flag;
 pub mod frag;
 pub mod freelist;
+pub mod group;
 pub mod heap;
 pub mod op;
 pub mod payload;
 pub mod perpeer;
+pub mod pscw;
+pub mod rwlock;
 pub mod srb;
 pub mod sync;
 pub mod waiter;
@@ -43,6 +49,8 @@ pub mod job;
 #[cfg(not(sccemu_loom))]
 pub mod launcher;
 #[cfg(not(sccemu_loom))]
+pub mod lock;
+#[cfg(not(sccemu_loom))]
 mod matching;
 #[cfg(not(sccemu_loom))]
 pub mod mpb;
@@ -55,23 +63,36 @@ mod progress;
 #[cfg(not(sccemu_loom))]
 pub mod request;
 #[cfg(not(sccemu_loom))]
+pub mod rma;
+#[cfg(not(sccemu_loom))]
 pub mod segment;
 #[cfg(not(sccemu_loom))]
-mod view;
+pub mod view;
+#[cfg(not(sccemu_loom))]
+pub mod window;
+#[cfg(not(sccemu_loom))]
+pub mod winerror;
+#[cfg(not(sccemu_loom))]
+pub mod wintable;
 
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
 #[cfg(not(sccemu_loom))]
 pub use allgather::Allgather;
+pub use armw::{AtomicElem, AtomicInt};
 #[cfg(not(sccemu_loom))]
 pub use channel::{ChannelUnavailable, Footprint, footprint};
 #[cfg(not(sccemu_loom))]
 pub use comm::{CollError, Comm};
+pub use fence::Assert;
 pub use frag::{CorruptError, CorruptKind};
 pub use freelist::AllocError;
+pub use group::Group;
 #[cfg(not(sccemu_loom))]
 pub use job::{Job, JobError, JobOutcome, RankFailure};
+#[cfg(not(sccemu_loom))]
+pub use lock::{LockAllEpoch, LockEpoch};
 #[cfg(not(sccemu_loom))]
 pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
 pub use op::{Element, Op, OpError};
@@ -79,4 +100,13 @@ pub use op::{Element, Op, OpError};
 pub use p2p::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};
 #[cfg(not(sccemu_loom))]
 pub use request::{Request, RequestError};
+#[cfg(not(sccemu_loom))]
+pub use rma::{Request as RmaRequest, Vector};
+pub use rwlock::LockKind;
 pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};
+#[cfg(not(sccemu_loom))]
+pub use view::Plain;
+#[cfg(not(sccemu_loom))]
+pub use window::{Local, Part, Placement, Window};
+#[cfg(not(sccemu_loom))]
+pub use winerror::{RmaError, SyncError, WindowError};

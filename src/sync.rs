@@ -22,6 +22,21 @@ pub use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 pub use futex::FutexWord;
 
+/// A full (SeqCst) fence placed right after an atomic read-modify-write, for the
+/// store-load (Dekker) orderings of the lock protocols; Linux's `smp_mb__after_atomic`.
+/// On x86 every locked RMW already is a full barrier in hardware (the store buffer is
+/// drained and later loads cannot pass it), so only the compiler must be kept from
+/// moving later accesses before the RMW. Elsewhere, and under loom (which models the
+/// fence, not the hardware), it is a real SeqCst fence. Only valid directly after an
+/// RMW on the location whose store must be ordered.
+#[inline(always)]
+pub fn fence_after_rmw() {
+    #[cfg(all(not(sccemu_loom), any(target_arch = "x86", target_arch = "x86_64")))]
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    #[cfg(not(all(not(sccemu_loom), any(target_arch = "x86", target_arch = "x86_64"))))]
+    fence(Ordering::SeqCst);
+}
+
 /// Spinning before a sleep: `crossbeam_utils::Backoff` (spin with growing pauses, then
 /// yield) in production; under loom every step is a `yield_now`, so that the model
 /// scheduler can run the thread being waited for.

@@ -9,6 +9,7 @@
 pub mod allgather;
 pub mod measure;
 pub mod pt2pt;
+pub mod rma;
 pub mod srb;
 
 use measure::{Row, SuiteParams};
@@ -36,6 +37,11 @@ pub const SUITES: &[Suite] = &[
         name: "allgather",
         about: "allgather per algorithm, 512 B-32 KiB, N = 4-48 (concurrency paper, Figures 7 and 8); allreduce",
         run: allgather::run,
+    },
+    Suite {
+        name: "rma",
+        about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
+        run: rma::run,
     },
 ];
 

@@ -1,0 +1,227 @@
+//! Epoch discipline: which targets this core may access right now, and the active-
+//! target synchronization calls (fence, post-start-complete-wait) on a window.
+//!
+//! [`Epochs`] is process-local bookkeeping (no shared state): an RMA call to target t
+//! is allowed while a fence epoch is open, or t is in the open PSCW access group, or t
+//! is locked (or lock_all is open). Everything else is a typed error, as are the sync
+//! calls that do not match (complete without start, wait without post, unlock without
+//! lock, fence inside a PSCW or lock epoch). The shared protocols live in `fence`,
+//! `pscw` and `rwlock`.
+
+use crate::group::Group;
+use crate::rwlock::LockKind;
+
+/// One core's open epochs on one window.
+#[derive(Debug)]
+pub struct Epochs {
+    /// A fence opened an epoch (no NOSUCCEED).
+    pub fence_open: bool,
+    /// RMA was issued since the last fence (for the NOPRECEDE check).
+    pub ops_since_fence: bool,
+    /// The open PSCW access epoch's targets.
+    pub access: Option<Group>,
+    /// The open exposure epoch's origins, and the completion count that ends it.
+    pub exposure: Option<(Group, u32)>,
+    /// Posts consumed from each target (PSCW matching).
+    pub consumed: Vec<u32>,
+    /// Per-target lock, with the generation of the guard that holds it.
+    pub locks: Vec<Option<(LockKind, u64)>>,
+    pub locked: usize,
+    /// The open lock_all epoch's guard generation.
+    pub lock_all: Option<u64>,
+    pub generation: u64,
+}
+
+impl Epochs {
+    pub fn new(n: usize) -> Epochs {
+        Epochs {
+            fence_open: false,
+            ops_since_fence: false,
+            access: None,
+            exposure: None,
+            consumed: vec![0; n],
+            locks: vec![None; n],
+            locked: 0,
+            lock_all: None,
+            generation: 0,
+        }
+    }
+
+    /// Whether RMA to `target` is allowed now.
+    pub fn may_access(&self, target: u32) -> bool {
+        self.fence_open || self.passive(target) || self.access.as_ref().is_some_and(|g| g.contains(target))
+    }
+
+    /// Whether `target` is in a passive-target (lock) epoch.
+    pub fn passive(&self, target: u32) -> bool {
+        self.lock_all.is_some() || self.locks[target as usize].is_some()
+    }
+
+    pub fn passive_or_pscw_open(&self) -> bool {
+        self.locked > 0 || self.lock_all.is_some() || self.access.is_some() || self.exposure.is_some()
+    }
+
+    pub fn next_generation(&mut self) -> u64 {
+        self.generation += 1;
+        self.generation
+    }
+}
+
+#[cfg(not(sccemu_loom))]
+mod api {
+    use crate::fence::{self, Assert};
+    use crate::group::Group;
+    use crate::pscw;
+    use crate::view::Plain;
+    use crate::window::Window;
+    use crate::winerror::{RmaError, SyncError};
+
+    impl<T: Plain> Window<'_, T> {
+        /// Checks that RMA to `target` is allowed, and records that some was issued.
+        pub(crate) fn check_access(&self, target: u32) -> Result<(), RmaError> {
+            self.check_rank(target)?;
+            let mut e = self.epochs.borrow_mut();
+            if !e.may_access(target) {
+                return Err(RmaError::NoEpoch { rank: target });
+            }
+            e.ops_since_fence = true;
+            Ok(())
+        }
+
+        fn sync_rank(&self, rank: u32) -> Result<(), SyncError> {
+            let size = self.core.size();
+            if rank >= size {
+                return Err(SyncError::RankOutOfRange { rank, size });
+            }
+            Ok(())
+        }
+
+        fn check_group(&self, group: &Group) -> Result<(), SyncError> {
+            group.max().map_or(Ok(()), |r| self.sync_rank(r))
+        }
+
+        /// Collective fence (`MPI_Win_fence` without asserts): ends the previous fence
+        /// epoch and opens the next. One barrier (see `fence`).
+        pub fn fence(&self) -> Result<(), SyncError> {
+            self.fence_with(Assert::NONE)
+        }
+
+        /// [`Window::fence`] with asserts (`NOPRECEDE`, `NOSUCCEED`, `NOSTORE`,
+        /// `NOPUT`); `NOSUCCEED` closes the fence epoch instead of opening one.
+        pub fn fence_with(&self, asserts: Assert) -> Result<(), SyncError> {
+            {
+                let e = self.epochs.borrow();
+                if e.passive_or_pscw_open() {
+                    return Err(SyncError::OtherEpochOpen);
+                }
+                fence::check_asserts(asserts, e.ops_since_fence).map_err(SyncError::Assert)?;
+            }
+            let home = &self.core.segment().slot(0).bell;
+            self.window_ctl().fence.fence(self.core.size(), &self.core.waiter(), home)?;
+            let mut e = self.epochs.borrow_mut();
+            e.fence_open = fence::opens_epoch(asserts);
+            e.ops_since_fence = false;
+            Ok(())
+        }
+
+        /// Opens an exposure epoch for the origins in `group` (`MPI_Win_post`). Never
+        /// blocks.
+        pub fn post(&self, group: &Group) -> Result<(), SyncError> {
+            self.post_with(group, Assert::NONE)
+        }
+
+        /// [`Window::post`] with asserts. With `NOCHECK`, the origins must start with
+        /// `NOCHECK` too (no handshake is made).
+        pub fn post_with(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
+            self.check_group(group)?;
+            let mut e = self.epochs.borrow_mut();
+            if e.exposure.is_some() {
+                return Err(SyncError::ExposureEpochOpen);
+            }
+            let me = self.core.rank();
+            let expected = self.target_ctl(me).pscw.count().wrapping_add(group.len() as u32);
+            e.exposure = Some((group.clone(), expected));
+            if !asserts.contains(Assert::NOCHECK) {
+                for origin in group.iter() {
+                    pscw::post(self.post_word(origin, me), &self.core.segment().slot(origin).bell);
+                }
+            }
+            Ok(())
+        }
+
+        /// Opens an access epoch to the targets in `group` (`MPI_Win_start`): waits
+        /// until each has posted.
+        pub fn start(&self, group: &Group) -> Result<(), SyncError> {
+            self.start_with(group, Assert::NONE)
+        }
+
+        /// [`Window::start`] with asserts: `NOCHECK` skips the wait, the user
+        /// guaranteeing that the targets already posted (with `NOCHECK` too).
+        pub fn start_with(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
+            self.check_group(group)?;
+            let mut e = self.epochs.borrow_mut();
+            if e.access.is_some() {
+                return Err(SyncError::AccessEpochOpen);
+            }
+            let me = self.core.rank();
+            if !asserts.contains(Assert::NOCHECK) {
+                let bell = &self.core.segment().slot(me).bell;
+                for target in group.iter() {
+                    let consumed = e.consumed[target as usize];
+                    pscw::wait_post(self.post_word(me, target), consumed, &self.core.waiter(), bell)?;
+                    e.consumed[target as usize] = consumed.wrapping_add(1);
+                }
+            }
+            e.access = Some(group.clone());
+            Ok(())
+        }
+
+        /// Ends the access epoch (`MPI_Win_complete`): all its RMA is complete at the
+        /// targets, which learn so through their completion counters.
+        pub fn complete(&self) -> Result<(), SyncError> {
+            let group = self.epochs.borrow_mut().access.take().ok_or(SyncError::NoAccessEpoch)?;
+            for target in group.iter() {
+                self.target_ctl(target).pscw.complete(&self.core.segment().slot(target).bell);
+            }
+            Ok(())
+        }
+
+        /// Ends the exposure epoch (`MPI_Win_wait`): waits until every origin of the
+        /// post group has completed.
+        pub fn wait(&self) -> Result<(), SyncError> {
+            let expected = self.exposure_target()?;
+            let me = self.core.rank();
+            let bell = &self.core.segment().slot(me).bell;
+            self.target_ctl(me).pscw.wait(expected, &self.core.waiter(), bell)?;
+            self.epochs.borrow_mut().exposure = None;
+            Ok(())
+        }
+
+        /// Non-blocking [`Window::wait`] (`MPI_Win_test`): `true`, and the exposure
+        /// epoch is closed, once every origin has completed.
+        pub fn test(&self) -> Result<bool, SyncError> {
+            let expected = self.exposure_target()?;
+            self.core.check_job()?;
+            if self.target_ctl(self.core.rank()).pscw.test(expected) {
+                self.epochs.borrow_mut().exposure = None;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+
+        fn exposure_target(&self) -> Result<u32, SyncError> {
+            self.epochs.borrow().exposure.as_ref().map(|(_, n)| *n).ok_or(SyncError::NoExposureEpoch)
+        }
+
+        /// Memory barrier between local and RMA accesses to this core's part
+        /// (`MPI_Win_sync`).
+        pub fn sync(&self) {
+            crate::sync::fence(crate::sync::Ordering::SeqCst);
+        }
+
+        /// Whether RMA to `target` is allowed now (an open fence, PSCW or lock epoch).
+        pub fn in_epoch(&self, target: u32) -> bool {
+            target < self.core.size() && self.epochs.borrow().may_access(target)
+        }
+    }
+}

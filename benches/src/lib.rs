@@ -6,6 +6,7 @@
 //! A binary that runs suites must call `sccemu::job::init()` first thing in `main`:
 //! jobs re-execute the current binary.
 
+pub mod barrier;
 pub mod measure;
 
 use measure::{Row, SuiteParams};
@@ -18,7 +19,8 @@ pub struct Suite {
 }
 
 /// Every suite, in report order.
-pub const SUITES: &[Suite] = &[];
+pub const SUITES: &[Suite] =
+    &[Suite { name: "barrier", about: "barrier latency for N = 2, 8, 48 cores", run: barrier::run }];
 
 pub fn suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().find(|s| s.name == name)

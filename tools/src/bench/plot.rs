@@ -1,0 +1,190 @@
+//! SVG plots, one per figure: a suite's pattern, with one line per implementation (and
+//! per core count when the pattern is measured at several). Size sweeps are plotted
+//! against message size on log axes, with a second, bandwidth plot; size-less patterns
+//! (barrier, fence) against the number of cores. Bars show the p10–p90 spread.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use sccemu_benches::measure::Row;
+
+use super::error::BenchError;
+
+/// A plotted point: x, median, p10, p90.
+type Point = (f64, f64, f64, f64);
+
+/// One line of a figure.
+struct Series {
+    label: String,
+    points: Vec<Point>,
+}
+
+/// What a figure plots against what.
+#[derive(Clone, Copy, PartialEq)]
+enum Axes {
+    LatencyBySize,
+    BandwidthBySize,
+    LatencyByCores,
+}
+
+impl Axes {
+    fn x_label(self) -> &'static str {
+        match self {
+            Axes::LatencyByCores => "cores (ranks)",
+            _ => "message size (bytes)",
+        }
+    }
+
+    fn y_label(self) -> &'static str {
+        match self {
+            Axes::BandwidthBySize => "MB/s at the median (higher is better)",
+            _ => "µs per operation, median with p10–p90 (lower is better)",
+        }
+    }
+}
+
+/// Writes the figures of one suite into `dir`; returns their paths.
+pub fn plot_suite(dir: &Path, suite: &str, rows: &[Row]) -> Result<Vec<PathBuf>, BenchError> {
+    let mut written = Vec::new();
+    for pattern in patterns(rows) {
+        let of_pattern: Vec<&Row> =
+            rows.iter().filter(|r| r.pattern == pattern && r.median_us.is_finite()).collect();
+        if of_pattern.is_empty() {
+            continue;
+        }
+        let sweeps_sizes = distinct(of_pattern.iter().map(|r| r.bytes)).len() > 1;
+        let figures: &[(Axes, &str)] = if sweeps_sizes {
+            &[(Axes::LatencyBySize, "latency"), (Axes::BandwidthBySize, "bandwidth")]
+        } else {
+            &[(Axes::LatencyByCores, "latency")]
+        };
+        for &(axes, kind) in figures {
+            let path = dir.join(format!("{suite}-{pattern}-{kind}.svg"));
+            let title = format!("{suite}: {pattern} ({kind})");
+            draw(&path, &title, axes, &series(&of_pattern, axes))
+                .map_err(|message| BenchError::Plot { path: path.clone(), message })?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+fn patterns(rows: &[Row]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for row in rows {
+        if !seen.contains(&row.pattern) {
+            seen.push(row.pattern.clone());
+        }
+    }
+    seen
+}
+
+fn distinct<T: PartialEq>(values: impl Iterator<Item = T>) -> Vec<T> {
+    let mut seen = Vec::new();
+    for v in values {
+        if !seen.contains(&v) {
+            seen.push(v);
+        }
+    }
+    seen
+}
+
+fn series(rows: &[&Row], axes: Axes) -> Vec<Series> {
+    let several_core_counts = distinct(rows.iter().map(|r| r.cores)).len() > 1;
+    let keys = distinct(rows.iter().map(|r| match axes {
+        Axes::LatencyByCores => (r.implementation.clone(), 0),
+        _ => (r.implementation.clone(), if several_core_counts { r.cores } else { 0 }),
+    }));
+    keys.into_iter()
+        .map(|(implementation, cores)| {
+            let mut points: Vec<Point> = rows
+                .iter()
+                .filter(|r| r.implementation == implementation && (cores == 0 || r.cores == cores))
+                .map(|r| match axes {
+                    Axes::LatencyBySize => (r.bytes as f64, r.median_us, r.p10_us, r.p90_us),
+                    // Bandwidth at p10 time is the high end of the spread, at p90 the low.
+                    Axes::BandwidthBySize => {
+                        let b = r.bytes as f64;
+                        (b, b / r.median_us, b / r.p90_us, b / r.p10_us)
+                    }
+                    Axes::LatencyByCores => (f64::from(r.cores), r.median_us, r.p10_us, r.p90_us),
+                })
+                .filter(|p| p.0 > 0.0 && p.1 > 0.0 && p.1.is_finite())
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let label = if cores == 0 { implementation } else { format!("{implementation}, {cores} cores") };
+            Series { label, points }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect()
+}
+
+fn human_bytes(bytes: f64) -> String {
+    match bytes {
+        b if b >= 1024.0 * 1024.0 => format!("{}M", b / (1024.0 * 1024.0)),
+        b if b >= 1024.0 => format!("{}K", b / 1024.0),
+        b => format!("{b}"),
+    }
+}
+
+fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), String> {
+    let all = series.iter().flat_map(|s| &s.points);
+    let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, median, lo, hi) in all {
+        x_lo = x_lo.min(x);
+        x_hi = x_hi.max(x);
+        for y in [median, lo, hi].into_iter().filter(|y| y.is_finite() && *y > 0.0) {
+            y_lo = y_lo.min(y);
+            y_hi = y_hi.max(y);
+        }
+    }
+    // A single x or y value still needs a visible range on a log axis.
+    let (x_range, y_range) = ((x_lo / 1.5)..(x_hi * 1.5), (y_lo / 2.0)..(y_hi * 2.0));
+
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 26))
+        .margin(20)
+        .x_label_area_size(55)
+        .y_label_area_size(90)
+        .build_cartesian_2d(x_range.log_scale(), y_range.log_scale())
+        .map_err(|e| e.to_string())?;
+    let format_x = |x: &f64| if axes == Axes::LatencyByCores { format!("{x:.0}") } else { human_bytes(*x) };
+    chart
+        .configure_mesh()
+        .x_desc(axes.x_label())
+        .y_desc(axes.y_label())
+        .x_label_formatter(&format_x)
+        .y_label_formatter(&|y| format!("{y:.3}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (index, line) in series.iter().enumerate() {
+        let color = Palette99::pick(index).to_rgba();
+        let centre = line.points.iter().map(|&(x, m, _, _)| (x, m));
+        chart
+            .draw_series(LineSeries::new(centre.clone(), color.stroke_width(3)))
+            .map_err(|e| e.to_string())?
+            .label(line.label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
+        chart.draw_series(centre.map(|p| Circle::new(p, 4, color.filled()))).map_err(|e| e.to_string())?;
+        chart
+            .draw_series(
+                line.points
+                    .iter()
+                    .map(|&(x, m, lo, hi)| ErrorBar::new_vertical(x, lo.min(hi), m, lo.max(hi), color, 8)),
+            )
+            .map_err(|e| e.to_string())?;
+    }
+    chart
+        .configure_series_labels()
+        .label_font(("sans-serif", 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}

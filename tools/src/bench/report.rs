@@ -1,0 +1,203 @@
+//! `report.md`: machine metadata, then per suite its plots, a table of every figure
+//! and the ratios sccemu/MPI. Every ratio divides two figures from this same run.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use sccemu_benches::measure::Row;
+
+use super::metadata::Metadata;
+use super::peer_run::Incident;
+
+/// Where sccemu's side of a suite stands.
+#[derive(Clone, Debug)]
+pub enum SccemuSide {
+    Measured,
+    NotRegistered,
+    Failed(String),
+}
+
+/// Everything the report needs about one suite.
+pub struct SuiteResult {
+    pub name: String,
+    pub about: String,
+    pub sccemu: SccemuSide,
+    pub rows: Vec<Row>,
+    /// Plot paths relative to the report.
+    pub plots: Vec<String>,
+    pub incidents: Vec<Incident>,
+}
+
+const MPIS: [&str; 2] = ["mpich", "openmpi"];
+
+pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# sccemu benchmark report\n");
+    if meta.quick {
+        let _ = writeln!(
+            md,
+            "**Quick mode:** tiny sizes and few repetitions; a smoke test, not a measurement.\n"
+        );
+    }
+    machine(&mut md, meta);
+    let _ = writeln!(
+        md,
+        "Times are µs per operation: the median over the repetitions, with the 10th–90th \
+         percentile spread in brackets, after warm-up rounds, with every rank pinned to a \
+         core. † marks oversubscribed runs (more ranks than the {} CPUs available). A ratio \
+         sccemu/MPI below 1 means sccemu is faster; both figures come from this run.\n",
+        meta.cpus_available
+    );
+    for suite in suites {
+        section(&mut md, suite);
+    }
+    md
+}
+
+fn machine(md: &mut String, meta: &Metadata) {
+    let _ = writeln!(md, "## Machine\n\n| | |\n|---|---|");
+    let mut fact = |name: &str, value: &str| {
+        let _ = writeln!(md, "| {name} | {} |", value.replace('|', "\\|"));
+    };
+    fact("date", &meta.date_utc);
+    fact("CPU", &meta.cpu_model);
+    fact("CPUs (available / online)", &format!("{} / {}", meta.cpus_available, meta.cpus_online));
+    fact("kernel", &meta.kernel);
+    fact("rustc", &meta.rustc);
+    fact("git commit", &meta.git_commit);
+    for (peer, version) in &meta.peers {
+        fact(peer, version);
+    }
+    fact("command", &format!("`{}`", meta.command));
+    md.push('\n');
+}
+
+fn sccemu_first(implementations: &mut [String]) {
+    let rank = |i: &String| match MPIS.iter().position(|m| m == i) {
+        Some(p) => (1 + p, i.clone()),
+        None => (0, i.clone()),
+    };
+    implementations.sort_by_key(rank);
+}
+
+fn section(md: &mut String, suite: &SuiteResult) {
+    let _ = writeln!(md, "## {}\n\n{}\n", suite.name, suite.about);
+    match &suite.sccemu {
+        SccemuSide::Measured => {}
+        SccemuSide::NotRegistered => {
+            let _ = writeln!(md, "sccemu: not measured (suite not registered)\n");
+        }
+        SccemuSide::Failed(why) => {
+            let _ = writeln!(md, "sccemu: not measured (the suite failed: {why})\n");
+        }
+    }
+    for plot in &suite.plots {
+        let _ = writeln!(md, "![{plot}]({plot})");
+    }
+    if !suite.plots.is_empty() {
+        md.push('\n');
+    }
+    if suite.rows.is_empty() {
+        let _ = writeln!(md, "No figures.\n");
+    } else {
+        table(md, &suite.rows);
+    }
+    if !suite.incidents.is_empty() {
+        let _ = writeln!(md, "Peer runs that did not finish every configuration:\n");
+        for i in &suite.incidents {
+            let _ = writeln!(md, "- {} `{}` with {} ranks: {}", i.implementation, i.program, i.cores, i.what);
+        }
+        md.push('\n');
+    }
+}
+
+fn table(md: &mut String, rows: &[Row]) {
+    let mut implementations: Vec<String> = Vec::new();
+    let mut keys: Vec<(String, u32, u64)> = Vec::new();
+    for r in rows {
+        if !implementations.contains(&r.implementation) {
+            implementations.push(r.implementation.clone());
+        }
+        let key = (r.pattern.clone(), r.cores, r.bytes);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    sccemu_first(&mut implementations);
+    // Patterns keep their order of first appearance; within one, cores then bytes.
+    let pattern_order = |p: &str| keys.iter().position(|k| k.0 == p).unwrap_or(usize::MAX);
+    let mut ordered = keys.clone();
+    ordered.sort_by_key(|k| (pattern_order(&k.0), k.1, k.2));
+
+    let ours: Vec<&String> = implementations.iter().filter(|i| !MPIS.contains(&i.as_str())).collect();
+    let theirs: Vec<&String> = implementations.iter().filter(|i| MPIS.contains(&i.as_str())).collect();
+    let ratios: Vec<(&String, &String)> =
+        ours.iter().flat_map(|o| theirs.iter().map(move |t| (*o, *t))).collect();
+
+    let mut header = String::from("| pattern | cores | bytes |");
+    let mut rule = String::from("|---|---:|---:|");
+    for i in &implementations {
+        let _ = write!(header, " {i} |");
+        rule.push_str("---|");
+    }
+    for (o, t) in &ratios {
+        let _ = write!(header, " {o}/{t} |");
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(md, "{header}\n{rule}");
+    for (pattern, cores, bytes) in ordered {
+        let find = |implementation: &str| {
+            rows.iter().find(|r| {
+                r.implementation == implementation
+                    && r.pattern == pattern
+                    && r.cores == cores
+                    && r.bytes == bytes
+            })
+        };
+        let oversubscribed = rows.iter().any(|r| r.cores == cores && r.oversubscribed);
+        let mark = if oversubscribed { "†" } else { "" };
+        let _ = write!(md, "| {pattern} | {cores}{mark} | {bytes} |");
+        for i in &implementations {
+            let _ = write!(md, " {} |", find(i).map_or_else(|| "—".to_owned(), cell));
+        }
+        for (o, t) in &ratios {
+            let ratio = match (find(o), find(t)) {
+                (Some(a), Some(b))
+                    if a.median_us.is_finite() && b.median_us.is_finite() && b.median_us > 0.0 =>
+                {
+                    format!("{:.2}", a.median_us / b.median_us)
+                }
+                _ => "—".to_owned(),
+            };
+            let _ = write!(md, " {ratio} |");
+        }
+        md.push('\n');
+    }
+    md.push('\n');
+}
+
+/// Three significant digits, whatever the magnitude.
+fn us(value: f64) -> String {
+    match value.abs() {
+        v if v < 10.0 => format!("{value:.3}"),
+        v if v < 100.0 => format!("{value:.2}"),
+        v if v < 1000.0 => format!("{value:.1}"),
+        _ => format!("{value:.0}"),
+    }
+}
+
+fn cell(row: &Row) -> String {
+    if !row.median_us.is_finite() {
+        return row.note.clone().unwrap_or_else(|| "no figure".into());
+    }
+    let mut text = format!("{} [{}–{}]", us(row.median_us), us(row.p10_us), us(row.p90_us));
+    if let Some(note) = &row.note {
+        let _ = write!(text, " ({note})");
+    }
+    text
+}
+
+/// Relative path of `path` under `base`, with forward slashes, for Markdown links.
+pub fn relative(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base).unwrap_or(path).to_string_lossy().replace('\\', "/")
+}

@@ -6,9 +6,9 @@
  *     PROG --patterns a,b --sizes 8,64 --reps 20 --warmup 3 --inner 100
  *
  * A sample is the time of `inner` operations divided by `inner` (µs per operation);
- * `warmup` samples (at least one) are taken and thrown away first; they also shrink
- * `inner` when an operation turns out far slower than planned. Rank 0 prints, for each
- * (pattern, size):
+ * `warmup` samples (at least one) are taken and thrown away first; `inner` shrinks
+ * when one operation turns out far slower than planned (see calibrate). Rank 0
+ * prints, for each (pattern, size):
  *
  *     BEGIN pattern bytes                       before measuring (so a timeout names it)
  *     ROW pattern bytes reps median p10 p90     after (µs per operation)
@@ -119,24 +119,28 @@ static void report(const char *pattern, long bytes, double *samples_us, int reps
 /* One timed operation of a pattern: runs `count` operations of `bytes`. */
 typedef void (*pattern_fn)(long bytes, int count);
 
+/* Times one operation on rank 0 (shared with every rank): an operation far slower
+ * than planned (an oversubscribed MPI that busy-polls takes milliseconds per barrier)
+ * would make the sweep outlast its timeout, so samples shrink to about
+ * SAMPLE_BUDGET_S. */
+static int calibrate(long bytes, pattern_fn run, int count) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    run(bytes, 1);
+    double per_op = MPI_Wtime() - t0;
+    MPI_Bcast(&per_op, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (per_op * count > SAMPLE_BUDGET_S) count = (int)(SAMPLE_BUDGET_S / per_op);
+    return count < 1 ? 1 : count;
+}
+
 /* Warm-up, then `reps` samples, each starting from a barrier so that ranks enter together. */
 static void measure(const options *o, const char *pattern, long bytes, pattern_fn run, double per_op_scale) {
     double *samples = calloc(o->reps, sizeof(double));
-    int count = inner_for(o, bytes);
     begin(pattern, bytes);
+    int count = calibrate(bytes, run, inner_for(o, bytes));
     for (int i = 0; i < o->warmup; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
         run(bytes, count);
-        /* An operation far slower than planned (an oversubscribed MPI that busy-polls
-         * takes milliseconds per barrier) would make the sweep outlast its timeout:
-         * shrink the sample to about SAMPLE_BUDGET_S, agreed by all ranks. */
-        double per_op = (MPI_Wtime() - t0) / count;
-        MPI_Bcast(&per_op, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        if (per_op * count > SAMPLE_BUDGET_S) {
-            count = (int)(SAMPLE_BUDGET_S / per_op);
-            if (count < 1) count = 1;
-        }
     }
     for (int i = 0; i < o->reps; i++) {
         MPI_Barrier(MPI_COMM_WORLD);

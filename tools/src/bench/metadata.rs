@@ -61,7 +61,7 @@ impl Metadata {
     pub fn collect(quick: bool) -> Metadata {
         let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
         Metadata {
-            date_utc: first_line("date", &["-u", "+%Y-%m-%d %H:%M:%S UTC"]),
+            date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             cpu_model: cpu_model(),
             cpus_available: sccemu::pin::available_cpu_count(),
             cpus_online: std::fs::read_to_string("/proc/cpuinfo")

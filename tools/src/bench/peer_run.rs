@@ -89,7 +89,7 @@ impl PeerRun<'_> {
             if let Some((pattern, bytes)) = unfinished(&printed) {
                 outcome.rows.push(self.missing_row(&pattern, bytes, &what));
             }
-            outcome.incident = Some(self.incident(format!("{what}; log: {}", err.display())));
+            outcome.incident = Some(self.incident(format!("{what}; log: logs/{stem}.err")));
         }
         outcome
     }

@@ -30,7 +30,7 @@ enum Axes {
 impl Axes {
     fn x_label(self) -> &'static str {
         match self {
-            Axes::LatencyByCores => "cores (ranks)",
+            Axes::LatencyByCores => "cores (ranks); beyond the machine's CPUs they are oversubscribed",
             _ => "message size (bytes)",
         }
     }
@@ -60,7 +60,10 @@ pub fn plot_suite(dir: &Path, suite: &str, rows: &[Row]) -> Result<Vec<PathBuf>,
         };
         for &(axes, kind) in figures {
             let path = dir.join(format!("{suite}-{pattern}-{kind}.svg"));
-            let title = format!("{suite}: {pattern} ({kind})");
+            let title = match axes {
+                Axes::BandwidthBySize => format!("{suite}: {pattern} (MB/s)"),
+                _ => format!("{suite}: {pattern} (µs per operation)"),
+            };
             draw(&path, &title, axes, &series(&of_pattern, axes))
                 .map_err(|message| BenchError::Plot { path: path.clone(), message })?;
             written.push(path);
@@ -127,6 +130,39 @@ fn human_bytes(bytes: f64) -> String {
     }
 }
 
+/// Tick positions on a log axis: 1, 2, 5 times powers of ten within the range;
+/// decades alone when that would crowd the axis.
+fn one_two_five(lo: f64, hi: f64) -> Vec<f64> {
+    let steps: &[f64] = if hi / lo > 1e4 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+    let mut ticks = Vec::new();
+    let mut decade = 10f64.powi(lo.log10().floor() as i32);
+    while decade <= hi {
+        for &step in steps {
+            let tick = decade * step;
+            if (lo..=hi).contains(&tick) {
+                ticks.push(tick);
+            }
+        }
+        decade *= 10.0;
+    }
+    ticks
+}
+
+/// The measured x values, thinned to at most a dozen labels.
+fn measured_ticks(series: &[Series]) -> Vec<f64> {
+    let mut xs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let stride = xs.len().div_ceil(12).max(1);
+    xs.into_iter().step_by(stride).collect()
+}
+
+/// A tick value with no more digits than it needs (0.05, 2, 500, 20000).
+fn tick_label(value: f64) -> String {
+    let decimals = (-value.log10().floor()).max(0.0) as usize;
+    format!("{value:.decimals$}")
+}
+
 fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), String> {
     let all = series.iter().flat_map(|s| &s.points);
     let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
@@ -139,7 +175,9 @@ fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), S
         }
     }
     // A single x or y value still needs a visible range on a log axis.
-    let (x_range, y_range) = ((x_lo / 1.5)..(x_hi * 1.5), (y_lo / 2.0)..(y_hi * 2.0));
+    let (x_lo, x_hi, y_lo, y_hi) = (x_lo / 1.5, x_hi * 1.5, y_lo / 2.0, y_hi * 2.0);
+    let x_axis = (x_lo..x_hi).log_scale().with_key_points(measured_ticks(series));
+    let y_axis = (y_lo..y_hi).log_scale().with_key_points(one_two_five(y_lo, y_hi));
 
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
@@ -148,7 +186,7 @@ fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), S
         .margin(20)
         .x_label_area_size(55)
         .y_label_area_size(90)
-        .build_cartesian_2d(x_range.log_scale(), y_range.log_scale())
+        .build_cartesian_2d(x_axis, y_axis)
         .map_err(|e| e.to_string())?;
     let format_x = |x: &f64| if axes == Axes::LatencyByCores { format!("{x:.0}") } else { human_bytes(*x) };
     chart
@@ -156,9 +194,10 @@ fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), S
         .x_desc(axes.x_label())
         .y_desc(axes.y_label())
         .x_label_formatter(&format_x)
-        .y_label_formatter(&|y| format!("{y:.3}"))
+        .y_label_formatter(&|y| tick_label(*y))
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
+        .light_line_style(RGBColor(240, 240, 240))
         .draw()
         .map_err(|e| e.to_string())?;
     for (index, line) in series.iter().enumerate() {
@@ -170,13 +209,11 @@ fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), S
             .label(line.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
         chart.draw_series(centre.map(|p| Circle::new(p, 4, color.filled()))).map_err(|e| e.to_string())?;
-        chart
-            .draw_series(
-                line.points
-                    .iter()
-                    .map(|&(x, m, lo, hi)| ErrorBar::new_vertical(x, lo.min(hi), m, lo.max(hi), color, 8)),
-            )
-            .map_err(|e| e.to_string())?;
+        let bars = line
+            .points
+            .iter()
+            .map(|&(x, m, lo, hi)| ErrorBar::new_vertical(x, lo.min(hi), m, lo.max(hi), color, 8));
+        chart.draw_series(bars).map_err(|e| e.to_string())?;
     }
     chart
         .configure_series_labels()
@@ -187,4 +224,19 @@ fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), S
         .draw()
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ticks_and_labels() {
+        assert_eq!(one_two_five(0.3, 60.0), vec![0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
+        assert_eq!(one_two_five(0.3, 20000.0), vec![1.0, 10.0, 100.0, 1000.0, 10000.0]);
+        assert_eq!(tick_label(0.05), "0.05");
+        assert_eq!(tick_label(2.0), "2");
+        assert_eq!(tick_label(20000.0), "20000");
+        assert_eq!(human_bytes(737280.0), "720K");
+    }
 }

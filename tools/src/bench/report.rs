@@ -165,7 +165,7 @@ fn table(md: &mut String, rows: &[Row]) {
                 (Some(a), Some(b))
                     if a.median_us.is_finite() && b.median_us.is_finite() && b.median_us > 0.0 =>
                 {
-                    format!("{:.2}", a.median_us / b.median_us)
+                    ratio_text(a.median_us / b.median_us)
                 }
                 _ => "—".to_owned(),
             };
@@ -184,6 +184,11 @@ fn us(value: f64) -> String {
         v if v < 1000.0 => format!("{value:.1}"),
         _ => format!("{value:.0}"),
     }
+}
+
+/// Two decimals, or two significant digits for ratios far below 1.
+fn ratio_text(ratio: f64) -> String {
+    if ratio >= 0.095 { format!("{ratio:.2}") } else { format!("{ratio:.1e}") }
 }
 
 fn cell(row: &Row) -> String {

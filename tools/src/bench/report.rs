@@ -48,8 +48,15 @@ pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
          sccemu/MPI below 1 means sccemu is faster; both figures come from this run.\n",
         meta.cpus_available
     );
+    // MPIs that were asked for but could not run: every suite says it lacks them.
+    let unavailable: Vec<String> = meta
+        .peers
+        .iter()
+        .filter(|(_, status)| status.starts_with("unavailable"))
+        .map(|(mpi, status)| format!("{mpi}: not measured ({status})"))
+        .collect();
     for suite in suites {
-        section(&mut md, suite);
+        section(&mut md, suite, &unavailable);
     }
     md
 }
@@ -80,7 +87,7 @@ fn sccemu_first(implementations: &mut [String]) {
     implementations.sort_by_key(rank);
 }
 
-fn section(md: &mut String, suite: &SuiteResult) {
+fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     let _ = writeln!(md, "## {}\n\n{}\n", suite.name, suite.about);
     match &suite.sccemu {
         SccemuSide::Measured => {}
@@ -90,6 +97,9 @@ fn section(md: &mut String, suite: &SuiteResult) {
         SccemuSide::Failed(why) => {
             let _ = writeln!(md, "sccemu: not measured (the suite failed: {why})\n");
         }
+    }
+    for peer in unavailable_peers {
+        let _ = writeln!(md, "{peer}\n");
     }
     for plot in &suite.plots {
         let _ = writeln!(md, "![{plot}]({plot})");

@@ -43,6 +43,9 @@ pub struct SuiteSpec {
     /// The figure or table it reproduces.
     pub about: &'static str,
     pub peers: &'static [PeerSpec],
+    /// A pattern the others are divided by, per implementation, for a table of ratios
+    /// (the MPICH2 paper's one-sided/point-to-point tables).
+    pub baseline: Option<&'static str>,
 }
 
 /// 2^first .. 2^(first + N - 1).
@@ -69,6 +72,7 @@ pub const CATALOG: &[SuiteSpec] = &[
     SuiteSpec {
         name: "barrier",
         about: "barrier latency for N = 2, 8, 48 cores (spine speed targets)",
+        baseline: None,
         peers: &[PeerSpec {
             program: "barrier",
             patterns: &["barrier"],
@@ -80,6 +84,7 @@ pub const CATALOG: &[SuiteSpec] = &[
     SuiteSpec {
         name: "pt2pt",
         about: "ping-pong latency (one-way) and streaming bandwidth, osu-style, 1 B to 1 MiB",
+        baseline: None,
         peers: &[PeerSpec {
             program: "pt2pt",
             patterns: &["latency", "bandwidth"],
@@ -92,6 +97,7 @@ pub const CATALOG: &[SuiteSpec] = &[
         name: "rma",
         about: "put/get under lock+flush, fence and PSCW; fetch-and-op, compare-and-swap, \
                 lock/unlock and fence latency",
+        baseline: None,
         peers: &[
             PeerSpec {
                 program: "rma",
@@ -117,7 +123,7 @@ pub const CATALOG: &[SuiteSpec] = &[
             PeerSpec {
                 program: "rma",
                 patterns: &["lock-unlock"],
-                cores: Scaled { full: &[2], quick: &[2] },
+                cores: Scaled { full: &[2, 8], quick: &[2] },
                 sizes: Scaled { full: &[0], quick: &[0] },
                 inner: 1000,
             },
@@ -134,6 +140,7 @@ pub const CATALOG: &[SuiteSpec] = &[
         name: "acc",
         about: "accumulate bandwidth, SUM on f64, 8 B to 1 MiB incl. 720 KB \
                 (owner-computes paper, Figure 2)",
+        baseline: None,
         peers: &[PeerSpec {
             program: "acc",
             patterns: &["accumulate-sum-f64"],
@@ -144,32 +151,34 @@ pub const CATALOG: &[SuiteSpec] = &[
     },
     SuiteSpec {
         name: "halo",
-        about: "ghost exchange with 4 neighbours, one-sided vs point-to-point, 16 B to 256 KiB \
-                (MPICH2 paper, Tables 1 and 2)",
+        about: "ghost exchange with 4 neighbours on a periodic 2-D grid, one-sided vs \
+                point-to-point, 16 B to 256 KiB (MPICH2 paper, Tables 1 and 2)",
+        baseline: Some("halo-p2p"),
         peers: &[PeerSpec {
             program: "halo",
             patterns: &["halo-p2p", "halo-fence", "halo-pscw", "halo-lock"],
-            cores: Scaled { full: &[4], quick: &[4] },
+            cores: Scaled { full: &[2, 4], quick: &[2] },
             sizes: Scaled { full: &HALO_16_B_TO_256_KIB, quick: &[16, 1024] },
             inner: 200,
         }],
     },
     SuiteSpec {
         name: "allgather",
-        about: "allgather 512 B to 32 KiB per process, N = 4..48 (concurrency paper, Figures 7 \
+        about: "allgather 512 B to 32 KiB per process, N = 2..48 (concurrency paper, Figures 7 \
                 and 8), and allreduce",
+        baseline: None,
         peers: &[
             PeerSpec {
                 program: "allgather",
                 patterns: &["allgather"],
-                cores: Scaled { full: &[4, 8, 16, 32, 48], quick: &[2] },
+                cores: Scaled { full: &[2, 4, 8, 16, 32, 48], quick: &[2] },
                 sizes: Scaled { full: &ALLGATHER_512_B_TO_32_KIB, quick: &[512] },
                 inner: 100,
             },
             PeerSpec {
                 program: "allgather",
                 patterns: &["allreduce"],
-                cores: Scaled { full: &[2, 8], quick: &[2] },
+                cores: Scaled { full: &[2, 8, 48], quick: &[2] },
                 sizes: Scaled { full: &[8, 512, 32768], quick: &[8] },
                 inner: 200,
             },
@@ -178,6 +187,7 @@ pub const CATALOG: &[SuiteSpec] = &[
     SuiteSpec {
         name: "srb",
         about: "shared receive buffer: memory per process and N-1-to-1 many-to-one throughput",
+        baseline: None,
         peers: &[PeerSpec {
             program: "pt2pt",
             patterns: &["many-to-one"],
@@ -190,6 +200,7 @@ pub const CATALOG: &[SuiteSpec] = &[
         name: "stencil",
         about: "9-point stencil CFD speedup, one- and two-sided (RCKMPI paper); sccemu only, \
                 no MPI peer program",
+        baseline: None,
         peers: &[],
     },
 ];

@@ -263,7 +263,8 @@ fn run_suite(
     let plot_dir = args.out.join("plots");
     let plots =
         plot::plot_suite(&plot_dir, name, &rows)?.iter().map(|p| report::relative(&args.out, p)).collect();
-    Ok(SuiteResult { name: name.into(), about: about.into(), sccemu, rows, plots, incidents })
+    let baseline = spec.and_then(|s| s.baseline).map(str::to_owned);
+    Ok(SuiteResult { name: name.into(), about: about.into(), baseline, sccemu, rows, plots, incidents })
 }
 
 /// Reads back every CSV, checks every plot and the report's sections.

@@ -130,7 +130,7 @@ impl Installer {
             self.apt(&["update"], "apt-update")?;
             self.updated = true;
         }
-        let mut install = vec!["install", "-y", "--no-install-recommends"];
+        let mut install = vec!["install", "-y"];
         install.extend(mpi.packages());
         self.apt(&install, &format!("apt-install-{}", mpi.name()))?;
         mpi.version()

@@ -21,6 +21,8 @@ pub enum SccemuSide {
 pub struct SuiteResult {
     pub name: String,
     pub about: String,
+    /// The pattern others are divided by in a ratio table, if the suite has one.
+    pub baseline: Option<String>,
     pub sccemu: SccemuSide,
     pub rows: Vec<Row>,
     /// Plot paths relative to the report.
@@ -43,7 +45,8 @@ pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
     let _ = writeln!(
         md,
         "Times are µs per operation: the median over the repetitions, with the 10th–90th \
-         percentile spread in brackets, after warm-up rounds, with every rank pinned to a \
+         percentile spread in brackets (and, where data moves, the bandwidth at the median \
+         in MB/s), after warm-up rounds, with every rank pinned to a \
          core. † marks oversubscribed runs (more ranks than the {} CPUs available). A ratio \
          sccemu/MPI below 1 means sccemu is faster; both figures come from this run.\n",
         meta.cpus_available
@@ -111,6 +114,9 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
         let _ = writeln!(md, "No figures.\n");
     } else {
         table(md, &suite.rows);
+        if let Some(baseline) = &suite.baseline {
+            baseline_table(md, &suite.rows, baseline);
+        }
     }
     if !suite.incidents.is_empty() {
         let _ = writeln!(md, "Peer runs that did not finish every configuration:\n");
@@ -186,7 +192,58 @@ fn table(md: &mut String, rows: &[Row]) {
     md.push('\n');
 }
 
-/// Three significant digits, whatever the magnitude.
+/// Each pattern's time divided by the baseline pattern's, per implementation, at the
+/// same cores and bytes: how much a synchronization mode costs over the baseline.
+fn baseline_table(md: &mut String, rows: &[Row], baseline: &str) {
+    let mut implementations: Vec<String> = Vec::new();
+    let mut keys: Vec<(String, u32, u64)> = Vec::new();
+    for r in rows {
+        if !implementations.contains(&r.implementation) {
+            implementations.push(r.implementation.clone());
+        }
+        let key = (r.pattern.clone(), r.cores, r.bytes);
+        if r.pattern != baseline && !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    sccemu_first(&mut implementations);
+    let median = |implementation: &str, pattern: &str, cores: u32, bytes: u64| {
+        rows.iter()
+            .find(|r| {
+                r.implementation == implementation
+                    && r.pattern == pattern
+                    && r.cores == cores
+                    && r.bytes == bytes
+            })
+            .map(|r| r.median_us)
+            .filter(|m| m.is_finite() && *m > 0.0)
+    };
+    let mut lines = Vec::new();
+    for (pattern, cores, bytes) in &keys {
+        let ratios: Vec<String> = implementations
+            .iter()
+            .map(|i| match (median(i, pattern, *cores, *bytes), median(i, baseline, *cores, *bytes)) {
+                (Some(time), Some(base)) => ratio_text(time / base),
+                _ => "—".to_owned(),
+            })
+            .collect();
+        if ratios.iter().any(|r| r != "—") {
+            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", ratios.join(" | ")));
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "Time relative to `{baseline}` (same implementation, cores and bytes):\n");
+    let _ = writeln!(md, "| pattern | cores | bytes | {} |", implementations.join(" | "));
+    let _ = writeln!(md, "|---|---:|---:|{}", "---:|".repeat(implementations.len()));
+    for line in lines {
+        let _ = writeln!(md, "{line}");
+    }
+    md.push('\n');
+}
+
+/// Three significant digits, whatever the magnitude (µs or MB/s).
 fn us(value: f64) -> String {
     match value.abs() {
         v if v < 10.0 => format!("{value:.3}"),
@@ -206,6 +263,9 @@ fn cell(row: &Row) -> String {
         return row.note.clone().unwrap_or_else(|| "no figure".into());
     }
     let mut text = format!("{} [{}–{}]", us(row.median_us), us(row.p10_us), us(row.p90_us));
+    if let Some(mb_per_s) = row.mb_per_s.filter(|v| v.is_finite()) {
+        let _ = write!(text, " · {} MB/s", us(mb_per_s));
+    }
     if let Some(note) = &row.note {
         let _ = write!(text, " ({note})");
     }

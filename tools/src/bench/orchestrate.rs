@@ -239,6 +239,9 @@ fn run_suite(
                     continue;
                 }
             };
+            // Core counts ascend: once a run times out, larger ones would only wait out
+            // the same timeout again.
+            let mut timed_out_at: Option<u32> = None;
             for &n in cores {
                 progress.start(&format!("{name}: {} {} with {n} ranks", mpi.name(), peer.patterns.join(",")));
                 let run = PeerRun {
@@ -251,7 +254,13 @@ fn run_suite(
                     timeout: args.mpi_timeout(),
                     logs,
                 };
-                let outcome = run.run();
+                let outcome = match timed_out_at {
+                    Some(fewer) => run.skipped(&format!("not attempted: {fewer} ranks already timed out")),
+                    None => run.run(),
+                };
+                if outcome.timed_out {
+                    timed_out_at = Some(n);
+                }
                 progress.done(1);
                 rows.extend(outcome.rows);
                 incidents.extend(outcome.incident);

@@ -29,6 +29,8 @@ pub struct Incident {
 pub struct PeerOutcome {
     pub rows: Vec<Row>,
     pub incident: Option<Incident>,
+    /// Killed for running out of time: more ranks would only take longer.
+    pub timed_out: bool,
 }
 
 /// What a run needs besides the spec.
@@ -73,6 +75,7 @@ impl PeerRun<'_> {
         };
         let printed = std::fs::read_to_string(&out).unwrap_or_default();
         let mut outcome = self.parse(&printed);
+        outcome.timed_out = finished.timed_out();
         let problem = if finished.timed_out() {
             Some(format!("gave up after {:.1} s (timeout)", finished.elapsed.as_secs_f64()))
         } else if !finished.succeeded() {
@@ -96,7 +99,7 @@ impl PeerRun<'_> {
 
     fn parse(&self, printed: &str) -> PeerOutcome {
         let rows = printed.lines().filter_map(|line| self.parse_row(line)).collect();
-        PeerOutcome { rows, incident: None }
+        PeerOutcome { rows, incident: None, timed_out: false }
     }
 
     fn parse_row(&self, line: &str) -> Option<Row> {
@@ -151,7 +154,15 @@ impl PeerRun<'_> {
     }
 
     fn failed_outright(&self, what: String) -> PeerOutcome {
-        PeerOutcome { rows: Vec::new(), incident: Some(self.incident(what)) }
+        PeerOutcome { rows: Vec::new(), incident: Some(self.incident(what)), timed_out: false }
+    }
+
+    /// Not run, because fewer ranks of the same program already timed out: one row
+    /// per pattern (at the first size) says so, so that the table shows the gap.
+    pub fn skipped(&self, why: &str) -> PeerOutcome {
+        let first_size = self.spec.sizes.pick(self.params).first().copied().unwrap_or(0);
+        let rows = self.spec.patterns.iter().map(|p| self.missing_row(p, first_size, why)).collect();
+        PeerOutcome { rows, incident: Some(self.incident(why.to_owned())), timed_out: false }
     }
 }
 

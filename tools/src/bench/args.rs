@@ -31,7 +31,7 @@ pub struct BenchArgs {
     pub out: PathBuf,
 
     /// Seconds after which one MPI run is killed and reported as given up
-    /// (default: 30 with --quick, 180 otherwise).
+    /// (default: 30 with --quick, 120 otherwise).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
 
@@ -54,6 +54,6 @@ impl BenchArgs {
     }
 
     pub fn mpi_timeout(&self) -> Duration {
-        Duration::from_secs(self.timeout.unwrap_or(if self.quick { 30 } else { 180 }))
+        Duration::from_secs(self.timeout.unwrap_or(if self.quick { 30 } else { 120 }))
     }
 }

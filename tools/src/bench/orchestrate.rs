@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use sccemu_benches::measure::SuiteParams;
+use sccemu_benches::Suite;
+use sccemu_benches::measure::{Row, SuiteParams};
 
 use super::args::{BenchArgs, PeerChoice};
-use super::catalog::{CATALOG, suite_spec};
+use super::catalog::{CATALOG, PeerSpec, suite_spec};
 use super::error::BenchError;
 use super::metadata::Metadata;
 use super::output;
@@ -112,6 +113,10 @@ pub fn run(args: &BenchArgs) -> Result<(), BenchError> {
     let suites = chosen_suites(&args.suites)?;
     let out = args.out.as_path();
     let (plots, logs, build) = (out.join("plots"), out.join("logs"), out.join("build"));
+    // Plots of an earlier run in the same directory must not pass for this run's.
+    if plots.is_dir() {
+        std::fs::remove_dir_all(&plots).map_err(BenchError::io(&plots))?;
+    }
     for dir in [out, &plots, &logs, &build] {
         create_dir(dir)?;
     }
@@ -149,14 +154,19 @@ pub fn run(args: &BenchArgs) -> Result<(), BenchError> {
             ours + theirs * ready.len()
         })
         .sum();
-    let progress = Progress::new(steps as u64);
-    let mut builds = Builds { dir: build, done: HashMap::new() };
+    let mut session = Session {
+        params,
+        args,
+        ready,
+        builds: Builds { dir: build, done: HashMap::new() },
+        progress: Progress::new(steps as u64),
+        logs,
+    };
     let mut results = Vec::new();
     for name in &suites {
-        let result = run_suite(name, &params, args, &ready, &mut builds, &progress, &logs)?;
-        results.push(result);
+        results.push(session.run_suite(name)?);
     }
-    progress.bar.finish_and_clear();
+    session.progress.bar.finish_and_clear();
 
     let report_path = out.join("report.md");
     std::fs::write(&report_path, report::render(&meta, &results)).map_err(BenchError::io(&report_path))?;
@@ -183,76 +193,100 @@ impl Builds {
     }
 }
 
-fn run_suite(
-    name: &str,
-    params: &SuiteParams,
-    args: &BenchArgs,
-    ready: &[Mpi],
-    builds: &mut Builds,
-    progress: &Progress,
-    logs: &Path,
-) -> Result<SuiteResult, BenchError> {
-    let spec = suite_spec(name);
-    let registered = sccemu_benches::suite(name);
-    let about = spec.map(|s| s.about).or(registered.map(|s| s.about)).unwrap_or_default();
-    let mut rows = Vec::new();
-    let mut incidents = Vec::new();
+/// What every suite of one run shares.
+struct Session<'a> {
+    params: SuiteParams,
+    args: &'a BenchArgs,
+    /// MPIs found (or installed) and requested.
+    ready: Vec<Mpi>,
+    builds: Builds,
+    progress: Progress,
+    logs: PathBuf,
+}
 
-    let sccemu = match registered {
-        None => SccemuSide::NotRegistered,
-        Some(suite) => {
-            progress.start(&format!("{name}: sccemu"));
-            // A suite that panics loses its own figures, not the whole run's.
-            let measured = std::panic::catch_unwind(|| (suite.run)(params));
-            progress.done(1);
-            match measured {
-                Ok(measured) => {
-                    rows.extend(measured);
-                    SccemuSide::Measured
-                }
-                Err(panic) => {
-                    let why = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                        .unwrap_or_else(|| "panicked".into());
-                    SccemuSide::Failed(why)
-                }
-            }
-        }
-    };
-
-    for &mpi in ready {
+impl Session<'_> {
+    fn run_suite(&mut self, name: &str) -> Result<SuiteResult, BenchError> {
+        let spec = suite_spec(name);
+        let registered = sccemu_benches::suite(name);
+        let about = spec.map(|s| s.about).or(registered.map(|s| s.about)).unwrap_or_default();
+        let mut rows = Vec::new();
+        let sccemu = match registered {
+            None => SccemuSide::NotRegistered,
+            Some(suite) => self.sccemu_side(suite, &mut rows),
+        };
+        let mut incidents = Vec::new();
         for peer in spec.map_or(&[][..], |s| s.peers) {
-            let cores = peer.cores.pick(params);
-            let exe = match builds.get(mpi, peer.program) {
+            self.peer_side(name, peer, &mut rows, &mut incidents);
+        }
+
+        let out = &self.args.out;
+        output::write_csv(&output::csv_path(out, name), &rows)?;
+        let plots = plot::plot_suite(&out.join("plots"), name, &rows)?
+            .iter()
+            .map(|p| report::relative(out, p))
+            .collect();
+        let baseline = spec.and_then(|s| s.baseline).map(str::to_owned);
+        Ok(SuiteResult { name: name.into(), about: about.into(), baseline, sccemu, rows, plots, incidents })
+    }
+
+    fn sccemu_side(&self, suite: &Suite, rows: &mut Vec<Row>) -> SccemuSide {
+        self.progress.start(&format!("{}: sccemu", suite.name));
+        // A suite that panics loses its own figures, not the whole run's.
+        let measured = std::panic::catch_unwind(|| (suite.run)(&self.params));
+        self.progress.done(1);
+        match measured {
+            Ok(measured) => {
+                rows.extend(measured);
+                SccemuSide::Measured
+            }
+            Err(panic) => SccemuSide::Failed(
+                panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "panicked".into()),
+            ),
+        }
+    }
+
+    /// Every ready MPI runs `peer` at each of its core counts, in ascending order.
+    fn peer_side(
+        &mut self,
+        suite: &str,
+        peer: &PeerSpec,
+        rows: &mut Vec<Row>,
+        incidents: &mut Vec<Incident>,
+    ) {
+        let cores = peer.cores.pick(&self.params);
+        for mpi in self.ready.clone() {
+            let exe = match self.builds.get(mpi, peer.program) {
                 Ok(exe) => exe,
                 Err(why) => {
-                    progress.done(cores.len() as u64);
+                    self.progress.done(cores.len() as u64);
                     incidents.push(Incident {
-                        suite: name.into(),
+                        suite: suite.into(),
                         implementation: mpi.name().into(),
-                        program: peer.program.into(),
+                        patterns: peer.patterns.join(","),
                         cores: 0,
                         what: why,
                     });
                     continue;
                 }
             };
-            // Core counts ascend: once a run times out, larger ones would only wait out
-            // the same timeout again.
+            // Once a run times out, more ranks would only wait out the same timeout again.
             let mut timed_out_at: Option<u32> = None;
             for &n in cores {
-                progress.start(&format!("{name}: {} {} with {n} ranks", mpi.name(), peer.patterns.join(",")));
+                let patterns = peer.patterns.join(",");
+                self.progress.start(&format!("{suite}: {} {patterns} with {n} ranks", mpi.name()));
                 let run = PeerRun {
-                    suite: name,
+                    suite,
                     mpi,
                     exe: &exe,
                     spec: peer,
                     cores: n,
-                    params,
-                    timeout: args.mpi_timeout(),
-                    logs,
+                    params: &self.params,
+                    timeout: self.args.mpi_timeout(),
+                    logs: &self.logs,
                 };
                 let outcome = match timed_out_at {
                     Some(fewer) => run.skipped(&format!("not attempted: {fewer} ranks already timed out")),
@@ -261,19 +295,12 @@ fn run_suite(
                 if outcome.timed_out {
                     timed_out_at = Some(n);
                 }
-                progress.done(1);
+                self.progress.done(1);
                 rows.extend(outcome.rows);
                 incidents.extend(outcome.incident);
             }
         }
     }
-
-    output::write_csv(&output::csv_path(&args.out, name), &rows)?;
-    let plot_dir = args.out.join("plots");
-    let plots =
-        plot::plot_suite(&plot_dir, name, &rows)?.iter().map(|p| report::relative(&args.out, p)).collect();
-    let baseline = spec.and_then(|s| s.baseline).map(str::to_owned);
-    Ok(SuiteResult { name: name.into(), about: about.into(), baseline, sccemu, rows, plots, incidents })
 }
 
 /// Reads back every CSV, checks every plot and the report's sections.

@@ -20,7 +20,9 @@ use super::process::{last_line, run_with_timeout};
 pub struct Incident {
     pub suite: String,
     pub implementation: String,
-    pub program: String,
+    /// The patterns the run measures, e.g. `halo-p2p,halo-fence`.
+    pub patterns: String,
+    /// 0 when the failure precedes any run (a build).
     pub cores: u32,
     pub what: String,
 }
@@ -147,7 +149,7 @@ impl PeerRun<'_> {
         Incident {
             suite: self.suite.into(),
             implementation: self.mpi.name().into(),
-            program: self.spec.program.into(),
+            patterns: self.spec.patterns.join(","),
             cores: self.cores,
             what,
         }

@@ -1,7 +1,7 @@
-//! SVG plots, one per figure: a suite's pattern, with one line per implementation (and
-//! per core count when the pattern is measured at several). Size sweeps are plotted
-//! against message size on log axes, with a second, bandwidth plot; size-less patterns
-//! (barrier, fence) against the number of cores. Bars show the p10–p90 spread.
+//! SVG plots, one per figure, with one line per implementation. Size sweeps are
+//! plotted against message size on log axes, with a second, bandwidth plot, and get a
+//! figure per core count when measured at several; size-less patterns (barrier, fence)
+//! are plotted against the number of cores. Bars show the p10–p90 spread.
 
 use std::path::{Path, PathBuf};
 
@@ -53,23 +53,40 @@ pub fn plot_suite(dir: &Path, suite: &str, rows: &[Row]) -> Result<Vec<PathBuf>,
             continue;
         }
         let sweeps_sizes = distinct(of_pattern.iter().map(|r| r.bytes)).len() > 1;
-        let figures: &[(Axes, &str)] = if sweeps_sizes {
-            &[(Axes::LatencyBySize, "latency"), (Axes::BandwidthBySize, "bandwidth")]
-        } else {
-            &[(Axes::LatencyByCores, "latency")]
-        };
-        for &(axes, kind) in figures {
-            let path = dir.join(format!("{suite}-{pattern}-{kind}.svg"));
-            let title = match axes {
-                Axes::BandwidthBySize => format!("{suite}: {pattern} (MB/s)"),
-                _ => format!("{suite}: {pattern} (µs per operation)"),
-            };
-            draw(&path, &title, axes, &series(&of_pattern, axes))
-                .map_err(|message| BenchError::Plot { path: path.clone(), message })?;
+        if !sweeps_sizes {
+            let path = dir.join(format!("{suite}-{pattern}-latency.svg"));
+            let title = format!("{suite}: {pattern} (µs per operation)");
+            draw_figure(&path, &title, Axes::LatencyByCores, &of_pattern)?;
             written.push(path);
+            continue;
+        }
+        // A size sweep at several core counts gets a figure per count (the allgather
+        // paper's figures are per N): one chart with every count would be unreadable.
+        let core_counts = distinct(of_pattern.iter().map(|r| r.cores));
+        for &cores in &core_counts {
+            let at_cores: Vec<&Row> = of_pattern.iter().copied().filter(|r| r.cores == cores).collect();
+            let (stem, label) = if core_counts.len() > 1 {
+                let over = if at_cores.iter().any(|r| r.oversubscribed) { ", oversubscribed" } else { "" };
+                (format!("{suite}-{pattern}-n{cores}"), format!(", {cores} cores{over}"))
+            } else {
+                (format!("{suite}-{pattern}"), String::new())
+            };
+            for (axes, kind, unit) in [
+                (Axes::LatencyBySize, "latency", "µs per operation"),
+                (Axes::BandwidthBySize, "bandwidth", "MB/s"),
+            ] {
+                let path = dir.join(format!("{stem}-{kind}.svg"));
+                draw_figure(&path, &format!("{suite}: {pattern}{label} ({unit})"), axes, &at_cores)?;
+                written.push(path);
+            }
         }
     }
     Ok(written)
+}
+
+fn draw_figure(path: &Path, title: &str, axes: Axes, rows: &[&Row]) -> Result<(), BenchError> {
+    draw(path, title, axes, &series(rows, axes))
+        .map_err(|message| BenchError::Plot { path: path.into(), message })
 }
 
 fn patterns(rows: &[Row]) -> Vec<String> {
@@ -238,5 +255,43 @@ mod tests {
         assert_eq!(tick_label(2.0), "2");
         assert_eq!(tick_label(20000.0), "20000");
         assert_eq!(human_bytes(737280.0), "720K");
+    }
+
+    #[test]
+    fn a_sweep_at_two_core_counts_gets_a_figure_pair_per_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows = Vec::new();
+        for implementation in ["sccemu", "mpich"] {
+            for cores in [2, 8] {
+                for bytes in [512, 4096] {
+                    rows.push(sccemu_benches::measure::row(
+                        "s",
+                        implementation,
+                        "allgather",
+                        cores,
+                        bytes,
+                        vec![1.0],
+                    ));
+                }
+            }
+            rows.push(sccemu_benches::measure::row("s", implementation, "barrier", 2, 0, vec![1.0]));
+            rows.push(sccemu_benches::measure::row("s", implementation, "barrier", 8, 0, vec![3.0]));
+        }
+        let written = plot_suite(dir.path(), "s", &rows).unwrap();
+        let names: Vec<String> =
+            written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(
+            names,
+            [
+                "s-allgather-n2-latency.svg",
+                "s-allgather-n2-bandwidth.svg",
+                "s-allgather-n8-latency.svg",
+                "s-allgather-n8-bandwidth.svg",
+                "s-barrier-latency.svg"
+            ]
+        );
+        for path in &written {
+            crate::bench::output::check_svg(path).unwrap();
+        }
     }
 }

@@ -121,7 +121,8 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     if !suite.incidents.is_empty() {
         let _ = writeln!(md, "Peer runs that did not finish every configuration:\n");
         for i in &suite.incidents {
-            let _ = writeln!(md, "- {} `{}` with {} ranks: {}", i.implementation, i.program, i.cores, i.what);
+            let ranks = if i.cores > 0 { format!(" with {} ranks", i.cores) } else { String::new() };
+            let _ = writeln!(md, "- {} {}{ranks}: {}", i.implementation, i.patterns, i.what);
         }
         md.push('\n');
     }

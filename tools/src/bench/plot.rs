@@ -15,6 +15,7 @@ type Point = (f64, f64, f64, f64);
 
 /// One line of a figure.
 struct Series {
+    implementation: String,
     label: String,
     points: Vec<Point>,
 }
@@ -132,8 +133,9 @@ fn series(rows: &[&Row], axes: Axes) -> Vec<Series> {
                 .filter(|p| p.0 > 0.0 && p.1 > 0.0 && p.1.is_finite())
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let label = if cores == 0 { implementation } else { format!("{implementation}, {cores} cores") };
-            Series { label, points }
+            let label =
+                if cores == 0 { implementation.clone() } else { format!("{implementation}, {cores} cores") };
+            Series { implementation, label, points }
         })
         .filter(|s| !s.points.is_empty())
         .collect()
@@ -145,6 +147,27 @@ fn human_bytes(bytes: f64) -> String {
         b if b >= 1024.0 => format!("{}K", b / 1024.0),
         b => format!("{b}"),
     }
+}
+
+/// The MPIs keep one colour in every figure; sccemu's variants take warm colours in
+/// order. All are dark enough to read on white.
+fn color_for(implementation: &str, sccemu_variants_so_far: &mut usize) -> RGBAColor {
+    const SCCEMU: [RGBColor; 5] = [
+        RGBColor(214, 39, 40),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+    ];
+    let color = match implementation {
+        "mpich" => RGBColor(31, 119, 180),
+        "openmpi" => RGBColor(44, 160, 44),
+        _ => {
+            *sccemu_variants_so_far += 1;
+            SCCEMU[(*sccemu_variants_so_far - 1) % SCCEMU.len()]
+        }
+    };
+    color.to_rgba()
 }
 
 /// Tick positions on a log axis: 1, 2, 5 times powers of ten within the range;
@@ -217,8 +240,9 @@ fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), S
         .light_line_style(RGBColor(240, 240, 240))
         .draw()
         .map_err(|e| e.to_string())?;
-    for (index, line) in series.iter().enumerate() {
-        let color = Palette99::pick(index).to_rgba();
+    let mut ours = 0;
+    for line in series {
+        let color = color_for(&line.implementation, &mut ours);
         let centre = line.points.iter().map(|&(x, m, _, _)| (x, m));
         chart
             .draw_series(LineSeries::new(centre.clone(), color.stroke_width(3)))

@@ -51,6 +51,7 @@ pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
          sccemu/MPI below 1 means sccemu is faster; both figures come from this run.\n",
         meta.cpus_available
     );
+    summary(&mut md, suites);
     // MPIs that were asked for but could not run: every suite says it lacks them.
     let unavailable: Vec<String> = meta
         .peers
@@ -62,6 +63,53 @@ pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
         section(&mut md, suite, &unavailable);
     }
     md
+}
+
+/// Per suite, how sccemu's best variant compares with the faster MPI, configuration by
+/// configuration: the one-line answer to "how does it compare with my MPI here".
+fn summary(md: &mut String, suites: &[SuiteResult]) {
+    let _ = writeln!(md, "## Summary\n");
+    let _ = writeln!(
+        md,
+        "| suite | sccemu | configurations compared | sccemu faster than the faster MPI | \
+         geometric mean of sccemu/faster MPI |\n|---|---|---:|---:|---:|"
+    );
+    for suite in suites {
+        let ratios = best_ratios(&suite.rows);
+        let status = match &suite.sccemu {
+            SccemuSide::Measured => "measured",
+            SccemuSide::NotRegistered => "not registered",
+            SccemuSide::Failed(_) => "failed",
+        };
+        let faster = ratios.iter().filter(|&&r| r < 1.0).count();
+        let mean = if ratios.is_empty() {
+            "—".to_owned()
+        } else {
+            ratio_text((ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp())
+        };
+        let _ = writeln!(md, "| {} | {status} | {} | {faster} | {mean} |", suite.name, ratios.len());
+    }
+    md.push('\n');
+}
+
+/// For each (pattern, cores, bytes) with figures from both sides: the fastest sccemu
+/// variant's median over the fastest MPI's.
+fn best_ratios(rows: &[Row]) -> Vec<f64> {
+    let mut keys: Vec<(&str, u32, u64)> = Vec::new();
+    for r in rows {
+        if !keys.contains(&(r.pattern.as_str(), r.cores, r.bytes)) {
+            keys.push((r.pattern.as_str(), r.cores, r.bytes));
+        }
+    }
+    let fastest = |key: &(&str, u32, u64), mpi: bool| {
+        rows.iter()
+            .filter(|r| (r.pattern.as_str(), r.cores, r.bytes) == *key)
+            .filter(|r| MPIS.contains(&r.implementation.as_str()) == mpi)
+            .map(|r| r.median_us)
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .min_by(f64::total_cmp)
+    };
+    keys.iter().filter_map(|key| Some(fastest(key, false)? / fastest(key, true)?)).collect()
 }
 
 fn machine(md: &mut String, meta: &Metadata) {

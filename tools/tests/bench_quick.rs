@@ -44,7 +44,7 @@ fn quick_barrier_without_peers_writes_well_formed_outputs() {
     let report = read(&dir.path().join("report.md"));
     assert!(report.contains("## barrier"));
     assert!(report.contains("## Machine"));
-    assert!(report.contains("| barrier | measured | 2 |"), "{report}");
+    assert!(report.contains("| barrier | measured | 0 |"), "no MPI, no comparison: {report}");
     assert!(report.contains("| mpich | not requested (--peers) |"), "{report}");
     assert!(dir.path().join("metadata.json").is_file());
 }

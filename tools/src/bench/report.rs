@@ -308,15 +308,16 @@ fn ratio_text(ratio: f64) -> String {
 }
 
 fn cell(row: &Row) -> String {
+    // Notes quote outside programs' messages, which may contain a table's `|`.
     if !row.median_us.is_finite() {
-        return row.note.clone().unwrap_or_else(|| "no figure".into());
+        return row.note.as_deref().unwrap_or("no figure").replace('|', "\\|");
     }
     let mut text = format!("{} [{}–{}]", us(row.median_us), us(row.p10_us), us(row.p90_us));
     if let Some(mb_per_s) = row.mb_per_s.filter(|v| v.is_finite()) {
         let _ = write!(text, " · {} MB/s", us(mb_per_s));
     }
     if let Some(note) = &row.note {
-        let _ = write!(text, " ({note})");
+        let _ = write!(text, " ({})", note.replace('|', "\\|"));
     }
     text
 }
@@ -324,4 +325,61 @@ fn cell(row: &Row) -> String {
 /// Relative path of `path` under `base`, with forward slashes, for Markdown links.
 pub fn relative(base: &Path, path: &Path) -> String {
     path.strip_prefix(base).unwrap_or(path).to_string_lossy().replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sccemu_benches::measure::row;
+
+    fn suite(rows: Vec<Row>) -> SuiteResult {
+        SuiteResult {
+            name: "halo".into(),
+            about: "about".into(),
+            baseline: Some("halo-p2p".into()),
+            sccemu: SccemuSide::Measured,
+            rows,
+            plots: vec!["plots/halo.svg".into()],
+            incidents: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn tables_carry_ratios_marks_and_give_up_notes() {
+        let mut gave_up = row("halo", "openmpi", "halo-p2p", 2, 16, Vec::new());
+        gave_up.note = Some("gave up after 30.0 s (timeout) | really".into());
+        let mut over = row("halo", "sccemu", "halo-fence", 48, 16, vec![4.0]);
+        over.oversubscribed = true;
+        let rows = vec![
+            row("halo", "sccemu", "halo-p2p", 2, 16, vec![1.0]),
+            row("halo", "sccemu", "halo-fence", 2, 16, vec![0.5]),
+            row("halo", "mpich", "halo-p2p", 2, 16, vec![4.0]),
+            row("halo", "mpich", "halo-fence", 2, 16, vec![8.0]),
+            gave_up,
+            over,
+        ];
+        let mut md = String::new();
+        section(&mut md, &suite(rows), &["openmpi: not measured (unavailable: x)".into()]);
+        assert!(md.contains(
+            "| pattern | cores | bytes | sccemu | mpich | openmpi | sccemu/mpich | sccemu/openmpi |"
+        ));
+        assert!(md.contains("| halo-p2p | 2 | 16 | 1.000 [1.000–1.000] · 16.00 MB/s |"), "{md}");
+        assert!(md.contains("gave up after 30.0 s (timeout) \\| really | 0.25 | — |"), "{md}");
+        assert!(md.contains("| halo-fence | 48† | 16 |"), "{md}");
+        // The ratio table divides each pattern by halo-p2p within one implementation.
+        assert!(md.contains("| halo-fence | 2 | 16 | 0.50 | 2.00 | — |"), "{md}");
+        assert!(md.contains("openmpi: not measured (unavailable: x)"));
+    }
+
+    #[test]
+    fn the_summary_compares_the_best_sccemu_with_the_faster_mpi() {
+        let rows = vec![
+            row("s", "sccemu-a", "p", 2, 8, vec![2.0]),
+            row("s", "sccemu-b", "p", 2, 8, vec![1.0]),
+            row("s", "mpich", "p", 2, 8, vec![4.0]),
+            row("s", "openmpi", "p", 2, 8, vec![2.0]),
+            row("s", "sccemu-a", "q", 2, 8, vec![1.0]),
+        ];
+        assert_eq!(best_ratios(&rows), vec![0.5]);
+    }
 }

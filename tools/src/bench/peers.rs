@@ -88,10 +88,21 @@ impl Mpi {
             .arg("--version")
             .output()
             .map_err(|e| format!("{}: {e}", self.launcher()))?;
+        // Hydra prints "Version: 4.0.2" among its build details; Open MPI's mpirun
+        // prints "mpirun (OpenRTE) 4.1.4" first.
         let text = String::from_utf8_lossy(&out.stdout);
-        let line =
-            text.lines().find(|l| l.contains("Version") || l.contains("Open MPI") || l.contains("OpenRTE"));
-        Ok(line.unwrap_or("version unknown").split_whitespace().collect::<Vec<_>>().join(" "))
+        let version = text
+            .lines()
+            .find(|l| {
+                l.trim_start().starts_with("Version:") || l.contains("OpenRTE") || l.contains("Open MPI")
+            })
+            .and_then(|l| l.split_whitespace().last())
+            .unwrap_or("(version unknown)");
+        let name = match self {
+            Mpi::Mpich => "MPICH",
+            Mpi::OpenMpi => "Open MPI",
+        };
+        Ok(format!("{name} {version}"))
     }
 }
 

@@ -43,9 +43,18 @@ pub struct SuiteSpec {
     /// The figure or table it reproduces.
     pub about: &'static str,
     pub peers: &'static [PeerSpec],
-    /// A pattern the others are divided by, per implementation, for a table of ratios
-    /// (the MPICH2 paper's one-sided/point-to-point tables).
-    pub baseline: Option<&'static str>,
+    /// What a second table divides each figure by, within one implementation.
+    pub baseline: Option<Baseline>,
+}
+
+/// The reference of a suite's table of ratios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Baseline {
+    /// Time over this pattern's time at the same cores and bytes (the MPICH2 paper's
+    /// one-sided/point-to-point tables).
+    Pattern(&'static str),
+    /// Speedup: the same pattern's time at one core over its time at N.
+    OneCore,
 }
 
 /// 2^first .. 2^(first + N - 1).
@@ -153,7 +162,7 @@ pub const CATALOG: &[SuiteSpec] = &[
         name: "halo",
         about: "ghost exchange with 4 neighbours on a periodic 2-D grid, one-sided vs \
                 point-to-point, 16 B to 256 KiB (MPICH2 paper, Tables 1 and 2)",
-        baseline: Some("halo-p2p"),
+        baseline: Some(Baseline::Pattern("halo-p2p")),
         peers: &[PeerSpec {
             program: "halo",
             patterns: &["halo-p2p", "halo-fence", "halo-pscw", "halo-lock"],
@@ -198,10 +207,16 @@ pub const CATALOG: &[SuiteSpec] = &[
     },
     SuiteSpec {
         name: "stencil",
-        about: "9-point stencil CFD speedup, one- and two-sided (RCKMPI paper); sccemu only, \
-                no MPI peer program",
-        baseline: None,
-        peers: &[],
+        about: "9-point stencil, rows split across the cores, 2 halo rows per step, two-sided \
+                vs fence, PSCW and lock; time per step and speedup (RCKMPI paper)",
+        baseline: Some(Baseline::OneCore),
+        peers: &[PeerSpec {
+            program: "stencil",
+            patterns: &["stencil-p2p", "stencil-fence", "stencil-pscw", "stencil-lock"],
+            cores: Scaled { full: &[1, 2, 4, 8], quick: &[1, 2] },
+            sizes: Scaled { full: &[1024, 8192], quick: &[1024] },
+            inner: 20,
+        }],
     },
 ];
 
@@ -218,4 +233,5 @@ pub const PEER_SOURCES: &[(&str, &str)] = &[
     ("acc.c", include_str!("../../../benches/mpi/acc.c")),
     ("halo.c", include_str!("../../../benches/mpi/halo.c")),
     ("allgather.c", include_str!("../../../benches/mpi/allgather.c")),
+    ("stencil.c", include_str!("../../../benches/mpi/stencil.c")),
 ];

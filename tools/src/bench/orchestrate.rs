@@ -225,7 +225,7 @@ impl Session<'_> {
             .iter()
             .map(|p| report::relative(out, p))
             .collect();
-        let baseline = spec.and_then(|s| s.baseline).map(str::to_owned);
+        let baseline = spec.and_then(|s| s.baseline);
         Ok(SuiteResult { name: name.into(), about: about.into(), baseline, sccemu, rows, plots, incidents })
     }
 

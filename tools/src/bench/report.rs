@@ -6,6 +6,7 @@ use std::path::Path;
 
 use sccemu_benches::measure::Row;
 
+use super::catalog::Baseline;
 use super::metadata::Metadata;
 use super::peer_run::Incident;
 
@@ -21,8 +22,8 @@ pub enum SccemuSide {
 pub struct SuiteResult {
     pub name: String,
     pub about: String,
-    /// The pattern others are divided by in a ratio table, if the suite has one.
-    pub baseline: Option<String>,
+    /// What the suite's table of ratios divides by, if it has one.
+    pub baseline: Option<Baseline>,
     pub sccemu: SccemuSide,
     pub rows: Vec<Row>,
     /// Plot paths relative to the report.
@@ -162,8 +163,10 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
         let _ = writeln!(md, "No figures.\n");
     } else {
         table(md, &suite.rows);
-        if let Some(baseline) = &suite.baseline {
-            baseline_table(md, &suite.rows, baseline);
+        match suite.baseline {
+            Some(Baseline::Pattern(baseline)) => baseline_table(md, &suite.rows, baseline),
+            Some(Baseline::OneCore) => speedup_table(md, &suite.rows),
+            None => {}
         }
     }
     if !suite.incidents.is_empty() {
@@ -292,6 +295,57 @@ fn baseline_table(md: &mut String, rows: &[Row], baseline: &str) {
     md.push('\n');
 }
 
+/// Speedup over one core, per implementation: time at 1 core over time at N, for the
+/// same pattern and bytes.
+fn speedup_table(md: &mut String, rows: &[Row]) {
+    let mut implementations: Vec<String> = Vec::new();
+    let mut keys: Vec<(String, u32, u64)> = Vec::new();
+    for r in rows {
+        if !implementations.contains(&r.implementation) {
+            implementations.push(r.implementation.clone());
+        }
+        let key = (r.pattern.clone(), r.cores, r.bytes);
+        if r.cores > 1 && !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    sccemu_first(&mut implementations);
+    let median = |implementation: &str, pattern: &str, cores: u32, bytes: u64| {
+        rows.iter()
+            .find(|r| {
+                r.implementation == implementation
+                    && r.pattern == pattern
+                    && r.cores == cores
+                    && r.bytes == bytes
+            })
+            .map(|r| r.median_us)
+            .filter(|m| m.is_finite() && *m > 0.0)
+    };
+    let mut lines = Vec::new();
+    for (pattern, cores, bytes) in &keys {
+        let speedups: Vec<String> = implementations
+            .iter()
+            .map(|i| match (median(i, pattern, 1, *bytes), median(i, pattern, *cores, *bytes)) {
+                (Some(one), Some(at_n)) => format!("{:.2}", one / at_n),
+                _ => "—".to_owned(),
+            })
+            .collect();
+        if speedups.iter().any(|r| r != "—") {
+            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", speedups.join(" | ")));
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "Speedup over one core (time at 1 core / time at N; linear is N):\n");
+    let _ = writeln!(md, "| pattern | cores | bytes | {} |", implementations.join(" | "));
+    let _ = writeln!(md, "|---|---:|---:|{}", "---:|".repeat(implementations.len()));
+    for line in lines {
+        let _ = writeln!(md, "{line}");
+    }
+    md.push('\n');
+}
+
 /// Three significant digits, whatever the magnitude (µs or MB/s).
 fn us(value: f64) -> String {
     match value.abs() {
@@ -336,7 +390,7 @@ mod tests {
         SuiteResult {
             name: "halo".into(),
             about: "about".into(),
-            baseline: Some("halo-p2p".into()),
+            baseline: Some(Baseline::Pattern("halo-p2p")),
             sccemu: SccemuSide::Measured,
             rows,
             plots: vec!["plots/halo.svg".into()],

@@ -7,6 +7,7 @@
 //! jobs re-execute the current binary.
 
 pub mod allgather;
+pub mod barrier;
 pub mod measure;
 pub mod pt2pt;
 pub mod rma;
@@ -23,15 +24,16 @@ pub struct Suite {
 
 /// Every suite, in report order.
 pub const SUITES: &[Suite] = &[
+    Suite { name: "barrier", about: "barrier latency for N = 2, 8, 48 cores", run: barrier::run },
     Suite {
         name: "pt2pt",
         about: "two-sided ping-pong latency, streaming bandwidth, N-1 to 1 throughput (perpeer, srb)",
         run: pt2pt::run,
     },
     Suite {
-        name: "srb",
-        about: "shared receive buffer vs per-peer: shared memory vs N, many-to-one small-message throughput",
-        run: srb::run,
+        name: "rma",
+        about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
+        run: rma::run,
     },
     Suite {
         name: "allgather",
@@ -39,9 +41,9 @@ pub const SUITES: &[Suite] = &[
         run: allgather::run,
     },
     Suite {
-        name: "rma",
-        about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
-        run: rma::run,
+        name: "srb",
+        about: "shared receive buffer vs per-peer: shared memory vs N, many-to-one small-message throughput",
+        run: srb::run,
     },
 ];
 

@@ -1,0 +1,439 @@
+//! `report.md`: machine metadata, then per suite its plots, a table of every figure
+//! and the ratios sccemu/MPI. Every ratio divides two figures from this same run.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use sccemu_benches::measure::Row;
+
+use super::catalog::Baseline;
+use super::metadata::Metadata;
+use super::peer_run::Incident;
+
+/// Where sccemu's side of a suite stands.
+#[derive(Clone, Debug)]
+pub enum SccemuSide {
+    Measured,
+    NotRegistered,
+    Failed(String),
+}
+
+/// Everything the report needs about one suite.
+pub struct SuiteResult {
+    pub name: String,
+    pub about: String,
+    /// What the suite's table of ratios divides by, if it has one.
+    pub baseline: Option<Baseline>,
+    pub sccemu: SccemuSide,
+    pub rows: Vec<Row>,
+    /// Plot paths relative to the report.
+    pub plots: Vec<String>,
+    pub incidents: Vec<Incident>,
+}
+
+const MPIS: [&str; 2] = ["mpich", "openmpi"];
+
+pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# sccemu benchmark report\n");
+    if meta.quick {
+        let _ = writeln!(
+            md,
+            "**Quick mode:** tiny sizes and few repetitions; a smoke test, not a measurement.\n"
+        );
+    }
+    machine(&mut md, meta);
+    let _ = writeln!(
+        md,
+        "Times are µs per operation: the median over the repetitions, with the 10th–90th \
+         percentile spread in brackets (and, where data moves, the bandwidth at the median \
+         in MB/s), after warm-up rounds, with every rank pinned to a \
+         core. † marks oversubscribed runs (more ranks than the {} CPUs available). A ratio \
+         sccemu/MPI below 1 means sccemu is faster; both figures come from this run.\n",
+        meta.cpus_available
+    );
+    summary(&mut md, suites);
+    // MPIs that were asked for but could not run: every suite says it lacks them.
+    let unavailable: Vec<String> = meta
+        .peers
+        .iter()
+        .filter(|(_, status)| status.starts_with("unavailable"))
+        .map(|(mpi, status)| format!("{mpi}: not measured ({status})"))
+        .collect();
+    for suite in suites {
+        section(&mut md, suite, &unavailable);
+    }
+    md
+}
+
+/// Per suite, how sccemu's best variant compares with the faster MPI, configuration by
+/// configuration: the one-line answer to "how does it compare with my MPI here".
+fn summary(md: &mut String, suites: &[SuiteResult]) {
+    let _ = writeln!(md, "## Summary\n");
+    let _ = writeln!(
+        md,
+        "| suite | sccemu | configurations compared | sccemu faster than the faster MPI | \
+         geometric mean of sccemu/faster MPI |\n|---|---|---:|---:|---:|"
+    );
+    for suite in suites {
+        let ratios = best_ratios(&suite.rows);
+        let status = match &suite.sccemu {
+            SccemuSide::Measured => "measured",
+            SccemuSide::NotRegistered => "not registered",
+            SccemuSide::Failed(_) => "failed",
+        };
+        let faster = ratios.iter().filter(|&&r| r < 1.0).count();
+        let mean = if ratios.is_empty() {
+            "—".to_owned()
+        } else {
+            ratio_text((ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp())
+        };
+        let _ = writeln!(md, "| {} | {status} | {} | {faster} | {mean} |", suite.name, ratios.len());
+    }
+    md.push('\n');
+}
+
+/// For each (pattern, cores, bytes) with figures from both sides: the fastest sccemu
+/// variant's median over the fastest MPI's.
+fn best_ratios(rows: &[Row]) -> Vec<f64> {
+    let mut keys: Vec<(&str, u32, u64)> = Vec::new();
+    for r in rows {
+        if !keys.contains(&(r.pattern.as_str(), r.cores, r.bytes)) {
+            keys.push((r.pattern.as_str(), r.cores, r.bytes));
+        }
+    }
+    let fastest = |key: &(&str, u32, u64), mpi: bool| {
+        rows.iter()
+            .filter(|r| (r.pattern.as_str(), r.cores, r.bytes) == *key)
+            .filter(|r| MPIS.contains(&r.implementation.as_str()) == mpi)
+            .map(|r| r.median_us)
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .min_by(f64::total_cmp)
+    };
+    keys.iter().filter_map(|key| Some(fastest(key, false)? / fastest(key, true)?)).collect()
+}
+
+fn machine(md: &mut String, meta: &Metadata) {
+    let _ = writeln!(md, "## Machine\n\n| | |\n|---|---|");
+    let mut fact = |name: &str, value: &str| {
+        let _ = writeln!(md, "| {name} | {} |", value.replace('|', "\\|"));
+    };
+    fact("date", &meta.date_utc);
+    fact("CPU", &meta.cpu_model);
+    fact("CPUs (available / online)", &format!("{} / {}", meta.cpus_available, meta.cpus_online));
+    fact("kernel", &meta.kernel);
+    fact("rustc", &meta.rustc);
+    fact("git commit", &meta.git_commit);
+    for (peer, version) in &meta.peers {
+        fact(peer, version);
+    }
+    fact("command", &format!("`{}`", meta.command));
+    md.push('\n');
+}
+
+fn sccemu_first(implementations: &mut [String]) {
+    let rank = |i: &String| match MPIS.iter().position(|m| m == i) {
+        Some(p) => (1 + p, i.clone()),
+        None => (0, i.clone()),
+    };
+    implementations.sort_by_key(rank);
+}
+
+fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
+    let _ = writeln!(md, "## {}\n\n{}\n", suite.name, suite.about);
+    match &suite.sccemu {
+        SccemuSide::Measured => {}
+        SccemuSide::NotRegistered => {
+            let _ = writeln!(md, "sccemu: not measured (suite not registered)\n");
+        }
+        SccemuSide::Failed(why) => {
+            let _ = writeln!(md, "sccemu: not measured (the suite failed: {why})\n");
+        }
+    }
+    for peer in unavailable_peers {
+        let _ = writeln!(md, "{peer}\n");
+    }
+    for plot in &suite.plots {
+        let _ = writeln!(md, "![{plot}]({plot})");
+    }
+    if !suite.plots.is_empty() {
+        md.push('\n');
+    }
+    if suite.rows.is_empty() {
+        let _ = writeln!(md, "No figures.\n");
+    } else {
+        table(md, &suite.rows);
+        match suite.baseline {
+            Some(Baseline::Pattern(baseline)) => baseline_table(md, &suite.rows, baseline),
+            Some(Baseline::OneCore) => speedup_table(md, &suite.rows),
+            None => {}
+        }
+    }
+    if !suite.incidents.is_empty() {
+        let _ = writeln!(md, "Peer runs that did not finish every configuration:\n");
+        for i in &suite.incidents {
+            let ranks = if i.cores > 0 { format!(" with {} ranks", i.cores) } else { String::new() };
+            let _ = writeln!(md, "- {} {}{ranks}: {}", i.implementation, i.patterns, i.what);
+        }
+        md.push('\n');
+    }
+}
+
+fn table(md: &mut String, rows: &[Row]) {
+    let mut implementations: Vec<String> = Vec::new();
+    let mut keys: Vec<(String, u32, u64)> = Vec::new();
+    for r in rows {
+        if !implementations.contains(&r.implementation) {
+            implementations.push(r.implementation.clone());
+        }
+        let key = (r.pattern.clone(), r.cores, r.bytes);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    sccemu_first(&mut implementations);
+    // Patterns keep their order of first appearance; within one, cores then bytes.
+    let pattern_order = |p: &str| keys.iter().position(|k| k.0 == p).unwrap_or(usize::MAX);
+    let mut ordered = keys.clone();
+    ordered.sort_by_key(|k| (pattern_order(&k.0), k.1, k.2));
+
+    let ours: Vec<&String> = implementations.iter().filter(|i| !MPIS.contains(&i.as_str())).collect();
+    let theirs: Vec<&String> = implementations.iter().filter(|i| MPIS.contains(&i.as_str())).collect();
+    let ratios: Vec<(&String, &String)> =
+        ours.iter().flat_map(|o| theirs.iter().map(move |t| (*o, *t))).collect();
+
+    let mut header = String::from("| pattern | cores | bytes |");
+    let mut rule = String::from("|---|---:|---:|");
+    for i in &implementations {
+        let _ = write!(header, " {i} |");
+        rule.push_str("---|");
+    }
+    for (o, t) in &ratios {
+        let _ = write!(header, " {o}/{t} |");
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(md, "{header}\n{rule}");
+    for (pattern, cores, bytes) in ordered {
+        let find = |implementation: &str| {
+            rows.iter().find(|r| {
+                r.implementation == implementation
+                    && r.pattern == pattern
+                    && r.cores == cores
+                    && r.bytes == bytes
+            })
+        };
+        let oversubscribed = rows.iter().any(|r| r.cores == cores && r.oversubscribed);
+        let mark = if oversubscribed { "†" } else { "" };
+        let _ = write!(md, "| {pattern} | {cores}{mark} | {bytes} |");
+        for i in &implementations {
+            let _ = write!(md, " {} |", find(i).map_or_else(|| "—".to_owned(), cell));
+        }
+        for (o, t) in &ratios {
+            let ratio = match (find(o), find(t)) {
+                (Some(a), Some(b))
+                    if a.median_us.is_finite() && b.median_us.is_finite() && b.median_us > 0.0 =>
+                {
+                    ratio_text(a.median_us / b.median_us)
+                }
+                _ => "—".to_owned(),
+            };
+            let _ = write!(md, " {ratio} |");
+        }
+        md.push('\n');
+    }
+    md.push('\n');
+}
+
+/// Each pattern's time divided by the baseline pattern's, per implementation, at the
+/// same cores and bytes: how much a synchronization mode costs over the baseline.
+fn baseline_table(md: &mut String, rows: &[Row], baseline: &str) {
+    let mut implementations: Vec<String> = Vec::new();
+    let mut keys: Vec<(String, u32, u64)> = Vec::new();
+    for r in rows {
+        if !implementations.contains(&r.implementation) {
+            implementations.push(r.implementation.clone());
+        }
+        let key = (r.pattern.clone(), r.cores, r.bytes);
+        if r.pattern != baseline && !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    sccemu_first(&mut implementations);
+    let median = |implementation: &str, pattern: &str, cores: u32, bytes: u64| {
+        rows.iter()
+            .find(|r| {
+                r.implementation == implementation
+                    && r.pattern == pattern
+                    && r.cores == cores
+                    && r.bytes == bytes
+            })
+            .map(|r| r.median_us)
+            .filter(|m| m.is_finite() && *m > 0.0)
+    };
+    let mut lines = Vec::new();
+    for (pattern, cores, bytes) in &keys {
+        let ratios: Vec<String> = implementations
+            .iter()
+            .map(|i| match (median(i, pattern, *cores, *bytes), median(i, baseline, *cores, *bytes)) {
+                (Some(time), Some(base)) => ratio_text(time / base),
+                _ => "—".to_owned(),
+            })
+            .collect();
+        if ratios.iter().any(|r| r != "—") {
+            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", ratios.join(" | ")));
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "Time relative to `{baseline}` (same implementation, cores and bytes):\n");
+    let _ = writeln!(md, "| pattern | cores | bytes | {} |", implementations.join(" | "));
+    let _ = writeln!(md, "|---|---:|---:|{}", "---:|".repeat(implementations.len()));
+    for line in lines {
+        let _ = writeln!(md, "{line}");
+    }
+    md.push('\n');
+}
+
+/// Speedup over one core, per implementation: time at 1 core over time at N, for the
+/// same pattern and bytes.
+fn speedup_table(md: &mut String, rows: &[Row]) {
+    let mut implementations: Vec<String> = Vec::new();
+    let mut keys: Vec<(String, u32, u64)> = Vec::new();
+    for r in rows {
+        if !implementations.contains(&r.implementation) {
+            implementations.push(r.implementation.clone());
+        }
+        let key = (r.pattern.clone(), r.cores, r.bytes);
+        if r.cores > 1 && !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    sccemu_first(&mut implementations);
+    let median = |implementation: &str, pattern: &str, cores: u32, bytes: u64| {
+        rows.iter()
+            .find(|r| {
+                r.implementation == implementation
+                    && r.pattern == pattern
+                    && r.cores == cores
+                    && r.bytes == bytes
+            })
+            .map(|r| r.median_us)
+            .filter(|m| m.is_finite() && *m > 0.0)
+    };
+    let mut lines = Vec::new();
+    for (pattern, cores, bytes) in &keys {
+        let speedups: Vec<String> = implementations
+            .iter()
+            .map(|i| match (median(i, pattern, 1, *bytes), median(i, pattern, *cores, *bytes)) {
+                (Some(one), Some(at_n)) => format!("{:.2}", one / at_n),
+                _ => "—".to_owned(),
+            })
+            .collect();
+        if speedups.iter().any(|r| r != "—") {
+            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", speedups.join(" | ")));
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "Speedup over one core (time at 1 core / time at N; linear is N):\n");
+    let _ = writeln!(md, "| pattern | cores | bytes | {} |", implementations.join(" | "));
+    let _ = writeln!(md, "|---|---:|---:|{}", "---:|".repeat(implementations.len()));
+    for line in lines {
+        let _ = writeln!(md, "{line}");
+    }
+    md.push('\n');
+}
+
+/// Three significant digits, whatever the magnitude (µs or MB/s).
+fn us(value: f64) -> String {
+    match value.abs() {
+        v if v < 10.0 => format!("{value:.3}"),
+        v if v < 100.0 => format!("{value:.2}"),
+        v if v < 1000.0 => format!("{value:.1}"),
+        _ => format!("{value:.0}"),
+    }
+}
+
+/// Two decimals, or two significant digits for ratios far below 1.
+fn ratio_text(ratio: f64) -> String {
+    if ratio >= 0.095 { format!("{ratio:.2}") } else { format!("{ratio:.1e}") }
+}
+
+fn cell(row: &Row) -> String {
+    // Notes quote outside programs' messages, which may contain a table's `|`.
+    if !row.median_us.is_finite() {
+        return row.note.as_deref().unwrap_or("no figure").replace('|', "\\|");
+    }
+    let mut text = format!("{} [{}–{}]", us(row.median_us), us(row.p10_us), us(row.p90_us));
+    if let Some(mb_per_s) = row.mb_per_s.filter(|v| v.is_finite()) {
+        let _ = write!(text, " · {} MB/s", us(mb_per_s));
+    }
+    if let Some(note) = &row.note {
+        let _ = write!(text, " ({})", note.replace('|', "\\|"));
+    }
+    text
+}
+
+/// Relative path of `path` under `base`, with forward slashes, for Markdown links.
+pub fn relative(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base).unwrap_or(path).to_string_lossy().replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sccemu_benches::measure::row;
+
+    fn suite(rows: Vec<Row>) -> SuiteResult {
+        SuiteResult {
+            name: "halo".into(),
+            about: "about".into(),
+            baseline: Some(Baseline::Pattern("halo-p2p")),
+            sccemu: SccemuSide::Measured,
+            rows,
+            plots: vec!["plots/halo.svg".into()],
+            incidents: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn tables_carry_ratios_marks_and_give_up_notes() {
+        let mut gave_up = row("halo", "openmpi", "halo-p2p", 2, 16, Vec::new());
+        gave_up.note = Some("gave up after 30.0 s (timeout) | really".into());
+        let mut over = row("halo", "sccemu", "halo-fence", 48, 16, vec![4.0]);
+        over.oversubscribed = true;
+        let rows = vec![
+            row("halo", "sccemu", "halo-p2p", 2, 16, vec![1.0]),
+            row("halo", "sccemu", "halo-fence", 2, 16, vec![0.5]),
+            row("halo", "mpich", "halo-p2p", 2, 16, vec![4.0]),
+            row("halo", "mpich", "halo-fence", 2, 16, vec![8.0]),
+            gave_up,
+            over,
+        ];
+        let mut md = String::new();
+        section(&mut md, &suite(rows), &["openmpi: not measured (unavailable: x)".into()]);
+        assert!(md.contains(
+            "| pattern | cores | bytes | sccemu | mpich | openmpi | sccemu/mpich | sccemu/openmpi |"
+        ));
+        assert!(md.contains("| halo-p2p | 2 | 16 | 1.000 [1.000–1.000] · 16.00 MB/s |"), "{md}");
+        assert!(md.contains("gave up after 30.0 s (timeout) \\| really | 0.25 | — |"), "{md}");
+        assert!(md.contains("| halo-fence | 48† | 16 |"), "{md}");
+        // The ratio table divides each pattern by halo-p2p within one implementation.
+        assert!(md.contains("| halo-fence | 2 | 16 | 0.50 | 2.00 | — |"), "{md}");
+        assert!(md.contains("openmpi: not measured (unavailable: x)"));
+    }
+
+    #[test]
+    fn the_summary_compares_the_best_sccemu_with_the_faster_mpi() {
+        let rows = vec![
+            row("s", "sccemu-a", "p", 2, 8, vec![2.0]),
+            row("s", "sccemu-b", "p", 2, 8, vec![1.0]),
+            row("s", "mpich", "p", 2, 8, vec![4.0]),
+            row("s", "openmpi", "p", 2, 8, vec![2.0]),
+            row("s", "sccemu-a", "q", 2, 8, vec![1.0]),
+        ];
+        assert_eq!(best_ratios(&rows), vec![0.5]);
+    }
+}

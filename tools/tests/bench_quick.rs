@@ -1,0 +1,97 @@
+//! `sccrun bench --quick` end to end: the harness runs, writes well-formed outputs and
+//! checks them itself. No timing is ever asserted.
+
+use std::path::Path;
+
+use clap::Parser;
+use sccemu_tools::bench::{self, BenchArgs};
+
+/// The harness's arguments as `sccrun bench` parses them.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+fn args(line: &[&str], out: &Path) -> BenchArgs {
+    let mut argv = vec!["bench"];
+    argv.extend_from_slice(line);
+    let mut parsed = Cli::parse_from(argv).bench;
+    parsed.out = out.to_path_buf();
+    parsed
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn quick_barrier_without_peers_writes_well_formed_outputs() {
+    // Job children re-run this test: let them dispatch before anything else happens.
+    sccemu::job::init();
+    let dir = tempfile::tempdir().unwrap();
+    bench::run(&args(&["barrier", "--quick", "--peers", "none"], dir.path())).unwrap();
+
+    let csv = read(&dir.path().join("barrier.csv"));
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("suite,implementation,pattern,cores,bytes,reps"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2, "sccemu at 2 and 8 cores: {csv}");
+    assert!(rows.iter().all(|r| r.starts_with("barrier,sccemu,barrier,")));
+
+    let svg = dir.path().join("plots/barrier-barrier-latency.svg");
+    assert!(read(&svg).contains("<svg"));
+    let report = read(&dir.path().join("report.md"));
+    assert!(report.contains("## barrier"));
+    assert!(report.contains("## Machine"));
+    assert!(report.contains("| barrier | measured | 0 |"), "no MPI, no comparison: {report}");
+    assert!(report.contains("| mpich | not requested (--peers) |"), "{report}");
+    assert!(dir.path().join("metadata.json").is_file());
+}
+
+#[test]
+fn a_suite_not_registered_by_sccemu_is_reported_as_such() {
+    sccemu::job::init();
+    let dir = tempfile::tempdir().unwrap();
+    bench::run(&args(&["stencil", "--quick", "--peers", "none"], dir.path())).unwrap();
+    let report = read(&dir.path().join("report.md"));
+    if sccemu_benches::suite("stencil").is_none() {
+        assert!(report.contains("sccemu: not measured (suite not registered)"), "{report}");
+    }
+    assert!(read(&dir.path().join("stencil.csv")).starts_with("suite,implementation"));
+}
+
+#[test]
+fn unknown_suites_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = bench::run(&args(&["no-such-suite", "--peers", "none"], dir.path())).unwrap_err();
+    assert!(err.to_string().contains("unknown suite `no-such-suite`"), "{err}");
+}
+
+/// One tiny MPI peer run per installed MPI; skipped with a note where none is.
+#[test]
+fn quick_barrier_beside_installed_mpis() {
+    sccemu::job::init();
+    let installed: Vec<&str> = ["mpich", "openmpi"]
+        .into_iter()
+        .filter(|mpi| {
+            std::process::Command::new(format!("mpicc.{mpi}"))
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .collect();
+    if installed.is_empty() {
+        eprintln!("note: skipped, neither mpicc.mpich nor mpicc.openmpi is installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let peers = installed.join(",");
+    bench::run(&args(&["barrier", "--quick", "--no-install", "--peers", &peers], dir.path())).unwrap();
+    let csv = read(&dir.path().join("barrier.csv"));
+    for mpi in &installed {
+        // A row per MPI, measured or marked as given up: never a timing assertion.
+        assert!(csv.lines().any(|l| l.starts_with(&format!("barrier,{mpi},barrier,2,"))), "{csv}");
+    }
+    assert!(read(&dir.path().join("report.md")).contains("sccemu/"));
+}

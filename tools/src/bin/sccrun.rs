@@ -4,12 +4,15 @@
 //! starts 48 pinned processes of `my_app` and watches them fail-stop: the first rank
 //! to die aborts the job, every peer's blocked call returns an error naming it, and
 //! sccrun reaps everything and exits non-zero with a one-line diagnosis.
+//!
+//! `sccrun bench [SUITE...] [--quick] [--peers mpich,openmpi] [--out DIR]` runs the
+//! benchmark suites beside MPICH and Open MPI and writes CSV, SVG plots and a report.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use nix::sys::signal::Signal;
 use sccemu::launcher::{Launch, LaunchError, Output};
 use sccemu::pin::PinPolicy;
@@ -20,12 +23,17 @@ use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
     name = "sccrun",
     version,
     about = "Run a program as N cores of an emulated SCC-like many-core chip",
-    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]..."
+    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...\n       sccrun bench [SUITE]... [--quick] [--peers mpich,openmpi] [--out DIR]",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
 )]
 struct Cli {
+    #[command(subcommand)]
+    tool: Option<Tool>,
+
     /// Number of cores (processes) to start.
-    #[arg(short = 'n', long = "cores", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CORES)))]
-    cores: u32,
+    #[arg(short = 'n', long = "cores", value_name = "N", required = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CORES)))]
+    cores: Option<u32>,
 
     /// CPU placement: none, compact, scatter, or a comma-separated CPU list (one per rank).
     #[arg(long, default_value = "compact", value_parser = parse_pin)]
@@ -64,6 +72,12 @@ struct Cli {
     command: Vec<OsString>,
 }
 
+#[derive(Subcommand, Debug)]
+enum Tool {
+    /// Run benchmark suites beside MPICH and Open MPI; write CSV, SVG plots and report.md.
+    Bench(sccemu_tools::bench::BenchArgs),
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum WaitArg {
     Auto,
@@ -82,14 +96,14 @@ fn parse_pin(s: &str) -> Result<PinPolicy, String> {
 }
 
 impl Cli {
-    fn config(&self) -> Result<Config, String> {
-        let mut config = Config::new(self.cores);
+    fn config(&self, cores: u32) -> Result<Config, String> {
+        let mut config = Config::new(cores);
         config.mpb_bytes = self.mpb.unwrap_or(config.mpb_bytes);
         config.heap_bytes = self.heap.unwrap_or(config.heap_bytes);
         config.ring_bytes = self.ring.unwrap_or(config.ring_bytes);
         config.mesh = self.mesh.unwrap_or(config.mesh);
         config.wait = match self.wait {
-            WaitArg::Auto => sccemu::job::resolve_wait(self.cores),
+            WaitArg::Auto => sccemu::job::resolve_wait(cores),
             WaitArg::Spin => WaitPolicy::Spin,
             WaitArg::Block => WaitPolicy::Block,
         } as u32;
@@ -124,8 +138,23 @@ fn usage_error(message: impl std::fmt::Display) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // `sccrun bench` runs jobs that re-execute this binary: their children start here.
+    sccemu::job::init();
     let cli = Cli::parse();
-    let config = match cli.config() {
+    let cores = match (&cli.tool, cli.cores) {
+        (Some(Tool::Bench(args)), _) => {
+            return match sccemu_tools::bench::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("sccrun bench: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        (None, Some(cores)) => cores,
+        (None, None) => return usage_error("the number of cores (-n N) is required"),
+    };
+    let config = match cli.config(cores) {
         Ok(config) => config,
         Err(e) => return usage_error(e),
     };

@@ -8,10 +8,13 @@
 
 pub mod allgather;
 pub mod barrier;
+pub mod exchange;
+pub mod halo;
 pub mod measure;
 pub mod pt2pt;
 pub mod rma;
 pub mod srb;
+pub mod stencil;
 
 use measure::{Row, SuiteParams};
 
@@ -36,6 +39,11 @@ pub const SUITES: &[Suite] = &[
         run: rma::run,
     },
     Suite {
+        name: "halo",
+        about: "ghost exchange with 4 neighbours, two-sided vs fence, PSCW and lock, 16 B-256 KiB (MPICH2 paper, Tables 1 and 2)",
+        run: halo::suite,
+    },
+    Suite {
         name: "allgather",
         about: "allgather per algorithm, 512 B-32 KiB, N = 4-48 (concurrency paper, Figures 7 and 8); allreduce",
         run: allgather::run,
@@ -44,6 +52,11 @@ pub const SUITES: &[Suite] = &[
         name: "srb",
         about: "shared receive buffer vs per-peer: shared memory vs N, many-to-one small-message throughput",
         run: srb::run,
+    },
+    Suite {
+        name: "stencil",
+        about: "9-point stencil CFD automaton, rows split across cores: time per step and speedup per version (RCKMPI paper)",
+        run: stencil::suite,
     },
 ];
 

@@ -1,0 +1,200 @@
+//! Neighbour exchange in four versions: the communication step of the stencil and halo
+//! applications (RCKMPI's CFD automaton, the MPICH2 paper's ghost-area exchange).
+//!
+//! Each core has K directions; direction `d` leads to neighbour `nb[d]` (or nowhere).
+//! One exchange sends `out[d]` to `nb[d]` and fills `inbox[d]` with what `nb[d]` sent
+//! towards this core (its direction `opposite(d)`), running `overlap` (the interior
+//! computation) while the data is in flight.
+//!
+//! - `TwoSided`: irecv from every neighbour, isend to every neighbour, overlap, wait all.
+//!   Tags are directions, so a neighbour met in two directions stays unambiguous.
+//! - `Fence`: put into the neighbours' windows, overlap, one fence, copy out.
+//! - `Pscw`: post to and start with the neighbour group, put, complete, overlap, wait.
+//! - `Lock`: per neighbour a shared lock, puts, unlock, then a flag raised on the
+//!   neighbour (Release: the puts precede it); overlap; wait for every inbound flag.
+//!
+//! One-sided versions land data in a window of `2 x K` slots: the slot of step parity
+//! `p` for data from direction `d`. A neighbour can be at most one step ahead (it needs
+//! this core's data of the current step to finish its own), so the slot it writes for
+//! the next step is never the one still being read: one synchronisation per step.
+
+use std::error::Error;
+
+use sccemu::{Core, Flag, Group, LockKind, Placement, Window};
+use serde::{Deserialize, Serialize};
+
+/// The four ways to exchange halos.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Version {
+    TwoSided,
+    Fence,
+    Pscw,
+    Lock,
+}
+
+impl Version {
+    pub const ALL: [Version; 4] = [Version::TwoSided, Version::Fence, Version::Pscw, Version::Lock];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Version::TwoSided => "two-sided",
+            Version::Fence => "fence",
+            Version::Pscw => "pscw",
+            Version::Lock => "lock",
+        }
+    }
+
+    /// The suffix of benchmark pattern names (`halo-p2p`, `stencil-fence`, ...), shared
+    /// with the MPI peer programs.
+    pub fn pattern(self) -> &'static str {
+        match self {
+            Version::TwoSided => "p2p",
+            other => other.name(),
+        }
+    }
+}
+
+impl std::str::FromStr for Version {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Version::ALL
+            .into_iter()
+            .find(|v| v.name() == s || v.pattern() == s)
+            .ok_or_else(|| format!("unknown version {s:?}: two-sided, fence, pscw or lock"))
+    }
+}
+
+pub type BoxError = Box<dyn Error + Send + Sync>;
+
+/// One core's side of a neighbour exchange, set up collectively.
+pub struct Exchange<'c> {
+    core: &'c Core,
+    version: Version,
+    neighbours: Vec<Option<u32>>,
+    opposite: fn(usize) -> usize,
+    bytes: usize,
+    window: Option<Window<'c, u8>>,
+    group: Group,
+    /// Lock version: flag `d` is raised by the neighbour in direction `d`.
+    arrived: Vec<Flag>,
+    step: u32,
+}
+
+impl<'c> Exchange<'c> {
+    /// Collective: every core passes its own neighbours and the same `bytes` per
+    /// direction.
+    pub fn new(
+        core: &'c Core,
+        version: Version,
+        neighbours: Vec<Option<u32>>,
+        opposite: fn(usize) -> usize,
+        bytes: usize,
+    ) -> Result<Exchange<'c>, BoxError> {
+        let k = neighbours.len();
+        // A neighbour met in several directions (small tori) is one group member.
+        let mut distinct: Vec<u32> = neighbours.iter().flatten().copied().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let group = Group::new(distinct)?;
+        let window = match version {
+            Version::TwoSided => None,
+            _ => Some(core.window::<u8>(2 * k * bytes.max(1), Placement::Dram)?),
+        };
+        let arrived = match version {
+            Version::Lock => (0..k).map(|_| core.flag_alloc()).collect::<Result<_, _>>()?,
+            _ => Vec::new(),
+        };
+        if let (Version::Fence, Some(w)) = (version, &window) {
+            w.fence()?;
+        }
+        Ok(Exchange { core, version, neighbours, opposite, bytes, window, group, arrived, step: 0 })
+    }
+
+    fn slot(&self, parity: u32, from: usize) -> usize {
+        (parity as usize * self.neighbours.len() + from) * self.bytes
+    }
+
+    /// Sends `out[d]` to neighbour `d`, receives `inbox[d]` from it, running `overlap`
+    /// meanwhile. Directions without a neighbour are skipped.
+    pub fn exchange(
+        &mut self,
+        out: &[&[u8]],
+        inbox: &mut [&mut [u8]],
+        overlap: impl FnOnce(),
+    ) -> Result<(), BoxError> {
+        self.step += 1;
+        let parity = self.step % 2;
+        let targets: Vec<(usize, u32)> =
+            self.neighbours.iter().enumerate().filter_map(|(d, n)| Some((d, (*n)?))).collect();
+        match self.version {
+            Version::TwoSided => {
+                let core = self.core;
+                let mut requests = Vec::with_capacity(2 * targets.len());
+                let mut slots: Vec<Option<&mut [u8]>> = inbox.iter_mut().map(|b| Some(&mut **b)).collect();
+                for &(d, from) in &targets {
+                    let buf = slots[d].take().expect("one buffer per direction");
+                    requests.push(core.irecv(from, (self.opposite)(d) as u32, buf)?);
+                }
+                for &(d, to) in &targets {
+                    requests.push(core.isend(to, d as u32, out[d])?);
+                }
+                overlap();
+                core.wait_all(requests)?;
+                return Ok(());
+            }
+            Version::Fence => {
+                let w = self.window.as_ref().expect("one-sided");
+                for &(d, to) in &targets {
+                    w.put(to, self.slot(parity, (self.opposite)(d)), out[d])?;
+                }
+                overlap();
+                w.fence()?;
+            }
+            Version::Pscw => {
+                let w = self.window.as_ref().expect("one-sided");
+                w.post(&self.group)?;
+                w.start(&self.group)?;
+                for &(d, to) in &targets {
+                    w.put(to, self.slot(parity, (self.opposite)(d)), out[d])?;
+                }
+                w.complete()?;
+                overlap();
+                w.wait()?;
+            }
+            Version::Lock => {
+                let w = self.window.as_ref().expect("one-sided");
+                for to in self.group.iter() {
+                    let epoch = w.lock(LockKind::Shared, to)?;
+                    for &(d, _) in targets.iter().filter(|&&(_, t)| t == to) {
+                        w.put(to, self.slot(parity, (self.opposite)(d)), out[d])?;
+                    }
+                    epoch.unlock()?;
+                }
+                for &(d, to) in &targets {
+                    self.core.flag_write(self.arrived[(self.opposite)(d)], to, self.step)?;
+                }
+                overlap();
+                for &(d, _) in &targets {
+                    self.core.flag_wait_at_least(self.arrived[d], self.step)?;
+                }
+            }
+        }
+        let w = self.window.as_ref().expect("one-sided");
+        for &(d, _) in &targets {
+            w.local().read(self.slot(parity, d), inbox[d])?;
+        }
+        Ok(())
+    }
+
+    /// Collective: releases the window and flags.
+    pub fn free(self) -> Result<(), BoxError> {
+        if let Some(w) = self.window {
+            w.free()?;
+        }
+        for flag in self.arrived {
+            self.core.flag_free(flag)?;
+        }
+        Ok(())
+    }
+}

@@ -12,6 +12,8 @@
 //! for the models in `loom-tests`.
 
 pub mod abort;
+pub mod acc_atomic;
+pub mod acc_queue;
 pub mod armw;
 pub mod barrier;
 pub mod epoch;
@@ -24,9 +26,14 @@ pub mod op;
 pub mod payload;
 pub mod pscw;
 pub mod rwlock;
+pub mod stripes;
 pub mod sync;
 pub mod waiter;
 
+#[cfg(not(sccemu_loom))]
+mod acc_view;
+#[cfg(not(sccemu_loom))]
+pub mod accumulate;
 #[cfg(not(sccemu_loom))]
 mod clock;
 #[cfg(not(sccemu_loom))]
@@ -41,6 +48,8 @@ pub mod launcher;
 pub mod lock;
 #[cfg(not(sccemu_loom))]
 pub mod mpb;
+#[cfg(not(sccemu_loom))]
+pub mod owner;
 #[cfg(not(sccemu_loom))]
 pub mod pin;
 #[cfg(not(sccemu_loom))]
@@ -57,6 +66,9 @@ pub mod winerror;
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
+pub use acc_atomic::AccElem;
+#[cfg(not(sccemu_loom))]
+pub use accumulate::{AccError, AccStrategy};
 pub use armw::{AtomicElem, AtomicInt};
 pub use fence::Assert;
 pub use freelist::AllocError;

@@ -118,6 +118,8 @@ pub struct Window<'c, T: Plain> {
     /// Each rank's part, as an absolute region of the segment.
     parts: Vec<Region>,
     pub(crate) epochs: RefCell<Epochs>,
+    /// Accumulate strategy state (see `accumulate`).
+    pub(crate) acc: crate::accumulate::AccSlot<'c>,
     _elem: PhantomData<T>,
 }
 
@@ -200,6 +202,7 @@ impl Core {
             data,
             parts,
             epochs: RefCell::new(Epochs::new(n)),
+            acc: Default::default(),
             _elem: PhantomData,
         };
         win.part_bytes(self.rank()).zero(0, bytes);
@@ -238,8 +241,10 @@ impl<'c, T: Plain> Window<'c, T> {
         if self.epochs.borrow().passive_or_pscw_open() {
             return Err(WindowError::EpochOpen);
         }
+        self.acc_quiesce()?;
         // Nobody may still be accessing any part when the memory is reused.
         self.core.barrier()?;
+        self.acc_free()?;
         match self.data {
             Data::None => {}
             Data::Heap(r) => self.core.heap_free(r)?,
@@ -255,6 +260,11 @@ impl<'c, T: Plain> Window<'c, T> {
             return Err(RmaError::RankOutOfRange { rank, size });
         }
         Ok(())
+    }
+
+    /// `rank`'s part, as an absolute region of the segment (rank already checked).
+    pub(crate) fn part_region(&self, rank: u32) -> Region {
+        self.parts[rank as usize]
     }
 
     /// The bytes of `rank`'s part (rank already checked).

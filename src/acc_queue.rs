@@ -1,0 +1,206 @@
+//! The owner-computes request queue: a bounded multi-producer, single-consumer ring of
+//! fixed-size slots in shared memory (one per owner and window). Origins enqueue
+//! requests; the owner's agent thread dequeues and applies them.
+//!
+//! Protocol (Vyukov's bounded queue, one consumer). `seq[i]` tells the state of slot
+//! `i` for ring position `pos` (`i = pos % cap`): `seq == pos` free for the producer of
+//! `pos`, `seq == pos + 1` full, to be consumed; the consumer frees it for the next lap
+//! with `seq = pos + cap`. `init` sets `seq[i] = i`.
+//! - produce: read `tail`; if `seq[tail % cap] == tail`, claim the position with a
+//!   CAS `tail -> tail + 1` (Relaxed: the slot's `seq` carries the data, not `tail`),
+//!   copy the message in, store `seq = pos + 1` (Release: the copy happens before the
+//!   consumer's Acquire load of `seq`), ring the `work` doorbell;
+//! - consume: if `seq[head % cap] == head + 1` (Acquire), copy the message out, store
+//!   `seq = head + cap` (Release: the copy-out happens before the next producer's
+//!   Acquire load, which may then overwrite the slot), ring the `space` doorbell.
+//! - flow control: a producer that finds `seq < pos` (the consumer has not freed the
+//!   slot from the previous lap: the queue is full) sleeps on `space` until it has.
+//!   A fast origin therefore never overruns the owner, and never loses a request.
+//!
+//! Invariants: every message is delivered exactly once; messages of one producer are
+//! delivered in the order it enqueued them (its positions increase); the consumer only
+//! reads a slot after its producer's copy, a producer only writes it after the
+//! consumer's copy-out. Blocking (full queue, empty queue) goes through the waiter and
+//! returns the abort error when the job aborts. Messages carry their own length in
+//! their first 4 bytes.
+
+use crossbeam_utils::CachePadded;
+
+use crate::abort::JobAborted;
+use crate::payload::Payload;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::waiter::{Doorbell, Waiter};
+
+/// The queue's shared control words (owned by the consumer's core).
+#[repr(C)]
+#[derive(Default)]
+pub struct QueueCtl {
+    tail: CachePadded<AtomicU64>,
+    /// The consumer sleeps here when the queue is empty.
+    pub work: CachePadded<Doorbell>,
+    /// Producers sleep here when the queue is full.
+    pub space: CachePadded<Doorbell>,
+    /// Set (then `work` rung) to stop the consumer.
+    stop: CachePadded<AtomicU32>,
+}
+
+impl QueueCtl {
+    pub fn new() -> QueueCtl {
+        QueueCtl::default()
+    }
+
+    /// Asks the consumer to stop once the queue is empty.
+    pub fn request_stop(&self) {
+        // Release: not a data hand-off, but cheap; the consumer reads it Acquire.
+        self.stop.store(1, Ordering::Release);
+        self.work.ring();
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire) != 0
+    }
+}
+
+/// A view of one queue: control words, the slots' sequence words and their bytes.
+pub struct Queue<'a, P: Payload> {
+    ctl: &'a QueueCtl,
+    seqs: &'a [AtomicU64],
+    slots: P,
+    slot_bytes: usize,
+}
+
+/// What a consumer's wait ended with.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    /// A message of this many bytes was copied out.
+    Message(usize),
+    /// The queue is empty and a stop was requested.
+    Stopped,
+}
+
+impl<'a, P: Payload> Queue<'a, P> {
+    /// `slots` holds `seqs.len()` slots of `slot_bytes` each.
+    pub fn new(ctl: &'a QueueCtl, seqs: &'a [AtomicU64], slots: P, slot_bytes: usize) -> Self {
+        assert!(!seqs.is_empty() && slots.len() >= seqs.len() * slot_bytes && slot_bytes > 4);
+        Queue { ctl, seqs, slots, slot_bytes }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.seqs.len()
+    }
+
+    /// Largest message.
+    pub fn max_message(&self) -> usize {
+        self.slot_bytes - 4
+    }
+
+    /// Makes every slot free for the first lap (the consumer's core, before any
+    /// producer may see the queue: a barrier follows).
+    pub fn init(&self) {
+        for (i, s) in self.seqs.iter().enumerate() {
+            s.store(i as u64, Ordering::Relaxed);
+        }
+        self.ctl.tail.store(0, Ordering::Relaxed);
+        self.ctl.stop.store(0, Ordering::Relaxed);
+    }
+
+    fn seq(&self, pos: u64) -> &AtomicU64 {
+        &self.seqs[(pos % self.seqs.len() as u64) as usize]
+    }
+
+    /// Enqueues `msg`, waiting (on `space`) while the queue is full.
+    pub fn push(&self, msg: &[u8], waiter: &Waiter<'_>) -> Result<(), JobAborted> {
+        assert!(msg.len() <= self.max_message(), "message larger than a slot");
+        let cap = self.seqs.len() as u64;
+        let mut pos = self.ctl.tail.load(Ordering::Relaxed);
+        loop {
+            // Acquire: pairs with the consumer's Release when it freed the slot, so our
+            // copy-in happens after its copy-out.
+            let seq = self.seq(pos).load(Ordering::Acquire);
+            let lag = seq.wrapping_sub(pos) as i64;
+            if lag == 0 {
+                // Relaxed: claiming the position orders nothing; `seq` carries the data.
+                match self.ctl.tail.compare_exchange_weak(pos, pos + 1, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => break,
+                    Err(now) => pos = now,
+                }
+                crate::sync::Backoff::new().snooze();
+            } else if lag < 0 {
+                // Full: the slot still holds the message of position pos - cap. Wait
+                // for the consumer to free it (flow control), then try again.
+                let slot = self.seq(pos);
+                waiter.wait_until(&self.ctl.space, || {
+                    (slot.load(Ordering::Acquire).wrapping_sub(pos) as i64 >= 0).then_some(())
+                })?;
+                pos = self.ctl.tail.load(Ordering::Relaxed);
+            } else {
+                // Another producer took this position: look again.
+                crate::sync::Backoff::new().snooze();
+                pos = self.ctl.tail.load(Ordering::Relaxed);
+            }
+        }
+        let at = (pos % cap) as usize * self.slot_bytes;
+        self.slots.write(at, &(msg.len() as u32).to_le_bytes());
+        self.slots.write(at + 4, msg);
+        // Release: the copy above happens before the consumer's Acquire load.
+        self.seq(pos).store(pos + 1, Ordering::Release);
+        self.ctl.work.ring();
+        Ok(())
+    }
+}
+
+/// The single consumer's side: its position lives with it, not in shared memory.
+pub struct Consumer {
+    head: u64,
+}
+
+impl Default for Consumer {
+    fn default() -> Self {
+        Consumer::new()
+    }
+}
+
+impl Consumer {
+    pub fn new() -> Consumer {
+        Consumer { head: 0 }
+    }
+
+    /// Dequeues one message into `buf` (at least a slot's `max_message` long), or
+    /// returns `None` at once if the queue is empty.
+    pub fn try_pop<P: Payload>(&mut self, q: &Queue<'_, P>, buf: &mut [u8]) -> Option<usize> {
+        let pos = self.head;
+        let seq = q.seq(pos);
+        // Acquire: pairs with the producer's Release after its copy-in.
+        if seq.load(Ordering::Acquire) != pos + 1 {
+            return None;
+        }
+        let at = (pos % q.seqs.len() as u64) as usize * q.slot_bytes;
+        let mut len = [0u8; 4];
+        q.slots.read(at, &mut len);
+        let len = u32::from_le_bytes(len) as usize;
+        assert!(len <= q.max_message(), "corrupted queue slot length {len}");
+        q.slots.read(at + 4, &mut buf[..len]);
+        // Release: our copy-out happens before the next lap's producer writes the slot.
+        seq.store(pos + q.seqs.len() as u64, Ordering::Release);
+        q.ctl.space.ring();
+        self.head = pos + 1;
+        Some(len)
+    }
+
+    /// Waits (on `work`) for the next message, or for a stop request once the queue
+    /// is empty.
+    pub fn pop<P: Payload>(
+        &mut self,
+        q: &Queue<'_, P>,
+        buf: &mut [u8],
+        waiter: &Waiter<'_>,
+    ) -> Result<Next, JobAborted> {
+        waiter.wait_until(&q.ctl.work, || {
+            if let Some(n) = self.try_pop(q, buf) {
+                return Some(Next::Message(n));
+            }
+            q.ctl.stopping().then_some(Next::Stopped)
+        })
+    }
+}

@@ -5,7 +5,8 @@
 //! Protocol (Vyukov's bounded queue, one consumer). `seq[i]` tells the state of slot
 //! `i` for ring position `pos` (`i = pos % cap`): `seq == pos` free for the producer of
 //! `pos`, `seq == pos + 1` full, to be consumed; the consumer frees it for the next lap
-//! with `seq = pos + cap`. `init` sets `seq[i] = i`.
+//! with `seq = pos + cap`. `init` sets `seq[i] = i`. `cap >= 2`, or "full" and "free
+//! for the next lap" would be the same value.
 //! - produce: read `tail`; if `seq[tail % cap] == tail`, claim the position with a
 //!   CAS `tail -> tail + 1` (Relaxed: the slot's `seq` carries the data, not `tail`),
 //!   copy the message in, store `seq = pos + 1` (Release: the copy happens before the
@@ -81,7 +82,9 @@ pub enum Next {
 impl<'a, P: Payload> Queue<'a, P> {
     /// `slots` holds `seqs.len()` slots of `slot_bytes` each.
     pub fn new(ctl: &'a QueueCtl, seqs: &'a [AtomicU64], slots: P, slot_bytes: usize) -> Self {
-        assert!(!seqs.is_empty() && slots.len() >= seqs.len() * slot_bytes && slot_bytes > 4);
+        // At least 2 slots: with one, "full for lap k" and "free for lap k + 1" would be
+        // the same sequence value (the loom model `acc_queue` found this).
+        assert!(seqs.len() >= 2 && slots.len() >= seqs.len() * slot_bytes && slot_bytes > 4);
         Queue { ctl, seqs, slots, slot_bytes }
     }
 
@@ -200,7 +203,9 @@ impl Consumer {
             if let Some(n) = self.try_pop(q, buf) {
                 return Some(Next::Message(n));
             }
-            q.ctl.stopping().then_some(Next::Stopped)
+            // Acquire on `stop` makes every push before the stop request visible: look
+            // once more, so a message enqueued just before it is not lost.
+            q.ctl.stopping().then(|| self.try_pop(q, buf).map_or(Next::Stopped, Next::Message))
         })
     }
 }

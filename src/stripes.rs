@@ -20,7 +20,7 @@
 //! Invariant: at most one core is between lock and unlock of a stripe; a core blocked
 //! in lock returns the job's abort error if the job aborts.
 
-use crossbeam_utils::CachePadded;
+pub use crossbeam_utils::CachePadded;
 
 use crate::abort::JobAborted;
 use crate::op::{Element, Op};

@@ -65,10 +65,9 @@ fn two_origins_two_stripes() {
             u32::from_le_bytes(bytes[4..].try_into().unwrap()),
         ];
         assert_eq!(got, [11, 11], "an update was lost");
-        for e in 0..2 {
-            let mut olds = [seen[0][e], seen[1][e]];
+        for (e, olds) in [[seen[0][0], seen[1][0]], [seen[0][1], seen[1][1]]].iter_mut().enumerate() {
             olds.sort();
-            assert!(olds == [0, 1] || olds == [0, 10], "element {e}: {olds:?}");
+            assert!(*olds == [0, 1] || *olds == [0, 10], "element {e}: {olds:?}");
         }
     });
 }

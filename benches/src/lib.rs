@@ -6,6 +6,7 @@
 //! A binary that runs suites must call `sccemu::job::init()` first thing in `main`:
 //! jobs re-execute the current binary.
 
+pub mod acc;
 pub mod measure;
 pub mod rma;
 
@@ -19,11 +20,18 @@ pub struct Suite {
 }
 
 /// Every suite, in report order.
-pub const SUITES: &[Suite] = &[Suite {
-    name: "rma",
-    about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
-    run: rma::run,
-}];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "rma",
+        about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
+        run: rma::run,
+    },
+    Suite {
+        name: "acc",
+        about: "atomic accumulate: Figure 2 bandwidth vs size per strategy, owner/caller ratio (Figure 4), N-1 contention",
+        run: acc::run,
+    },
+];
 
 pub fn suite(name: &str) -> Option<&'static Suite> {
     SUITES.iter().find(|s| s.name == name)

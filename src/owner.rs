@@ -45,15 +45,16 @@ use crate::acc_view::u64s_at;
 use crate::op::Op;
 use crate::payload::Payload;
 use crate::segment::{Segment, SharedBytes};
-use crate::stripes::combine_in_place;
+use crate::stripes::CombineTarget;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::view::atomics_at;
 use crate::waiter::Waiter;
 
 /// Request queue slots per owner.
-pub const CAP: usize = 64;
-/// Bytes per queue slot (a 4-byte length, the header, the inline payload).
-pub const SLOT_BYTES: usize = 512;
+pub const CAP: usize = 32;
+/// Bytes per queue slot (a 4-byte length, the header, the inline payload): the
+/// contention pattern's sizes (200 B to 4 KB) travel inline.
+pub const SLOT_BYTES: usize = 4096 + 64;
 const HEADER: usize = 40;
 /// Largest payload sent inline.
 pub const INLINE_BYTES: usize = SLOT_BYTES - 4 - HEADER;
@@ -193,6 +194,8 @@ pub struct OwnerState<'c> {
     /// Requests this core issued, and the staging half to use next.
     issued: Cell<u64>,
     next_half: Cell<usize>,
+    /// A message being built (a slot's worth).
+    scratch: std::cell::RefCell<Vec<u8>>,
     agent: Option<JoinHandle<()>>,
 }
 
@@ -217,6 +220,7 @@ impl<'c> OwnerState<'c> {
             policy,
             issued: Cell::new(0),
             next_half: Cell::new(0),
+            scratch: std::cell::RefCell::new(vec![0; SLOT_BYTES - 4]),
             agent: Some(agent),
         })
     }
@@ -262,12 +266,13 @@ impl<'c> OwnerState<'c> {
         let (code, alpha) = op_code(op);
         let elem = size_of::<T>();
         let bytes: &[u8] = bytemuck::cast_slice(src);
-        let mut msg = [0u8; SLOT_BYTES - 4];
+        let mut msg = self.scratch.borrow_mut();
+        let msg = &mut msg[..];
         let mut req =
             Req { kind: INLINE_ACC, origin: self.me, at: at as u64, count: 0, half: 0, op: code, alpha };
         if result.is_none() && bytes.len() <= INLINE_BYTES {
             req.count = src.len() as u32;
-            req.encode(&mut msg);
+            req.encode(msg);
             msg[HEADER..HEADER + bytes.len()].copy_from_slice(bytes);
             return self.push(target, &msg[..HEADER + bytes.len()]);
         }
@@ -278,7 +283,7 @@ impl<'c> OwnerState<'c> {
             req.at = (at + i * per_chunk * elem) as u64;
             req.count = chunk.len() as u32;
             req.half = h as u32;
-            req.encode(&mut msg);
+            req.encode(msg);
             self.push(target, &msg[..HEADER])?;
             if let Some(out) = result.as_deref_mut() {
                 self.wait_half(h)?;
@@ -318,7 +323,7 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
     let part = seg.bytes(part);
     let mut consumer = Consumer::new();
     let mut msg = vec![0u8; SLOT_BYTES];
-    let (mut data, mut old, mut scratch) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
+    let (mut data, mut old) = (Vec::<T>::new(), Vec::<T>::new());
     let n = seg.config().cores;
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
         let req = Req::decode(&msg[..HEADER]);
@@ -345,10 +350,10 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
             if req.kind == STAGED_GET_ACC {
                 old.clear();
                 old.resize(count, T::zeroed());
-                combine_in_place(&part, at, op, &data, Some(&mut old), &mut scratch);
+                part.combine(at, op, &data, Some(&mut old));
                 block.staging(seg, req.origin, req.half as usize).write(0, bytemuck::cast_slice(&old));
             } else {
-                combine_in_place(&part, at, op, &data, None, &mut scratch);
+                part.combine(at, op, &data, None);
             }
         }
         let origin = block.origin(seg, req.origin.min(n - 1));

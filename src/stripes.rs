@@ -31,9 +31,6 @@ use crate::waiter::{Doorbell, Waiter};
 /// Most stripes per target part.
 pub const MAX_STRIPES: usize = 64;
 
-/// Elements combined per copy-out/copy-back step.
-const CHUNK_BYTES: usize = 16 * 1024;
-
 /// One stripe's ticket mutex.
 #[repr(C)]
 #[derive(Default)]
@@ -102,11 +99,27 @@ impl Striping {
     }
 }
 
+/// Memory that an exclusive applier (a stripe holder, the owner's agent) combines
+/// into in place: the shared mapping in production (one pass, no copies, in
+/// `acc_view`), loom cells in models (copy out, combine, copy back).
+pub trait CombineTarget {
+    /// `self[at..] = self[at..] op src` element-wise; the previous values go to `old`.
+    /// The caller holds whatever makes this exclusive and checked bounds and alignment.
+    fn combine<T: Element>(&self, at: usize, op: Op, src: &[T], old: Option<&mut [T]>);
+}
+
+#[cfg(sccemu_loom)]
+impl CombineTarget for crate::payload::LoomBytes {
+    fn combine<T: Element>(&self, at: usize, op: Op, src: &[T], old: Option<&mut [T]>) {
+        combine_in_place(self, at, op, src, old, &mut Vec::new());
+    }
+}
+
 /// Combines `src` into the elements at byte `at` of `part`, granule by granule, each
 /// under its stripe lock; previous values go to `old` when given. The caller has
 /// checked bounds, lengths and the op.
 #[allow(clippy::too_many_arguments)]
-pub fn striped_combine<T: Element, P: Payload>(
+pub fn striped_combine<T: Element, P: CombineTarget>(
     locks: &StripeLocks,
     striping: Striping,
     part: &P,
@@ -119,24 +132,11 @@ pub fn striped_combine<T: Element, P: Payload>(
 ) -> Result<(), JobAborted> {
     let elem = size_of::<T>();
     let end = at + std::mem::size_of_val(src);
-    let mut buf: Vec<T> = Vec::new();
     for (p0, p1) in striping.pieces(at, end) {
         let stripe = &locks[striping.stripe_of(p0)];
         stripe.lock(waiter, bell)?;
-        let mut c0 = p0;
-        while c0 < p1 {
-            let c1 = (c0 + CHUNK_BYTES).min(p1);
-            let (i0, i1) = ((c0 - at) / elem, (c1 - at) / elem);
-            combine_in_place(
-                part,
-                c0,
-                op,
-                &src[i0..i1],
-                old.as_deref_mut().map(|o| &mut o[i0..i1]),
-                &mut buf,
-            );
-            c0 = c1;
-        }
+        let (i0, i1) = ((p0 - at) / elem, (p1 - at) / elem);
+        part.combine(p0, op, &src[i0..i1], old.as_deref_mut().map(|o| &mut o[i0..i1]));
         stripe.unlock(bell);
     }
     Ok(())

@@ -6,7 +6,7 @@
 //!   the flush that completes it at the target. A `memcpy` row per size gives the
 //!   physical reference;
 //! - Figure 4: the owner/caller bandwidth ratio per size (pattern `owner/caller`; the
-//!   ratio is in `note` and `mb_per_s` is empty);
+//!   ratio stands in the median/p10/p90 columns and in `note`; `mb_per_s` is empty);
 //! - contention (the Fock-build pattern): N-1 origins accumulate random sizes from
 //!   200 B to 4 KB at random places of one target's 64 KB part; a row is one
 //!   repetition's wall time for all origins and the bytes they moved together, for
@@ -178,9 +178,11 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
             rows.push(r);
         }
         if let (Some(caller), Some(owner)) = (bw[1], bw[2]) {
-            let mut r = row(SUITE, "sccemu", "owner/caller", 2, bytes as u64, Vec::new());
-            r.mb_per_s = None;
-            r.note = Some(format!("ratio {:.2}", owner / caller));
+            // Figure 4: the ratio goes in the time columns (it is not a time; see note).
+            let ratio = owner / caller;
+            let mut r = row(SUITE, "sccemu", "owner/caller", 2, 0, vec![ratio]);
+            r.bytes = bytes as u64;
+            r.note = Some(format!("owner/caller bandwidth ratio {ratio:.2} (not µs)"));
             rows.push(r);
         }
     }

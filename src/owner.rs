@@ -45,7 +45,7 @@ use crate::acc_view::u64s_at;
 use crate::op::Op;
 use crate::payload::Payload;
 use crate::segment::{Segment, SharedBytes};
-use crate::stripes::CombineTarget;
+use crate::stripes::combine_in_place;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::view::atomics_at;
 use crate::waiter::Waiter;
@@ -323,7 +323,7 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
     let part = seg.bytes(part);
     let mut consumer = Consumer::new();
     let mut msg = vec![0u8; SLOT_BYTES];
-    let (mut data, mut old) = (Vec::<T>::new(), Vec::<T>::new());
+    let (mut data, mut old, mut scratch) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
     let n = seg.config().cores;
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
         let req = Req::decode(&msg[..HEADER]);
@@ -350,10 +350,10 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
             if req.kind == STAGED_GET_ACC {
                 old.clear();
                 old.resize(count, T::zeroed());
-                part.combine(at, op, &data, Some(&mut old));
+                combine_in_place(&part, at, op, &data, Some(&mut old), &mut scratch);
                 block.staging(seg, req.origin, req.half as usize).write(0, bytemuck::cast_slice(&old));
             } else {
-                part.combine(at, op, &data, None);
+                combine_in_place(&part, at, op, &data, None, &mut scratch);
             }
         }
         let origin = block.origin(seg, req.origin.min(n - 1));

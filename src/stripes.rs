@@ -99,27 +99,11 @@ impl Striping {
     }
 }
 
-/// Memory that an exclusive applier (a stripe holder, the owner's agent) combines
-/// into in place: the shared mapping in production (one pass, no copies, in
-/// `acc_view`), loom cells in models (copy out, combine, copy back).
-pub trait CombineTarget {
-    /// `self[at..] = self[at..] op src` element-wise; the previous values go to `old`.
-    /// The caller holds whatever makes this exclusive and checked bounds and alignment.
-    fn combine<T: Element>(&self, at: usize, op: Op, src: &[T], old: Option<&mut [T]>);
-}
-
-#[cfg(sccemu_loom)]
-impl CombineTarget for crate::payload::LoomBytes {
-    fn combine<T: Element>(&self, at: usize, op: Op, src: &[T], old: Option<&mut [T]>) {
-        combine_in_place(self, at, op, src, old, &mut Vec::new());
-    }
-}
-
 /// Combines `src` into the elements at byte `at` of `part`, granule by granule, each
 /// under its stripe lock; previous values go to `old` when given. The caller has
 /// checked bounds, lengths and the op.
 #[allow(clippy::too_many_arguments)]
-pub fn striped_combine<T: Element, P: CombineTarget>(
+pub fn striped_combine<T: Element, P: Payload>(
     locks: &StripeLocks,
     striping: Striping,
     part: &P,
@@ -132,36 +116,48 @@ pub fn striped_combine<T: Element, P: CombineTarget>(
 ) -> Result<(), JobAborted> {
     let elem = size_of::<T>();
     let end = at + std::mem::size_of_val(src);
+    let mut buf = Vec::new();
     for (p0, p1) in striping.pieces(at, end) {
         let stripe = &locks[striping.stripe_of(p0)];
         stripe.lock(waiter, bell)?;
         let (i0, i1) = ((p0 - at) / elem, (p1 - at) / elem);
-        part.combine(p0, op, &src[i0..i1], old.as_deref_mut().map(|o| &mut o[i0..i1]));
+        combine_in_place(part, p0, op, &src[i0..i1], old.as_deref_mut().map(|o| &mut o[i0..i1]), &mut buf);
         stripe.unlock(bell);
     }
     Ok(())
 }
 
-/// Copies the elements at byte `at` out, combines `src` into them, copies them back;
-/// the caller holds whatever makes this exclusive (a stripe lock, or being the owner's
-/// only applier). `buf` is scratch space, reused between calls.
+/// Elements combined per copy-out/combine/copy-back step (stays in L1).
+const CHUNK: usize = 2048;
+
+/// Combines `src` into the elements at byte `at` of `part` in L1-sized chunks: copy
+/// out, combine (vectorized, `op::combine_into`), copy back; previous values go to
+/// `old` when given. The caller holds whatever makes this exclusive (a stripe lock, or
+/// being the owner's only applier). `buf` is scratch space, reused between calls.
 pub fn combine_in_place<T: Element, P: Payload>(
     part: &P,
     at: usize,
     op: Op,
     src: &[T],
-    old: Option<&mut [T]>,
+    mut old: Option<&mut [T]>,
     buf: &mut Vec<T>,
 ) {
-    buf.clear();
-    buf.resize(src.len(), T::zeroed());
-    part.read(at, bytemuck::cast_slice_mut(buf.as_mut_slice()));
-    if let Some(old) = old {
-        old.copy_from_slice(buf);
-    }
-    if op != Op::NoOp {
-        crate::op::combine_into(op, buf, src);
-        part.write(at, bytemuck::cast_slice(buf.as_slice()));
+    let elem = size_of::<T>();
+    for (k, chunk) in src.chunks(CHUNK).enumerate() {
+        let first = k * CHUNK;
+        let at = at + first * elem;
+        buf.clear();
+        buf.resize(chunk.len(), T::zeroed());
+        if op != Op::Replace || old.is_some() {
+            part.read(at, bytemuck::cast_slice_mut(buf.as_mut_slice()));
+        }
+        if let Some(old) = old.as_deref_mut() {
+            old[first..first + chunk.len()].copy_from_slice(buf);
+        }
+        if op != Op::NoOp {
+            crate::op::combine_into(op, buf, chunk);
+            part.write(at, bytemuck::cast_slice(buf.as_slice()));
+        }
     }
 }
 

@@ -291,3 +291,36 @@ fn errors(core: &Core, _: ()) -> Result<(), String> {
 fn bad_input_is_a_typed_error() {
     Job::new(3).run(&(), errors).unwrap();
 }
+
+/// Rank 2 dies; rank 1 floods rank 2's owner-computes queue (its agent died with it,
+/// so the queue fills and rank 1 blocks in flow control) and rank 0 waits in a fence:
+/// both must come back with the abort error naming rank 2, not hang.
+fn die_under_owner_computes(core: &Core, _: ()) -> Result<String, String> {
+    let win = core.window_with::<u64>(1024, Placement::Dram, AccStrategy::OwnerComputes).s()?;
+    win.fence(Assert::NOPRECEDE).s()?;
+    if core.rank() == 2 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).s()?;
+    }
+    let result = if core.rank() == 1 {
+        (0..100_000).try_for_each(|_| win.accumulate(2, 0, &[1u64; 100], Op::Sum).map_err(|e| e.to_string()))
+    } else {
+        win.fence(Assert::NONE).map_err(|e| e.to_string())
+    };
+    match result {
+        Ok(()) => Err("completed without rank 2".into()),
+        Err(e) => Ok(e),
+    }
+}
+
+#[test]
+fn a_dead_owner_aborts_blocked_origins() {
+    let started = std::time::Instant::now();
+    let outcome = Job::new(3).run_outcome(&(), die_under_owner_computes).unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert_eq!(outcome.report.diagnosis().as_deref(), Some("rank 2 killed by SIGKILL"));
+    for rank in [0, 1] {
+        let r = outcome.ranks[rank].as_ref().expect("rank returned");
+        assert!(r.contains("rank 2"), "rank {rank}: {r}");
+    }
+}

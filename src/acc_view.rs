@@ -9,9 +9,11 @@ use crossbeam_utils::CachePadded;
 
 use crate::acc_atomic::Words;
 use crate::acc_queue::QueueCtl;
+use crate::op::{Element, Op};
 use crate::owner::OriginCtl;
 use crate::payload::Payload;
 use crate::segment::SharedBytes;
+use crate::stripes::CombineTarget;
 use crate::stripes::Stripe;
 use crate::sync::{AtomicU32, AtomicU64};
 use crate::view::AtomicsOnly;
@@ -61,4 +63,46 @@ pub fn stripes_at(bytes: SharedBytes<'_>, offset: usize, count: usize) -> &[Cach
     // SAFETY: in bounds and aligned (asserted); Stripe is atomics only, valid as zero
     // bytes (the block is zeroed before use); the mapping outlives the borrow.
     unsafe { std::slice::from_raw_parts(ptr.cast::<CachePadded<Stripe>>(), count) }
+}
+
+/// One pass over the mapping: each element is read, combined and written in place.
+impl CombineTarget for SharedBytes<'_> {
+    fn combine<T: Element>(&self, at: usize, op: Op, src: &[T], old: Option<&mut [T]>, _: &mut Vec<T>) {
+        assert!(at + std::mem::size_of_val(src) <= self.len(), "combine past its region");
+        if let Some(old) = old {
+            self.read(at, bytemuck::cast_slice_mut(old));
+        }
+        let ptr = self.addr(at).cast::<T>();
+        assert_eq!(ptr as usize % align_of::<T>(), 0, "misaligned combine");
+        // One loop per op, so that the op is a constant inside it (vectorized).
+        match op {
+            Op::NoOp => {}
+            Op::Replace => self.write(at, bytemuck::cast_slice(src)),
+            Op::Sum => apply(ptr, src, |a, b| T::combine(Op::Sum, a, b)),
+            Op::Prod => apply(ptr, src, |a, b| T::combine(Op::Prod, a, b)),
+            Op::Min => apply(ptr, src, |a, b| T::combine(Op::Min, a, b)),
+            Op::Max => apply(ptr, src, |a, b| T::combine(Op::Max, a, b)),
+            Op::BitAnd => apply(ptr, src, |a, b| T::combine(Op::BitAnd, a, b)),
+            Op::BitOr => apply(ptr, src, |a, b| T::combine(Op::BitOr, a, b)),
+            Op::BitXor => apply(ptr, src, |a, b| T::combine(Op::BitXor, a, b)),
+            Op::LogicalAnd => apply(ptr, src, |a, b| T::combine(Op::LogicalAnd, a, b)),
+            Op::LogicalOr => apply(ptr, src, |a, b| T::combine(Op::LogicalOr, a, b)),
+            Op::Axpy(alpha) => apply(ptr, src, |a, b| T::combine(Op::Axpy(alpha), a, b)),
+        }
+    }
+}
+
+/// `ptr[i] = f(ptr[i], src[i])` for `src.len()` elements at `ptr` (in bounds and
+/// aligned: asserted by the caller, who is also their only writer).
+#[inline(always)]
+fn apply<T: Element>(ptr: *mut T, src: &[T], f: impl Fn(T, T) -> T) {
+    for (i, &b) in src.iter().enumerate() {
+        // SAFETY: in bounds and aligned (asserted by `combine`); T is Pod, so any bytes
+        // are a valid T; the caller is the only writer of these elements (it holds
+        // their stripe lock, or is the owner's agent); racing plain reads by other
+        // cores are the same raw accesses as `SharedBytes` copies (see
+        // `segment::SharedBytes`); no reference to the shared memory is formed, and
+        // `src` is private memory, so it does not overlap.
+        unsafe { ptr.add(i).write(f(ptr.add(i).read(), b)) };
+    }
 }

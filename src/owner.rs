@@ -9,8 +9,8 @@
 //! - Larger ones are cut into staging-sized chunks. For each, the origin waits until
 //!   the staging half is free (`busy == 0`, Acquire: pairs with the agent's Release
 //!   after it read it), copies the chunk in, marks it busy and enqueues a descriptor;
-//!   the owner's agent pulls the chunk from the origin's staging. Two halves let the
-//!   origin fill one while the owner combines the other.
+//!   the owner's agent pulls the chunk from the origin's staging. `HALVES` buffers
+//!   (4) let the origin fill some while the owner combines others.
 //! - get_accumulate and fetch_and_op go through staging: the agent writes the
 //!   previous values back into the half before releasing it; the origin waits for it.
 //! - After applying any request the agent clears `busy` (if staged), then increments
@@ -45,7 +45,7 @@ use crate::acc_view::u64s_at;
 use crate::op::Op;
 use crate::payload::Payload;
 use crate::segment::{Segment, SharedBytes};
-use crate::stripes::combine_in_place;
+use crate::stripes::CombineTarget;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::view::atomics_at;
 use crate::waiter::Waiter;
@@ -59,7 +59,7 @@ const HEADER: usize = 40;
 /// Largest payload sent inline.
 pub const INLINE_BYTES: usize = SLOT_BYTES - 4 - HEADER;
 /// Staging buffers per origin.
-pub const HALVES: usize = 2;
+pub const HALVES: usize = 4;
 /// Bytes per staging buffer (the largest chunk of a staged request).
 pub const HALF_BYTES: usize = 64 * 1024;
 
@@ -350,10 +350,10 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
             if req.kind == STAGED_GET_ACC {
                 old.clear();
                 old.resize(count, T::zeroed());
-                combine_in_place(&part, at, op, &data, Some(&mut old), &mut scratch);
+                part.combine(at, op, &data, Some(&mut old), &mut scratch);
                 block.staging(seg, req.origin, req.half as usize).write(0, bytemuck::cast_slice(&old));
             } else {
-                combine_in_place(&part, at, op, &data, None, &mut scratch);
+                part.combine(at, op, &data, None, &mut scratch);
             }
         }
         let origin = block.origin(seg, req.origin.min(n - 1));

@@ -99,11 +99,25 @@ impl Striping {
     }
 }
 
+/// Memory an exclusive applier (a stripe holder, the owner's agent) combines into: by
+/// default in L1-sized chunks copied out and back ([`combine_in_place`], loom's
+/// cells); the shared mapping overrides it with a single in-place pass (`acc_view`).
+pub trait CombineTarget: Payload + Sized {
+    /// `self[at..] = self[at..] op src`; previous values go to `old` when given. The
+    /// caller holds whatever makes this exclusive and checked bounds and alignment.
+    fn combine<T: Element>(&self, at: usize, op: Op, src: &[T], old: Option<&mut [T]>, buf: &mut Vec<T>) {
+        combine_in_place(self, at, op, src, old, buf);
+    }
+}
+
+#[cfg(sccemu_loom)]
+impl CombineTarget for crate::payload::LoomBytes {}
+
 /// Combines `src` into the elements at byte `at` of `part`, granule by granule, each
 /// under its stripe lock; previous values go to `old` when given. The caller has
 /// checked bounds, lengths and the op.
 #[allow(clippy::too_many_arguments)]
-pub fn striped_combine<T: Element, P: Payload>(
+pub fn striped_combine<T: Element, P: CombineTarget>(
     locks: &StripeLocks,
     striping: Striping,
     part: &P,
@@ -121,7 +135,7 @@ pub fn striped_combine<T: Element, P: Payload>(
         let stripe = &locks[striping.stripe_of(p0)];
         stripe.lock(waiter, bell)?;
         let (i0, i1) = ((p0 - at) / elem, (p1 - at) / elem);
-        combine_in_place(part, p0, op, &src[i0..i1], old.as_deref_mut().map(|o| &mut o[i0..i1]), &mut buf);
+        part.combine(p0, op, &src[i0..i1], old.as_deref_mut().map(|o| &mut o[i0..i1]), &mut buf);
         stripe.unlock(bell);
     }
     Ok(())

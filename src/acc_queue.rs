@@ -37,24 +37,24 @@ use crate::waiter::{Doorbell, Waiter};
 #[derive(Default)]
 pub struct QueueCtl {
     tail: CachePadded<AtomicU64>,
-    /// The consumer sleeps here when the queue is empty.
-    pub work: CachePadded<Doorbell>,
-    /// Producers sleep here when the queue is full.
-    pub space: CachePadded<Doorbell>,
     /// Set (then `work` rung) to stop the consumer.
     stop: CachePadded<AtomicU32>,
+}
+
+/// Where the queue's sleepers sleep. In production both are the owner core's slot
+/// doorbell, which the abort protocol rings, so a producer blocked on a full queue of
+/// a dead owner, or an idle agent, wakes and returns the abort error.
+#[derive(Clone, Copy)]
+pub struct Bells<'a> {
+    /// The consumer sleeps here when the queue is empty.
+    pub work: &'a Doorbell,
+    /// Producers sleep here when the queue is full.
+    pub space: &'a Doorbell,
 }
 
 impl QueueCtl {
     pub fn new() -> QueueCtl {
         QueueCtl::default()
-    }
-
-    /// Asks the consumer to stop once the queue is empty.
-    pub fn request_stop(&self) {
-        // Release: not a data hand-off, but cheap; the consumer reads it Acquire.
-        self.stop.store(1, Ordering::Release);
-        self.work.ring();
     }
 
     fn stopping(&self) -> bool {
@@ -65,6 +65,7 @@ impl QueueCtl {
 /// A view of one queue: control words, the slots' sequence words and their bytes.
 pub struct Queue<'a, P: Payload> {
     ctl: &'a QueueCtl,
+    bells: Bells<'a>,
     seqs: &'a [AtomicU64],
     slots: P,
     slot_bytes: usize,
@@ -81,11 +82,17 @@ pub enum Next {
 
 impl<'a, P: Payload> Queue<'a, P> {
     /// `slots` holds `seqs.len()` slots of `slot_bytes` each.
-    pub fn new(ctl: &'a QueueCtl, seqs: &'a [AtomicU64], slots: P, slot_bytes: usize) -> Self {
+    pub fn new(
+        ctl: &'a QueueCtl,
+        bells: Bells<'a>,
+        seqs: &'a [AtomicU64],
+        slots: P,
+        slot_bytes: usize,
+    ) -> Self {
         // At least 2 slots: with one, "full for lap k" and "free for lap k + 1" would be
         // the same sequence value (the loom model `acc_queue` found this).
         assert!(seqs.len() >= 2 && slots.len() >= seqs.len() * slot_bytes && slot_bytes > 4);
-        Queue { ctl, seqs, slots, slot_bytes }
+        Queue { ctl, bells, seqs, slots, slot_bytes }
     }
 
     pub fn capacity(&self) -> usize {
@@ -105,6 +112,13 @@ impl<'a, P: Payload> Queue<'a, P> {
         }
         self.ctl.tail.store(0, Ordering::Relaxed);
         self.ctl.stop.store(0, Ordering::Relaxed);
+    }
+
+    /// Asks the consumer to stop once the queue is empty.
+    pub fn request_stop(&self) {
+        // Release: the consumer's Acquire load then sees every push made before.
+        self.ctl.stop.store(1, Ordering::Release);
+        self.bells.work.ring();
     }
 
     fn seq(&self, pos: u64) -> &AtomicU64 {
@@ -133,7 +147,7 @@ impl<'a, P: Payload> Queue<'a, P> {
                 // Full: the slot still holds the message of position pos - cap. Wait
                 // for the consumer to free it (flow control), then try again.
                 let slot = self.seq(pos);
-                waiter.wait_until(&self.ctl.space, || {
+                waiter.wait_until(self.bells.space, || {
                     (slot.load(Ordering::Acquire).wrapping_sub(pos) as i64 >= 0).then_some(())
                 })?;
                 pos = self.ctl.tail.load(Ordering::Relaxed);
@@ -148,7 +162,7 @@ impl<'a, P: Payload> Queue<'a, P> {
         self.slots.write(at + 4, msg);
         // Release: the copy above happens before the consumer's Acquire load.
         self.seq(pos).store(pos + 1, Ordering::Release);
-        self.ctl.work.ring();
+        self.bells.work.ring();
         Ok(())
     }
 }
@@ -186,7 +200,7 @@ impl Consumer {
         q.slots.read(at + 4, &mut buf[..len]);
         // Release: our copy-out happens before the next lap's producer writes the slot.
         seq.store(pos + q.seqs.len() as u64, Ordering::Release);
-        q.ctl.space.ring();
+        q.bells.space.ring();
         self.head = pos + 1;
         Some(len)
     }
@@ -199,7 +213,7 @@ impl Consumer {
         buf: &mut [u8],
         waiter: &Waiter<'_>,
     ) -> Result<Next, JobAborted> {
-        waiter.wait_until(&q.ctl.work, || {
+        waiter.wait_until(q.bells.work, || {
             if let Some(n) = self.try_pop(q, buf) {
                 return Some(Next::Message(n));
             }

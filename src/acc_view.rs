@@ -18,8 +18,7 @@ use crate::stripes::Stripe;
 use crate::sync::{AtomicU32, AtomicU64};
 use crate::view::AtomicsOnly;
 
-// SAFETY: atomics (through CachePadded and Doorbell, itself a futex word and a counter),
-// valid as zero bytes.
+// SAFETY: two atomic words (each CachePadded), valid as zero bytes.
 unsafe impl AtomicsOnly for QueueCtl {}
 // SAFETY: two atomic words, valid as zero bytes.
 unsafe impl AtomicsOnly for CachePadded<Stripe> {}

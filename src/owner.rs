@@ -40,7 +40,7 @@ use shm_layout::{LINE, Region, WaitPolicy};
 
 use crate::abort::JobAborted;
 use crate::acc_atomic::AccElem;
-use crate::acc_queue::{Consumer, Next, Queue, QueueCtl};
+use crate::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
 use crate::acc_view::u64s_at;
 use crate::op::Op;
 use crate::payload::Payload;
@@ -110,11 +110,9 @@ impl OwnerBlock {
             offset: self.abs.offset + rank as usize * Self::STRIDE + Self::SLOTS,
             len: CAP * SLOT_BYTES,
         };
-        Queue::new(ctl, seqs, seg.bytes(slots_abs), SLOT_BYTES)
-    }
-
-    pub fn queue_ctl<'s>(&self, seg: &'s Segment, rank: u32) -> &'s QueueCtl {
-        atomics_at(self.share(seg, rank), 0)
+        // The owner's slot doorbell: the abort protocol rings it (see `Bells`).
+        let bell = &seg.slot(rank).bell;
+        Queue::new(ctl, Bells { work: bell, space: bell }, seqs, seg.bytes(slots_abs), SLOT_BYTES)
     }
 
     fn origin<'s>(&self, seg: &'s Segment, rank: u32) -> &'s OriginCtl {
@@ -309,7 +307,7 @@ impl<'c> OwnerState<'c> {
 
 impl Drop for OwnerState<'_> {
     fn drop(&mut self) {
-        self.block.queue_ctl(self.seg, self.me).request_stop();
+        self.block.queue(self.seg, self.me).request_stop();
         if let Some(agent) = self.agent.take() {
             let _ = agent.join();
         }

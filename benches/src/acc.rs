@@ -10,7 +10,8 @@
 //! - contention (the Fock-build pattern): N-1 origins accumulate random sizes from
 //!   200 B to 4 KB at random places of one target's 64 KB part; a row is one
 //!   repetition's wall time for all origins and the bytes they moved together, for
-//!   lock-free, whole-part lock, striped (256 B) and owner-computes.
+//!   lock-free, whole-part lock, striped (4 KB granules: 16 stripes over the part)
+//!   and owner-computes, with 2 and 3 origins.
 //!
 //! Nothing here asserts a time.
 
@@ -186,15 +187,15 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
             rows.push(r);
         }
     }
-    let cores = if params.quick { 3 } else { 4 };
     let contenders = [
         AccStrategy::Atomic,
         AccStrategy::CallerComputes { granularity: usize::MAX },
-        AccStrategy::CallerComputes { granularity: 256 },
+        AccStrategy::CallerComputes { granularity: 4096 },
         AccStrategy::OwnerComputes,
     ];
     let pattern = "contention 200B-4KB";
-    for strategy in contenders {
+    let core_counts: &[u32] = if params.quick { &[3] } else { &[3, 4] };
+    for (&cores, strategy) in core_counts.iter().flat_map(|c| contenders.iter().map(move |s| (c, *s))) {
         let a = Arg {
             strategy,
             bytes: 0,

@@ -10,15 +10,17 @@ use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
 use sccemu::abort::JobControl;
-use sccemu::acc_queue::{Consumer, Next, Queue, QueueCtl};
+use sccemu::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
 use sccemu::payload::{LoomBytes, Payload};
 use sccemu::sync::AtomicU64;
-use sccemu::waiter::Waiter;
+use sccemu::waiter::{Doorbell, Waiter};
 
 const SLOT: usize = 6;
 
 struct Shared {
     job: JobControl,
+    work: Doorbell,
+    space: Doorbell,
     ctl: QueueCtl,
     seqs: Vec<AtomicU64>,
     slots: LoomBytes,
@@ -28,6 +30,8 @@ impl Shared {
     fn new(cap: usize) -> Arc<Shared> {
         let s = Shared {
             job: JobControl::new(),
+            work: Doorbell::new(),
+            space: Doorbell::new(),
             ctl: QueueCtl::new(),
             seqs: (0..cap).map(|_| AtomicU64::new(0)).collect(),
             slots: LoomBytes::new(cap * SLOT),
@@ -37,7 +41,13 @@ impl Shared {
     }
 
     fn queue(&self) -> Queue<'_, Slots<'_>> {
-        Queue::new(&self.ctl, &self.seqs, Slots(&self.slots), SLOT)
+        Queue::new(
+            &self.ctl,
+            Bells { work: &self.work, space: &self.space },
+            &self.seqs,
+            Slots(&self.slots),
+            SLOT,
+        )
     }
 }
 
@@ -109,7 +119,7 @@ fn one_origin_in_order_and_stop() {
                 for v in 1..=3u8 {
                     s.queue().push(&[v], &waiter).unwrap();
                 }
-                s.ctl.request_stop();
+                s.queue().request_stop();
             })
         };
         let waiter = Waiter::new(WaitPolicy::Block, &s.job);

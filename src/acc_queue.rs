@@ -13,7 +13,8 @@
 //!   consumer's Acquire load of `seq`), ring the `work` doorbell;
 //! - consume: if `seq[head % cap] == head + 1` (Acquire), copy the message out, store
 //!   `seq = head + cap` (Release: the copy-out happens before the next producer's
-//!   Acquire load, which may then overwrite the slot), ring the `space` doorbell.
+//!   Acquire load, which may then overwrite the slot), and ring `space` if a producer
+//!   registered in `full_waiters` (SeqCst fences on both sides: a Dekker pair).
 //! - flow control: a producer that finds `seq < pos` (the consumer has not freed the
 //!   slot from the previous lap: the queue is full) sleeps on `space` until it has.
 //!   A fast origin therefore never overruns the owner, and never loses a request.
@@ -29,7 +30,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::abort::JobAborted;
 use crate::payload::Payload;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
 use crate::waiter::{Doorbell, Waiter};
 
 /// The queue's shared control words (owned by the consumer's core).
@@ -39,11 +40,20 @@ pub struct QueueCtl {
     tail: CachePadded<AtomicU64>,
     /// Set (then `work` rung) to stop the consumer.
     stop: CachePadded<AtomicU32>,
+    /// Producers waiting for a free slot (flow control); the consumer rings `space`
+    /// only when it is nonzero.
+    full_waiters: CachePadded<AtomicU32>,
+    /// The agent's own doorbell (production's `work`).
+    work: CachePadded<Doorbell>,
 }
 
-/// Where the queue's sleepers sleep. In production both are the owner core's slot
-/// doorbell, which the abort protocol rings, so a producer blocked on a full queue of
-/// a dead owner, or an idle agent, wakes and returns the abort error.
+/// Where the queue's sleepers sleep. In production `work` is the queue's own doorbell
+/// ([`QueueCtl::work_bell`]: only the owner's agent sleeps there, and its own process
+/// stops it) and `space` the owner core's slot doorbell, which the abort protocol
+/// rings, so a producer blocked on the full queue of a dead owner returns the abort
+/// error. `space` is rung only while a producer waits (`full_waiters`, a Dekker pair
+/// of SeqCst fences like the waiter's), so that the consumer does not wake whatever
+/// else sleeps on the owner's doorbell at every dequeue.
 #[derive(Clone, Copy)]
 pub struct Bells<'a> {
     /// The consumer sleeps here when the queue is empty.
@@ -55,6 +65,10 @@ pub struct Bells<'a> {
 impl QueueCtl {
     pub fn new() -> QueueCtl {
         QueueCtl::default()
+    }
+
+    pub fn work_bell(&self) -> &Doorbell {
+        &self.work
     }
 
     fn stopping(&self) -> bool {
@@ -112,6 +126,7 @@ impl<'a, P: Payload> Queue<'a, P> {
         }
         self.ctl.tail.store(0, Ordering::Relaxed);
         self.ctl.stop.store(0, Ordering::Relaxed);
+        self.ctl.full_waiters.store(0, Ordering::Relaxed);
     }
 
     /// Asks the consumer to stop once the queue is empty.
@@ -147,9 +162,16 @@ impl<'a, P: Payload> Queue<'a, P> {
                 // Full: the slot still holds the message of position pos - cap. Wait
                 // for the consumer to free it (flow control), then try again.
                 let slot = self.seq(pos);
-                waiter.wait_until(self.bells.space, || {
+                self.ctl.full_waiters.fetch_add(1, Ordering::Relaxed);
+                // SeqCst fence: our registration before the slot check, against the
+                // consumer's free before its check of `full_waiters` (Dekker pair):
+                // either it rings `space`, or our check sees the freed slot.
+                fence(Ordering::SeqCst);
+                let freed = waiter.wait_until(self.bells.space, || {
                     (slot.load(Ordering::Acquire).wrapping_sub(pos) as i64 >= 0).then_some(())
-                })?;
+                });
+                self.ctl.full_waiters.fetch_sub(1, Ordering::Relaxed);
+                freed?;
                 pos = self.ctl.tail.load(Ordering::Relaxed);
             } else {
                 // Another producer took this position: look again.
@@ -200,7 +222,11 @@ impl Consumer {
         q.slots.read(at + 4, &mut buf[..len]);
         // Release: our copy-out happens before the next lap's producer writes the slot.
         seq.store(pos + q.seqs.len() as u64, Ordering::Release);
-        q.bells.space.ring();
+        // SeqCst fence: the free above before the load below (Dekker pair with `push`).
+        fence(Ordering::SeqCst);
+        if q.ctl.full_waiters.load(Ordering::Relaxed) != 0 {
+            q.bells.space.ring();
+        }
         self.head = pos + 1;
         Some(len)
     }

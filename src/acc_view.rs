@@ -18,7 +18,8 @@ use crate::stripes::Stripe;
 use crate::sync::{AtomicU32, AtomicU64};
 use crate::view::AtomicsOnly;
 
-// SAFETY: two atomic words (each CachePadded), valid as zero bytes.
+// SAFETY: atomic words and a Doorbell (a futex word and a counter), each CachePadded,
+// valid as zero bytes.
 unsafe impl AtomicsOnly for QueueCtl {}
 // SAFETY: two atomic words, valid as zero bytes.
 unsafe impl AtomicsOnly for CachePadded<Stripe> {}

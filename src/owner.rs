@@ -15,7 +15,8 @@
 //!   previous values back into the half before releasing it; the origin waits for it.
 //! - After applying any request the agent clears `busy` (if staged), then increments
 //!   the origin's `applied` counter (Release: the combined data happens before the
-//!   origin's Acquire load in `quiesce`), and rings the origin's doorbell.
+//!   origin's Acquire load in `quiesce`), and rings the origin's doorbell if the
+//!   origin registered as waiting (`OriginCtl::waiting`).
 //! - Flow control is the queue's: a full queue blocks the origin on the queue's
 //!   `space` doorbell until the agent frees a slot; a busy staging half blocks it on
 //!   its own doorbell.
@@ -29,8 +30,11 @@
 //! The agent is the only writer of its owner's part under this strategy (the owner's
 //! own accumulates go through its queue too), which is the owner-local lock. One agent
 //! thread per process and window maps the segment itself (a second mapping of the
-//! job's memfd), sleeps on the queue's `work` doorbell through the waiter when idle,
-//! stops when the window is freed or dropped, and exits when the job aborts.
+//! job's memfd), sleeps on the queue's own doorbell through the waiter when idle, and
+//! stops when the window is freed or dropped (which the owner's process does when its
+//! calls fail on a job abort; the launcher reaps the process in any case). Origins
+//! blocked on a dead owner (full queue, completion) sleep on slot doorbells, which the
+//! abort protocol rings, and return the abort error.
 
 use std::cell::Cell;
 use std::thread::JoinHandle;
@@ -46,7 +50,7 @@ use crate::op::Op;
 use crate::payload::Payload;
 use crate::segment::{Segment, SharedBytes};
 use crate::stripes::CombineTarget;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
 use crate::view::atomics_at;
 use crate::waiter::Waiter;
 
@@ -73,6 +77,10 @@ const STAGED_GET_ACC: u32 = 2;
 pub struct OriginCtl {
     applied: CachePadded<AtomicU64>,
     busy: [CachePadded<AtomicU32>; HALVES],
+    /// Nonzero while the origin waits for a completion: agents ring its doorbell only
+    /// then (a Dekker pair of SeqCst fences, as in the queue's flow control), so that
+    /// streams of accumulates do not wake whatever else sleeps on that doorbell.
+    waiting: CachePadded<AtomicU32>,
 }
 
 const fn lines(bytes: usize) -> usize {
@@ -110,9 +118,9 @@ impl OwnerBlock {
             offset: self.abs.offset + rank as usize * Self::STRIDE + Self::SLOTS,
             len: CAP * SLOT_BYTES,
         };
-        // The owner's slot doorbell: the abort protocol rings it (see `Bells`).
-        let bell = &seg.slot(rank).bell;
-        Queue::new(ctl, Bells { work: bell, space: bell }, seqs, seg.bytes(slots_abs), SLOT_BYTES)
+        // `space` on the owner's slot doorbell, which the abort protocol rings (see `Bells`).
+        let bells = Bells { work: ctl.work_bell(), space: &seg.slot(rank).bell };
+        Queue::new(ctl, bells, seqs, seg.bytes(slots_abs), SLOT_BYTES)
     }
 
     fn origin<'s>(&self, seg: &'s Segment, rank: u32) -> &'s OriginCtl {
@@ -236,8 +244,24 @@ impl<'c> OwnerState<'c> {
     /// Waits until staging half `h` is free again (Acquire: module docs).
     fn wait_half(&self, h: usize) -> Result<(), JobAborted> {
         let busy = &self.block.origin(self.seg, self.me).busy[h];
+        self.wait_completion(|| busy.load(Ordering::Acquire) == 0)
+    }
+
+    /// Waits on this core's doorbell until `done`, registered in `waiting` (Dekker
+    /// pair with the agent's fence before it checks `waiting`).
+    fn wait_completion(&self, done: impl Fn() -> bool) -> Result<(), JobAborted> {
+        if done() {
+            return Ok(());
+        }
+        let waiting = &self.block.origin(self.seg, self.me).waiting;
+        waiting.fetch_add(1, Ordering::Relaxed);
+        // SeqCst fence: our registration before our checks of `done`, against the
+        // agent's completion before its load of `waiting`.
+        fence(Ordering::SeqCst);
         let bell = &self.seg.slot(self.me).bell;
-        self.waiter().wait_until(bell, || (busy.load(Ordering::Acquire) == 0).then_some(()))
+        let result = self.waiter().wait_until(bell, || done().then_some(()));
+        waiting.fetch_sub(1, Ordering::Relaxed);
+        result
     }
 
     fn stage(&self, data: &[u8]) -> Result<usize, JobAborted> {
@@ -297,11 +321,7 @@ impl<'c> OwnerState<'c> {
     pub fn quiesce(&self) -> Result<(), JobAborted> {
         let applied = &self.block.origin(self.seg, self.me).applied;
         let issued = self.issued.get();
-        if applied.load(Ordering::Acquire) == issued {
-            return Ok(());
-        }
-        let bell = &self.seg.slot(self.me).bell;
-        self.waiter().wait_until(bell, || (applied.load(Ordering::Acquire) == issued).then_some(()))
+        self.wait_completion(|| applied.load(Ordering::Acquire) == issued)
     }
 }
 
@@ -362,6 +382,11 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
         }
         // Release: the combined target data happens before the origin's quiesce.
         origin.applied.fetch_add(1, Ordering::Release);
-        seg.slot(req.origin.min(n - 1)).bell.ring();
+        // SeqCst fence: the completions above before the load of `waiting` (Dekker
+        // pair with `OwnerState::wait_completion`).
+        fence(Ordering::SeqCst);
+        if origin.waiting.load(Ordering::Relaxed) != 0 {
+            seg.slot(req.origin.min(n - 1)).bell.ring();
+        }
     }
 }

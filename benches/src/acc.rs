@@ -3,7 +3,7 @@
 //!   720 KB (737280 B) included, `Op::Sum` on f64, one origin into one target, for the
 //!   three strategies (`sccemu-atomic`, `sccemu-caller` with a whole-part lock, the
 //!   paper's caller-computes, and `sccemu-owner`); one iteration is an accumulate and
-//!   the flush that completes it at the target. A `memcpy` row per size gives the
+//!   the flush that completes it at the target (rank 1 into rank 0). A `memcpy` row per size gives the
 //!   physical reference;
 //! - Figure 4: the owner/caller bandwidth ratio per size (pattern `owner/caller`; the
 //!   ratio stands in the median/p10/p90 columns and in `note`; `mb_per_s` is empty);
@@ -48,7 +48,14 @@ struct Arg {
     warmup: u32,
 }
 
-/// Figure 2: rank 0 accumulates into rank 1; rank 0's µs per accumulate+flush.
+/// Figure 2: rank 1 accumulates into rank 0; rank 1's µs per accumulate+flush.
+///
+/// The passive target is rank 0 on purpose: it sleeps in the barrier on rank 0's
+/// doorbell (the barrier's home), while the owner-computes agent rings the origin's
+/// doorbell after every request. With the roles the other way round, each of those
+/// rings would also wake the target's main thread, pinned to the agent's CPU, and the
+/// figure would measure that scheduling artefact (about 10 µs per call) instead of
+/// the protocol.
 fn bandwidth(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
     let len = a.bytes / 8;
     let win = core.window_with::<f64>(len, Placement::Dram, a.strategy).map_err(s)?;
@@ -57,11 +64,11 @@ fn bandwidth(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
     let mut samples = Vec::new();
     for rep in 0..a.warmup + a.reps {
         core.barrier().map_err(s)?;
-        if core.rank() == 0 {
+        if core.rank() == 1 {
             let t = Instant::now();
             for _ in 0..a.iters {
-                epoch.accumulate(1, 0, &src, Op::Sum).map_err(s)?;
-                epoch.flush(1).map_err(s)?;
+                epoch.accumulate(0, 0, &src, Op::Sum).map_err(s)?;
+                epoch.flush(0).map_err(s)?;
             }
             if rep >= a.warmup {
                 samples.push(t.elapsed().as_secs_f64() * 1e6 / a.iters as f64);
@@ -171,7 +178,7 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
             };
             let r = match Job::new(2).run(&a, bandwidth) {
                 Ok(mut ranks) => {
-                    row(SUITE, impl_name(strategy), pattern, 2, bytes as u64, ranks.swap_remove(0))
+                    row(SUITE, impl_name(strategy), pattern, 2, bytes as u64, ranks.swap_remove(1))
                 }
                 Err(e) => failed(impl_name(strategy), pattern, 2, bytes, e),
             };

@@ -36,6 +36,7 @@ use crate::core::Core;
 use crate::op::{Op, OpError};
 use crate::owner::{OwnerBlock, OwnerState};
 use crate::payload::Payload;
+use crate::rma::Vector;
 use crate::segment::Segment;
 use crate::stripes::{MAX_STRIPES, Striping, striped_combine};
 use crate::view::Plain;
@@ -207,6 +208,32 @@ impl<T: AccElem + Plain> Window<'_, T> {
             return Err(RmaError::LengthMismatch { expected: src.len(), found: result.len() }.into());
         }
         self.acc_dispatch(target, index, src, Some(result), op)
+    }
+
+    /// Accumulates contiguous `src` into a strided layout starting at `index` (an
+    /// `MPI_Type_vector` target datatype): block by block, each element atomically.
+    /// Every block is checked before any is applied.
+    pub fn accumulate_strided(
+        &self,
+        target: u32,
+        index: usize,
+        layout: Vector,
+        src: &[T],
+        op: Op,
+    ) -> Result<(), AccError> {
+        T::check(op)?;
+        self.check_access(target)?;
+        if layout.elements() != src.len() {
+            return Err(RmaError::LengthMismatch { expected: layout.elements(), found: src.len() }.into());
+        }
+        let starts = (0..layout.count).map(|i| index.saturating_add(i.saturating_mul(layout.stride)));
+        for start in starts.clone() {
+            self.check_range(target, start, layout.block_len)?;
+        }
+        for (start, block) in starts.zip(src.chunks(layout.block_len.max(1))) {
+            self.acc_dispatch(target, start, block, None, op)?;
+        }
+        Ok(())
     }
 
     /// One element: sets it to `old op value`, returns `old` (`MPI_Fetch_and_op`).

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use sccemu::{
-    AccElem, AccError, AccStrategy, Assert, AtomicElem, Core, Job, Op, OpError, Placement, RmaError,
+    AccElem, AccError, AccStrategy, Assert, AtomicElem, Core, Job, Op, OpError, Placement, RmaError, Vector,
 };
 
 trait OrString<T> {
@@ -268,9 +268,19 @@ fn errors(core: &Core, _: ()) -> Result<(), String> {
     let e = win.get_accumulate(0, 0, &[1; 2], &mut short, Op::Sum);
     check(matches!(e, Err(AccError::Rma(RmaError::LengthMismatch { .. }))), || format!("{e:?}"))?;
     win.accumulate(0, 0, &[1], Op::Sum).s()?;
+    // Strided: elements 1, 2, 5, 6 of rank 0 (two blocks of 2, stride 4), checked first.
+    let layout = Vector { count: 2, block_len: 2, stride: 4 };
+    let e = win.accumulate_strided(0, 1, layout, &[1; 3], Op::Sum);
+    check(matches!(e, Err(AccError::Rma(RmaError::LengthMismatch { .. }))), || format!("{e:?}"))?;
+    let e = win.accumulate_strided(0, 3, layout, &[1; 4], Op::Sum);
+    check(matches!(e, Err(AccError::Rma(RmaError::OutOfBounds { .. }))), || format!("{e:?}"))?;
+    win.accumulate_strided(0, 1, layout, &[10, 20, 30, 40], Op::Sum).s()?;
     win.fence(Assert::NOSUCCEED).s()?;
     if core.rank() == 0 {
-        check(win.local().get(0).s()? == n as u64, || "window unusable after errors".into())?;
+        let n = n as u64;
+        let want = [n, 10 * n, 20 * n, 0, 0, 30 * n, 40 * n, 0];
+        let got = win.local().to_vec();
+        check(got == want, || format!("after errors and strided: {got:?} != {want:?}"))?;
     }
     win.free().s()?;
     let wf =

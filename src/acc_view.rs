@@ -26,6 +26,58 @@ unsafe impl AtomicsOnly for CachePadded<Stripe> {}
 // SAFETY: atomic words only, valid as zero bytes.
 unsafe impl AtomicsOnly for OriginCtl {}
 
+/// Runs `$body` with `$f` bound to a closure computing `a op b` for a constant op in
+/// each arm (so that the compiler folds the op and vectorizes the loop), `$replace`
+/// for `Replace`, nothing for `NoOp`.
+macro_rules! for_op {
+    ($op:expr, $f:ident, $body:expr, $replace:expr) => {
+        match $op {
+            Op::NoOp => {}
+            Op::Replace => $replace,
+            Op::Sum => {
+                let $f = |a, b| T::combine(Op::Sum, a, b);
+                $body
+            }
+            Op::Prod => {
+                let $f = |a, b| T::combine(Op::Prod, a, b);
+                $body
+            }
+            Op::Min => {
+                let $f = |a, b| T::combine(Op::Min, a, b);
+                $body
+            }
+            Op::Max => {
+                let $f = |a, b| T::combine(Op::Max, a, b);
+                $body
+            }
+            Op::BitAnd => {
+                let $f = |a, b| T::combine(Op::BitAnd, a, b);
+                $body
+            }
+            Op::BitOr => {
+                let $f = |a, b| T::combine(Op::BitOr, a, b);
+                $body
+            }
+            Op::BitXor => {
+                let $f = |a, b| T::combine(Op::BitXor, a, b);
+                $body
+            }
+            Op::LogicalAnd => {
+                let $f = |a, b| T::combine(Op::LogicalAnd, a, b);
+                $body
+            }
+            Op::LogicalOr => {
+                let $f = |a, b| T::combine(Op::LogicalOr, a, b);
+                $body
+            }
+            Op::Axpy(alpha) => {
+                let $f = |a, b| T::combine(Op::Axpy(alpha), a, b);
+                $body
+            }
+        }
+    };
+}
+
 /// `count` consecutive `width`-byte atomics at byte `offset` of `bytes`, or `None` if
 /// the first is misaligned. Panics if the run is out of bounds (callers check first).
 pub fn words_at(bytes: SharedBytes<'_>, offset: usize, width: usize, count: usize) -> Option<Words<'_>> {
@@ -74,21 +126,43 @@ impl CombineTarget for SharedBytes<'_> {
         }
         let ptr = self.addr(at).cast::<T>();
         assert_eq!(ptr as usize % align_of::<T>(), 0, "misaligned combine");
-        // One loop per op, so that the op is a constant inside it (vectorized).
-        match op {
-            Op::NoOp => {}
-            Op::Replace => self.write(at, bytemuck::cast_slice(src)),
-            Op::Sum => apply(ptr, src, |a, b| T::combine(Op::Sum, a, b)),
-            Op::Prod => apply(ptr, src, |a, b| T::combine(Op::Prod, a, b)),
-            Op::Min => apply(ptr, src, |a, b| T::combine(Op::Min, a, b)),
-            Op::Max => apply(ptr, src, |a, b| T::combine(Op::Max, a, b)),
-            Op::BitAnd => apply(ptr, src, |a, b| T::combine(Op::BitAnd, a, b)),
-            Op::BitOr => apply(ptr, src, |a, b| T::combine(Op::BitOr, a, b)),
-            Op::BitXor => apply(ptr, src, |a, b| T::combine(Op::BitXor, a, b)),
-            Op::LogicalAnd => apply(ptr, src, |a, b| T::combine(Op::LogicalAnd, a, b)),
-            Op::LogicalOr => apply(ptr, src, |a, b| T::combine(Op::LogicalOr, a, b)),
-            Op::Axpy(alpha) => apply(ptr, src, |a, b| T::combine(Op::Axpy(alpha), a, b)),
-        }
+        for_op!(op, f, apply(ptr, src, f), self.write(at, bytemuck::cast_slice(src)));
+    }
+}
+
+/// `dst[at..] = dst[at..] op src[..count]` where both are in the mapping: the owner's
+/// agent combining an origin's staged chunk in one pass, without a private copy. The
+/// agent is the only writer of `dst`; the origin does not touch its staging buffer
+/// until the agent releases it.
+pub fn combine_staged<T: Element>(
+    dst: SharedBytes<'_>,
+    at: usize,
+    op: Op,
+    src: SharedBytes<'_>,
+    count: usize,
+) {
+    let bytes = count * size_of::<T>();
+    assert!(at + bytes <= dst.len() && bytes <= src.len(), "staged combine past its region");
+    let d = dst.addr(at).cast::<T>();
+    let s = src.addr(0).cast::<T>().cast_const();
+    assert!(d as usize % align_of::<T>() == 0 && s as usize % align_of::<T>() == 0, "misaligned");
+    let copy = || {
+        let mut tmp = vec![T::zeroed(); count];
+        src.read(0, bytemuck::cast_slice_mut(&mut tmp));
+        dst.write(at, bytemuck::cast_slice(&tmp));
+    };
+    for_op!(op, f, apply_staged(d, s, count, f), copy());
+}
+
+/// `d[i] = f(d[i], s[i])` for `count` elements (checked by `combine_staged`).
+#[inline(always)]
+fn apply_staged<T: Element>(d: *mut T, s: *const T, count: usize, f: impl Fn(T, T) -> T) {
+    for i in 0..count {
+        // SAFETY: both runs in bounds and aligned (asserted by `combine_staged`); T is
+        // Pod; `d` (a window part) and `s` (a staging buffer) are disjoint regions; the
+        // agent is the only writer of `d`, and `s` is not written while the agent owns
+        // it (see `owner`); no reference to shared memory is formed.
+        unsafe { d.add(i).write(f(d.add(i).read(), s.add(i).read())) };
     }
 }
 

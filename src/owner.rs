@@ -45,7 +45,7 @@ use shm_layout::{LINE, Region, WaitPolicy};
 use crate::abort::JobAborted;
 use crate::acc_atomic::AccElem;
 use crate::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
-use crate::acc_view::u64s_at;
+use crate::acc_view::{combine_staged, u64s_at};
 use crate::op::Op;
 use crate::payload::Payload;
 use crate::segment::{Segment, SharedBytes};
@@ -344,6 +344,9 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
     let (mut data, mut old, mut scratch) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
     let n = seg.config().cores;
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
+        if len < HEADER {
+            continue; // corrupted: no header to acknowledge
+        }
         let req = Req::decode(&msg[..HEADER]);
         let count = req.count as usize;
         let at = req.at as usize;
@@ -357,21 +360,27 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
         // A malformed request (corrupted shared memory) is dropped, not trusted; it is
         // still acknowledged, so that its origin does not hang.
         if let (true, Some(op)) = (in_bounds, op) {
-            data.clear();
-            data.resize(count, T::zeroed());
-            let raw: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
-            if staged {
-                block.staging(seg, req.origin, req.half as usize).read(0, raw);
+            let half = req.half as usize;
+            if req.kind == STAGED_ACC {
+                // Straight from the origin's staging buffer into the part: one pass.
+                combine_staged::<T>(part, at, op, block.staging(seg, req.origin, half), count);
             } else {
-                raw.copy_from_slice(&msg[HEADER..HEADER + raw.len()]);
-            }
-            if req.kind == STAGED_GET_ACC {
-                old.clear();
-                old.resize(count, T::zeroed());
-                part.combine(at, op, &data, Some(&mut old), &mut scratch);
-                block.staging(seg, req.origin, req.half as usize).write(0, bytemuck::cast_slice(&old));
-            } else {
-                part.combine(at, op, &data, None, &mut scratch);
+                data.clear();
+                data.resize(count, T::zeroed());
+                let raw: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
+                if staged {
+                    block.staging(seg, req.origin, half).read(0, raw);
+                } else {
+                    raw.copy_from_slice(&msg[HEADER..HEADER + raw.len()]);
+                }
+                if req.kind == STAGED_GET_ACC {
+                    old.clear();
+                    old.resize(count, T::zeroed());
+                    part.combine(at, op, &data, Some(&mut old), &mut scratch);
+                    block.staging(seg, req.origin, half).write(0, bytemuck::cast_slice(&old));
+                } else {
+                    part.combine(at, op, &data, None, &mut scratch);
+                }
             }
         }
         let origin = block.origin(seg, req.origin.min(n - 1));

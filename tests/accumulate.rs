@@ -184,7 +184,7 @@ impl Gen for f64 {
 /// accumulate, a get_accumulate (whose result is checked) and a fetch_and_op, each
 /// target then checks its part against the sequential model.
 fn every_op<T: Gen>(core: &Core, strategy: AccStrategy) -> Result<(), String> {
-    const LEN: usize = 80;
+    const LEN: usize = 520; // 2 KB to 4 KB: inline and staged owner-computes requests
     let n = core.size();
     let me = core.rank() as usize;
     let target = (core.rank() + 1) % n;
@@ -217,8 +217,9 @@ fn every_op<T: Gen>(core: &Core, strategy: AccStrategy) -> Result<(), String> {
         let after_b: Vec<T> = after_a.iter().zip(b(me)).map(|(x, y)| T::combine(op, *x, y)).collect();
         check(bytes(&[f]) == bytes(&[after_b[3]]), || format!("{} {op:?}: fetch_and_op result", T::NAME))?;
         win.fence(Assert::NONE).s()?;
+        let (af, bf) = (a(from), b(from));
         for (i, m) in model.iter_mut().enumerate() {
-            *m = T::combine(op, T::combine(op, *m, a(from)[i]), b(from)[i]);
+            *m = T::combine(op, T::combine(op, *m, af[i]), bf[i]);
         }
         model[3] = T::combine(op, model[3], c(from));
         let got = win.local().to_vec();

@@ -295,6 +295,14 @@ fn errors(core: &Core, _: ()) -> Result<(), String> {
         check(wf.local().get(0).s()? == 0.5 * n as f64, || "f64 sum".into())?;
     }
     wf.free().s()?;
+    // Dropped without free (the memory leaks, as for any window): the agent stops and
+    // is joined, and the job goes on.
+    let leaked = core.window_with::<u64>(4, Placement::Dram, AccStrategy::OwnerComputes).s()?;
+    leaked.fence(Assert::NONE).s()?;
+    leaked.accumulate((core.rank() + 1) % n, 0, &[1], Op::Sum).s()?;
+    leaked.fence(Assert::NOSUCCEED).s()?;
+    drop(leaked);
+    core.barrier().s()?;
     Ok(())
 }
 

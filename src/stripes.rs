@@ -14,8 +14,10 @@
 //! - lock: `t = next.fetch_add(1)` (Relaxed: the ticket only orders waiters among
 //!   themselves), then wait until `serving == t` (Acquire: pairs with the Release
 //!   of the previous holder's unlock, so its writes to the granule are visible);
-//! - unlock: `serving += 1` (Release), then ring the target's doorbell for waiters
-//!   that went to sleep (the waiter's Dekker pair makes the wake-up reliable).
+//! - unlock: `serving += 1` (Release), then, if a later ticket was taken, ring the
+//!   target's doorbell for waiters that went to sleep (SeqCst fences after the
+//!   ticket and after the increment form a Dekker pair, so a waiter is either seen or
+//!   sees the new `serving`; the waiter's own Dekker pair makes the wake-up reliable).
 //!
 //! Invariant: at most one core is between lock and unlock of a stripe; a core blocked
 //! in lock returns the job's abort error if the job aborts.
@@ -25,7 +27,7 @@ pub use crossbeam_utils::CachePadded;
 use crate::abort::JobAborted;
 use crate::op::{Element, Op};
 use crate::payload::Payload;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, Ordering, fence};
 use crate::waiter::{Doorbell, Waiter};
 
 /// Most stripes per target part.
@@ -51,14 +53,23 @@ impl Stripe {
     pub fn lock(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
         // Relaxed: the ticket is an ordering among waiters only (module docs).
         let ticket = self.next.fetch_add(1, Ordering::Relaxed);
+        // SeqCst fence: our ticket before our checks of `serving`, against the
+        // unlocker's `serving` increment before its load of `next` (Dekker pair).
+        fence(Ordering::SeqCst);
         // Acquire: pairs with the Release in `unlock` (module docs).
         waiter.wait_until(bell, || (self.serving.load(Ordering::Acquire) == ticket).then_some(()))
     }
 
     pub fn unlock(&self, bell: &Doorbell) {
         // Release: the granule's writes happen before the next holder's Acquire.
-        self.serving.fetch_add(1, Ordering::Release);
-        bell.ring();
+        let served = self.serving.fetch_add(1, Ordering::Release).wrapping_add(1);
+        // SeqCst fence (Dekker pair with `lock`): if no later ticket is visible, its
+        // holder's check of `serving` will see ours, so nobody needs waking and the
+        // doorbell (shared with whatever else sleeps on the target's) stays quiet.
+        fence(Ordering::SeqCst);
+        if self.next.load(Ordering::Relaxed) != served {
+            bell.ring();
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! - Figure 4: the owner/caller bandwidth ratio per size (pattern `owner/caller`; the
 //!   ratio stands in the median/p10/p90 columns and in `note`; `mb_per_s` is empty);
 //! - contention (the Fock-build pattern): N-1 origins accumulate random sizes from
-//!   200 B to 4 KB at random places of one target's 64 KB part; a row is one
+//!   200 B to 4 KB at random places of one target's (the last rank's) 64 KB part; a row is one
 //!   repetition's wall time for all origins and the bytes they moved together, for
 //!   lock-free, whole-part lock, striped (4 KB granules: 16 stripes over the part)
 //!   and owner-computes, with 2 and 3 origins.
@@ -81,12 +81,17 @@ fn bandwidth(core: &Core, a: Arg) -> Result<Vec<f64>, String> {
     Ok(samples)
 }
 
-/// Contention: origins 1..n into rank 0; per repetition (wall µs, bytes moved).
+/// Contention: ranks 0..n-1 into rank n-1; per repetition (wall µs, bytes moved).
 fn contention(core: &Core, a: Arg) -> Result<Vec<(f64, u64)>, String> {
     const PART: usize = 64 * 1024 / 8;
     let me = core.rank();
-    let win =
-        core.window_with::<f64>(if me == 0 { PART } else { 0 }, Placement::Dram, a.strategy).map_err(s)?;
+    // The target is the last rank, not rank 0, whose doorbell also hosts the barrier
+    // that the target sleeps in: wake-ups meant for lock and queue waiters would wake
+    // it too (an artefact of the barrier, not of the strategies).
+    let target = core.size() - 1;
+    let win = core
+        .window_with::<f64>(if me == target { PART } else { 0 }, Placement::Dram, a.strategy)
+        .map_err(s)?;
     let src = vec![1.0f64; 4096 / 8];
     let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ (me as u64 + 1);
     let mut next = move || {
@@ -101,14 +106,14 @@ fn contention(core: &Core, a: Arg) -> Result<Vec<(f64, u64)>, String> {
         core.barrier().map_err(s)?;
         let t = Instant::now();
         let mut moved = 0u64;
-        if me != 0 {
+        if me != target {
             for _ in 0..a.iters {
                 let len = 25 + (next() % (512 - 25 + 1)) as usize;
                 let at = (next() % (PART - len + 1) as u64) as usize;
-                epoch.accumulate(0, at, &src[..len], Op::Sum).map_err(s)?;
+                epoch.accumulate(target, at, &src[..len], Op::Sum).map_err(s)?;
                 moved += len as u64 * 8;
             }
-            epoch.flush(0).map_err(s)?;
+            epoch.flush(target).map_err(s)?;
         }
         let us = t.elapsed().as_secs_f64() * 1e6;
         if rep >= a.warmup {
@@ -213,11 +218,12 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
         rows.push(match Job::new(cores).run(&a, contention) {
             Ok(ranks) => {
                 // Per repetition: the slowest origin's wall time, everyone's bytes.
-                let reps = ranks[0].len();
+                let origins = &ranks[..ranks.len() - 1];
+                let reps = origins[0].len();
                 let (mut wall, mut moved) = (Vec::new(), 0u64);
                 for rep in 0..reps {
-                    wall.push(ranks[1..].iter().map(|r| r[rep].0).fold(0.0, f64::max));
-                    moved = ranks[1..].iter().map(|r| r[rep].1).sum();
+                    wall.push(origins.iter().map(|r| r[rep].0).fold(0.0, f64::max));
+                    moved = origins.iter().map(|r| r[rep].1).sum();
                 }
                 row(SUITE, impl_name(strategy), pattern, cores, moved, wall)
             }

@@ -158,7 +158,10 @@ pub fn combine_into<T: Element>(op: Op, acc: &mut [T], incoming: &[T]) {
         Op::BitXor => each(acc, incoming, |a, b| T::combine(Op::BitXor, a, b)),
         Op::LogicalAnd => each(acc, incoming, |a, b| T::combine(Op::LogicalAnd, a, b)),
         Op::LogicalOr => each(acc, incoming, |a, b| T::combine(Op::LogicalOr, a, b)),
-        Op::Replace => acc.copy_from_slice(&incoming[..acc.len()]),
+        Op::Replace => {
+            let n = acc.len().min(incoming.len());
+            acc[..n].copy_from_slice(&incoming[..n]);
+        }
         Op::NoOp => {}
         Op::Axpy(alpha) => each(acc, incoming, |a, b| T::combine(Op::Axpy(alpha), a, b)),
     }

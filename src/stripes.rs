@@ -5,8 +5,9 @@
 //! `g % stripes`, where `stripes = min(MAX_STRIPES, granules in the part)`. A
 //! granularity that covers the whole part gives one stripe: a lock per window part,
 //! the paper's caller-computes. The caller locks a granule's stripe, combines that
-//! granule in place (copy out, combine, copy back), unlocks, and moves on to the next
-//! granule. A call never holds two stripes at once, so there is no lock-order
+//! granule in place ([`CombineTarget`]: one vectorized pass over the mapping in
+//! production, copy out/combine/copy back over loom cells), unlocks, and moves on to
+//! the next granule. A call never holds two stripes at once, so there is no lock-order
 //! deadlock, and every element is updated under its stripe: accumulates are atomic per
 //! element (what MPI requires), and one origin's updates land in issue order.
 //!

@@ -124,14 +124,27 @@ impl Core {
         let state = match strategy {
             AccStrategy::Atomic => return Ok(win),
             AccStrategy::CallerComputes { granularity } => {
-                let block = self.heap_alloc(stripes_bytes(n))?;
+                let block = match self.heap_alloc(stripes_bytes(n)) {
+                    Ok(block) => block,
+                    Err(e) => {
+                        // Every core got the same result: free the window collectively.
+                        let _ = win.free();
+                        return Err(e.into());
+                    }
+                };
                 let abs = Region { offset: heap.offset + block.offset, len: block.len };
                 let share = stripes_bytes(1);
                 self.segment().bytes(abs).zero(me as usize * share, share);
                 AccState::Caller { block, abs, granularity }
             }
             AccStrategy::OwnerComputes => {
-                let block = self.heap_alloc(OwnerBlock::bytes(n))?;
+                let block = match self.heap_alloc(OwnerBlock::bytes(n)) {
+                    Ok(block) => block,
+                    Err(e) => {
+                        let _ = win.free();
+                        return Err(e.into());
+                    }
+                };
                 let owner = OwnerBlock { abs: Region { offset: heap.offset + block.offset, len: block.len } };
                 owner.init(self.segment(), me);
                 let os = |_| WindowError::AgentStart;

@@ -343,3 +343,28 @@ fn a_dead_owner_aborts_blocked_origins() {
         assert!(r.contains("rank 2"), "rank {rank}: {r}");
     }
 }
+
+/// An owner-computes block that does not fit the heap is a collective allocation
+/// error; the window is freed with it, and the job goes on with a smaller strategy.
+fn heap_too_small(core: &Core, _: ()) -> Result<bool, String> {
+    let before = core.heap_free_bytes().s()?;
+    core.barrier().s()?; // everyone measured before anyone allocates
+    let refused = core.window_with::<u64>(64, Placement::Dram, AccStrategy::OwnerComputes);
+    let refused = matches!(refused, Err(sccemu::WindowError::Alloc(_)));
+    core.barrier().s()?;
+    let after = core.heap_free_bytes().s()?;
+    core.barrier().s()?; // everyone measured before anyone allocates again
+    check(after == before, || format!("the refused window leaked: {before} -> {after}"))?;
+    let win = core.window_with::<u64>(64, Placement::Dram, AccStrategy::CallerComputes { granularity: 64 }).s()?;
+    win.fence(Assert::NONE).s()?;
+    win.accumulate(0, 0, &[1; 64], Op::Sum).s()?;
+    win.fence(Assert::NOSUCCEED).s()?;
+    win.free().s()?;
+    Ok(refused)
+}
+
+#[test]
+fn an_owner_block_too_big_for_the_heap_is_a_typed_error() {
+    let out = Job::new(3).heap_bytes(1 << 20).run(&(), heap_too_small).unwrap();
+    assert_eq!(out, vec![true; 3]);
+}

@@ -355,7 +355,8 @@ fn heap_too_small(core: &Core, _: ()) -> Result<bool, String> {
     let after = core.heap_free_bytes().s()?;
     core.barrier().s()?; // everyone measured before anyone allocates again
     check(after == before, || format!("the refused window leaked: {before} -> {after}"))?;
-    let win = core.window_with::<u64>(64, Placement::Dram, AccStrategy::CallerComputes { granularity: 64 }).s()?;
+    let win =
+        core.window_with::<u64>(64, Placement::Dram, AccStrategy::CallerComputes { granularity: 64 }).s()?;
     win.fence(Assert::NONE).s()?;
     win.accumulate(0, 0, &[1; 64], Op::Sum).s()?;
     win.fence(Assert::NOSUCCEED).s()?;

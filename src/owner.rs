@@ -18,8 +18,11 @@
 //!   origin's Acquire load in `quiesce`), and rings the origin's doorbell if the
 //!   origin registered as waiting (`OriginCtl::waiting`).
 //! - Flow control is the queue's: a full queue blocks the origin on the queue's
-//!   `space` doorbell until the agent frees a slot; a busy staging half blocks it on
-//!   its own doorbell.
+//!   `space` doorbell (the owner's slot doorbell) until the agent frees a slot; a busy
+//!   staging buffer blocks it on its own doorbell.
+//!
+//! Footprint: `OwnerBlock::STRIDE` (about 390 KiB: 130 KiB of queue, 256 KiB of
+//! staging) of shared heap per core and owner-computes window.
 //!
 //! Completion: `accumulate` returns once the request is enqueued (the origin buffer is
 //! free). Every call that completes RMA (flush, unlock, fence, complete, free) first

@@ -116,6 +116,7 @@ mod api {
                 }
                 fence::check_asserts(asserts, e.ops_since_fence).map_err(SyncError::Assert)?;
             }
+            self.acc_quiesce()?;
             let home = &self.core.segment().slot(0).bell;
             self.window_ctl().fence.fence(self.core.size(), &self.core.waiter(), home)?;
             let mut e = self.epochs.borrow_mut();
@@ -179,6 +180,10 @@ mod api {
         /// Ends the access epoch (`MPI_Win_complete`): all its RMA is complete at the
         /// targets, which learn so through their completion counters.
         pub fn complete(&self) -> Result<(), SyncError> {
+            if self.epochs.borrow().access.is_none() {
+                return Err(SyncError::NoAccessEpoch);
+            }
+            self.acc_quiesce()?;
             let group = self.epochs.borrow_mut().access.take().ok_or(SyncError::NoAccessEpoch)?;
             for target in group.iter() {
                 self.target_ctl(target).pscw.complete(&self.core.segment().slot(target).bell);

@@ -12,6 +12,8 @@
 //! for the models in `loom-tests`.
 
 pub mod abort;
+pub mod acc_atomic;
+pub mod acc_queue;
 pub mod armw;
 pub mod barrier;
 pub mod epoch;
@@ -27,9 +29,14 @@ pub mod perpeer;
 pub mod pscw;
 pub mod rwlock;
 pub mod srb;
+pub mod stripes;
 pub mod sync;
 pub mod waiter;
 
+#[cfg(not(sccemu_loom))]
+mod acc_view;
+#[cfg(not(sccemu_loom))]
+pub mod accumulate;
 #[cfg(not(sccemu_loom))]
 pub mod allgather;
 #[cfg(not(sccemu_loom))]
@@ -55,6 +62,8 @@ mod matching;
 #[cfg(not(sccemu_loom))]
 pub mod mpb;
 #[cfg(not(sccemu_loom))]
+pub mod owner;
+#[cfg(not(sccemu_loom))]
 pub mod p2p;
 #[cfg(not(sccemu_loom))]
 pub mod pin;
@@ -78,6 +87,9 @@ pub mod wintable;
 #[cfg(not(sccemu_loom))]
 pub use crate::core::{Core, MeshPosition};
 pub use abort::{AbortCause, JobAborted};
+pub use acc_atomic::AccElem;
+#[cfg(not(sccemu_loom))]
+pub use accumulate::{AccError, AccStrategy};
 #[cfg(not(sccemu_loom))]
 pub use allgather::Allgather;
 pub use armw::{AtomicElem, AtomicInt};

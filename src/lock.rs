@@ -138,6 +138,8 @@ impl<'c, T: Plain> Window<'c, T> {
                 _ => return Err(SyncError::NotLocked { rank: target }),
             }
         };
+        // Completes this core's pending accumulates (owner-computes) before releasing.
+        let quiesced = self.acc_quiesce();
         let bell = &self.core.segment().slot(target).bell;
         let lock = &self.target_ctl(target).lock;
         match kind {
@@ -147,6 +149,7 @@ impl<'c, T: Plain> Window<'c, T> {
                 lock.unlock_exclusive(bell);
             }
         }
+        quiesced?;
         Ok(())
     }
 
@@ -177,7 +180,9 @@ impl<'c, T: Plain> Window<'c, T> {
                 _ => return Err(SyncError::NotLockedAll),
             }
         }
+        let quiesced = self.acc_quiesce();
         self.window_ctl().all.unlock_all(&self.core.segment().slot(0).bell);
+        quiesced?;
         Ok(())
     }
 
@@ -187,6 +192,7 @@ impl<'c, T: Plain> Window<'c, T> {
         if !self.epochs.borrow().passive(target) {
             return Err(SyncError::NotLocked { rank: target });
         }
+        self.acc_quiesce()?;
         self.complete_stores();
         Ok(())
     }
@@ -210,6 +216,8 @@ impl<'c, T: Plain> Window<'c, T> {
         if e.lock_all.is_none() && e.locked == 0 {
             return Err(SyncError::NotLockedAll);
         }
+        drop(e);
+        self.acc_quiesce()?;
         self.complete_stores();
         Ok(())
     }

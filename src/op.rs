@@ -85,6 +85,8 @@ macro_rules! integer_element {
             const NAME: &'static str = stringify!($t);
             const IS_FLOAT: bool = false;
 
+            // Inline across crates: generic callers (accumulate) must see the op folded.
+            #[inline]
             fn combine(op: Op, a: Self, b: Self) -> Self {
                 match op {
                     Op::Sum => a.wrapping_add(b),
@@ -113,6 +115,8 @@ macro_rules! float_element {
             const NAME: &'static str = stringify!($t);
             const IS_FLOAT: bool = true;
 
+            // Inline across crates: generic callers (accumulate) must see the op folded.
+            #[inline]
             fn combine(op: Op, a: Self, b: Self) -> Self {
                 let truth = |v: bool| if v { 1.0 } else { 0.0 };
                 match op {
@@ -135,10 +139,31 @@ macro_rules! float_element {
 integer_element!(i32, i64, u32, u64);
 float_element!(f32, f64);
 
-/// `acc[i] = acc[i] op incoming[i]` for every element.
+/// `acc[i] = acc[i] op incoming[i]` for every element. One loop per op, so that the
+/// op is a constant inside it and the compiler vectorizes the combine.
 pub fn combine_into<T: Element>(op: Op, acc: &mut [T], incoming: &[T]) {
-    for (a, b) in acc.iter_mut().zip(incoming) {
-        *a = T::combine(op, *a, *b);
+    #[inline(always)]
+    fn each<T: Copy>(acc: &mut [T], incoming: &[T], f: impl Fn(T, T) -> T) {
+        for (a, b) in acc.iter_mut().zip(incoming) {
+            *a = f(*a, *b);
+        }
+    }
+    match op {
+        Op::Sum => each(acc, incoming, |a, b| T::combine(Op::Sum, a, b)),
+        Op::Prod => each(acc, incoming, |a, b| T::combine(Op::Prod, a, b)),
+        Op::Min => each(acc, incoming, |a, b| T::combine(Op::Min, a, b)),
+        Op::Max => each(acc, incoming, |a, b| T::combine(Op::Max, a, b)),
+        Op::BitAnd => each(acc, incoming, |a, b| T::combine(Op::BitAnd, a, b)),
+        Op::BitOr => each(acc, incoming, |a, b| T::combine(Op::BitOr, a, b)),
+        Op::BitXor => each(acc, incoming, |a, b| T::combine(Op::BitXor, a, b)),
+        Op::LogicalAnd => each(acc, incoming, |a, b| T::combine(Op::LogicalAnd, a, b)),
+        Op::LogicalOr => each(acc, incoming, |a, b| T::combine(Op::LogicalOr, a, b)),
+        Op::Replace => {
+            let n = acc.len().min(incoming.len());
+            acc[..n].copy_from_slice(&incoming[..n]);
+        }
+        Op::NoOp => {}
+        Op::Axpy(alpha) => each(acc, incoming, |a, b| T::combine(Op::Axpy(alpha), a, b)),
     }
 }
 

@@ -9,7 +9,7 @@
 //! the element at `index` (byte `index * size_of::<T>()`) must be `A`-aligned.
 
 use crate::armw::{AtomicElem, AtomicInt, RmwOp, Word};
-use crate::op::{Element, Op};
+
 use crate::payload::Payload;
 use crate::view::{Plain, atomic_u32_at, atomic_u64_at, bytes_of, bytes_of_mut};
 use crate::window::Window;
@@ -228,35 +228,6 @@ impl<T: Plain> Window<'_, T> {
     ) -> Result<A, RmaError> {
         let word = self.word::<A>(target, index)?;
         Ok(A::from_bits(word.compare_and_swap(current.to_bits(), new.to_bits())))
-    }
-
-    /// `MPI_Fetch_and_op`: atomically replaces the element with `element op v` and
-    /// returns the old value. Sum, the bitwise ops, Replace and NoOp are single native
-    /// atomics (float sums a CAS loop); Prod, Min, Max, the logical ops and Axpy are a
-    /// compare-and-swap loop. A bitwise op on a float is [`RmaError::Op`].
-    pub fn fetch_and_op<A: AtomicElem + Element>(
-        &self,
-        target: u32,
-        index: usize,
-        v: A,
-        op: Op,
-    ) -> Result<A, RmaError> {
-        A::check(op).map_err(RmaError::Op)?;
-        let word = self.word::<A>(target, index)?;
-        let native = match op {
-            Op::Sum => Some(RmwOp::Add),
-            Op::BitAnd => Some(RmwOp::And),
-            Op::BitOr => Some(RmwOp::Or),
-            Op::BitXor => Some(RmwOp::Xor),
-            Op::Replace => Some(RmwOp::Swap),
-            _ => None,
-        };
-        let old = match (native, op) {
-            (Some(rmw), _) => word.fetch_op(rmw, A::KIND, v.to_bits()),
-            (None, Op::NoOp) => word.load(),
-            (None, _) => word.fetch_update(|old| A::combine(op, A::from_bits(old), v).to_bits()),
-        };
-        Ok(A::from_bits(old))
     }
 
     /// Atomic read (`MPI_Fetch_and_op` with `MPI_NO_OP`), with Acquire ordering.

@@ -150,6 +150,8 @@ pub struct Window<'c, T: Plain> {
     pub(crate) pending_stores: Cell<bool>,
     /// This window's window-table entry (rank 0 lists it).
     table_entry: Option<usize>,
+    /// Accumulate strategy state (see `accumulate`).
+    pub(crate) acc: crate::accumulate::AccSlot<'c>,
     _elem: PhantomData<T>,
 }
 
@@ -236,6 +238,7 @@ impl Core {
             epochs: RefCell::new(Epochs::new(n)),
             pending_stores: Cell::new(false),
             table_entry,
+            acc: Default::default(),
             _elem: PhantomData,
         };
         win.part_bytes(self.rank()).zero(0, bytes);
@@ -293,11 +296,13 @@ impl<'c, T: Plain> Window<'c, T> {
         if self.epochs.borrow().passive_or_pscw_open() {
             return Err(WindowError::EpochOpen);
         }
+        self.acc_quiesce()?;
         // Nobody may still be accessing any part when the memory is reused.
         self.core.barrier()?;
         if let Some(entry) = self.table_entry {
             crate::wintable::unregister(self.core.segment(), entry);
         }
+        self.acc_free()?;
         match self.data {
             Data::None => {}
             Data::Heap(r) => self.core.heap_free(r)?,
@@ -313,6 +318,11 @@ impl<'c, T: Plain> Window<'c, T> {
             return Err(RmaError::RankOutOfRange { rank, size });
         }
         Ok(())
+    }
+
+    /// `rank`'s part, as an absolute region of the segment (rank already checked).
+    pub(crate) fn part_region(&self, rank: u32) -> Region {
+        self.parts[rank as usize]
     }
 
     /// The bytes of `rank`'s part (rank already checked).

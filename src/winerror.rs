@@ -27,6 +27,8 @@ pub enum WindowError {
     ZeroSizedElement,
     /// Freeing a window while an epoch (lock, PSCW) is still open on this core.
     EpochOpen,
+    /// The owner-computes agent thread could not be started.
+    AgentStart,
     Aborted(JobAborted),
 }
 
@@ -129,6 +131,7 @@ impl fmt::Display for WindowError {
             }
             Self::ZeroSizedElement => write!(f, "window elements must not be zero-sized"),
             Self::EpochOpen => write!(f, "cannot free a window while a lock or PSCW epoch is open"),
+            Self::AgentStart => write!(f, "could not start the owner-computes agent thread"),
             Self::Aborted(e) => e.fmt(f),
         }
     }

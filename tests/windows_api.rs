@@ -3,7 +3,7 @@
 //! writers, `fetch_and_op` with every op, windows of user types, and a rank dying in
 //! an epoch.
 
-use sccemu::{Assert, Core, Group, Job, LockKind, Placement, RmaError, Vector, WindowError};
+use sccemu::{Assert, Core, Group, Job, LockKind, Placement, Vector, WindowError};
 
 trait OrString<T> {
     fn s(self) -> Result<T, String>;
@@ -109,34 +109,39 @@ fn self_lock_is_immediate_and_lock_all_excludes_writers() {
 /// (no-op) and compare-and-swap loops (max, min, prod), on integers and floats.
 fn fetch_and_op_all_kinds(core: &Core, _: ()) -> Result<(u64, i64, f64, f64, u32), String> {
     use sccemu::Op;
-    let win = core.window::<u64>(if core.rank() == 0 { 5 } else { 0 }, Placement::Dram).s()?;
-    let me = core.rank() as u64 + 1;
+    let len = |n: usize| if core.rank() == 0 { n } else { 0 };
+    let wu = core.window::<u64>(len(1), Placement::Dram).s()?;
+    let wi = core.window::<i64>(len(1), Placement::Dram).s()?;
+    let wf = core.window::<f64>(len(2), Placement::Dram).s()?;
+    let wb = core.window::<u32>(len(1), Placement::Dram).s()?;
     if core.rank() == 0 {
-        let l = win.local();
-        l.set(1, (-50i64) as u64).s()?;
-        l.set(2, 1.0f64.to_bits()).s()?;
-        l.set(3, 100.0f64.to_bits()).s()?;
+        wi.local().set(0, -50).s()?;
+        wf.local().set(0, 1.0).s()?;
+        wf.local().set(1, 100.0).s()?;
     }
     core.barrier().s()?;
-    let all = win.lock_all().s()?;
-    all.fetch_and_op(0, 0, me * 10, Op::Max).s()?;
-    all.fetch_and_op(0, 1, -(me as i64), Op::Min).s()?;
-    all.fetch_and_op(0, 2, 2.0f64, Op::Prod).s()?;
-    all.fetch_and_op(0, 3, me as f64, Op::Sum).s()?;
-    all.fetch_and_op(0, 4, 1u32 << me, Op::BitOr).s()?;
-    let err = all.fetch_and_op(0, 2, 1.0f64, Op::BitXor).unwrap_err();
-    check(matches!(err, RmaError::Op(_)), || format!("{err:?}"))?;
+    let me = core.rank() as u64 + 1;
+    let (au, ai, af, ab) = (wu.lock_all().s()?, wi.lock_all().s()?, wf.lock_all().s()?, wb.lock_all().s()?);
+    wu.fetch_and_op(0, 0, me * 10, Op::Max).s()?;
+    wi.fetch_and_op(0, 0, -(me as i64), Op::Min).s()?;
+    wf.fetch_and_op(0, 0, 2.0, Op::Prod).s()?;
+    wf.fetch_and_op(0, 1, me as f64, Op::Sum).s()?;
+    wb.fetch_and_op(0, 0, 1u32 << me, Op::BitOr).s()?;
+    let err = wf.fetch_and_op(0, 0, 1.0, Op::BitXor).unwrap_err();
+    check(err.to_string().contains("BitXor is not defined on f64"), || format!("{err:?}"))?;
     core.barrier().s()?;
     let out = (
-        all.fetch_and_op(0, 0, 0u64, Op::NoOp).s()?,
-        all.load::<i64>(0, 1).s()?,
-        all.atomic_load::<f64>(0, 2).s()?,
-        all.atomic_load::<f64>(0, 3).s()?,
-        all.atomic_load::<u32>(0, 4).s()?,
+        wu.fetch_and_op(0, 0, 0, Op::NoOp).s()?,
+        wi.load::<i64>(0, 0).s()?,
+        wf.atomic_load::<f64>(0, 0).s()?,
+        wf.atomic_load::<f64>(0, 1).s()?,
+        wb.atomic_load::<u32>(0, 0).s()?,
     );
-    drop(all);
+    drop((au, ai, af, ab));
     core.barrier().s()?;
-    win.free().s()?;
+    for free in [wu.free(), wi.free(), wf.free(), wb.free()] {
+        free.s()?;
+    }
     Ok(out)
 }
 

@@ -6,6 +6,7 @@
 //! A binary that runs suites must call `sccemu::job::init()` first thing in `main`:
 //! jobs re-execute the current binary.
 
+pub mod acc;
 pub mod allgather;
 pub mod barrier;
 pub mod exchange;
@@ -37,6 +38,11 @@ pub const SUITES: &[Suite] = &[
         name: "rma",
         about: "one-sided windows: put/get latency and bandwidth under lock+flush, fence and PSCW; ARMW; locks; fence",
         run: rma::run,
+    },
+    Suite {
+        name: "acc",
+        about: "atomic accumulate: Figure 2 bandwidth vs size per strategy, owner/caller ratio (Figure 4), N-1 contention",
+        run: acc::run,
     },
     Suite {
         name: "halo",

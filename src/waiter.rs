@@ -81,17 +81,23 @@ impl<'a> Waiter<'a> {
         bell: &Doorbell,
         mut ready: impl FnMut() -> Option<T>,
     ) -> Result<T, JobAborted> {
+        // Fast path: no clock read, no backoff state, when the condition already holds.
+        if let Some(v) = ready() {
+            return Ok(v);
+        }
         let backoff = Backoff::new();
         let started = (self.policy == WaitPolicy::Adaptive).then(Instant::now);
         loop {
-            if let Some(v) = ready() {
-                return Ok(v);
-            }
             self.job.check()?;
             if backoff.is_completed() && self.may_sleep(started) {
                 break;
             }
+            // Growing pauses, not a tight poll: hammering the line being waited on slows
+            // down the core that is about to write it (measured on the 2-core barrier).
             backoff.snooze();
+            if let Some(v) = ready() {
+                return Ok(v);
+            }
         }
         loop {
             bell.sleepers.fetch_add(1, Ordering::Relaxed);

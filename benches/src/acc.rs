@@ -169,7 +169,7 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
         AccStrategy::OwnerComputes,
     ];
     let mut rows = Vec::new();
-    let pattern = "accumulate sum f64";
+    let pattern = "accumulate-sum-f64";
     for &bytes in &sizes {
         rows.push(memcpy_row(params, bytes));
         let mut bw = [None; 3];

@@ -30,6 +30,7 @@ use crate::op::OpError;
 use crate::payload::Payload;
 use crate::segment::SharedBytes;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::view::{AtomicsOnly, atomics_at};
 
 const LINE: usize = shm_layout::LINE;
 /// Offset of the publication words in an area (after the barrier's two lines).
@@ -179,16 +180,9 @@ impl<'c> Comm<'c> {
         self.world_rank(rank).map(|_| ())
     }
 
-    fn area_bytes(&self) -> SharedBytes<'c> {
-        self.core.heap_bytes(self.area)
-    }
-
-    fn area_word<T>(&self, offset: usize) -> &'c T {
-        let bytes = self.area_bytes();
-        assert!(offset % align_of::<T>() == 0 && offset + size_of::<T>() <= bytes.len());
-        // SAFETY: in bounds and aligned (asserted); the area is used only through these
-        // atomic views, and lives in the mapping for as long as the core.
-        unsafe { &*bytes.addr(offset).cast::<T>() }
+    /// The protocol word at `offset` of the area.
+    fn area_word<T: AtomicsOnly>(&self, offset: usize) -> &'c T {
+        atomics_at(self.core.heap_bytes(self.area), offset)
     }
 
     /// The doorbell of member `rank`'s core.

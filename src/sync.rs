@@ -37,6 +37,12 @@ pub fn fence_after_rmw() {
     fence(Ordering::SeqCst);
 }
 
+#[cfg(sccemu_loom)]
+pub use loom::thread::yield_now;
+/// Gives up the CPU; under loom, a scheduling point of the model.
+#[cfg(not(sccemu_loom))]
+pub use std::thread::yield_now;
+
 /// Spinning before a sleep: `crossbeam_utils::Backoff` (spin with growing pauses, then
 /// yield) in production; under loom every step is a `yield_now`, so that the model
 /// scheduler can run the thread being waited for.

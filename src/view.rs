@@ -1,7 +1,9 @@
-//! Typed views of window memory: the unsafe corner of the window modules.
+//! Typed views of shared memory: the unsafe corner of the window, channel and
+//! communicator modules.
 //!
-//! Window parts and their control blocks are ranges of the shared mapping reached
-//! through [`SharedBytes`]. Three kinds of access exist, all here:
+//! Window parts, control blocks, channel counters and communicator areas are ranges of
+//! the shared mapping reached through [`SharedBytes`]. Three kinds of access exist, all
+//! here:
 //! - element payloads are copied as bytes: a [`Plain`] slice is viewed as `[u8]`
 //!   (through `bytemuck`, safely);
 //! - ARMW elements are viewed as `AtomicU32`/`AtomicU64` at an aligned address;
@@ -83,6 +85,10 @@ pub fn zeroed<T: Plain>() -> T {
     T::zeroed()
 }
 
+// SAFETY: an atomic word.
+unsafe impl AtomicsOnly for AtomicU64 {}
+// SAFETY: two cache-padded `AtomicU32`s, valid as zeros (phase 0, nobody arrived).
+unsafe impl AtomicsOnly for crate::barrier::BarrierState {}
 // SAFETY: two cache-padded lines of `AtomicU32`s.
 unsafe impl AtomicsOnly for crate::srb::SrbCounters {}
 // SAFETY: four `AtomicU32`s.

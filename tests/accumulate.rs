@@ -10,19 +10,8 @@ use sccemu::{
     AccElem, AccError, AccStrategy, Assert, AtomicElem, Core, Job, Op, OpError, Placement, RmaError, Vector,
 };
 
-trait OrString<T> {
-    fn s(self) -> Result<T, String>;
-}
-
-impl<T, E: std::fmt::Display> OrString<T> for Result<T, E> {
-    fn s(self) -> Result<T, String> {
-        self.map_err(|e| e.to_string())
-    }
-}
-
-fn check(cond: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if cond { Ok(()) } else { Err(what()) }
-}
+mod common;
+use common::{OrString, check};
 
 const STRATEGIES: [AccStrategy; 4] = [
     AccStrategy::Atomic,

@@ -24,9 +24,8 @@ fn bytes_of(rank: u32, len: usize, salt: usize) -> Vec<u8> {
     (0..len).map(|i| (rank as usize * 131 + i * 7 + salt) as u8).collect()
 }
 
-fn ensure(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if ok { Ok(()) } else { Err(what()) }
-}
+mod common;
+use common::check;
 
 /// Runs every collective on `comm` for every size; returns how many checks passed.
 fn check_comm(comm: &Comm<'_>, battery: &Battery) -> Result<usize, String> {
@@ -37,50 +36,50 @@ fn check_comm(comm: &Comm<'_>, battery: &Battery) -> Result<usize, String> {
         for root in [0, n as u32 - 1] {
             let mut buf = if me == root { bytes_of(root, len, 1) } else { vec![0; len] };
             comm.bcast(root, &mut buf).map_err(e)?;
-            ensure(buf == bytes_of(root, len, 1), || format!("bcast from {root} of {len} B"))?;
+            check(buf == bytes_of(root, len, 1), || format!("bcast from {root} of {len} B"))?;
         }
         let root = (n / 2) as u32;
         let mut gathered = if me == root { vec![0u8; n * len] } else { Vec::new() };
         comm.gather(root, &bytes_of(me, len, 2), &mut gathered).map_err(e)?;
         if me == root {
             let expected: Vec<u8> = (0..n as u32).flat_map(|r| bytes_of(r, len, 2)).collect();
-            ensure(gathered == expected, || format!("gather of {len} B"))?;
+            check(gathered == expected, || format!("gather of {len} B"))?;
         }
         let all: Vec<u8> = (0..n as u32).flat_map(|r| bytes_of(r, len, 3)).collect();
         let mut mine = vec![0u8; len];
         comm.scatter(0, if me == 0 { &all } else { &[] }, &mut mine).map_err(e)?;
-        ensure(mine == bytes_of(me, len, 3).as_slice(), || format!("scatter of {len} B"))?;
+        check(mine == bytes_of(me, len, 3).as_slice(), || format!("scatter of {len} B"))?;
         for &algorithm in &battery.algorithms {
             let mut out = vec![0u8; n * len];
             comm.allgather(&bytes_of(me, len, 4), &mut out, algorithm).map_err(e)?;
             let expected: Vec<u8> = (0..n as u32).flat_map(|r| bytes_of(r, len, 4)).collect();
-            ensure(out == expected, || format!("allgather {algorithm:?} of {len} B on {n}"))?;
+            check(out == expected, || format!("allgather {algorithm:?} of {len} B on {n}"))?;
         }
         let send: Vec<u8> = (0..n as u32).flat_map(|to| bytes_of(me * 1000 + to, len, 5)).collect();
         let mut recv = vec![0u8; n * len];
         comm.alltoall(&send, &mut recv).map_err(e)?;
         let expected: Vec<u8> = (0..n as u32).flat_map(|from| bytes_of(from * 1000 + me, len, 5)).collect();
-        ensure(recv == expected, || format!("alltoall of {len} B"))?;
+        check(recv == expected, || format!("alltoall of {len} B"))?;
 
         let values: Vec<i64> = (0..len).map(|i| i64::from(me) * 1000 - i as i64).collect();
         let sum: Vec<i64> = (0..len).map(|i| (0..n as i64).map(|r| r * 1000 - i as i64).sum()).collect();
         let mut reduced = vec![0i64; len];
         comm.reduce(root, &values, &mut reduced, Op::Sum).map_err(e)?;
-        ensure(me != root || reduced == sum, || format!("reduce of {len} i64"))?;
+        check(me != root || reduced == sum, || format!("reduce of {len} i64"))?;
         let mut everywhere = vec![0i64; len];
         comm.allreduce(&values, &mut everywhere, Op::Sum).map_err(e)?;
-        ensure(everywhere == sum, || format!("allreduce sum of {len} i64"))?;
+        check(everywhere == sum, || format!("allreduce sum of {len} i64"))?;
         let floats: Vec<f64> = (0..len).map(|i| f64::from(me) * 0.5 - i as f64).collect();
         let mut max = vec![0f64; len];
         comm.allreduce(&floats, &mut max, Op::Max).map_err(e)?;
-        ensure(max.iter().enumerate().all(|(i, &v)| v == (n - 1) as f64 * 0.5 - i as f64), || {
+        check(max.iter().enumerate().all(|(i, &v)| v == (n - 1) as f64 * 0.5 - i as f64), || {
             "allreduce max".into()
         })?;
         let counts: Vec<usize> = (0..n).map(|r| len / n + usize::from(r < len % n)).collect();
         let mut part = vec![0i64; counts[me as usize]];
         comm.reduce_scatter(&values, &mut part, &counts, Op::Sum).map_err(e)?;
         let start: usize = counts[..me as usize].iter().sum();
-        ensure(part == sum[start..start + part.len()], || format!("reduce_scatter of {len} i64"))?;
+        check(part == sum[start..start + part.len()], || format!("reduce_scatter of {len} i64"))?;
         checks += 12;
     }
     comm.barrier().map_err(e)?;
@@ -129,16 +128,16 @@ fn split_battery(core: &Core, _: ()) -> Result<(u32, u32, usize), String> {
     let world = Comm::world(core).map_err(e)?;
     let part = world.split(Some(core.rank() % 3), -(core.rank() as i32)).map_err(e)?.expect("colour given");
     let expected: Vec<u32> = (0..core.size()).rev().filter(|r| r % 3 == core.rank() % 3).collect();
-    ensure(part.members() == expected, || format!("members {:?}, expected {expected:?}", part.members()))?;
+    check(part.members() == expected, || format!("members {:?}, expected {expected:?}", part.members()))?;
     let back = part.translate(part.rank(), &world).map_err(e)?;
-    ensure(back == Some(core.rank()), || format!("translates to {back:?}"))?;
+    check(back == Some(core.rank()), || format!("translates to {back:?}"))?;
     let none = world.split(if core.rank() == 0 { None } else { Some(7) }, 0).map_err(e)?;
-    ensure(none.is_none() == (core.rank() == 0), || "MPI_UNDEFINED colour".into())?;
+    check(none.is_none() == (core.rank() == 0), || "MPI_UNDEFINED colour".into())?;
     let checks = check_comm(&part, &battery(&[0, 5, 333]))?;
     // The world still works after its parts did.
     let mut total = [0u64];
     world.allreduce(&[1u64], &mut total, Op::Sum).map_err(e)?;
-    ensure(total[0] == u64::from(core.size()), || "world allreduce after split".into())?;
+    check(total[0] == u64::from(core.size()), || "world allreduce after split".into())?;
     Ok((part.rank(), part.size(), checks))
 }
 
@@ -164,7 +163,7 @@ fn bad_arguments(core: &Core, _: ()) -> Result<Vec<String>, String> {
     errors.push(world.bcast(n as u32, &mut f).unwrap_err().to_string());
     let mut total = [0u32];
     world.allreduce(&[2u32], &mut total, Op::Sum).map_err(|e| e.to_string())?;
-    ensure(total[0] == 2 * n as u32, || "allreduce after errors".into())?;
+    check(total[0] == 2 * n as u32, || "allreduce after errors".into())?;
     Ok(errors)
 }
 

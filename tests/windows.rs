@@ -8,19 +8,8 @@ use std::collections::BTreeSet;
 
 use sccemu::{Assert, Core, Group, Job, LockKind, Placement, RmaError, SyncError, Vector, WindowError};
 
-trait OrString<T> {
-    fn s(self) -> Result<T, String>;
-}
-
-impl<T, E: std::fmt::Display> OrString<T> for Result<T, E> {
-    fn s(self) -> Result<T, String> {
-        self.map_err(|e| e.to_string())
-    }
-}
-
-fn check(cond: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if cond { Ok(()) } else { Err(what()) }
-}
+mod common;
+use common::{OrString, check};
 
 /// Three cores race exclusive-lock read-modify-write cycles on a pair of words of rank
 /// 0, each word written by its own put; a shared-lock reader checks the pair is never

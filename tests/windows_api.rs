@@ -5,19 +5,8 @@
 
 use sccemu::{Assert, Core, Group, Job, LockKind, Placement, Vector, WindowError};
 
-trait OrString<T> {
-    fn s(self) -> Result<T, String>;
-}
-
-impl<T, E: std::fmt::Display> OrString<T> for Result<T, E> {
-    fn s(self) -> Result<T, String> {
-        self.map_err(|e| e.to_string())
-    }
-}
-
-fn check(cond: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if cond { Ok(()) } else { Err(what()) }
-}
+mod common;
+use common::{OrString, check};
 
 /// Per-core sizes (including 0), both placements, strided and indexed transfers, and
 /// collective free and reuse.

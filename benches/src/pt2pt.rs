@@ -172,14 +172,22 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
     for (kind, name) in PROTOCOLS {
         out.extend(rows(
             "pt2pt",
-            "pingpong",
+            "latency",
             2,
             kind,
             name,
             Plan::new(params, latency_sizes.clone(), 15),
             pingpong,
         ));
-        out.extend(rows("pt2pt", "stream", 2, kind, name, Plan::new(params, bw_sizes.clone(), 10), stream));
+        out.extend(rows(
+            "pt2pt",
+            "bandwidth",
+            2,
+            kind,
+            name,
+            Plan::new(params, bw_sizes.clone(), 10),
+            stream,
+        ));
         for &n in m2o_cores {
             let plan = Plan::new(params, m2o_sizes.clone(), if n > 8 { 5 } else { 10 });
             out.extend(rows("pt2pt", "many-to-one", n, kind, name, plan, many_to_one));

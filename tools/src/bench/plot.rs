@@ -10,6 +10,11 @@ use sccemu_benches::measure::Row;
 
 use super::error::BenchError;
 
+/// `pattern` with every character but letters, digits, `-` and `_` replaced by `-`.
+fn file_safe(pattern: &str) -> String {
+    pattern.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect()
+}
+
 /// A plotted point: x, median, p10, p90.
 type Point = (f64, f64, f64, f64);
 
@@ -48,6 +53,8 @@ impl Axes {
 pub fn plot_suite(dir: &Path, suite: &str, rows: &[Row]) -> Result<Vec<PathBuf>, BenchError> {
     let mut written = Vec::new();
     for pattern in patterns(rows) {
+        // A pattern may hold characters a file name cannot (`owner/caller`).
+        let file = file_safe(&pattern);
         let of_pattern: Vec<&Row> =
             rows.iter().filter(|r| r.pattern == pattern && r.median_us.is_finite()).collect();
         if of_pattern.is_empty() {
@@ -55,7 +62,7 @@ pub fn plot_suite(dir: &Path, suite: &str, rows: &[Row]) -> Result<Vec<PathBuf>,
         }
         let sweeps_sizes = distinct(of_pattern.iter().map(|r| r.bytes)).len() > 1;
         if !sweeps_sizes {
-            let path = dir.join(format!("{suite}-{pattern}-latency.svg"));
+            let path = dir.join(format!("{suite}-{file}-latency.svg"));
             let title = format!("{suite}: {pattern} (µs per operation)");
             draw_figure(&path, &title, Axes::LatencyByCores, &of_pattern)?;
             written.push(path);
@@ -68,9 +75,9 @@ pub fn plot_suite(dir: &Path, suite: &str, rows: &[Row]) -> Result<Vec<PathBuf>,
             let at_cores: Vec<&Row> = of_pattern.iter().copied().filter(|r| r.cores == cores).collect();
             let (stem, label) = if core_counts.len() > 1 {
                 let over = if at_cores.iter().any(|r| r.oversubscribed) { ", oversubscribed" } else { "" };
-                (format!("{suite}-{pattern}-n{cores}"), format!(", {cores} cores{over}"))
+                (format!("{suite}-{file}-n{cores}"), format!(", {cores} cores{over}"))
             } else {
-                (format!("{suite}-{pattern}"), String::new())
+                (format!("{suite}-{file}"), String::new())
             };
             for (axes, kind, unit) in [
                 (Axes::LatencyBySize, "latency", "µs per operation"),
@@ -270,6 +277,12 @@ fn draw(path: &Path, title: &str, axes: Axes, series: &[Series]) -> Result<(), S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_become_file_names() {
+        assert_eq!(file_safe("owner/caller"), "owner-caller");
+        assert_eq!(file_safe("halo-p2p"), "halo-p2p");
+    }
 
     #[test]
     fn log_ticks_and_labels() {

@@ -5,7 +5,8 @@
 use sccemu::{Allgather, CollError, Comm, Core, Job, Op};
 use serde::{Deserialize, Serialize};
 
-const ALGORITHMS: [Allgather; 6] = [
+const ALGORITHMS: [Allgather; 7] = [
+    Allgather::Auto,
     Allgather::Shared,
     Allgather::Ring,
     Allgather::RecursiveDoubling,
@@ -101,6 +102,13 @@ fn every_collective_on_every_size_from_1_to_12() {
         let checks = Job::new(n).run(&battery(&[0, 1, 13, 1000]), world_battery).unwrap();
         assert!(checks.iter().all(|&c| c == 48), "n={n}: {checks:?}");
     }
+}
+
+#[test]
+fn auto_allgather_puts_large_blocks_directly_on_dedicated_cpus() {
+    // Two cores on this machine's CPUs: Auto picks direct puts from 16 KiB.
+    let checks = Job::new(2).run(&battery(&[20_000]), world_battery).unwrap();
+    assert_eq!(checks, vec![12; 2]);
 }
 
 #[test]

@@ -56,7 +56,7 @@ fn measure(core: &Core, plan: Plan) -> Result<Vec<Vec<f64>>, CollError> {
             time(&mut || world.allgather(&send, &mut recv, algorithm))?;
         }
     }
-    for &size in &plan.sizes {
+    for &size in &allreduce_sizes(&plan.sizes) {
         let send = vec![1.0f64; size.div_ceil(8)];
         let mut recv = send.clone();
         time(&mut || world.allreduce(&send, &mut recv, Op::Sum))?;
@@ -64,12 +64,17 @@ fn measure(core: &Core, plan: Plan) -> Result<Vec<Vec<f64>>, CollError> {
     Ok(out)
 }
 
+/// Allreduce also at 8 B, the latency case users compare first.
+fn allreduce_sizes(sizes: &[usize]) -> Vec<usize> {
+    std::iter::once(8).chain(sizes.iter().copied()).collect()
+}
+
 pub fn sizes(params: &SuiteParams) -> Vec<usize> {
     if params.quick { vec![512] } else { (9..=15).map(|p| 1 << p).collect() }
 }
 
 pub fn cores(params: &SuiteParams) -> Vec<u32> {
-    if params.quick { vec![4] } else { vec![4, 8, 16, 32, 48] }
+    if params.quick { vec![4] } else { vec![2, 4, 8, 16, 32, 48] }
 }
 
 pub fn run(params: &SuiteParams) -> Vec<Row> {
@@ -103,7 +108,7 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
                 ));
             }
         }
-        for &size in &sizes {
+        for size in allreduce_sizes(&sizes) {
             rows.push(row(
                 "allgather",
                 "sccemu",

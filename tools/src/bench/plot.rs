@@ -159,12 +159,17 @@ fn human_bytes(bytes: f64) -> String {
 /// The MPIs keep one colour in every figure; sccemu's variants take warm colours in
 /// order. All are dark enough to read on white.
 fn color_for(implementation: &str, sccemu_variants_so_far: &mut usize) -> RGBAColor {
-    const SCCEMU: [RGBColor; 5] = [
+    // Enough distinct colours for the most variants a figure has (allgather: 6 plus
+    // `sccemu`), so that no two lines of one figure share a colour.
+    const SCCEMU: [RGBColor; 8] = [
         RGBColor(214, 39, 40),
         RGBColor(255, 127, 14),
         RGBColor(148, 103, 189),
         RGBColor(140, 86, 75),
         RGBColor(227, 119, 194),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+        RGBColor(127, 127, 127),
     ];
     let color = match implementation {
         "mpich" => RGBColor(31, 119, 180),

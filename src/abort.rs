@@ -51,6 +51,8 @@ pub enum AbortCause {
     UserAbort(i32),
     /// The launcher was interrupted by this signal.
     Interrupted(i32),
+    /// The rank found the shared state corrupted and stopped the job rather than trust it.
+    Corrupted,
 }
 
 impl AbortCause {
@@ -61,6 +63,7 @@ impl AbortCause {
             Self::NoFinalize => (abort_reason::NO_FINALIZE, 0),
             Self::UserAbort(c) => (abort_reason::USER_ABORT, c as u32),
             Self::Interrupted(s) => (abort_reason::INTERRUPTED, s as u32),
+            Self::Corrupted => (abort_reason::CORRUPTED, 0),
         }
     }
 
@@ -72,6 +75,7 @@ impl AbortCause {
             abort_reason::NO_FINALIZE => Self::NoFinalize,
             abort_reason::USER_ABORT => Self::UserAbort(d),
             abort_reason::INTERRUPTED => Self::Interrupted(d),
+            abort_reason::CORRUPTED => Self::Corrupted,
             _ => return None,
         })
     }
@@ -97,6 +101,7 @@ impl fmt::Display for JobAborted {
             AbortCause::NoFinalize => write!(f, "exited without finalizing"),
             AbortCause::UserAbort(code) => write!(f, "called abort({code})"),
             AbortCause::Interrupted(sig) => write!(f, "interrupted by {}", signal_name(sig)),
+            AbortCause::Corrupted => write!(f, "found corrupted shared state"),
         }
     }
 }

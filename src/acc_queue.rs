@@ -218,8 +218,11 @@ impl Consumer {
         let mut len = [0u8; 4];
         q.slots.read(at, &mut len);
         let len = u32::from_le_bytes(len) as usize;
-        assert!(len <= q.max_message(), "corrupted queue slot length {len}");
-        q.slots.read(at + 4, &mut buf[..len]);
+        // A length past the slot is corrupted shared state: not trusted, nothing copied;
+        // the caller sees a length larger than any message and fails the job.
+        if len <= q.max_message() {
+            q.slots.read(at + 4, &mut buf[..len]);
+        }
         // Release: our copy-out happens before the next lap's producer writes the slot.
         seq.store(pos + q.seqs.len() as u64, Ordering::Release);
         // SeqCst fence: the free above before the load below (Dekker pair with `push`).

@@ -140,7 +140,8 @@ impl Comm<'_> {
         }
         for t in sends {
             // Release: the copies above happen-before the receiver's Acquire of the flag.
-            self.flag(t.to, t.flag).fetch_max(round.call(), Ordering::Release);
+            // One sender per (receiver, flag), so a store keeps the flag monotonic.
+            self.flag(t.to, t.flag).store(round.call(), Ordering::Release);
             self.bell(t.to).ring();
         }
     }
@@ -148,8 +149,8 @@ impl Comm<'_> {
     /// Waits until every expected flag of this member shows the call.
     fn wait_flags(&self, call: u32, expect: &[usize]) -> Result<(), CollError> {
         let me = self.rank();
-        let arrived =
-            || expect.iter().all(|&f| self.flag(me, f).load(Ordering::Acquire) >= call).then_some(());
+        // `reached` is an Acquire load and a wrapping comparison: call numbers may wrap.
+        let arrived = || expect.iter().all(|&f| crate::flag::reached(self.flag(me, f), call)).then_some(());
         Ok(self.core().waiter().wait_until(self.bell(me), arrived)?)
     }
 

@@ -24,10 +24,16 @@ pub fn read(flag: &AtomicU32) -> u32 {
     flag.load(Ordering::Acquire)
 }
 
-/// Whether a flag used as a step counter has reached `value`: counters only grow, so
-/// "reached" is a wrapping comparison and tolerates a writer that is already ahead.
+/// Whether `count`, on a 32-bit counter that only grows and may wrap, has reached
+/// `target`: a wrapping comparison, valid while the two are less than 2^31 apart.
+pub fn count_reached(count: u32, target: u32) -> bool {
+    count.wrapping_sub(target) as i32 >= 0
+}
+
+/// Whether a flag used as a step counter has reached `value` (a writer may already be
+/// further ahead).
 pub fn reached(flag: &AtomicU32, value: u32) -> bool {
-    read(flag).wrapping_sub(value) as i32 >= 0
+    count_reached(read(flag), value)
 }
 
 /// Waits until a step-counter flag has reached `value` (see [`reached`]).

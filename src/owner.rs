@@ -45,7 +45,7 @@ use std::thread::JoinHandle;
 use crossbeam_utils::CachePadded;
 use shm_layout::{LINE, Region, WaitPolicy};
 
-use crate::abort::JobAborted;
+use crate::abort::{AbortCause, JobAborted};
 use crate::acc_atomic::AccElem;
 use crate::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
 use crate::acc_view::{combine_staged, u64s_at};
@@ -347,8 +347,10 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
     let (mut data, mut old, mut scratch) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
     let n = seg.config().cores;
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
-        if len < HEADER {
-            continue; // corrupted: no header to acknowledge
+        if !(HEADER..=SLOT_BYTES).contains(&len) {
+            // Corrupted: no origin to acknowledge, so its quiesce could never finish.
+            seg.abort(Some(me), AbortCause::Corrupted);
+            return;
         }
         let req = Req::decode(&msg[..HEADER]);
         let count = req.count as usize;
@@ -360,37 +362,40 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
             && req.origin < n
             && (req.half as usize) < HALVES
             && count * size_of::<T>() <= if staged { HALF_BYTES } else { len - HEADER };
-        // A malformed request (corrupted shared memory) is dropped, not trusted; it is
-        // still acknowledged, so that its origin does not hang.
-        if let (true, Some(op)) = (in_bounds, op) {
-            let half = req.half as usize;
-            if req.kind == STAGED_ACC {
-                // Straight from the origin's staging buffer into the part: one pass.
-                combine_staged::<T>(part, at, op, block.staging(seg, req.origin, half), count);
+        // Origins validate every request before queueing it, so a malformed one is
+        // corrupted shared memory: not trusted, and fatal to the job (fail-stop), since
+        // acknowledging it could credit the wrong origin.
+        let (true, Some(op)) = (in_bounds, op) else {
+            seg.abort(Some(me), AbortCause::Corrupted);
+            return;
+        };
+        let half = req.half as usize;
+        if req.kind == STAGED_ACC {
+            // Straight from the origin's staging buffer into the part: one pass.
+            combine_staged::<T>(part, at, op, block.staging(seg, req.origin, half), count);
+        } else {
+            data.clear();
+            data.resize(count, T::zeroed());
+            let raw: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
+            if staged {
+                block.staging(seg, req.origin, half).read(0, raw);
             } else {
-                data.clear();
-                data.resize(count, T::zeroed());
-                let raw: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
-                if staged {
-                    block.staging(seg, req.origin, half).read(0, raw);
-                } else {
-                    raw.copy_from_slice(&msg[HEADER..HEADER + raw.len()]);
-                }
-                if req.kind == STAGED_GET_ACC {
-                    old.clear();
-                    old.resize(count, T::zeroed());
-                    part.combine(at, op, &data, Some(&mut old), &mut scratch);
-                    block.staging(seg, req.origin, half).write(0, bytemuck::cast_slice(&old));
-                } else {
-                    part.combine(at, op, &data, None, &mut scratch);
-                }
+                raw.copy_from_slice(&msg[HEADER..HEADER + raw.len()]);
+            }
+            if req.kind == STAGED_GET_ACC {
+                old.clear();
+                old.resize(count, T::zeroed());
+                part.combine(at, op, &data, Some(&mut old), &mut scratch);
+                block.staging(seg, req.origin, half).write(0, bytemuck::cast_slice(&old));
+            } else {
+                part.combine(at, op, &data, None, &mut scratch);
             }
         }
-        let origin = block.origin(seg, req.origin.min(n - 1));
-        if staged && (req.half as usize) < HALVES {
+        let origin = block.origin(seg, req.origin);
+        if staged {
             // Release: our reads (and result writes) of the staging half happen before
             // the origin reuses it.
-            origin.busy[req.half as usize].store(0, Ordering::Release);
+            origin.busy[half].store(0, Ordering::Release);
         }
         // Release: the combined target data happens before the origin's quiesce.
         origin.applied.fetch_add(1, Ordering::Release);
@@ -398,7 +403,7 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
         // pair with `OwnerState::wait_completion`).
         fence(Ordering::SeqCst);
         if origin.waiting.load(Ordering::Relaxed) != 0 {
-            seg.slot(req.origin.min(n - 1)).bell.ring();
+            seg.slot(req.origin).bell.ring();
         }
     }
 }

@@ -35,11 +35,6 @@ pub struct PscwTarget {
     completes: CachePadded<AtomicU32>,
 }
 
-/// `a` has reached `b` (wrapping).
-fn reached(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) >= 0
-}
-
 impl PscwTarget {
     pub fn new() -> PscwTarget {
         PscwTarget::default()
@@ -55,7 +50,7 @@ impl PscwTarget {
     /// Whether `expected` completions have arrived in total (non-blocking `test`).
     pub fn test(&self, expected: u32) -> bool {
         // Acquire: pairs with `complete`'s Release.
-        reached(self.completes.load(Ordering::Acquire), expected)
+        crate::flag::count_reached(self.completes.load(Ordering::Acquire), expected)
     }
 
     /// Waits until `expected` completions have arrived in total. `bell` is the

@@ -120,7 +120,10 @@ impl<'a> Request<'a> {
                 Op::Send { .. } => RequestError::Send(SendError::Aborted(e)),
                 Op::Recv { .. } => RequestError::Recv(RecvError::Aborted(e)),
             };
-            let Ok((cx, st)) = self.core.p2p() else { continue };
+            let (cx, st) = self.core.p2p().map_err(|e| match self.op {
+                Op::Send { .. } => RequestError::Send(SendError::Unavailable(e)),
+                Op::Recv { .. } => RequestError::Recv(RecvError::Unavailable(e)),
+            })?;
             cx.wait(&st, None).map_err(err)?;
         }
     }

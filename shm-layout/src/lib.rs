@@ -262,6 +262,8 @@ pub mod abort_reason {
     pub const USER_ABORT: u32 = 4;
     /// The launcher was interrupted by a signal (`detail`).
     pub const INTERRUPTED: u32 = 5;
+    /// A rank found the shared state corrupted and stopped the job rather than trust it.
+    pub const CORRUPTED: u32 = 6;
 }
 
 /// The header's mutable words, on a line of their own. `sccemu` views each field as an

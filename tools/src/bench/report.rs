@@ -247,57 +247,46 @@ fn table(md: &mut String, rows: &[Row]) {
 /// Each pattern's time divided by the baseline pattern's, per implementation, at the
 /// same cores and bytes: how much a synchronization mode costs over the baseline.
 fn baseline_table(md: &mut String, rows: &[Row], baseline: &str) {
-    let mut implementations: Vec<String> = Vec::new();
-    let mut keys: Vec<(String, u32, u64)> = Vec::new();
-    for r in rows {
-        if !implementations.contains(&r.implementation) {
-            implementations.push(r.implementation.clone());
-        }
-        let key = (r.pattern.clone(), r.cores, r.bytes);
-        if r.pattern != baseline && !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    sccemu_first(&mut implementations);
-    let median = |implementation: &str, pattern: &str, cores: u32, bytes: u64| {
-        rows.iter()
-            .find(|r| {
-                r.implementation == implementation
-                    && r.pattern == pattern
-                    && r.cores == cores
-                    && r.bytes == bytes
-            })
-            .map(|r| r.median_us)
-            .filter(|m| m.is_finite() && *m > 0.0)
-    };
-    let mut lines = Vec::new();
-    for (pattern, cores, bytes) in &keys {
-        let ratios: Vec<String> = implementations
-            .iter()
-            .map(|i| match (median(i, pattern, *cores, *bytes), median(i, baseline, *cores, *bytes)) {
-                (Some(time), Some(base)) => ratio_text(time / base),
-                _ => "—".to_owned(),
-            })
-            .collect();
-        if ratios.iter().any(|r| r != "—") {
-            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", ratios.join(" | ")));
-        }
-    }
-    if lines.is_empty() {
-        return;
-    }
-    let _ = writeln!(md, "Time relative to `{baseline}` (same implementation, cores and bytes):\n");
-    let _ = writeln!(md, "| pattern | cores | bytes | {} |", implementations.join(" | "));
-    let _ = writeln!(md, "|---|---:|---:|{}", "---:|".repeat(implementations.len()));
-    for line in lines {
-        let _ = writeln!(md, "{line}");
-    }
-    md.push('\n');
+    let title = format!("Time relative to `{baseline}` (same implementation, cores and bytes):");
+    relative_table(
+        md,
+        rows,
+        &title,
+        |r| r.pattern != baseline,
+        |median, pattern, cores, bytes| {
+            Some(ratio_text(median(pattern, cores, bytes)? / median(baseline, cores, bytes)?))
+        },
+    );
 }
 
 /// Speedup over one core, per implementation: time at 1 core over time at N, for the
 /// same pattern and bytes.
 fn speedup_table(md: &mut String, rows: &[Row]) {
+    let title = "Speedup over one core (time at 1 core / time at N; linear is N):";
+    relative_table(
+        md,
+        rows,
+        title,
+        |r| r.cores > 1,
+        |median, pattern, cores, bytes| {
+            Some(format!("{:.2}", median(pattern, 1, bytes)? / median(pattern, cores, bytes)?))
+        },
+    );
+}
+
+/// A median lookup for one implementation: (pattern, cores, bytes) to µs.
+type Median<'a> = &'a dyn Fn(&str, u32, u64) -> Option<f64>;
+
+/// A table with one row per (pattern, cores, bytes) of the rows `keep` selects and one
+/// column per implementation, whose cells `cell` derives from that implementation's
+/// medians; rows with no cell at all are left out, and so is a table with no row.
+fn relative_table(
+    md: &mut String,
+    rows: &[Row],
+    title: &str,
+    keep: impl Fn(&Row) -> bool,
+    cell: impl Fn(Median<'_>, &str, u32, u64) -> Option<String>,
+) {
     let mut implementations: Vec<String> = Vec::new();
     let mut keys: Vec<(String, u32, u64)> = Vec::new();
     for r in rows {
@@ -305,39 +294,38 @@ fn speedup_table(md: &mut String, rows: &[Row]) {
             implementations.push(r.implementation.clone());
         }
         let key = (r.pattern.clone(), r.cores, r.bytes);
-        if r.cores > 1 && !keys.contains(&key) {
+        if keep(r) && !keys.contains(&key) {
             keys.push(key);
         }
     }
     sccemu_first(&mut implementations);
-    let median = |implementation: &str, pattern: &str, cores: u32, bytes: u64| {
-        rows.iter()
-            .find(|r| {
-                r.implementation == implementation
-                    && r.pattern == pattern
-                    && r.cores == cores
-                    && r.bytes == bytes
-            })
-            .map(|r| r.median_us)
-            .filter(|m| m.is_finite() && *m > 0.0)
-    };
     let mut lines = Vec::new();
     for (pattern, cores, bytes) in &keys {
-        let speedups: Vec<String> = implementations
+        let cells: Vec<String> = implementations
             .iter()
-            .map(|i| match (median(i, pattern, 1, *bytes), median(i, pattern, *cores, *bytes)) {
-                (Some(one), Some(at_n)) => format!("{:.2}", one / at_n),
-                _ => "—".to_owned(),
+            .map(|implementation| {
+                let median = |pattern: &str, cores: u32, bytes: u64| {
+                    rows.iter()
+                        .find(|r| {
+                            r.implementation == *implementation
+                                && r.pattern == pattern
+                                && r.cores == cores
+                                && r.bytes == bytes
+                        })
+                        .map(|r| r.median_us)
+                        .filter(|m| m.is_finite() && *m > 0.0)
+                };
+                cell(&median, pattern, *cores, *bytes).unwrap_or_else(|| "—".to_owned())
             })
             .collect();
-        if speedups.iter().any(|r| r != "—") {
-            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", speedups.join(" | ")));
+        if cells.iter().any(|c| c != "—") {
+            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", cells.join(" | ")));
         }
     }
     if lines.is_empty() {
         return;
     }
-    let _ = writeln!(md, "Speedup over one core (time at 1 core / time at N; linear is N):\n");
+    let _ = writeln!(md, "{title}\n");
     let _ = writeln!(md, "| pattern | cores | bytes | {} |", implementations.join(" | "));
     let _ = writeln!(md, "|---|---:|---:|{}", "---:|".repeat(implementations.len()));
     for line in lines {

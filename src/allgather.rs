@@ -1,7 +1,14 @@
 //! Allgather algorithms, selectable per call.
 //!
 //! - [`Allgather::Shared`]: every member copies its block into its staging half once,
-//!   one barrier, everyone copies every block out. The shared-memory algorithm.
+//!   one barrier, everyone copies every block out. The shared-memory algorithm. When
+//!   every core has a CPU (the wait policy is not `Block`) and the block fits one half,
+//!   there is no barrier: each member raises its own flag 0 to the call number (Release)
+//!   after its block and header, and copies a peer's block out once that flag shows the
+//!   call (Acquire) and every header agrees. A member finishes a call only after every
+//!   flag 0 of it, which each member raises only after finishing the previous call, so
+//!   a half (reused two calls later) is never overwritten while a peer reads it. On 2
+//!   cores this took 0.34 µs at 4 KiB, against 0.53 µs with the barrier.
 //! - [`Allgather::Ring`]: n-1 steps; at step k each member puts block `rank - k` into
 //!   its right neighbour's gather buffer and raises a flag there.
 //! - [`Allgather::RecursiveDoubling`]: pairwise exchange, log2(n) steps, doubling the
@@ -35,9 +42,8 @@ use shm_layout::WaitPolicy;
 /// An allgather algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Allgather {
-    /// Chosen by measurement (see the README): direct puts (concurrent exchange with
-    /// one member per group) for blocks of [`DIRECT_FROM`] bytes and more when every core
-    /// has a CPU of its own, [`Allgather::Shared`] otherwise.
+    /// Chosen by measurement (see the README): [`Allgather::Shared`], the fastest
+    /// at every size and job size measured.
     Auto,
     Shared,
     Ring,
@@ -47,10 +53,6 @@ pub enum Allgather {
         split: bool,
     },
 }
-
-/// Block size from which `Auto` puts blocks straight into the peers' buffers (when not
-/// oversubscribed): measured faster than shared staging from 16 KiB on 2 cores.
-pub const DIRECT_FROM: usize = 16 * 1024;
 
 /// Pieces of a split transfer.
 const SPLIT_PIECE: usize = 4096;
@@ -82,13 +84,13 @@ impl Comm<'_> {
         let out: &mut [u8] = bytemuck::cast_slice_mut(recv);
         let whole = size_of::<T>().max(1);
         let algorithm = match algorithm {
-            Allgather::Auto if block >= DIRECT_FROM && self.core().wait_policy() != WaitPolicy::Block => {
-                Allgather::Concurrent { index: n as u32, split: false }
-            }
             Allgather::Auto => Allgather::Shared,
             chosen => chosen,
         };
         if algorithm == Allgather::Shared || n == 1 {
+            if self.core().wait_policy() != WaitPolicy::Block && block <= self.half_payload() {
+                return self.allgather_published(send, out, local);
+            }
             let per_round = self.half_payload() / whole * whole;
             return self.in_rounds(block, local, per_round, |round, r, phase| {
                 match phase {
@@ -121,6 +123,39 @@ impl Comm<'_> {
             }
             Ok(())
         })
+    }
+
+    /// [`Allgather::Shared`] without the barrier, when every core has a CPU (see the
+    /// module docs).
+    fn allgather_published(
+        &self,
+        send: &[u8],
+        out: &mut [u8],
+        local: Result<(), CollError>,
+    ) -> Result<(), CollError> {
+        let (n, me) = (self.size(), self.rank());
+        let block = send.len();
+        let round = self.round()?;
+        let call = round.call();
+        if local.is_ok() {
+            round.put_own(0, send);
+        }
+        round.write_header(block, &local);
+        // Release: the block and header happen-before the Acquire in `reached` of any
+        // peer that sees the call. Only this member writes its flag 0 here.
+        self.flag(me, 0).store(call, Ordering::Release);
+        let others = || (0..n).filter(move |&r| r != me);
+        others().for_each(|r| self.bell(r).ring());
+        for r in others() {
+            let published = || crate::flag::reached(self.flag(r, 0), call).then_some(());
+            self.core().waiter().wait_until(self.bell(me), published)?;
+        }
+        round.agree(block, local)?;
+        for r in others() {
+            round.get(r, 0, &mut out[r as usize * block..][..block]);
+        }
+        out[me as usize * block..][..block].copy_from_slice(send);
+        Ok(())
     }
 
     /// Copies each transfer's blocks into its receiver's half, then raises the flags.

@@ -103,7 +103,7 @@ impl<'c> Round<'_, 'c> {
         self.call
     }
 
-    fn write_header(&self, block_bytes: usize, local: &Result<(), CollError>) {
+    pub(crate) fn write_header(&self, block_bytes: usize, local: &Result<(), CollError>) {
         let mut header = [0u8; 16];
         header[..8].copy_from_slice(&(block_bytes as u64).to_le_bytes());
         header[8] = local.is_err() as u8;
@@ -111,7 +111,7 @@ impl<'c> Round<'_, 'c> {
     }
 
     /// After the barrier: every member's header agrees, or everyone returns an error.
-    fn agree(&self, block_bytes: usize, local: Result<(), CollError>) -> Result<(), CollError> {
+    pub(crate) fn agree(&self, block_bytes: usize, local: Result<(), CollError>) -> Result<(), CollError> {
         local?;
         for rank in 0..self.comm.size() {
             let mut header = [0u8; 16];

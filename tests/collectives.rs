@@ -105,8 +105,8 @@ fn every_collective_on_every_size_from_1_to_12() {
 }
 
 #[test]
-fn auto_allgather_puts_large_blocks_directly_on_dedicated_cpus() {
-    // Two cores on this machine's CPUs: Auto picks direct puts from 16 KiB.
+fn allgather_without_barrier_on_dedicated_cpus() {
+    // Two cores on this machine's 2 CPUs: Shared runs on flags, not the barrier.
     let checks = Job::new(2).run(&battery(&[20_000]), world_battery).unwrap();
     assert_eq!(checks, vec![12; 2]);
 }
@@ -172,14 +172,23 @@ fn bad_arguments(core: &Core, _: ()) -> Result<Vec<String>, String> {
     let mut total = [0u32];
     world.allreduce(&[2u32], &mut total, Op::Sum).map_err(|e| e.to_string())?;
     check(total[0] == 2 * n as u32, || "allreduce after errors".into())?;
+    let mut all = vec![0u32; 2 * n];
+    world.allgather(&[core.rank(), 7], &mut all, Allgather::Shared).map_err(|e| e.to_string())?;
+    let expected: Vec<u32> = (0..n as u32).flat_map(|r| [r, 7]).collect();
+    check(all == expected, || format!("allgather after errors: {all:?}"))?;
     Ok(errors)
 }
 
 #[test]
 fn bad_arguments_fail_on_every_member_and_the_comm_goes_on() {
-    let results = Job::new(3).run(&(), bad_arguments).unwrap();
-    assert!(results[1][0].contains("holds 5 elements, expected 6"), "{:?}", results[1]);
-    assert!(results[0][0].contains("member 1 passed a different size"), "{:?}", results[0]);
-    assert!(results.iter().all(|r| r[1] == "BitXor is not defined on f64"), "{results:?}");
-    assert!(results.iter().all(|r| r[2].contains("rank 3 is not in this 3-member communicator")));
+    // 2 cores run the barrier-free allgather on this machine, 3 the barrier one.
+    for n in [2, 3] {
+        let results = Job::new(n).run(&(), bad_arguments).unwrap();
+        let short = format!("holds {} elements, expected {}", 2 * n - 1, 2 * n);
+        assert!(results[1][0].contains(&short), "{:?}", results[1]);
+        assert!(results[0][0].contains("member 1 passed a different size"), "{:?}", results[0]);
+        assert!(results.iter().all(|r| r[1] == "BitXor is not defined on f64"), "{results:?}");
+        let outside = format!("rank {n} is not in this {n}-member communicator");
+        assert!(results.iter().all(|r| r[2].contains(&outside)), "{results:?}");
+    }
 }

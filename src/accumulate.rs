@@ -178,6 +178,7 @@ impl<T: Plain> Window<'_, T> {
 
     /// Waits until this core's owner-computes requests are applied at their targets
     /// (called by every call that completes RMA). Free for the other strategies.
+    #[inline]
     pub(crate) fn acc_quiesce(&self) -> Result<(), JobAborted> {
         match &*self.acc.0.borrow() {
             Some(AccState::Owner { state, .. }) => state.quiesce(),

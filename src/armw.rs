@@ -106,6 +106,7 @@ fn float_add(kind: Kind, a: u64, b: u64) -> u64 {
 
 impl Word<'_> {
     /// Applies `op` with operand `bits`, returning the previous bits.
+    #[inline]
     pub fn fetch_op(self, op: RmwOp, kind: Kind, bits: u64) -> u64 {
         // AcqRel throughout (module docs).
         const O: Ordering = Ordering::AcqRel;
@@ -166,6 +167,7 @@ impl Word<'_> {
     }
 
     /// Stores `new` if the word holds `current`; returns the previous bits either way.
+    #[inline]
     pub fn compare_and_swap(self, current: u64, new: u64) -> u64 {
         // AcqRel on success (module docs); Acquire on failure so the value read is
         // as usable as an atomic load's.
@@ -181,6 +183,7 @@ impl Word<'_> {
         }
     }
 
+    #[inline]
     pub fn load(self) -> u64 {
         match self {
             Word::W32(a) => a.load(Ordering::Acquire) as u64,
@@ -188,6 +191,7 @@ impl Word<'_> {
         }
     }
 
+    #[inline]
     pub fn store(self, bits: u64) {
         match self {
             Word::W32(a) => a.store(bits as u32, Ordering::Release),

@@ -108,10 +108,12 @@ impl Core {
         Ok(Core { segment, rank, size, policy, mpb_allocator, heap_calls: Mutex::new(0), p2p })
     }
 
+    #[inline]
     pub fn rank(&self) -> u32 {
         self.rank
     }
 
+    #[inline]
     pub fn size(&self) -> u32 {
         self.size
     }

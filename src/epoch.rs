@@ -48,11 +48,13 @@ impl Epochs {
     }
 
     /// Whether RMA to `target` is allowed now.
+    #[inline]
     pub fn may_access(&self, target: u32) -> bool {
         self.fence_open || self.passive(target) || self.access.as_ref().is_some_and(|g| g.contains(target))
     }
 
     /// Whether `target` is in a passive-target (lock) epoch.
+    #[inline]
     pub fn passive(&self, target: u32) -> bool {
         self.lock_all.is_some() || self.locks[target as usize].is_some()
     }
@@ -78,6 +80,7 @@ mod api {
 
     impl<T: Plain> Window<'_, T> {
         /// Checks that RMA to `target` is allowed, and records that some was issued.
+        #[inline]
         pub(crate) fn check_access(&self, target: u32) -> Result<(), RmaError> {
             self.check_rank(target)?;
             let mut e = self.epochs.borrow_mut();

@@ -80,6 +80,7 @@ impl<T: Plain> Drop for LockAllEpoch<'_, '_, T> {
 }
 
 impl<'c, T: Plain> Window<'c, T> {
+    #[inline]
     fn check_lock_rank(&self, rank: u32) -> Result<(), SyncError> {
         let size = self.core.size();
         if rank >= size {
@@ -103,12 +104,8 @@ impl<'c, T: Plain> Window<'c, T> {
         match kind {
             LockKind::Shared => lock.lock_shared(&waiter, bell)?,
             LockKind::Exclusive => {
-                lock.lock_exclusive(&waiter, bell)?;
                 let home = &self.core.segment().slot(0).bell;
-                if let Err(e) = self.window_ctl().all.writer_enter(&waiter, home) {
-                    lock.unlock_exclusive(bell);
-                    return Err(e.into());
-                }
+                lock.lock_exclusive(&waiter, bell, &self.window_ctl().all, home)?;
             }
         }
         let mut e = self.epochs.borrow_mut();
@@ -145,8 +142,7 @@ impl<'c, T: Plain> Window<'c, T> {
         match kind {
             LockKind::Shared => lock.unlock_shared(bell),
             LockKind::Exclusive => {
-                self.window_ctl().all.writer_exit(&self.core.segment().slot(0).bell);
-                lock.unlock_exclusive(bell);
+                lock.unlock_exclusive(bell, &self.window_ctl().all, &self.core.segment().slot(0).bell);
             }
         }
         quiesced?;
@@ -187,6 +183,7 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// Completes all RMA to `target` at the target (`MPI_Win_flush`).
+    #[inline]
     pub fn flush(&self, target: u32) -> Result<(), SyncError> {
         self.check_lock_rank(target)?;
         if !self.epochs.borrow().passive(target) {
@@ -202,6 +199,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// access of ours sees it (module docs). When no plain store (put, atomic store) was
     /// issued since the last flush, everything since was loads or locked RMWs, and
     /// `fence_after_rmw` gives the same ordering (on x86, without an mfence).
+    #[inline]
     fn complete_stores(&self) {
         if self.pending_stores.replace(false) {
             fence(Ordering::SeqCst);

@@ -169,6 +169,7 @@ impl<T: Plain> Window<'_, T> {
     }
 
     /// The atomic word of an `A` at element `index` of `target`'s part.
+    #[inline]
     fn word<A: AtomicElem>(&self, target: u32, index: usize) -> Result<Word<'_>, RmaError> {
         self.check_access(target)?;
         let part_len = self.len_of(target)?;
@@ -187,12 +188,14 @@ impl<T: Plain> Window<'_, T> {
         word.ok_or(RmaError::Misaligned { rank: target, byte_offset, width: A::WIDTH })
     }
 
+    #[inline]
     fn rmw<A: AtomicElem>(&self, target: u32, index: usize, op: RmwOp, v: A) -> Result<A, RmaError> {
         Ok(A::from_bits(self.word::<A>(target, index)?.fetch_op(op, A::KIND, v.to_bits())))
     }
 
     /// Atomically adds `v` (`MPI_Fetch_and_op` with `MPI_SUM`); returns the old value.
     /// Native for integers (wrapping), a compare-and-swap loop for floats.
+    #[inline]
     pub fn fetch_add<A: AtomicElem>(&self, target: u32, index: usize, v: A) -> Result<A, RmaError> {
         self.rmw(target, index, RmwOp::Add, v)
     }
@@ -219,6 +222,7 @@ impl<T: Plain> Window<'_, T> {
 
     /// Stores `new` if the element (compared bitwise) is `current`
     /// (`MPI_Compare_and_swap`); returns the old value either way.
+    #[inline]
     pub fn compare_and_swap<A: AtomicElem>(
         &self,
         target: u32,

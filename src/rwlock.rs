@@ -15,33 +15,36 @@
 //! advances on one counter form a release sequence, so every critical section
 //! happens-before the next conflicting one.
 //!
-//! ## lock_all ([`AllLock`], one line per counter, one set per window)
-//! `holders` counts lock_all epochs, `writers` counts exclusive lockers of any target.
-//! A lock_all increments `holders`, then checks `writers`; an exclusive locker (after
-//! winning its target's ticket lock) increments `writers`, then waits for `holders`
-//! to drain. SeqCst fences between each side's increment and its check form a Dekker
-//! pair: at least one side sees the other. A lock_all that sees a writer backs out
-//! (counted in `parked`) and waits for `writers == 0` before retrying, so writers are
-//! never blocked by a lock_all that arrived later, and nobody deadlocks. Shared
-//! per-target locks do not touch `AllLock`: they never conflict with lock_all.
+//! ## lock_all ([`AllLock`], one 64-bit word per window)
+//! The word holds three 21-bit counts: `holders` (lock_all epochs), `writers`
+//! (exclusive lockers of any target) and `parked` (lock_all calls backed off). A
+//! lock_all adds a holder and an exclusive locker (after winning its target's ticket
+//! lock) adds a writer, each with one RMW that returns the other count: the word's
+//! modification order decides which came first, so at least one side sees the other.
+//! A lock_all that sees a writer backs out and parks in one RMW and waits for `writers
+//! == 0` before retrying, so writers are never blocked by a lock_all that arrived
+//! later, and nobody deadlocks; a writer that sees holders waits for them to drain.
+//! Shared per-target locks do not touch `AllLock`: they never conflict with lock_all.
+//! (21 bits bound the counts: a job has at most 1024 cores, each holding at most one
+//! lock_all and one exclusive lock per target, so at most 2^20 writers.)
 //!
 //! ## Waking
 //! Waiters sleep on the doorbell of the core that owns the words: the target for its
 //! ticket lock, the window's home core (rank 0) for `AllLock`. A doorbell serves every
 //! wait on its core's memory (barriers too), so a ring that finds any sleeper costs a
 //! futex wake; an uncontended epoch therefore rings only when someone may wait for
-//! *this* change. Each such decision is another Dekker pair, a SeqCst fence on each
-//! side between a store and a load (`sync::fence_after_rmw`, since each store is an
-//! RMW): a locker takes its ticket before its first check of `read`/`write`, an
-//! unlocker advances before checking `users` for outstanding tickets; unlock_all
-//! decrements `holders` before checking `writers`; a writer leaves `writers` before
-//! checking `parked`, a parked lock_all counts itself before checking `writers`.
-//! Either the waker sees the waiter, or the waiter's check sees the change.
+//! *this* change. For the ticket lock each such decision is another Dekker pair, a
+//! SeqCst fence on each side between a store and a load (`sync::fence_after_rmw`, since
+//! each store is an RMW): a locker takes its ticket before its first check of
+//! `read`/`write`, an unlocker advances before checking `users` for outstanding
+//! tickets. Either the waker sees the waiter, or the waiter's check sees the change.
+//! For the `AllLock` word the RMW that changes it returns the counts it decides on:
+//! unlock_all rings if it saw writers, a leaving writer if it saw a parked lock_all.
 
 use crossbeam_utils::CachePadded;
 
 use crate::abort::JobAborted;
-use crate::sync::{AtomicU32, Ordering, fence_after_rmw};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, fence_after_rmw};
 use crate::waiter::{Doorbell, Waiter};
 
 /// Lock type of a passive-target epoch, as `MPI_LOCK_SHARED` / `MPI_LOCK_EXCLUSIVE`.
@@ -67,6 +70,7 @@ impl TicketRwLock {
 
     /// Takes a ticket. Relaxed: the ticket only fixes our place in line; the Acquire
     /// wait on `read`/`write` is what orders us after earlier holders.
+    #[inline]
     fn ticket(&self) -> u32 {
         let me = self.users.fetch_add(1, Ordering::Relaxed);
         // SeqCst fence: our ticket before our first check (Dekker pair with `wake`).
@@ -76,6 +80,7 @@ impl TicketRwLock {
 
     /// After an advance to `served`: rings `bell` unless no ticket is outstanding
     /// beyond it (then nobody can be waiting for this lock).
+    #[inline]
     fn wake(&self, served: u32, bell: &Doorbell) {
         // SeqCst fence: our advance before our check of `users` (Dekker pair with `ticket`).
         fence_after_rmw();
@@ -84,20 +89,33 @@ impl TicketRwLock {
         }
     }
 
-    /// Waits until this core may write alone. `bell` is the target's doorbell.
-    pub fn lock_exclusive(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
+    /// Waits until this core may write alone, then until no lock_all epoch is open
+    /// (announcing itself in `all`, whose doorbell is `home`). `bell` is the target's.
+    #[inline]
+    pub fn lock_exclusive(
+        &self,
+        waiter: &Waiter<'_>,
+        bell: &Doorbell,
+        all: &AllLock,
+        home: &Doorbell,
+    ) -> Result<(), JobAborted> {
         let me = self.ticket();
         // Acquire: synchronizes with the Release advances of `write` by every earlier
         // holder (one release sequence), so their accesses happen-before ours.
         let ready = || (self.write.load(Ordering::Acquire) == me).then_some(());
         // Uncontended fast path: no waiter set-up (it reads the clock).
-        if ready().is_some() {
-            return Ok(());
+        if ready().is_none() {
+            waiter.wait_until(bell, ready)?;
         }
-        waiter.wait_until(bell, ready)
+        let entered = all.writer_enter(waiter, home);
+        if entered.is_err() {
+            self.unlock_exclusive(bell, all, home);
+        }
+        entered
     }
 
     /// Waits until this core may read beside other readers.
+    #[inline]
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
         let me = self.ticket();
         // Acquire: pairs with the Release advance of `read` by the previous writer.
@@ -113,12 +131,15 @@ impl TicketRwLock {
         Ok(())
     }
 
-    /// Ends an exclusive hold.
-    pub fn unlock_exclusive(&self, bell: &Doorbell) {
+    /// Ends an exclusive hold taken with [`TicketRwLock::lock_exclusive`].
+    #[inline]
+    pub fn unlock_exclusive(&self, bell: &Doorbell, all: &AllLock, home: &Doorbell) {
+        all.writer_exit(home);
         // Nobody else writes `read` while we hold the lock alone (every earlier reader
         // advanced it before unlocking; no later one is admitted yet), so a load and a
         // store advance it without a locked RMW. Release: our writes happen-before the
         // next reader's Acquire wait (its own advance continues this release sequence).
+        // `write` needs the RMW: a reader admitted by that store may advance it at once.
         let read = self.read.load(Ordering::Relaxed);
         self.read.store(read.wrapping_add(1), Ordering::Release);
         // Release: our writes happen-before the next writer's Acquire wait.
@@ -127,6 +148,7 @@ impl TicketRwLock {
     }
 
     /// Ends a shared hold.
+    #[inline]
     pub fn unlock_shared(&self, bell: &Doorbell) {
         // Release: our reads happen-before the next writer's writes.
         let served = self.write.fetch_add(1, Ordering::Release).wrapping_add(1);
@@ -139,13 +161,29 @@ impl TicketRwLock {
     }
 }
 
-/// The window-wide words that make `lock_all` one atomic (module docs).
+/// One field of the [`AllLock`] word: a count in its own 21 bits.
+#[derive(Clone, Copy)]
+struct Field(u32);
+
+impl Field {
+    const HOLDERS: Field = Field(0);
+    const WRITERS: Field = Field(21);
+    const PARKED: Field = Field(42);
+
+    const fn one(self) -> u64 {
+        1 << self.0
+    }
+
+    fn of(self, word: u64) -> u64 {
+        (word >> self.0) & ((1 << 21) - 1)
+    }
+}
+
+/// The window-wide word that makes `lock_all` one atomic (module docs).
 #[repr(C)]
 #[derive(Default)]
 pub struct AllLock {
-    holders: CachePadded<AtomicU32>,
-    writers: CachePadded<AtomicU32>,
-    parked: CachePadded<AtomicU32>,
+    word: CachePadded<AtomicU64>,
 }
 
 impl AllLock {
@@ -156,61 +194,57 @@ impl AllLock {
     /// Opens a lock_all epoch: a shared lock on every target at once.
     pub fn lock_all(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
         loop {
-            self.holders.fetch_add(1, Ordering::Relaxed);
-            // SeqCst fence: Dekker pair with `writer_enter` (module docs).
-            fence_after_rmw();
-            // Acquire: a writer that already left released its writes with its
-            // Release decrement of `writers`.
-            if self.writers.load(Ordering::Acquire) == 0 {
+            // Acquire: a writer that already left released its writes with its Release
+            // decrement, earlier in this word's modification order.
+            let seen = self.word.fetch_add(Field::HOLDERS.one(), Ordering::Acquire);
+            if Field::WRITERS.of(seen) == 0 {
                 return Ok(());
             }
-            // Back out: a writer (waiting for `holders` to drain) goes first.
-            self.parked.fetch_add(1, Ordering::Relaxed);
-            self.holders.fetch_sub(1, Ordering::Relaxed);
-            // `ring` fences (SeqCst) before checking for sleepers: the writer we saw may
-            // sleep; and `parked` is published before our checks of `writers` below
-            // (Dekker pair with `writer_exit`).
+            // Back out and park in one step: a writer (waiting for holders to drain) goes
+            // first, and sees us parked when it leaves.
+            let parked = Field::PARKED.one().wrapping_sub(Field::HOLDERS.one());
+            self.word.fetch_add(parked, Ordering::Relaxed);
             home.ring();
-            let free = waiter.wait_until(home, || (self.writers.load(Ordering::Relaxed) == 0).then_some(()));
-            self.parked.fetch_sub(1, Ordering::Relaxed);
+            let free = waiter.wait_until(home, || (Field::WRITERS.of(self.load()) == 0).then_some(()));
+            self.word.fetch_sub(Field::PARKED.one(), Ordering::Relaxed);
             free?;
         }
     }
 
     /// Closes a lock_all epoch.
+    #[inline]
     pub fn unlock_all(&self, home: &Doorbell) {
-        // Release: our accesses happen-before a writer's Acquire wait on `holders`.
-        self.holders.fetch_sub(1, Ordering::Release);
-        // SeqCst fence: Dekker pair with `writer_enter`; only a writer waits for this.
-        fence_after_rmw();
-        if self.writers.load(Ordering::Relaxed) != 0 {
+        // Release: our accesses happen-before a writer's Acquire read of the drained word.
+        let seen = self.word.fetch_sub(Field::HOLDERS.one(), Ordering::Release);
+        if Field::WRITERS.of(seen) != 0 {
             home.ring();
         }
     }
 
     /// Called by an exclusive locker once it holds its target's ticket lock: waits
-    /// until no lock_all epoch is open.
-    pub fn writer_enter(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
-        self.writers.fetch_add(1, Ordering::Relaxed);
-        // SeqCst fence: Dekker pair with `lock_all` and `unlock_all` (module docs).
-        fence_after_rmw();
-        // Acquire: pairs with the Release decrement in `unlock_all`.
-        let ready = || (self.holders.load(Ordering::Acquire) == 0).then_some(());
-        let drained = if ready().is_some() { Ok(()) } else { waiter.wait_until(home, ready) };
-        if drained.is_err() {
-            self.writer_exit(home);
+    /// until no lock_all epoch is open. Stays counted on error (see `writer_exit`).
+    #[inline]
+    fn writer_enter(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
+        // Acquire: pairs with the Release decrement of the last `unlock_all`.
+        let seen = self.word.fetch_add(Field::WRITERS.one(), Ordering::Acquire);
+        if Field::HOLDERS.of(seen) == 0 {
+            return Ok(());
         }
-        drained
+        waiter.wait_until(home, || (Field::HOLDERS.of(self.load()) == 0).then_some(()))
     }
 
-    /// Called by an exclusive locker before it releases its ticket lock.
-    pub fn writer_exit(&self, home: &Doorbell) {
-        // Release: our writes happen-before a lock_all's Acquire check of `writers`.
-        self.writers.fetch_sub(1, Ordering::Release);
-        // SeqCst fence: Dekker pair with a parking lock_all; only it waits for this.
-        fence_after_rmw();
-        if self.parked.load(Ordering::Relaxed) != 0 {
+    /// Called by an exclusive locker as it releases its ticket lock.
+    #[inline]
+    fn writer_exit(&self, home: &Doorbell) {
+        // Release: our writes happen-before a lock_all's Acquire read of the word.
+        let seen = self.word.fetch_sub(Field::WRITERS.one(), Ordering::Release);
+        if Field::PARKED.of(seen) != 0 {
             home.ring();
         }
+    }
+
+    /// Acquire: a waiter that sees the change also sees what the changer released.
+    fn load(&self) -> u64 {
+        self.word.load(Ordering::Acquire)
     }
 }

@@ -213,6 +213,7 @@ impl Segment {
     /// # Safety
     /// `offset` must be within the segment and aligned for `T`, and the bytes there
     /// must only ever be accessed as a `T` made of atomics (or through `SharedBytes`).
+    #[inline]
     unsafe fn view<T>(&self, offset: usize) -> &T {
         debug_assert!(offset + size_of::<T>() <= self.layout.total);
         debug_assert_eq!(offset % align_of::<T>(), 0);
@@ -242,6 +243,7 @@ impl Segment {
 
     /// Core `rank`'s control slot. Panics if `rank` is not a core of this job (callers
     /// validate ranks first).
+    #[inline]
     pub fn slot(&self, rank: u32) -> &CoreSlot {
         let region = self.layout.slots.get(rank as usize).expect("rank checked by caller");
         // SAFETY: each slot is a line-aligned SLOT_BYTES region (asserted to fit CoreSlot)
@@ -267,6 +269,7 @@ impl Segment {
     }
 
     /// The bytes of a region the layout gave (an MPB, a ring, part of the heap).
+    #[inline]
     pub fn bytes(&self, region: Region) -> SharedBytes<'_> {
         assert!(region.end() <= self.layout.total, "region {region:?} past the segment");
         // SAFETY: in bounds (asserted); the pointer lives as long as the borrow of self.
@@ -276,6 +279,7 @@ impl Segment {
 
     /// The 32-bit word at `offset` of `region`, viewed as an atomic (flags, counters).
     /// Panics unless the word is in the region and 4-byte aligned (callers check).
+    #[inline]
     pub fn word(&self, region: Region, offset: usize) -> &AtomicU32 {
         assert!(offset % 4 == 0 && offset + 4 <= region.len, "word {offset} outside {region:?}");
         // SAFETY: in bounds and aligned (asserted; regions are line-aligned); words handed
@@ -305,6 +309,7 @@ unsafe impl Send for SharedBytes<'_> {}
 unsafe impl Sync for SharedBytes<'_> {}
 
 impl SharedBytes<'_> {
+    #[inline]
     fn check(&self, offset: usize, len: usize) {
         assert!(
             offset.checked_add(len).is_some_and(|end| end <= self.len),
@@ -324,6 +329,7 @@ impl SharedBytes<'_> {
     }
 
     /// Raw address of `offset`, for views of typed elements (windows).
+    #[inline]
     pub fn addr(&self, offset: usize) -> *mut u8 {
         self.check(offset, 0);
         // SAFETY: offset is within the range (checked).

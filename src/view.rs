@@ -47,6 +47,7 @@ unsafe impl AtomicsOnly for AtomicU32 {}
 
 /// Views the protocol struct at `offset` of `bytes`.
 /// Panics unless it lies inside `bytes` and `offset` is aligned for `S`.
+#[inline]
 pub fn atomics_at<'a, S: AtomicsOnly>(bytes: SharedBytes<'a>, offset: usize) -> &'a S {
     assert!(offset + size_of::<S>() <= crate::payload::Payload::len(&bytes), "view past its region");
     let ptr = bytes.addr(offset);
@@ -58,6 +59,7 @@ pub fn atomics_at<'a, S: AtomicsOnly>(bytes: SharedBytes<'a>, offset: usize) -> 
 
 /// The 32-bit atomic at `offset` of `bytes`, or `None` if it is misaligned.
 /// Panics if it is out of bounds (callers check bounds, with a typed error, first).
+#[inline]
 pub fn atomic_u32_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU32> {
     assert!(offset + 4 <= crate::payload::Payload::len(&bytes), "atomic past its region");
     let ptr = bytes.addr(offset);
@@ -70,6 +72,7 @@ pub fn atomic_u32_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU32
 }
 
 /// The 64-bit atomic at `offset` of `bytes`, or `None` if it is misaligned.
+#[inline]
 pub fn atomic_u64_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU64> {
     assert!(offset + 8 <= crate::payload::Payload::len(&bytes), "atomic past its region");
     let ptr = bytes.addr(offset);

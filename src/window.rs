@@ -276,6 +276,7 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// Elements in `rank`'s part.
+    #[inline]
     pub fn len_of(&self, rank: u32) -> Result<usize, RmaError> {
         self.check_rank(rank)?;
         Ok(self.parts[rank as usize].len / size_of::<T>())
@@ -312,6 +313,7 @@ impl<'c, T: Plain> Window<'c, T> {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn check_rank(&self, rank: u32) -> Result<(), RmaError> {
         let size = self.core.size();
         if rank >= size {
@@ -321,11 +323,13 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// `rank`'s part, as an absolute region of the segment (rank already checked).
+    #[inline]
     pub(crate) fn part_region(&self, rank: u32) -> Region {
         self.parts[rank as usize]
     }
 
     /// The bytes of `rank`'s part (rank already checked).
+    #[inline]
     pub(crate) fn part_bytes(&self, rank: u32) -> SharedBytes<'c> {
         self.core.segment().bytes(self.parts[rank as usize])
     }
@@ -339,14 +343,17 @@ impl<'c, T: Plain> Window<'c, T> {
         Ok(index * size_of::<T>())
     }
 
+    #[inline]
     fn meta_bytes(&self) -> SharedBytes<'c> {
         self.core.segment().bytes(self.meta_abs)
     }
 
+    #[inline]
     pub(crate) fn window_ctl(&self) -> &'c WindowCtl {
         atomics_at(self.meta_bytes(), 0)
     }
 
+    #[inline]
     pub(crate) fn target_ctl(&self, rank: u32) -> &'c TargetCtl {
         atomics_at(self.meta_bytes(), self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>()))
     }

@@ -311,7 +311,11 @@ fn die_under_owner_computes(core: &Core, _: ()) -> Result<String, String> {
         nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).s()?;
     }
     let result = if core.rank() == 1 {
-        (0..100_000).try_for_each(|_| win.accumulate(2, 0, &[1u64; 100], Op::Sum).map_err(|e| e.to_string()))
+        // Until the abort: rank 2's agent drains the queue for its first 100 ms.
+        let started = std::time::Instant::now();
+        std::iter::repeat(())
+            .take_while(|_| started.elapsed() < std::time::Duration::from_secs(5))
+            .try_for_each(|_| win.accumulate(2, 0, &[1u64; 100], Op::Sum).map_err(|e| e.to_string()))
     } else {
         win.fence_with(Assert::NONE).map_err(|e| e.to_string())
     };

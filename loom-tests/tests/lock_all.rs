@@ -1,6 +1,6 @@
 //! lock_all against an exclusive locker (`sccemu::rwlock::AllLock` with the target's
 //! `TicketRwLock`): one writer keeps a pair of cells equal under its exclusive lock,
-//! two lock_all epochs read the pair. The Dekker pair of fences must keep them apart
+//! two lock_all epochs read the pair. The one-word protocol must keep them apart
 //! (loom flags any overlap as a race on the cells) without deadlock.
 #![cfg(sccemu_loom)]
 
@@ -38,12 +38,10 @@ fn writer_and_two_lock_alls() {
             let s = s.clone();
             thread::spawn(move || {
                 let waiter = Waiter::new(WaitPolicy::Block, &s.job);
-                s.lock.lock_exclusive(&waiter, &s.target_bell).unwrap();
-                s.all.writer_enter(&waiter, &s.home).unwrap();
+                s.lock.lock_exclusive(&waiter, &s.target_bell, &s.all, &s.home).unwrap();
                 s.cells.write(0, &[1]);
                 s.cells.write(1, &[1]);
-                s.all.writer_exit(&s.home);
-                s.lock.unlock_exclusive(&s.target_bell);
+                s.lock.unlock_exclusive(&s.target_bell, &s.all, &s.home);
             })
         };
         let readers: Vec<_> = (0..2)

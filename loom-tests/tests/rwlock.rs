@@ -9,13 +9,15 @@ use loom::thread;
 use sccemu::WaitPolicy;
 use sccemu::abort::JobControl;
 use sccemu::payload::{LoomBytes, Payload};
-use sccemu::rwlock::TicketRwLock;
+use sccemu::rwlock::{AllLock, TicketRwLock};
 use sccemu::waiter::{Doorbell, Waiter};
 
 struct Shared {
     job: JobControl,
     bell: Doorbell,
+    home: Doorbell,
     lock: TicketRwLock,
+    all: AllLock,
     /// Two bytes a writer keeps equal: [n, n].
     cells: LoomBytes,
 }
@@ -28,7 +30,9 @@ fn two_writers_one_reader() {
         let s = Arc::new(Shared {
             job: JobControl::new(),
             bell: Doorbell::new(),
+            home: Doorbell::new(),
             lock: TicketRwLock::new(),
+            all: AllLock::new(),
             cells: LoomBytes::new(2),
         });
         let writers: Vec<_> = (0..2)
@@ -36,12 +40,12 @@ fn two_writers_one_reader() {
                 let s = s.clone();
                 thread::spawn(move || {
                     let waiter = Waiter::new(WaitPolicy::Block, &s.job);
-                    s.lock.lock_exclusive(&waiter, &s.bell).unwrap();
+                    s.lock.lock_exclusive(&waiter, &s.bell, &s.all, &s.home).unwrap();
                     let mut pair = [0u8; 2];
                     s.cells.read(0, &mut pair);
                     s.cells.write(0, &[pair[0] + 1]);
                     s.cells.write(1, &[pair[1] + 1]);
-                    s.lock.unlock_exclusive(&s.bell);
+                    s.lock.unlock_exclusive(&s.bell, &s.all, &s.home);
                 })
             })
             .collect();

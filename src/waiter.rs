@@ -36,6 +36,12 @@ use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, yield_now};
 ///   yielding). Past the budget the partner is computing, and sleeping frees its CPU.
 const AWAKE_BUDGET: Duration = Duration::from_micros(100);
 
+/// Polls, one pause apart, before the doubling backoff. A pause takes 25 ns on this
+/// machine's CPUs, so a partner that answers within ~1.6 µs is seen within one pause,
+/// where doubling pauses overshoot by up to the last one (2 cores: PSCW epoch 0.18 ->
+/// 0.15 µs, 8 B ping-pong 0.19 -> 0.15 µs one way).
+const TIGHT_POLLS: u32 = 64;
+
 /// One core's wake-up point (in its control slot).
 #[derive(Default)]
 pub struct Doorbell {
@@ -93,16 +99,22 @@ impl<'a> Waiter<'a> {
         }
         let backoff = Backoff::new();
         let started = (self.policy != WaitPolicy::Spin).then(Instant::now);
+        let mut polls = 0u32;
         loop {
             self.job.check()?;
             let done_spinning = backoff.is_completed() || self.policy == WaitPolicy::Block;
             if done_spinning && self.may_sleep(started) {
                 break;
             }
-            // Growing pauses, not a tight poll: hammering the line being waited on slows
-            // down the core that is about to write it (measured on the 2-core barrier).
+            // Pauses between polls, not a bare loop: hammering the line being waited on
+            // slows down the core that is about to write it (measured on the 2-core
+            // barrier), and the pauses grow once the partner is evidently busy.
             match self.policy {
                 WaitPolicy::Block => yield_now(),
+                WaitPolicy::Adaptive | WaitPolicy::Spin if polls < TIGHT_POLLS => {
+                    polls += 1;
+                    std::hint::spin_loop();
+                }
                 WaitPolicy::Adaptive | WaitPolicy::Spin => backoff.snooze(),
             }
             if let Some(v) = ready() {

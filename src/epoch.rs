@@ -18,10 +18,13 @@ pub struct Epochs {
     pub fence_open: bool,
     /// RMA was issued since the last fence (for the NOPRECEDE check).
     pub ops_since_fence: bool,
-    /// The open PSCW access epoch's targets.
-    pub access: Option<Group>,
-    /// The open exposure epoch's origins, and the completion count that ends it.
-    pub exposure: Option<(Group, u32)>,
+    /// Whether a PSCW access epoch is open.
+    pub access_open: bool,
+    /// The targets of the open (or last) access epoch; kept between epochs so that
+    /// starting one reuses its allocation.
+    pub access: Group,
+    /// The completion count that ends the open exposure epoch.
+    pub exposure: Option<u32>,
     /// Posts consumed from each target (PSCW matching).
     pub consumed: Vec<u32>,
     /// Per-target lock, with the generation of the guard that holds it.
@@ -37,7 +40,8 @@ impl Epochs {
         Epochs {
             fence_open: false,
             ops_since_fence: false,
-            access: None,
+            access_open: false,
+            access: Group::empty(),
             exposure: None,
             consumed: vec![0; n],
             locks: vec![None; n],
@@ -50,7 +54,7 @@ impl Epochs {
     /// Whether RMA to `target` is allowed now.
     #[inline]
     pub fn may_access(&self, target: u32) -> bool {
-        self.fence_open || self.passive(target) || self.access.as_ref().is_some_and(|g| g.contains(target))
+        self.fence_open || self.passive(target) || (self.access_open && self.access.contains(target))
     }
 
     /// Whether `target` is in a passive-target (lock) epoch.
@@ -60,7 +64,7 @@ impl Epochs {
     }
 
     pub fn passive_or_pscw_open(&self) -> bool {
-        self.locked > 0 || self.lock_all.is_some() || self.access.is_some() || self.exposure.is_some()
+        self.locked > 0 || self.lock_all.is_some() || self.access_open || self.exposure.is_some()
     }
 
     pub fn next_generation(&mut self) -> u64 {
@@ -144,7 +148,7 @@ mod api {
             }
             let me = self.core.rank();
             let expected = self.target_ctl(me).pscw.count().wrapping_add(group.len() as u32);
-            e.exposure = Some((group.clone(), expected));
+            e.exposure = Some(expected);
             if !asserts.contains(Assert::NOCHECK) {
                 for origin in group.iter() {
                     pscw::post(self.post_word(origin, me), &self.core.segment().slot(origin).bell);
@@ -164,7 +168,7 @@ mod api {
         pub fn start_with(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
             self.check_group(group)?;
             let mut e = self.epochs.borrow_mut();
-            if e.access.is_some() {
+            if e.access_open {
                 return Err(SyncError::AccessEpochOpen);
             }
             let me = self.core.rank();
@@ -176,19 +180,21 @@ mod api {
                     e.consumed[target as usize] = consumed.wrapping_add(1);
                 }
             }
-            e.access = Some(group.clone());
+            e.access.clone_from(group);
+            e.access_open = true;
             Ok(())
         }
 
         /// Ends the access epoch (`MPI_Win_complete`): all its RMA is complete at the
         /// targets, which learn so through their completion counters.
         pub fn complete(&self) -> Result<(), SyncError> {
-            if self.epochs.borrow().access.is_none() {
+            if !self.epochs.borrow().access_open {
                 return Err(SyncError::NoAccessEpoch);
             }
             self.acc_quiesce()?;
-            let group = self.epochs.borrow_mut().access.take().ok_or(SyncError::NoAccessEpoch)?;
-            for target in group.iter() {
+            let mut e = self.epochs.borrow_mut();
+            e.access_open = false;
+            for target in e.access.iter() {
                 self.target_ctl(target).pscw.complete(&self.core.segment().slot(target).bell);
             }
             Ok(())
@@ -218,7 +224,7 @@ mod api {
         }
 
         fn exposure_target(&self) -> Result<u32, SyncError> {
-            self.epochs.borrow().exposure.as_ref().map(|(_, n)| *n).ok_or(SyncError::NoExposureEpoch)
+            self.epochs.borrow().exposure.ok_or(SyncError::NoExposureEpoch)
         }
 
         /// Memory barrier between local and RMA accesses to this core's part

@@ -8,9 +8,20 @@
 use std::fmt;
 
 /// A set of ranks, kept sorted and without duplicates.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct Group {
     ranks: Vec<u32>,
+}
+
+impl Clone for Group {
+    fn clone(&self) -> Group {
+        Group { ranks: self.ranks.clone() }
+    }
+
+    /// Reuses this group's allocation (an epoch's stored group, every epoch).
+    fn clone_from(&mut self, source: &Group) {
+        self.ranks.clone_from(&source.ranks);
+    }
 }
 
 /// Why a group could not be built.

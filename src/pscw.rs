@@ -44,7 +44,7 @@ impl PscwTarget {
     pub fn complete(&self, bell: &Doorbell) {
         // Release: the origin's RMA happens-before the target's Acquire in `wait`.
         self.completes.fetch_add(1, Ordering::Release);
-        bell.ring();
+        bell.ring_after_rmw();
     }
 
     /// Whether `expected` completions have arrived in total (non-blocking `test`).
@@ -73,7 +73,7 @@ impl PscwTarget {
 pub fn post(post_word: &AtomicU32, origin_bell: &Doorbell) {
     // Release: the target's accesses before post happen-before the origin's RMA.
     post_word.fetch_add(1, Ordering::Release);
-    origin_bell.ring();
+    origin_bell.ring_after_rmw();
 }
 
 /// Whether the target behind `post_word` (`me.post[target]`) has posted more than the

@@ -28,7 +28,7 @@ pub use crossbeam_utils::CachePadded;
 use crate::abort::JobAborted;
 use crate::op::{Element, Op};
 use crate::payload::Payload;
-use crate::sync::{AtomicU32, Ordering, fence};
+use crate::sync::{AtomicU32, Ordering, fence_after_rmw};
 use crate::waiter::{Doorbell, Waiter};
 
 /// Most stripes per target part.
@@ -56,7 +56,7 @@ impl Stripe {
         let ticket = self.next.fetch_add(1, Ordering::Relaxed);
         // SeqCst fence: our ticket before our checks of `serving`, against the
         // unlocker's `serving` increment before its load of `next` (Dekker pair).
-        fence(Ordering::SeqCst);
+        fence_after_rmw();
         // Acquire: pairs with the Release in `unlock` (module docs).
         waiter.wait_until(bell, || (self.serving.load(Ordering::Acquire) == ticket).then_some(()))
     }
@@ -67,7 +67,7 @@ impl Stripe {
         // SeqCst fence (Dekker pair with `lock`): if no later ticket is visible, its
         // holder's check of `serving` will see ours, so nobody needs waking and the
         // doorbell (shared with whatever else sleeps on the target's) stays quiet.
-        fence(Ordering::SeqCst);
+        fence_after_rmw();
         if self.next.load(Ordering::Relaxed) != served {
             bell.ring();
         }

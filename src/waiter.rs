@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use shm_layout::WaitPolicy;
 
 use crate::abort::{JobAborted, JobControl};
-use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, yield_now};
+use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, fence_after_rmw, yield_now};
 
 /// How long a waiter stays awake before it sleeps on the futex.
 /// - `Adaptive` (no more cores than CPUs) spins, then yields: long enough to cover a
@@ -59,6 +59,18 @@ impl Doorbell {
         // SeqCst fence: the change stored before it and the load of `sleepers` after it
         // form a Dekker pair with the fence in `Waiter::wait_until` (module docs).
         fence(Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    /// [`Doorbell::ring`] when the change was the atomic RMW just before: that RMW
+    /// already orders it before the load of `sleepers` (`sync::fence_after_rmw`).
+    #[inline]
+    pub fn ring_after_rmw(&self) {
+        fence_after_rmw();
+        self.wake_sleepers();
+    }
+
+    fn wake_sleepers(&self) {
         if self.sleepers.load(Ordering::Relaxed) != 0 {
             // Release: a sleeper that reads the new seq (Acquire) sees the change.
             self.seq.fetch_add(1, Ordering::Release);
@@ -98,12 +110,14 @@ impl<'a> Waiter<'a> {
             return Ok(v);
         }
         let backoff = Backoff::new();
-        let started = (self.policy != WaitPolicy::Spin).then(Instant::now);
+        // Read only once spinning is over: a clock read (22 ns here) at the start would
+        // delay noticing a partner that answers at once.
+        let mut started = None;
         let mut polls = 0u32;
         loop {
             self.job.check()?;
             let done_spinning = backoff.is_completed() || self.policy == WaitPolicy::Block;
-            if done_spinning && self.may_sleep(started) {
+            if done_spinning && self.may_sleep(&mut started) {
                 break;
             }
             // Pauses between polls, not a bare loop: hammering the line being waited on
@@ -139,11 +153,12 @@ impl<'a> Waiter<'a> {
         }
     }
 
-    fn may_sleep(&self, started: Option<Instant>) -> bool {
+    /// Whether the awake budget, counted from the first call (`started`), is spent.
+    fn may_sleep(&self, started: &mut Option<Instant>) -> bool {
         match self.policy {
             WaitPolicy::Spin => false,
             WaitPolicy::Block | WaitPolicy::Adaptive => {
-                cfg!(sccemu_loom) || started.is_some_and(|t| t.elapsed() >= AWAKE_BUDGET)
+                cfg!(sccemu_loom) || started.get_or_insert_with(Instant::now).elapsed() >= AWAKE_BUDGET
             }
         }
     }

@@ -1,9 +1,11 @@
 //! Point-to-point two-sided messaging, for both channel protocols (`sccemu-perpeer`,
 //! `sccemu-srb`): ping-pong latency (osu_latency style, one-way time), streaming
 //! bandwidth (a window of back-to-back sends, then one acknowledgement), and N-1 to 1
-//! many-to-one throughput.
+//! many-to-one throughput. A `cache-line` latency row gives the hardware's floor in
+//! the same run: one 8-byte window word bounced between the two cores by atomic store
+//! and a bare spinning load, no protocol at all.
 
-use sccemu::{ANY_SOURCE, ChannelKind, Core, Job};
+use sccemu::{ANY_SOURCE, ChannelKind, Core, Job, Placement};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{Row, SuiteParams, row};
@@ -63,6 +65,44 @@ fn pingpong(core: &Core, plan: Plan) -> Result<Vec<Vec<f64>>, String> {
         }
         out.push(samples);
     }
+    Ok(out)
+}
+
+/// The floor under any message: ranks 0 and 1 take turns storing into one word (rank
+/// 0's first element) and spinning until the other's store shows; samples are one-way
+/// µs. A bare spin (no pause, no sleep) on dedicated CPUs, as a reference only.
+fn line_pingpong(core: &Core, plan: Plan) -> Result<Vec<Vec<f64>>, String> {
+    let me = u64::from(core.rank());
+    let win = core.window::<u64>(1, Placement::Dram).map_err(err)?;
+    let epoch = win.lock_all().map_err(err)?;
+    let mut out = Vec::new();
+    for &iters in &plan.iters {
+        let mut samples = Vec::new();
+        for rep in 0..plan.warmup + plan.reps {
+            epoch.store(0, 0, 0u64).map_err(err)?;
+            core.barrier().map_err(err)?;
+            let t = core.clock();
+            for i in 0..u64::from(iters) {
+                // Rank 0 stores the odd values, rank 1 the even ones.
+                let (ping, pong) = (2 * i + 1, 2 * i + 2);
+                let (mine, awaited) = if me == 0 { (ping, pong) } else { (pong, ping) };
+                if me == 0 {
+                    epoch.store(0, 0, mine).map_err(err)?;
+                }
+                while epoch.load::<u64>(0, 0).map_err(err)? != awaited {}
+                if me == 1 {
+                    epoch.store(0, 0, mine).map_err(err)?;
+                }
+            }
+            if rep >= plan.warmup {
+                samples.push((core.clock() - t).as_secs_f64() * 1e6 / (2.0 * f64::from(iters)));
+            }
+            core.barrier().map_err(err)?;
+        }
+        out.push(samples);
+    }
+    epoch.unlock_all().map_err(err)?;
+    win.free().map_err(err)?;
     Ok(out)
 }
 
@@ -168,7 +208,15 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
         if params.quick { vec![4096, 65536] } else { vec![64, 4096, 16384, 65536, 262_144, 1 << 20] };
     let m2o_cores: &[u32] = if params.quick { &[2, 8] } else { &[2, 8, 48] };
     let m2o_sizes: Vec<usize> = if params.quick { vec![64] } else { vec![8, 4096, 65536] };
-    let mut out = Vec::new();
+    let mut out = rows(
+        "pt2pt",
+        "latency",
+        2,
+        ChannelKind::Srb,
+        "cache-line",
+        Plan::new(params, vec![8], 15),
+        line_pingpong,
+    );
     for (kind, name) in PROTOCOLS {
         out.extend(rows(
             "pt2pt",

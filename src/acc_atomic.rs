@@ -48,6 +48,7 @@ impl<'a> Words<'a> {
         self.len() == 0
     }
 
+    #[inline]
     pub fn word(&self, i: usize) -> Word<'a> {
         match self {
             Words::W32(w) => Word::W32(&w[i]),
@@ -57,6 +58,7 @@ impl<'a> Words<'a> {
 }
 
 /// The native RMW that implements `op` on `T`, if the CPU has one.
+#[inline]
 fn native<T: AccElem>(op: Op) -> Option<RmwOp> {
     match op {
         Op::Sum if !T::IS_FLOAT => Some(RmwOp::Add),
@@ -70,6 +72,7 @@ fn native<T: AccElem>(op: Op) -> Option<RmwOp> {
 
 /// Atomically sets the element to `old op b`; returns `old`. `op` must already be
 /// checked for `T` ([`Element::check`]).
+#[inline]
 pub fn fetch_and_op_word<T: AccElem>(word: Word<'_>, op: Op, b: T) -> T {
     if op == Op::NoOp {
         return T::from_bits(word.load());

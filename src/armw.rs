@@ -96,6 +96,7 @@ pub enum Word<'a> {
     W64(&'a AtomicU64),
 }
 
+#[inline]
 fn float_add(kind: Kind, a: u64, b: u64) -> u64 {
     match kind {
         Kind::F32 => (f32::from_bits(a as u32) + f32::from_bits(b as u32)).to_bits() as u64,
@@ -136,6 +137,7 @@ impl Word<'_> {
 
     /// A compare-and-swap loop applying `f`; backs off between failed attempts (and
     /// yields under loom). Returns the previous bits.
+    #[inline]
     pub fn fetch_update(self, f: impl Fn(u64) -> u64) -> u64 {
         let backoff = Backoff::new();
         let mut old = self.load_relaxed();
@@ -148,6 +150,7 @@ impl Word<'_> {
         }
     }
 
+    #[inline]
     fn load_relaxed(self) -> u64 {
         // Relaxed: only a first guess; the CAS that succeeds is AcqRel.
         match self {
@@ -156,6 +159,7 @@ impl Word<'_> {
         }
     }
 
+    #[inline]
     fn cas_weak(self, current: u64, new: u64) -> Result<u64, u64> {
         match self {
             Word::W32(a) => a

@@ -11,7 +11,7 @@
 //!   200 B to 4 KB at random places of one target's (the last rank's) 64 KB part; a row is one
 //!   repetition's wall time for all origins and the bytes they moved together, for
 //!   lock-free, whole-part lock, striped (4 KB granules: 16 stripes over the part)
-//!   and owner-computes, with 2 and 3 origins.
+//!   and owner-computes, with 1, 2, 3 and 7 origins.
 //!
 //! Nothing here asserts a time.
 
@@ -206,7 +206,7 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
         AccStrategy::OwnerComputes,
     ];
     let pattern = "contention 200B-4KB";
-    let core_counts: &[u32] = if params.quick { &[3] } else { &[3, 4] };
+    let core_counts: &[u32] = if params.quick { &[3] } else { &[2, 3, 4, 8] };
     for (&cores, strategy) in core_counts.iter().flat_map(|c| contenders.iter().map(move |s| (c, *s))) {
         let a = Arg {
             strategy,

@@ -8,6 +8,7 @@
  *   lock-unlock                       an empty exclusive lock/unlock epoch on rank 1 by
  *                                     every other rank (uncontended with N = 2; N-1
  *                                     contenders otherwise) (0 B)
+ *   lock_all-unlock_all               an empty lock_all/unlock_all epoch by rank 0 (0 B)
  *   fence                             MPI_Win_fence on every rank (0 B; any N)
  */
 #include "common.h"
@@ -96,6 +97,15 @@ static void run_lock_unlock(long bytes, int count) {
     }
 }
 
+static void run_lock_all_unlock_all(long bytes, int count) {
+    (void)bytes;
+    if (rank != 0) return;
+    for (int i = 0; i < count; i++) {
+        MPI_Win_lock_all(0, win);
+        MPI_Win_unlock_all(win);
+    }
+}
+
 static void run_fence_only(long bytes, int count) {
     (void)bytes;
     for (int i = 0; i < count; i++) MPI_Win_fence(0, win);
@@ -128,6 +138,7 @@ int main(int argc, char **argv) {
         {"put-pscw", run_put_pscw},             {"get-pscw", run_get_pscw},
         {"fetch-and-op", run_fetch_and_op},     {"compare-and-swap", run_compare_and_swap},
         {"lock-unlock", run_lock_unlock},       {"fence", run_fence_only},
+        {"lock_all-unlock_all", run_lock_all_unlock_all},
     };
     for (int p = 0; p < o.npatterns; p++) {
         pattern_fn run = NULL;

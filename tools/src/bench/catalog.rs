@@ -138,6 +138,13 @@ pub const CATALOG: &[SuiteSpec] = &[
             },
             PeerSpec {
                 program: "rma",
+                patterns: &["lock_all-unlock_all"],
+                cores: Scaled { full: &[2], quick: &[2] },
+                sizes: Scaled { full: &[0], quick: &[0] },
+                inner: 1000,
+            },
+            PeerSpec {
+                program: "rma",
                 patterns: &["fence"],
                 cores: Scaled { full: &[2, 8, 48], quick: &[2] },
                 sizes: Scaled { full: &[0], quick: &[0] },

@@ -337,6 +337,27 @@ impl SharedBytes<'_> {
     }
 }
 
+/// Largest single `memcpy` between private and shared memory. glibc copies from about a
+/// megabyte on with non-temporal stores, which bypass the cache the peer reads from
+/// next; in pieces, a 1 MiB put took 8.9 µs instead of 12.0 and a 1 MiB get 15.7
+/// instead of 19.0 (the `rma` suite, 2 cores).
+const COPY_PIECE: usize = 256 * 1024;
+
+/// `copy_nonoverlapping` in pieces of at most [`COPY_PIECE`] bytes.
+///
+/// # Safety
+/// As for `std::ptr::copy_nonoverlapping(src, dst, len)`.
+#[inline]
+unsafe fn copy_in_pieces(src: *const u8, dst: *mut u8, len: usize) {
+    let mut done = 0;
+    while done < len {
+        let n = COPY_PIECE.min(len - done);
+        // SAFETY: a sub-range of the caller's valid, non-overlapping ranges.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n) };
+        done += n;
+    }
+}
+
 impl Payload for SharedBytes<'_> {
     fn len(&self) -> usize {
         self.len
@@ -346,13 +367,13 @@ impl Payload for SharedBytes<'_> {
         self.check(offset, src.len());
         // SAFETY: in bounds (checked); `src` is process-private memory, so the ranges
         // cannot overlap; see the type's docs for concurrent access.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(offset), src.len()) }
+        unsafe { copy_in_pieces(src.as_ptr(), self.ptr.add(offset), src.len()) }
     }
 
     fn read(&self, offset: usize, dst: &mut [u8]) {
         self.check(offset, dst.len());
         // SAFETY: as for `write`.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(offset), dst.as_mut_ptr(), dst.len()) }
+        unsafe { copy_in_pieces(self.ptr.add(offset), dst.as_mut_ptr(), dst.len()) }
     }
 
     fn zero(&self, offset: usize, len: usize) {

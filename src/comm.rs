@@ -33,9 +33,9 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::view::{AtomicsOnly, atomics_at};
 
 const LINE: usize = shm_layout::LINE;
-/// Offset of the publication words in an area (after the barrier's two lines).
-const PUBLISH_AT: usize = 2 * LINE;
-const FLAGS_AT: usize = 3 * LINE;
+/// Offset of the publication words in an area, after the barrier.
+const PUBLISH_AT: usize = size_of::<BarrierState>().next_multiple_of(LINE);
+const FLAGS_AT: usize = PUBLISH_AT + LINE;
 
 /// Why a collective or communicator call failed. Nothing was sent.
 #[derive(Clone, Copy, Debug, PartialEq)]

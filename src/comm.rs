@@ -269,27 +269,24 @@ impl<'c> Comm<'c> {
         // learns every leader's offset (the allgather orders the zeroing before use).
         let my_group = color.and_then(|c| groups.get(&u64::from(c)));
         let leads = my_group.is_some_and(|m| m[0].1 == self.rank);
-        let offset = match my_group.filter(|_| leads) {
+        let word = match my_group.filter(|_| leads) {
             Some(m) => {
                 let area = self.core.heap_alloc_local(area_bytes(m.len()));
                 if let Ok(area) = area {
                     self.core.heap_bytes(area).zero(0, area.len);
                 }
-                area.map_or(UNDEFINED, |a| a.offset as u64)
+                encode_result(&area)
             }
-            None => UNDEFINED,
+            // Only a leader's word is read.
+            None => 0,
         };
-        let mut offsets = vec![0u64; self.members.len()];
-        self.allgather(&[offset], &mut offsets, crate::allgather::Allgather::Shared)?;
+        let mut words = vec![0u64; self.members.len()];
+        self.allgather(&[word], &mut words, crate::allgather::Allgather::Shared)?;
         let Some(group) = my_group else { return Ok(None) };
-        let area_offset = offsets[group[0].1 as usize];
-        if area_offset == UNDEFINED {
-            let free = 0;
-            return Err(CollError::Alloc(AllocError::Exhausted { requested: area_bytes(group.len()), free }));
-        }
+        // The leader's own result, error included (how much was free), on every member.
+        let area = decode_result(words[group[0].1 as usize], area_bytes(group.len()))?;
         let members: Vec<u32> = group.iter().map(|&(_, r)| self.members[r as usize]).collect();
         let rank = group.iter().position(|&(_, r)| r == self.rank).expect("member of own group") as u32;
-        let area = HeapRegion { offset: area_offset as usize, len: area_bytes(group.len()) };
         Ok(Some(Comm::new(self.core, members, rank, area)))
     }
 

@@ -2,7 +2,7 @@
 //! for every N from 1 to 12, 48 and 100, message sizes 0 B, 1 B, odd and multi-round,
 //! every allgather algorithm, on the world and on split communicators.
 
-use sccemu::{Allgather, CollError, Comm, Core, Job, Op};
+use sccemu::{Allgather, AllocError, CollError, Comm, Core, Job, Op};
 use serde::{Deserialize, Serialize};
 
 const ALGORITHMS: [Allgather; 7] = [
@@ -155,6 +155,32 @@ fn collectives_on_split_communicators() {
     assert_eq!(results[9], (0, 4, 36), "world rank 9 leads colour 0 ordered by descending rank");
     assert_eq!(results[0], (3, 4, 36));
     assert_eq!(results[1].1, 3);
+}
+
+/// A split whose leader cannot allocate the new area: every member of that part gets
+/// the leader's error, with what was really free, and the world goes on.
+fn split_out_of_heap(core: &Core, _: ()) -> Result<String, String> {
+    let e = |e: CollError| e.to_string();
+    let world = Comm::world(core).map_err(e)?;
+    let mut all = vec![0u32; core.size() as usize];
+    world.allgather(&[core.rank()], &mut all, Allgather::Shared).map_err(e)?;
+    // Take everything but one granule: a 40-member area needs two.
+    let free = match core.heap_alloc(usize::MAX / 2) {
+        Err(AllocError::Exhausted { free, .. }) => free,
+        other => return Err(format!("huge allocation: {other:?}")),
+    };
+    let hog = core.heap_alloc(free - 4096).map_err(|e| e.to_string())?;
+    let failed = world.split(Some(0), 0).err().map(e).ok_or("split succeeded")?;
+    core.heap_free(hog).map_err(|e| e.to_string())?;
+    world.allgather(&[core.rank()], &mut all, Allgather::Shared).map_err(e)?;
+    check(all == (0..core.size()).collect::<Vec<_>>(), || "allgather after the failed split".into())?;
+    Ok(failed)
+}
+
+#[test]
+fn a_split_out_of_heap_reports_what_was_free() {
+    let results = Job::new(40).run(&(), split_out_of_heap).unwrap();
+    assert!(results.iter().all(|r| r.contains("4096")), "{:?}", results[0]);
 }
 
 /// Rank 1 passes a wrong size, then every rank a float BXOR: everyone gets an error,

@@ -321,3 +321,51 @@ fn refused_calls_do_nothing(core: &Core, _: ()) -> Result<(), String> {
 fn refused_calls_do_nothing_and_count_no_operation() {
     Job::new(2).run(&(), refused_calls_do_nothing).unwrap();
 }
+
+/// Collective errors reach every core, and the job goes on: an absurd length on one
+/// core (overflowing the byte count, the heap granule rounding, or the sum of the
+/// parts), and a free while one core has an epoch open.
+fn collective_window_errors(core: &Core, _: ()) -> Result<(), String> {
+    let me = core.rank();
+    let on = |rank: u32, len: usize| if me == rank { len } else { 4 };
+    // Barriers around each snapshot: rank 0 allocates before the others arrive.
+    core.barrier().s()?;
+    let free_before = core.heap_free_bytes().s()?;
+    core.barrier().s()?;
+    for placement in [Placement::Dram, Placement::Mpb] {
+        let e = core.window::<u64>(on(1, usize::MAX), placement).err();
+        check(e == Some(WindowError::TooLarge { rank: 1 }), || format!("{placement:?}: {e:?}"))?;
+    }
+    let e = core.window::<u8>(on(0, usize::MAX), Placement::Dram).err();
+    check(e == Some(WindowError::TooLarge { rank: 0 }), || format!("rounding: {e:?}"))?;
+    let e = core.window::<u8>(on(2, usize::MAX - 5000), Placement::Dram).err();
+    check(e == Some(WindowError::TooLarge { rank: 2 }), || format!("rounding up: {e:?}"))?;
+    let half = if me < 2 { usize::MAX / 2 } else { 0 };
+    let e = core.window::<u8>(half, Placement::Dram).err();
+    check(e == Some(WindowError::TooLarge { rank: 1 }), || format!("sum: {e:?}"))?;
+    core.barrier().s()?;
+    let free_after = core.heap_free_bytes().s()?;
+    core.barrier().s()?;
+    check(free_after == free_before, || format!("heap {free_before} -> {free_after}"))?;
+    // Rank 2 alone keeps an exposure epoch open: every core is refused, naming it.
+    let win = core.window::<u64>(4, Placement::Dram).s()?;
+    if me == 2 {
+        win.post(&Group::empty()).s()?;
+    }
+    let e = win.free().err();
+    check(e == Some(WindowError::EpochOpen { rank: 2 }), || format!("free: {e:?}"))?;
+    // Later windows work.
+    let win = core.window::<u64>(4, Placement::Dram).s()?;
+    win.fence().s()?;
+    win.put((me + 1) % core.size(), 0, &[me as u64 + 10]).s()?;
+    win.fence_with(Assert::NOSUCCEED).s()?;
+    let left = (me + core.size() - 1) % core.size();
+    check(win.local().get(0).s()? == left as u64 + 10, || "put lost".into())?;
+    win.free().s()?;
+    Ok(())
+}
+
+#[test]
+fn collective_window_errors_reach_every_core() {
+    Job::new(3).run(&(), collective_window_errors).unwrap();
+}

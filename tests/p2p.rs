@@ -120,12 +120,12 @@ fn nonblocking_all_to_all() {
     }
 }
 
-/// Rank 1 scribbles a header with an impossible length into its slot of rank 0's MPB
-/// (perpeer); rank 0's receive reports the corruption instead of trusting it.
-fn corrupt_slot(core: &Core, _: ()) -> Result<String, String> {
+/// Rank 1 scribbles a header word (`word`: kind and length) into its slot of rank 0's
+/// MPB (perpeer); rank 0's receive reports the corruption instead of trusting it.
+fn corrupt_slot(core: &Core, word: u32) -> Result<String, String> {
     let slot = core.channel().map_err(|e| e.to_string())?.slot;
     if core.rank() == 1 {
-        core.mpb_put(0, slot + 16, &0x3fff_ffffu32.to_le_bytes()).map_err(|e| e.to_string())?;
+        core.mpb_put(0, slot + 16, &word.to_le_bytes()).map_err(|e| e.to_string())?;
         core.mpb_put(0, slot, &1u32.to_le_bytes()).map_err(|e| e.to_string())?;
         core.barrier().map_err(|e| e.to_string())?;
         return Ok(String::new());
@@ -139,8 +139,15 @@ fn corrupt_slot(core: &Core, _: ()) -> Result<String, String> {
 
 #[test]
 fn corrupted_slot_header_is_reported() {
-    let got = Job::new(2).channel(ChannelKind::PerPeer).run(&(), corrupt_slot).unwrap();
+    let job = Job::new(2).channel(ChannelKind::PerPeer);
+    let got = job.run(&0x3fff_ffff, corrupt_slot).unwrap();
     assert!(got[0].starts_with("LengthPastRing"), "{got:?}");
+    // A DRAM fragment longer than the bytes published to the pair's DRAM ring.
+    let got = job.run(&(1 << 31 | 100), corrupt_slot).unwrap();
+    assert_eq!(got[0], "LengthPastRing { len: 100, capacity: 0 }");
+    // A DRAM fragment, even empty, when the pair has no DRAM ring.
+    let got = job.heap_bytes(0).run(&(1 << 31), corrupt_slot).unwrap();
+    assert!(got[0].starts_with("BadControlWord"), "{got:?}");
 }
 
 /// Rank 1 fails while rank 0 waits in a receive: the receive returns the abort error.

@@ -240,10 +240,12 @@ impl<T: AccElem + Plain> Window<'_, T> {
         if layout.elements() != src.len() {
             return Err(RmaError::LengthMismatch { expected: layout.elements(), found: src.len() }.into());
         }
-        let starts = (0..layout.count).map(|i| index.saturating_add(i.saturating_mul(layout.stride)));
+        let starts =
+            (0..layout.nonempty_blocks()).map(|i| index.saturating_add(i.saturating_mul(layout.stride)));
         for start in starts.clone() {
             self.check_range(target, start, layout.block_len)?;
         }
+        self.issued();
         for (start, block) in starts.zip(src.chunks(layout.block_len.max(1))) {
             self.acc_dispatch(target, start, block, None, op)?;
         }
@@ -271,6 +273,7 @@ impl<T: AccElem + Plain> Window<'_, T> {
         let part = self.part_bytes(target);
         let misaligned = RmaError::Misaligned { rank: target, byte_offset: at, width: size_of::<T>() };
         let words = words_at(part, at, size_of::<T>(), src.len()).ok_or(misaligned)?;
+        self.issued();
         if src.is_empty() {
             return Ok(());
         }

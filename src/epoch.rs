@@ -83,16 +83,22 @@ mod api {
     use crate::winerror::{RmaError, SyncError};
 
     impl<T: Plain> Window<'_, T> {
-        /// Checks that RMA to `target` is allowed, and records that some was issued.
+        /// Checks that RMA to `target` is allowed.
         #[inline]
         pub(crate) fn check_access(&self, target: u32) -> Result<(), RmaError> {
             self.check_rank(target)?;
-            let mut e = self.epochs.borrow_mut();
-            if !e.may_access(target) {
+            if !self.epochs.borrow().may_access(target) {
                 return Err(RmaError::NoEpoch { rank: target });
             }
-            e.ops_since_fence = true;
             Ok(())
+        }
+
+        /// Records that RMA was issued; called once every check of the call passed. A
+        /// refused call did nothing, so it must not make a later `fence(NOPRECEDE)` fail
+        /// on this core alone while the others wait in the fence.
+        #[inline]
+        pub(crate) fn issued(&self) {
+            self.epochs.borrow_mut().ops_since_fence = true;
         }
 
         fn sync_rank(&self, rank: u32) -> Result<(), SyncError> {

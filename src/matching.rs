@@ -12,12 +12,18 @@
 //! messages from one source arrive in the order they were sent: between one pair with
 //! one tag, messages are never overtaken. A receive whose buffer is too small gets
 //! [`Truncated`](crate::p2p::RecvError::Truncated) and the message stays queued, in
-//! its place, for a receive with a larger buffer.
+//! its place, for a receive with a larger buffer; a message put back like this goes to
+//! the earliest posted receive that matches it, if any, as a new message would.
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::frag::{CorruptError, CorruptKind, FragHeader};
 use crate::p2p::{Source, Status, TagMatch};
+
+/// Bytes reserved up front for a message's data: its length comes from shared memory
+/// and is not trusted with a larger allocation; past this the data grows as fragments
+/// arrive.
+const PREALLOC: usize = 1 << 16;
 
 /// A message not (yet) delivered to a user buffer, complete or still arriving.
 struct Msg {
@@ -179,10 +185,30 @@ impl Inbox {
         self.take_into(msg, t);
     }
 
-    /// Puts a message back in the arrived queue, in its place.
+    /// Puts back a message that receive `id` did not take.
     fn unassign(&mut self, id: u64, msg: Msg) {
-        self.retarget(msg.status.source, Sink::Assigned(id), Sink::Arrived(msg.seq));
-        self.arrived.insert(msg.seq, msg);
+        let src = msg.status.source;
+        let sink = self.queue(msg);
+        self.retarget(src, Sink::Assigned(id), sink);
+    }
+
+    /// Queues a message no receive of this call takes: to the earliest posted receive
+    /// that matches, else into the arrived queue, in its place. Posted receives look at
+    /// the arrived queue only when posted, so a message that one of them matches must
+    /// go to it, or it would wait behind later messages (overtaking) or forever.
+    fn queue(&mut self, msg: Msg) -> Sink {
+        match self.posted.iter().position(|p| matches(p.src, p.tag, &msg.status)) {
+            Some(i) => {
+                let id = self.posted.remove(i).id;
+                self.assigned.insert(id, msg);
+                Sink::Assigned(id)
+            }
+            None => {
+                let seq = msg.seq;
+                self.arrived.insert(seq, msg);
+                Sink::Arrived(seq)
+            }
+        }
     }
 
     /// A non-blocking receive is dropped or finished: forget it; a message assigned to
@@ -200,7 +226,7 @@ impl Inbox {
     /// to the arrived queue.)
     pub fn spill(&mut self, t: &mut Target<'_>) {
         if let TargetState::Direct { status, filled, seq } = t.state {
-            let mut data = Vec::with_capacity(status.len);
+            let mut data = Vec::with_capacity(status.len.min(PREALLOC).max(filled));
             data.extend_from_slice(&t.buf[..filled]);
             let msg = Msg { seq, status, data };
             match t.id {
@@ -276,7 +302,7 @@ impl Inbox {
     fn place(&mut self, status: Status, target: Option<&mut Target<'_>>) -> Sink {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let new = |status| Msg { seq, status, data: Vec::with_capacity(status.len) };
+        let new = |status| Msg { seq, status, data: Vec::with_capacity(status.len.min(PREALLOC)) };
         let posted = self.posted.iter().position(|p| matches(p.src, p.tag, &status));
         let direct = |t: &mut Target<'_>| {
             if status.len <= t.buf.len() {
@@ -307,7 +333,7 @@ impl Inbox {
         if direct_target.is_some_and(direct) {
             return Sink::Direct;
         }
-        self.arrived.insert(seq, new(status));
-        Sink::Arrived(seq)
+        // A posted target too small for it: the message goes on to the next one.
+        self.queue(new(status))
     }
 }

@@ -190,7 +190,11 @@ impl<'a, B: Payload> PerPeer<'a, B> {
         let kind = word(&head, 0);
         let len = kind & LEN_MASK;
         let in_dram = kind & DRAM != 0;
-        let capacity = if in_dram { self.dram_capacity() } else { self.inline_capacity() };
+        if in_dram && self.dram.is_none() {
+            // No sender sets the bit without a DRAM ring to read the payload from.
+            return Err(self.corrupt(CorruptKind::BadControlWord { word: kind }));
+        }
+        let capacity = if in_dram { self.dram_published() } else { self.inline_capacity() };
         if len as usize > capacity {
             return Err(self.corrupt(CorruptKind::LengthPastRing { len, capacity: capacity as u32 }));
         }
@@ -205,6 +209,16 @@ impl<'a, B: Payload> PerPeer<'a, B> {
             return Err(self.corrupt(CorruptKind::FragmentPastMessage { len, total: header.total }));
         }
         Ok(Some(Incoming { header, in_dram }))
+    }
+
+    /// Receiver: bytes the sender has written to the DRAM ring and we have not freed
+    /// (at most the ring's size, whatever the counters say).
+    fn dram_published(&self) -> usize {
+        // Relaxed: the sender stores `dram_head` before its Release of `sent`, which our
+        // Acquire in `has_incoming` saw; `dram_freed` is ours.
+        let head = self.ctl.dram_head.load(Ordering::Relaxed);
+        let freed = self.ack.dram_freed.load(Ordering::Relaxed);
+        (head.wrapping_sub(freed) as usize).min(self.dram_capacity())
     }
 
     /// Receiver: copies inline payload bytes `offset..offset + dst.len()`.

@@ -30,8 +30,15 @@ impl Vector {
         self.count.saturating_mul(self.block_len)
     }
 
+    /// Blocks that move something: empty blocks move nothing and are not checked, so
+    /// that a huge `count` of them costs nothing either.
+    pub(crate) fn nonempty_blocks(&self) -> usize {
+        if self.block_len == 0 { 0 } else { self.count }
+    }
+
     fn blocks(&self, start: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-        (0..self.count).map(move |i| (start.saturating_add(i.saturating_mul(self.stride)), self.block_len))
+        (0..self.nonempty_blocks())
+            .map(move |i| (start.saturating_add(i.saturating_mul(self.stride)), self.block_len))
     }
 }
 
@@ -54,24 +61,32 @@ impl Request {
     }
 }
 
+/// Elements an indexed transfer moves (saturated).
+fn block_elements(blocks: &[(usize, usize)]) -> usize {
+    blocks.iter().fold(0, |total, &(_, len)| total.saturating_add(len))
+}
+
 impl<T: Plain> Window<'_, T> {
-    /// Checks every block of a transfer, returning their byte offsets.
+    /// Checks every block of a transfer of `elements` (saturated) elements, returning
+    /// their byte offsets.
     fn check_blocks(
         &self,
         target: u32,
         blocks: impl Iterator<Item = (usize, usize)>,
+        elements: usize,
         origin_len: usize,
     ) -> Result<Vec<(usize, usize)>, RmaError> {
         self.check_access(target)?;
+        // Before the loop: it then runs at most once per origin element, however many
+        // blocks the layout claims.
+        if elements != origin_len {
+            return Err(RmaError::LengthMismatch { expected: elements, found: origin_len });
+        }
         let mut out = Vec::new();
-        let mut total = 0usize;
         for (index, len) in blocks {
             out.push((self.check_range(target, index, len)?, len * size_of::<T>()));
-            total = total.saturating_add(len);
         }
-        if total != origin_len {
-            return Err(RmaError::LengthMismatch { expected: total, found: origin_len });
-        }
+        self.issued();
         Ok(out)
     }
 
@@ -79,6 +94,7 @@ impl<T: Plain> Window<'_, T> {
     pub fn put(&self, target: u32, index: usize, src: &[T]) -> Result<(), RmaError> {
         self.check_access(target)?;
         let at = self.check_range(target, index, src.len())?;
+        self.issued();
         self.part_bytes(target).write(at, bytes_of(src));
         self.pending_stores.set(true);
         Ok(())
@@ -88,13 +104,14 @@ impl<T: Plain> Window<'_, T> {
     pub fn get(&self, target: u32, index: usize, dst: &mut [T]) -> Result<(), RmaError> {
         self.check_access(target)?;
         let at = self.check_range(target, index, dst.len())?;
+        self.issued();
         self.part_bytes(target).read(at, bytes_of_mut(dst));
         Ok(())
     }
 
     /// Scatters contiguous `src` into a strided layout starting at `index`.
     pub fn put_strided(&self, target: u32, index: usize, layout: Vector, src: &[T]) -> Result<(), RmaError> {
-        let blocks = self.check_blocks(target, layout.blocks(index), src.len())?;
+        let blocks = self.check_blocks(target, layout.blocks(index), layout.elements(), src.len())?;
         self.scatter(target, &blocks, bytes_of(src));
         Ok(())
     }
@@ -107,7 +124,7 @@ impl<T: Plain> Window<'_, T> {
         layout: Vector,
         dst: &mut [T],
     ) -> Result<(), RmaError> {
-        let blocks = self.check_blocks(target, layout.blocks(index), dst.len())?;
+        let blocks = self.check_blocks(target, layout.blocks(index), layout.elements(), dst.len())?;
         self.gather(target, &blocks, bytes_of_mut(dst));
         Ok(())
     }
@@ -115,14 +132,14 @@ impl<T: Plain> Window<'_, T> {
     /// Scatters contiguous `src` into the blocks `(index, len)` of `target`'s part,
     /// in order (an indexed datatype).
     pub fn put_blocks(&self, target: u32, blocks: &[(usize, usize)], src: &[T]) -> Result<(), RmaError> {
-        let blocks = self.check_blocks(target, blocks.iter().copied(), src.len())?;
+        let blocks = self.check_blocks(target, blocks.iter().copied(), block_elements(blocks), src.len())?;
         self.scatter(target, &blocks, bytes_of(src));
         Ok(())
     }
 
     /// Gathers the blocks `(index, len)` of `target`'s part into contiguous `dst`.
     pub fn get_blocks(&self, target: u32, blocks: &[(usize, usize)], dst: &mut [T]) -> Result<(), RmaError> {
-        let blocks = self.check_blocks(target, blocks.iter().copied(), dst.len())?;
+        let blocks = self.check_blocks(target, blocks.iter().copied(), block_elements(blocks), dst.len())?;
         self.gather(target, &blocks, bytes_of_mut(dst));
         Ok(())
     }
@@ -185,7 +202,9 @@ impl<T: Plain> Window<'_, T> {
             4 => atomic_u32_at(bytes, byte_offset).map(Word::W32),
             _ => atomic_u64_at(bytes, byte_offset).map(Word::W64),
         };
-        word.ok_or(RmaError::Misaligned { rank: target, byte_offset, width: A::WIDTH })
+        let word = word.ok_or(RmaError::Misaligned { rank: target, byte_offset, width: A::WIDTH })?;
+        self.issued();
+        Ok(word)
     }
 
     #[inline]

@@ -16,12 +16,19 @@
 //! 3. read every size, allocate the data symmetrically, zero the own part, and pass a
 //!    second barrier, so nobody touches a part before its owner zeroed it.
 //!
+//! A core whose length overflows a byte count still takes part: it writes
+//! [`TOO_LARGE`] as its size, and every core, reading the same table after the same
+//! barrier, refuses the window with the same error and frees the control block. Errors
+//! found after step 2 are alike on every core for the same reason.
+//!
 //! Control block layout (each piece line-aligned): [`WindowCtl`] (fence barrier and
 //! lock_all words, home rank 0); the size table (n × u64); n × [`TargetCtl`] (each
 //! target's ticket lock and PSCW completion counter, owned by the target); n post-
 //! counter arrays of n × u32 (core o's array, owned by o, holds `post[t]`).
-//! Freeing is collective: a barrier (nobody still accesses), then both regions return
-//! to their allocators. A window dropped without `free` leaks its memory (the drop of
+//! Freeing is collective: each core writes into its size-table word (unused after
+//! allocation) whether it still has an epoch open, then a barrier (nobody still
+//! accesses; the votes are visible to all); unless some core voted no, both regions
+//! return to their allocators. A window dropped without `free` leaks its memory (the drop of
 //! one core cannot be collective).
 //!
 //! ```no_run
@@ -103,6 +110,9 @@ unsafe impl AtomicsOnly for WindowCtl {}
 // SAFETY: made of atomics only (TicketRwLock, PscwTarget), valid as zero bytes.
 unsafe impl AtomicsOnly for TargetCtl {}
 
+/// Size-table value of a core whose part does not fit a byte count.
+const TOO_LARGE: u64 = u64::MAX;
+
 fn lines(bytes: usize) -> usize {
     bytes.div_ceil(LINE) * LINE
 }
@@ -162,7 +172,8 @@ impl Core {
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);
         }
-        let bytes = len.checked_mul(size_of::<T>()).ok_or(WindowError::TooLarge { len })?;
+        // Not an early return: the others would wait for this core in the barriers.
+        let bytes = len.checked_mul(size_of::<T>()).map_or(TOO_LARGE, |b| b as u64);
         let n = self.size() as usize;
         let ctl = CtlLayout::new(n);
         let meta = self.heap_alloc(ctl.total)?;
@@ -175,7 +186,7 @@ impl Core {
         }
         mb.zero(ctl.targets + me * lines(size_of::<TargetCtl>()), lines(size_of::<TargetCtl>()));
         mb.zero(ctl.posts + me * ctl.post_stride, ctl.post_stride);
-        mb.write(ctl.sizes + me * 8, &(bytes as u64).to_le_bytes());
+        mb.write(ctl.sizes + me * 8, &bytes.to_le_bytes());
         let fail = |e: WindowError| {
             let _ = self.heap_free(meta);
             e
@@ -188,13 +199,17 @@ impl Core {
                 u64::from_le_bytes(b) as usize
             })
             .collect();
+        if let Some(r) = sizes.iter().position(|&s| s as u64 == TOO_LARGE) {
+            return Err(fail(WindowError::TooLarge { rank: r as u32 }));
+        }
         let (data, parts) = match placement {
             Placement::Dram => {
                 let mut offsets = Vec::with_capacity(n);
                 let mut total = 0usize;
-                for &s in &sizes {
+                for (r, &s) in sizes.iter().enumerate() {
                     offsets.push(total);
-                    total += s.div_ceil(HEAP_GRANULE) * HEAP_GRANULE;
+                    let end = s.checked_next_multiple_of(HEAP_GRANULE).and_then(|s| total.checked_add(s));
+                    total = end.ok_or_else(|| fail(WindowError::TooLarge { rank: r as u32 }))?;
                 }
                 if total == 0 {
                     (Data::None, sizes.iter().map(|_| Region { offset: 0, len: 0 }).collect())
@@ -241,7 +256,7 @@ impl Core {
             acc: Default::default(),
             _elem: PhantomData,
         };
-        win.part_bytes(self.rank()).zero(0, bytes);
+        win.part_bytes(self.rank()).zero(0, sizes[me]);
         self.barrier().map_err(|e| fail(e.into()))?;
         Ok(win)
     }
@@ -291,15 +306,27 @@ impl<'c, T: Plain> Window<'c, T> {
         self.len() == 0
     }
 
-    /// Collective: frees the window. Fails, doing nothing, while this core still has a
-    /// lock or PSCW epoch open.
+    /// Collective: frees the window. If any core still has a lock or PSCW epoch open
+    /// on it, every core gets [`WindowError::EpochOpen`] naming the lowest such rank,
+    /// and nothing is freed: the window is then leaked, as if dropped (its memory is
+    /// never reused, so accesses still in flight stay safe).
     pub fn free(self) -> Result<(), WindowError> {
-        if self.epochs.borrow().passive_or_pscw_open() {
-            return Err(WindowError::EpochOpen);
-        }
+        let open = self.epochs.borrow().passive_or_pscw_open();
+        let vote = |r: u32| self.ctl.sizes + r as usize * 8;
+        self.meta_bytes().write(vote(self.core.rank()), &u64::from(open).to_le_bytes());
         self.acc_quiesce()?;
-        // Nobody may still be accessing any part when the memory is reused.
+        // Nobody may still be accessing any part when the memory is reused. The barrier
+        // (Release/Acquire) also shows every vote to every core; nobody writes a vote
+        // again before the next barrier, in `heap_free`, which all pass after reading.
         self.core.barrier()?;
+        let voted_open = |r: &u32| {
+            let mut b = [0u8; 8];
+            self.meta_bytes().read(vote(*r), &mut b);
+            u64::from_le_bytes(b) != 0
+        };
+        if let Some(rank) = (0..self.core.size()).find(voted_open) {
+            return Err(WindowError::EpochOpen { rank });
+        }
         if let Some(entry) = self.table_entry {
             crate::wintable::unregister(self.core.segment(), entry);
         }

@@ -13,9 +13,10 @@ use crate::op::OpError;
 pub enum WindowError {
     /// The heap or the MPB has no room (every core gets the same error).
     Alloc(AllocError),
-    /// `len` elements do not fit a byte count.
+    /// `rank`'s part (or the window up to and including it) does not fit a byte
+    /// count; every core gets the same error.
     TooLarge {
-        len: usize,
+        rank: u32,
     },
     /// MPB placement, but some core's part is larger than an MPB.
     TooBigForMpb {
@@ -25,8 +26,11 @@ pub enum WindowError {
     },
     /// Element types must have a size.
     ZeroSizedElement,
-    /// Freeing a window while an epoch (lock, PSCW) is still open on this core.
-    EpochOpen,
+    /// Freeing a window while an epoch (lock, PSCW) is still open on `rank` (the
+    /// lowest such); every core gets the same error and the window is leaked.
+    EpochOpen {
+        rank: u32,
+    },
     /// The owner-computes agent thread could not be started.
     AgentStart,
     Aborted(JobAborted),
@@ -125,12 +129,14 @@ impl fmt::Display for WindowError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Alloc(e) => write!(f, "window allocation failed: {e}"),
-            Self::TooLarge { len } => write!(f, "{len} elements overflow a byte count"),
+            Self::TooLarge { rank } => write!(f, "rank {rank}'s part of the window overflows a byte count"),
             Self::TooBigForMpb { rank, bytes, mpb_bytes } => {
                 write!(f, "rank {rank}'s part ({bytes} bytes) does not fit a {mpb_bytes}-byte MPB")
             }
             Self::ZeroSizedElement => write!(f, "window elements must not be zero-sized"),
-            Self::EpochOpen => write!(f, "cannot free a window while a lock or PSCW epoch is open"),
+            Self::EpochOpen { rank } => {
+                write!(f, "cannot free a window while rank {rank} has a lock or PSCW epoch open on it")
+            }
             Self::AgentStart => write!(f, "could not start the owner-computes agent thread"),
             Self::Aborted(e) => e.fmt(f),
         }

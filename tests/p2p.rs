@@ -120,12 +120,12 @@ fn nonblocking_all_to_all() {
     }
 }
 
-/// Rank 1 scribbles a header with an impossible length into its slot of rank 0's MPB
-/// (perpeer); rank 0's receive reports the corruption instead of trusting it.
-fn corrupt_slot(core: &Core, _: ()) -> Result<String, String> {
+/// Rank 1 scribbles a header word (`word`: kind and length) into its slot of rank 0's
+/// MPB (perpeer); rank 0's receive reports the corruption instead of trusting it.
+fn corrupt_slot(core: &Core, word: u32) -> Result<String, String> {
     let slot = core.channel().map_err(|e| e.to_string())?.slot;
     if core.rank() == 1 {
-        core.mpb_put(0, slot + 16, &0x3fff_ffffu32.to_le_bytes()).map_err(|e| e.to_string())?;
+        core.mpb_put(0, slot + 16, &word.to_le_bytes()).map_err(|e| e.to_string())?;
         core.mpb_put(0, slot, &1u32.to_le_bytes()).map_err(|e| e.to_string())?;
         core.barrier().map_err(|e| e.to_string())?;
         return Ok(String::new());
@@ -139,8 +139,15 @@ fn corrupt_slot(core: &Core, _: ()) -> Result<String, String> {
 
 #[test]
 fn corrupted_slot_header_is_reported() {
-    let got = Job::new(2).channel(ChannelKind::PerPeer).run(&(), corrupt_slot).unwrap();
+    let job = Job::new(2).channel(ChannelKind::PerPeer);
+    let got = job.run(&0x3fff_ffff, corrupt_slot).unwrap();
     assert!(got[0].starts_with("LengthPastRing"), "{got:?}");
+    // A DRAM fragment longer than the bytes published to the pair's DRAM ring.
+    let got = job.run(&(1 << 31 | 100), corrupt_slot).unwrap();
+    assert_eq!(got[0], "LengthPastRing { len: 100, capacity: 0 }");
+    // A DRAM fragment, even empty, when the pair has no DRAM ring.
+    let got = job.heap_bytes(0).run(&(1 << 31), corrupt_slot).unwrap();
+    assert!(got[0].starts_with("BadControlWord"), "{got:?}");
 }
 
 /// Rank 1 fails while rank 0 waits in a receive: the receive returns the abort error.
@@ -257,4 +264,54 @@ fn perpeer_with_little_or_no_dram() {
     // A small SRB ring: every message is chunked many times and wraps.
     let job = Job::new(2).channel(ChannelKind::Srb).ring_bytes(1024);
     assert_eq!(job.run(&sizes, exchange).unwrap(), vec![total; 2]);
+}
+
+/// A message that a posted receive gives back (truncated while tested, truncated when
+/// resumed, or cancelled) goes to the next posted receive that matches it, before any
+/// later message from its source: `arg` picks the way it is given back.
+fn given_back(core: &Core, how: u8) -> Result<(), String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    if core.rank() == 1 {
+        core.send(0, 0, &[1; 16]).map_err(|x| e(&x))?;
+        core.barrier().map_err(|x| e(&x))?;
+        // After the barrier: a perpeer slot holds one fragment until rank 0 drains it.
+        core.send(0, 1, b"marker").map_err(|x| e(&x))?;
+        core.barrier().map_err(|x| e(&x))?;
+        return core.send(0, 0, &[2; 16]).map_err(|x| e(&x));
+    }
+    let (mut small, mut big, mut second) = (vec![0u8; if how == 2 { 64 } else { 4 }], [0u8; 64], [0u8; 64]);
+    let mut p1 = core.irecv(1, 0, &mut small).map_err(|x| e(&x))?;
+    let p2 = core.irecv(1, 0, &mut big).map_err(|x| e(&x))?;
+    core.barrier().map_err(|x| e(&x))?;
+    if how == 0 {
+        // The message arrives while `p1` is tested: too long for it.
+        while let Ok(None) = p1.test() {}
+    }
+    core.recv(1, 1, &mut [0u8; 8]).map_err(|x| e(&x))?;
+    if how == 2 {
+        drop(p1);
+    } else {
+        // Assigned to `p1` by the receive above (or already refused): refused now.
+        match p1.test() {
+            Err(sccemu::RequestError::Recv(RecvError::Truncated { .. })) => {}
+            other => return Err(format!("expected truncation, got {other:?}")),
+        }
+        drop(p1);
+    }
+    core.barrier().map_err(|x| e(&x))?;
+    let st = p2.wait().map_err(|x| e(&x))?;
+    core.recv(1, 0, &mut second).map_err(|x| e(&x))?;
+    if st.len != 16 || big[..16] != [1; 16] || second[..16] != [2; 16] {
+        return Err(format!("overtaken: got {:?} then {:?}", &big[..16], &second[..16]));
+    }
+    Ok(())
+}
+
+#[test]
+fn message_given_back_goes_to_the_next_posted_receive() {
+    for kind in BOTH {
+        for how in 0..3u8 {
+            Job::new(2).channel(kind).run(&how, given_back).unwrap_or_else(|e| panic!("{kind:?} {how}: {e}"));
+        }
+    }
 }

@@ -326,7 +326,7 @@ fn typed_errors(core: &Core, _: ()) -> Result<usize, String> {
     // Freeing with an epoch open is refused (the window is then leaked).
     let w2 = core.window::<u8>(1, Placement::Dram).s()?;
     w2.post(&Group::empty()).s()?;
-    expect(w2.free().s(), WindowError::EpochOpen.to_string())?;
+    expect(w2.free().s(), WindowError::EpochOpen { rank: 0 }.to_string())?;
     core.barrier().s()?;
     Ok(errors)
 }

@@ -265,3 +265,107 @@ fn forty_eight(core: &Core, rounds: u32) -> Result<u64, String> {
 fn forty_eight_cores_counter_ring_and_fence() {
     assert_eq!(Job::new(48).run(&5, forty_eight).unwrap(), vec![240; 48]);
 }
+
+/// Runs `f`, aborting the process (so the job fails) if it takes longer than `secs`: a
+/// call that loops over a huge layout would otherwise eat memory until killed.
+fn within<R>(secs: u64, f: impl FnOnce() -> R) -> R {
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let dog = std::thread::spawn(move || {
+        if watch.recv_timeout(std::time::Duration::from_secs(secs)).is_err() {
+            std::process::abort();
+        }
+    });
+    let r = f();
+    let _ = done.send(());
+    let _ = dog.join();
+    r
+}
+
+/// Refused calls do nothing: layouts whose blocks do not add up to the buffer are
+/// refused before any block is looked at, whatever their `count`; empty blocks cost
+/// nothing; and after calls refused on rank 1 alone, `fence(NOPRECEDE)` holds on every
+/// core (a failure there would leave the others in the fence).
+fn refused_calls_do_nothing(core: &Core, _: ()) -> Result<(), String> {
+    use sccemu::{Op, RmaError};
+    let win = core.window::<u32>(8, Placement::Dram).s()?;
+    win.fence().s()?;
+    if core.rank() == 1 {
+        let huge = Vector { count: usize::MAX, block_len: 1, stride: 0 };
+        let mismatch = RmaError::LengthMismatch { expected: usize::MAX, found: 1 };
+        let e = within(3, || win.put_strided(0, 0, huge, &[7])).unwrap_err();
+        check(e == mismatch, || format!("{e:?}"))?;
+        let e = within(3, || win.get_strided(0, 0, huge, &mut [0])).unwrap_err();
+        check(e == mismatch, || format!("{e:?}"))?;
+        let e = win.put_blocks(0, &[(0, usize::MAX), (0, 2)], &[7]).unwrap_err();
+        check(e == mismatch, || format!("{e:?}"))?;
+        let e = within(3, || win.accumulate_strided(0, 0, huge, &[7], Op::Sum)).unwrap_err();
+        check(e.to_string() == mismatch.to_string(), || format!("{e:?}"))?;
+        check(win.put(0, 7, &[1, 2]).is_err(), || "put past the part".into())?;
+        check(win.get(0, 9, &mut [0]).is_err(), || "get past the part".into())?;
+        check(win.fetch_add(0, 1, 1u64).is_err(), || "misaligned u64".into())?;
+        check(win.accumulate(0, 7, &[1, 2], Op::Sum).is_err(), || "accumulate past the part".into())?;
+    }
+    win.fence_with(Assert::NOPRECEDE).s()?;
+    if core.rank() == 1 {
+        let empty = Vector { count: usize::MAX, block_len: 0, stride: 3 };
+        within(3, || win.get_strided(0, 0, empty, &mut [])).s()?;
+        within(3, || win.put_strided(0, 0, empty, &[])).s()?;
+        within(3, || win.accumulate_strided(0, 0, empty, &[], Op::Sum)).s()?;
+    }
+    win.fence_with(Assert::NOSUCCEED).s()?;
+    win.free().s()?;
+    Ok(())
+}
+
+#[test]
+fn refused_calls_do_nothing_and_count_no_operation() {
+    Job::new(2).run(&(), refused_calls_do_nothing).unwrap();
+}
+
+/// Collective errors reach every core, and the job goes on: an absurd length on one
+/// core (overflowing the byte count, the heap granule rounding, or the sum of the
+/// parts), and a free while one core has an epoch open.
+fn collective_window_errors(core: &Core, _: ()) -> Result<(), String> {
+    let me = core.rank();
+    let on = |rank: u32, len: usize| if me == rank { len } else { 4 };
+    // Barriers around each snapshot: rank 0 allocates before the others arrive.
+    core.barrier().s()?;
+    let free_before = core.heap_free_bytes().s()?;
+    core.barrier().s()?;
+    for placement in [Placement::Dram, Placement::Mpb] {
+        let e = core.window::<u64>(on(1, usize::MAX), placement).err();
+        check(e == Some(WindowError::TooLarge { rank: 1 }), || format!("{placement:?}: {e:?}"))?;
+    }
+    let e = core.window::<u8>(on(0, usize::MAX), Placement::Dram).err();
+    check(e == Some(WindowError::TooLarge { rank: 0 }), || format!("rounding: {e:?}"))?;
+    let e = core.window::<u8>(on(2, usize::MAX - 5000), Placement::Dram).err();
+    check(e == Some(WindowError::TooLarge { rank: 2 }), || format!("rounding up: {e:?}"))?;
+    let half = if me < 2 { usize::MAX / 2 } else { 0 };
+    let e = core.window::<u8>(half, Placement::Dram).err();
+    check(e == Some(WindowError::TooLarge { rank: 1 }), || format!("sum: {e:?}"))?;
+    core.barrier().s()?;
+    let free_after = core.heap_free_bytes().s()?;
+    core.barrier().s()?;
+    check(free_after == free_before, || format!("heap {free_before} -> {free_after}"))?;
+    // Rank 2 alone keeps an exposure epoch open: every core is refused, naming it.
+    let win = core.window::<u64>(4, Placement::Dram).s()?;
+    if me == 2 {
+        win.post(&Group::empty()).s()?;
+    }
+    let e = win.free().err();
+    check(e == Some(WindowError::EpochOpen { rank: 2 }), || format!("free: {e:?}"))?;
+    // Later windows work.
+    let win = core.window::<u64>(4, Placement::Dram).s()?;
+    win.fence().s()?;
+    win.put((me + 1) % core.size(), 0, &[me as u64 + 10]).s()?;
+    win.fence_with(Assert::NOSUCCEED).s()?;
+    let left = (me + core.size() - 1) % core.size();
+    check(win.local().get(0).s()? == left as u64 + 10, || "put lost".into())?;
+    win.free().s()?;
+    Ok(())
+}
+
+#[test]
+fn collective_window_errors_reach_every_core() {
+    Job::new(3).run(&(), collective_window_errors).unwrap();
+}

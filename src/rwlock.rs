@@ -2,18 +2,22 @@
 //! `lock_all` that shares every target at once.
 //!
 //! ## Ticket reader-writer lock ([`TicketRwLock`], one cache line per target)
-//! Three counters: `users` (next ticket), `read` (next ticket allowed to read) and
-//! `write` (next ticket allowed to write). Everyone takes a ticket `t` from `users`.
-//! - a writer waits for `write == t`; on unlock it advances `read` and `write` by one;
+//! Three counters: `users` (next ticket), and in one 64-bit word `read` (next ticket
+//! allowed to read, low half) and `write` (next ticket allowed to write, high half).
+//! Everyone takes a ticket `t` from `users`.
+//! - a writer waits for `write == t`; on unlock it advances `read` and `write` by one,
+//!   with one plain store of the word;
 //! - a reader waits for `read == t`, then advances `read` at once (so that a run of
 //!   readers enters together), and on unlock advances `write`.
 //!
 //! Invariants: tickets are served in order (FIFO, so no starvation); `write == t`
-//! only once every earlier ticket has unlocked, so a writer is alone; `read` is only
-//! advanced by the one holder whose ticket equals it, so readers never pass a waiting
-//! writer (and a writer, alone, may advance it with a plain store). Each advance is a `Release` RMW and each wait an `Acquire` load, and the
-//! advances on one counter form a release sequence, so every critical section
-//! happens-before the next conflicting one.
+//! only once every earlier ticket has unlocked, so a writer is alone, and nobody else
+//! writes the word until its store admits the next ticket; `read` is only advanced by
+//! the one holder whose ticket equals it, so readers never pass a waiting writer.
+//! Every advance is a Release RMW or the holder's Release store, every wait an Acquire
+//! load, and the advances form one release sequence on the word, so every critical
+//! section happens-before the next conflicting one. An exclusive epoch thus costs
+//! three locked RMWs: the ticket, and entering and leaving `AllLock`.
 //!
 //! ## lock_all ([`AllLock`], one 64-bit word per window)
 //! The word holds three 21-bit counts: `holders` (lock_all epochs), `writers`
@@ -59,8 +63,19 @@ pub enum LockKind {
 #[derive(Default)]
 pub struct TicketRwLock {
     users: AtomicU32,
-    read: AtomicU32,
-    write: AtomicU32,
+    /// `read` in the low half, `write` in the high half.
+    served: AtomicU64,
+}
+
+/// One step of `write` in [`TicketRwLock::served`].
+const WRITE_ONE: u64 = 1 << 32;
+
+fn read_of(served: u64) -> u32 {
+    served as u32
+}
+
+fn write_of(served: u64) -> u32 {
+    (served >> 32) as u32
 }
 
 impl TicketRwLock {
@@ -69,7 +84,7 @@ impl TicketRwLock {
     }
 
     /// Takes a ticket. Relaxed: the ticket only fixes our place in line; the Acquire
-    /// wait on `read`/`write` is what orders us after earlier holders.
+    /// wait on `served` is what orders us after earlier holders.
     #[inline]
     fn ticket(&self) -> u32 {
         let me = self.users.fetch_add(1, Ordering::Relaxed);
@@ -78,13 +93,14 @@ impl TicketRwLock {
         me
     }
 
-    /// After an advance to `served`: rings `bell` unless no ticket is outstanding
-    /// beyond it (then nobody can be waiting for this lock).
+    /// After an advance to `next` (of `read` or `write`), made by an RMW or followed by
+    /// one: rings `bell` unless no ticket is outstanding beyond it (then nobody can be
+    /// waiting for this lock).
     #[inline]
-    fn wake(&self, served: u32, bell: &Doorbell) {
+    fn wake(&self, next: u32, bell: &Doorbell) {
         // SeqCst fence: our advance before our check of `users` (Dekker pair with `ticket`).
         fence_after_rmw();
-        if self.users.load(Ordering::Relaxed) != served {
+        if self.users.load(Ordering::Relaxed) != next {
             bell.ring();
         }
     }
@@ -100,10 +116,10 @@ impl TicketRwLock {
         home: &Doorbell,
     ) -> Result<(), JobAborted> {
         let me = self.ticket();
-        // Acquire: synchronizes with the Release advances of `write` by every earlier
+        // Acquire: synchronizes with the Release advances of `served` by every earlier
         // holder (one release sequence), so their accesses happen-before ours.
-        let ready = || (self.write.load(Ordering::Acquire) == me).then_some(());
-        // Uncontended fast path: no waiter set-up (it reads the clock).
+        let ready = || (write_of(self.served.load(Ordering::Acquire)) == me).then_some(());
+        // Uncontended fast path: no waiter set-up.
         if ready().is_none() {
             waiter.wait_until(bell, ready)?;
         }
@@ -118,46 +134,57 @@ impl TicketRwLock {
     #[inline]
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
         let me = self.ticket();
-        // Acquire: pairs with the Release advance of `read` by the previous writer.
-        let ready = || (self.read.load(Ordering::Acquire) == me).then_some(());
+        // Acquire: pairs with the Release advance of `served` by the previous writer.
+        let ready = || (read_of(self.served.load(Ordering::Acquire)) == me).then_some(());
         if ready().is_none() {
             waiter.wait_until(bell, ready)?;
         }
-        // Relaxed suffices for ordering (an RMW continues the release sequence of the
-        // writer's advance, so later readers still synchronize with that writer); a
-        // reader queued behind us may be asleep.
-        let next = self.read.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        self.wake(next, bell);
+        // Advance `read` alone, wrapping within its half (a plain add would carry into
+        // `write` once every 2^32 tickets). Relaxed suffices for ordering (an RMW
+        // continues the release sequence of the writer's advance, so later readers
+        // still synchronize with that writer); a reader queued behind us may be asleep.
+        let mut seen = self.served.load(Ordering::Relaxed);
+        loop {
+            let advanced = (seen & !u64::from(u32::MAX)) | u64::from(read_of(seen).wrapping_add(1));
+            match self.served.compare_exchange_weak(seen, advanced, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => seen = now,
+            }
+        }
+        self.wake(me.wrapping_add(1), bell);
         Ok(())
     }
 
-    /// Ends an exclusive hold taken with [`TicketRwLock::lock_exclusive`].
+    /// Ends an exclusive hold taken with [`TicketRwLock::lock_exclusive`]: advances
+    /// `read` and `write` together with one plain store, leaves `all`, and wakes the
+    /// next ticket if it is out.
     #[inline]
     pub fn unlock_exclusive(&self, bell: &Doorbell, all: &AllLock, home: &Doorbell) {
+        // Nobody else writes `served` while we hold the lock alone: every earlier holder
+        // advanced it before its unlock, which `write == our ticket` counted, and no
+        // later ticket is admitted before this store. Release: our writes happen-before
+        // the next holder's Acquire wait.
+        let seen = self.served.load(Ordering::Relaxed);
+        let next_write = write_of(seen).wrapping_add(1);
+        let next = u64::from(next_write) << 32 | u64::from(read_of(seen).wrapping_add(1));
+        self.served.store(next, Ordering::Release);
+        // Its RMW also orders the store above before `wake`'s load of `users`.
         all.writer_exit(home);
-        // Nobody else writes `read` while we hold the lock alone (every earlier reader
-        // advanced it before unlocking; no later one is admitted yet), so a load and a
-        // store advance it without a locked RMW. Release: our writes happen-before the
-        // next reader's Acquire wait (its own advance continues this release sequence).
-        // `write` needs the RMW: a reader admitted by that store may advance it at once.
-        let read = self.read.load(Ordering::Relaxed);
-        self.read.store(read.wrapping_add(1), Ordering::Release);
-        // Release: our writes happen-before the next writer's Acquire wait.
-        let served = self.write.fetch_add(1, Ordering::Release).wrapping_add(1);
-        self.wake(served, bell);
+        self.wake(next_write, bell);
     }
 
     /// Ends a shared hold.
     #[inline]
     pub fn unlock_shared(&self, bell: &Doorbell) {
-        // Release: our reads happen-before the next writer's writes.
-        let served = self.write.fetch_add(1, Ordering::Release).wrapping_add(1);
-        self.wake(served, bell);
+        // Release: our reads happen-before the next writer's writes. The add carries
+        // out of the word when `write` wraps, which is what `write` should do.
+        let next = write_of(self.served.fetch_add(WRITE_ONE, Ordering::Release)).wrapping_add(1);
+        self.wake(next, bell);
     }
 
     /// Tickets handed out and not yet through (for diagnostics): 0 when idle.
     pub fn queued(&self) -> u32 {
-        self.users.load(Ordering::Relaxed).wrapping_sub(self.write.load(Ordering::Relaxed))
+        self.users.load(Ordering::Relaxed).wrapping_sub(write_of(self.served.load(Ordering::Relaxed)))
     }
 }
 
@@ -246,5 +273,37 @@ impl AllLock {
     /// Acquire: a waiter that sees the change also sees what the changer released.
     fn load(&self) -> u64 {
         self.word.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(all(test, not(sccemu_loom)))]
+mod tests {
+    use super::*;
+    use crate::abort::JobControl;
+    use shm_layout::WaitPolicy;
+
+    /// Readers and writers through the 2^32 wrap of every counter: `read` must not
+    /// carry into `write`, and each lock must be granted at once (a wrong counter would
+    /// make it wait forever).
+    #[test]
+    fn counters_wrap() {
+        let start = u32::MAX - 1;
+        let lock = TicketRwLock {
+            users: AtomicU32::new(start),
+            served: AtomicU64::new(u64::from(start) << 32 | u64::from(start)),
+        };
+        let (all, bell, home, job) = (AllLock::new(), Doorbell::new(), Doorbell::new(), JobControl::new());
+        let waiter = Waiter::new(WaitPolicy::Spin, &job);
+        for _ in 0..3 {
+            lock.lock_shared(&waiter, &bell).unwrap();
+            lock.lock_shared(&waiter, &bell).unwrap();
+            lock.unlock_shared(&bell);
+            lock.unlock_shared(&bell);
+            lock.lock_exclusive(&waiter, &bell, &all, &home).unwrap();
+            lock.unlock_exclusive(&bell, &all, &home);
+        }
+        assert_eq!(lock.queued(), 0);
+        let served = lock.served.load(Ordering::Relaxed);
+        assert_eq!((read_of(served), write_of(served)), (start.wrapping_add(9), start.wrapping_add(9)));
     }
 }

@@ -155,7 +155,12 @@ pub const CATALOG: &[SuiteSpec] = &[
     SuiteSpec {
         name: "acc",
         about: "accumulate bandwidth, SUM on f64, 8 B to 1 MiB incl. 720 KB \
-                (owner-computes paper, Figure 2)",
+                (owner-computes paper, Figure 2). Unlike on the paper's Quadrics network, \
+                owner-computes does not beat caller-computes here: in shared memory the \
+                caller combines in place at memory speed, while owner-computes first \
+                copies the operand into staging and hands it to the owner's agent, \
+                which then combines it (the owner/caller rows give the measured ratio). \
+                Contention rows: N-1 origins into one target.",
         baseline: None,
         peers: &[PeerSpec {
             program: "acc",

@@ -17,7 +17,9 @@
 //! - Progress happens inside messaging calls. A non-blocking send whose rest is still
 //!   queued moves on at the next messaging call (any of them), not inside
 //!   [`Core::barrier`]: complete it (`wait`/`test`) before a barrier that its receiver
-//!   can only reach after receiving it.
+//!   can only reach after receiving it. With `srb` this includes messages that other
+//!   cores send to the same receiver later: a queued send may hold space in the
+//!   receiver's ring, and entries reserved after it wait behind it (see `progress`).
 
 //!
 //! Choosing the protocol: `Job::channel`, `Config::channel` (and `sccrun --channel`).
@@ -267,7 +269,7 @@ impl Core {
         }
         if !st.queue_empty(dest) {
             if !block {
-                return Ok(Some(st.enqueue(dest, tag, total, data, false)));
+                return Ok(Some(st.enqueue(dest, (tag, total), data, false, None)));
             }
             while !st.queue_empty(dest) {
                 if !cx.progress(&mut st, None)? {
@@ -275,10 +277,11 @@ impl Core {
                 }
             }
         }
-        let (mut off, mut started) = (0, false);
+        let (mut off, mut started, mut held) = (0, false, None);
         loop {
             let st = &mut *st;
-            match cx.push(&mut st.inbox, None, dest, (tag, total), &data[off..], !started)? {
+            let hold = (!block).then_some(&mut held);
+            match cx.push(&mut st.inbox, None, dest, (tag, total, !started), &data[off..], hold)? {
                 Some(n) => {
                     off += n;
                     started = true;
@@ -286,7 +289,9 @@ impl Core {
                         return Ok(None);
                     }
                 }
-                None if !block => return Ok(Some(st.enqueue(dest, tag, total, &data[off..], started))),
+                None if !block => {
+                    return Ok(Some(st.enqueue(dest, (tag, total), &data[off..], started, held)));
+                }
                 None => {
                     if !cx.progress(st, None)? {
                         cx.wait(st, Some((dest, data.len() - off)))?;

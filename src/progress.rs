@@ -13,6 +13,15 @@
 //! large messages to each other at the same time both complete: neither channel stays
 //! full while its owner waits. Sends to one destination leave in order: a send starts
 //! only when the destination's queue of unfinished non-blocking sends is empty.
+//!
+//! SRB reservations are a fetch-add, decided on a hint: two senders can both see room
+//! for one entry, and the later one's reservation does not fit until the receiver
+//! drains. A blocking send waits for it in place. A non-blocking send must not (its
+//! receiver may only drain after a barrier that the sender has yet to reach): the
+//! reservation stays with the queued send, at the front of its destination's queue,
+//! and a later progress call fills it once it fits. Until then the receiver stops at
+//! the unpublished entry, as at any reservation being written, so later entries
+//! (from any sender) wait behind it.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -51,6 +60,8 @@ struct Pending {
     data: Vec<u8>,
     off: usize,
     started: bool,
+    /// SRB space reserved for the next fragment that did not fit yet (module docs).
+    reserved: Option<srb::Reservation>,
 }
 
 /// One core's private two-sided state.
@@ -67,14 +78,22 @@ impl State {
         self.outbox.get(dest as usize).is_none_or(VecDeque::is_empty)
     }
 
-    /// Queues the rest of a send; returns its id.
-    pub fn enqueue(&mut self, dest: u32, tag: u32, total: u32, rest: &[u8], started: bool) -> u64 {
+    /// Queues the rest of a send, with the space reserved for its next fragment if
+    /// any; returns its id.
+    pub fn enqueue(
+        &mut self,
+        dest: u32,
+        (tag, total): (u32, u32),
+        rest: &[u8],
+        started: bool,
+        reserved: Option<srb::Reservation>,
+    ) -> u64 {
         let id = self.next_send;
         self.next_send += 1;
         if self.outbox.len() <= dest as usize {
             self.outbox.resize_with(dest as usize + 1, VecDeque::new);
         }
-        let p = Pending { id, tag, total, data: rest.to_vec(), off: 0, started };
+        let p = Pending { id, tag, total, data: rest.to_vec(), off: 0, started, reserved };
         self.outbox[dest as usize].push_back(p);
         self.unfinished.insert(id);
         id
@@ -195,22 +214,36 @@ impl Ctx<'_> {
     }
 
     /// Sends the next fragment of a message to `dest` if the channel has room:
-    /// `Some(bytes sent)`, or `None` when it is full.
+    /// `Some(bytes sent)`, or `None` when it is full. `held` is `None` for a blocking
+    /// send, which waits here for an SRB reservation that does not fit yet; a
+    /// non-blocking send passes its reservation slot instead, where such a reservation
+    /// is kept and filled by a later call with the same `rest` (module docs).
     pub fn push(
         &self,
         inbox: &mut Inbox,
         mut target: Tgt<'_, '_>,
         dest: u32,
-        (tag, total): (u32, u32),
+        (tag, total, first): (u32, u32, bool),
         rest: &[u8],
-        first: bool,
+        held: Option<&mut Option<srb::Reservation>>,
     ) -> Result<Option<usize>, Fail> {
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, dest);
             let n = rest.len().min(ring.max_payload() as usize);
             let len = srb::entry_len(n as u32);
-            let Some((r, fits)) = ring.try_reserve(len) else { return Ok(None) };
-            if !fits {
+            let (r, fits) = match held.as_ref().and_then(|h| **h) {
+                Some(r) => (r, ring.fits(&r)),
+                None => match ring.try_reserve(len) {
+                    Some(reserved) => reserved,
+                    None => return Ok(None),
+                },
+            };
+            if let Some(h) = held {
+                *h = (!fits).then_some(r);
+                if !fits {
+                    return Ok(None);
+                }
+            } else if !fits {
                 // Another sender got there first: the reservation must be filled, so
                 // wait for it, draining our own ring meanwhile (module docs).
                 ring.add_space_waiter();
@@ -261,9 +294,9 @@ impl Ctx<'_> {
                     inbox,
                     target.as_deref_mut(),
                     dest as u32,
-                    (p.tag, p.total),
+                    (p.tag, p.total, !p.started),
                     rest,
-                    !p.started,
+                    Some(&mut p.reserved),
                 )? {
                     None => break,
                     Some(n) => {
@@ -290,24 +323,79 @@ impl Ctx<'_> {
     /// Sleeps until a fragment arrives for this core, or one of the queued sends (or
     /// `extra`: a destination and the bytes left for it) could move.
     pub fn wait(&self, st: &State, extra: Option<(u32, usize)>) -> Result<(), JobAborted> {
-        let blocked: Vec<(u32, usize)> = st
+        let blocked: Vec<(u32, usize, Option<srb::Reservation>)> = st
             .outbox
             .iter()
             .enumerate()
-            .filter_map(|(d, q)| q.front().map(|p| (d as u32, p.data.len() - p.off)))
-            .chain(extra)
+            .filter_map(|(d, q)| q.front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
+            .chain(extra.map(|(d, n)| (d, n, None)))
             .collect();
         let srb = self.srb_mode();
         if srb {
-            blocked.iter().for_each(|&(d, _)| self.place.srb(self.seg, d).add_space_waiter());
+            blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).add_space_waiter());
         }
         let bell = &self.seg.slot(self.rank).bell;
-        let ready =
-            || (self.incoming(&st.inbox) || blocked.iter().any(|&(d, n)| self.can_push(d, n))).then_some(());
+        // A held reservation moves once it fits; the hint of `can_push` counts it as
+        // taken space and could stay false.
+        let movable = |&(d, n, r): &(u32, usize, Option<srb::Reservation>)| match r {
+            Some(r) => self.place.srb(self.seg, d).fits(&r),
+            None => self.can_push(d, n),
+        };
+        let ready = || (self.incoming(&st.inbox) || blocked.iter().any(movable)).then_some(());
         let result = self.waiter.wait_until(bell, ready);
         if srb {
-            blocked.iter().for_each(|&(d, _)| self.place.srb(self.seg, d).remove_space_waiter());
+            blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).remove_space_waiter());
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::freelist::FreeList;
+    use crate::p2p::{Source, TagMatch};
+    use shm_layout::{Config, WaitPolicy};
+
+    /// The loser of a reservation race (two senders saw room for one entry) holds space
+    /// that does not fit yet: progress must not wait for the receiver, and a later call
+    /// fills it once the receiver has drained.
+    #[test]
+    fn a_reservation_that_does_not_fit_yet_stays_queued() {
+        let config = Config { heap_bytes: 1 << 22, ring_bytes: 1024, ..Config::new(3) };
+        let seg = Segment::create(config).unwrap();
+        let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE);
+        let place = Placement::setup(&config, &mut mpb).unwrap();
+        let ctx = |rank| Ctx {
+            seg: &seg,
+            place: &place,
+            rank,
+            size: 3,
+            waiter: Waiter::new(WaitPolicy::Spin, seg.job()),
+        };
+        let (receiver, sender) = (ctx(0), ctx(1));
+        let ring = place.srb(&seg, 0);
+        let max = ring.max_payload();
+        // Rank 2 holds the whole ring, unpublished; rank 1 lost the race for the next
+        // entry, and rank 2 reserved one more after it.
+        let (a, b) = (ring.reserve(srb::entry_len(max)), ring.reserve(srb::entry_len(max)));
+        let lost = ring.reserve(srb::entry_len(max));
+        let _after = ring.reserve(srb::entry_len(max));
+        let data = vec![7u8; max as usize];
+        let mut st = State::default();
+        let id = st.enqueue(0, (5, max), &data, false, Some(lost));
+        assert!(!sender.progress(&mut st, None).unwrap());
+        assert!(!st.send_finished(id));
+        let h = |tag| FragHeader { src: 2, tag, len: max, total: max, first: true };
+        ring.publish(a, &h(1), &data);
+        ring.publish(b, &h(2), &data);
+        let mut inbox = Inbox::default();
+        assert!(receiver.drain(&mut inbox, None, true).unwrap());
+        // The hint counts `_after` as taken and says full: the wait must look at `lost`.
+        sender.wait(&st, None).unwrap();
+        assert!(sender.progress(&mut st, None).unwrap());
+        assert!(st.send_finished(id));
+        receiver.drain(&mut inbox, None, true).unwrap();
+        assert_eq!(inbox.probe(Source::Rank(1), TagMatch::Tag(5)).map(|s| s.len), Some(max as usize));
     }
 }

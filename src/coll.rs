@@ -2,9 +2,15 @@
 //! reduce_scatter (allgather has its own module).
 //!
 //! Protocol of one round: every contributing member copies its data into its own
-//! staging half for the round (see `comm`), everyone passes the communicator's barrier
+//! staging half for the round (see `comm`), everyone passes a rendezvous
 //! (Release/Acquire: the copies are visible after it), then every member copies out
-//! or combines what it needs, straight from the other members' halves. Each byte is
+//! or combines what it needs, straight from the other members' halves. The rendezvous
+//! is the communicator's barrier when cores share CPUs; when every core has a CPU,
+//! each member instead raises its own rendezvous flag to the round's call number
+//! (Release) and waits until every member's shows it (Acquire): one line moves per
+//! member, not the barrier's counter and release word (2 cores, 4 KiB allgather:
+//! 0.53 -> 0.34 µs). Either way nobody starts a round before every member finished the
+//! previous one, which is what reusing a half two calls later needs. Each byte is
 //! copied once into shared memory and once out, which is the minimum when user buffers
 //! are private memory.
 //!
@@ -23,7 +29,9 @@ use crate::collective_alloc::HeapRegion;
 use crate::comm::{CollError, Comm};
 use crate::op::{Element, Op, combine_into};
 use crate::payload::Payload;
+use crate::sync::Ordering;
 use Phase::{Read, Write};
+use shm_layout::WaitPolicy;
 
 /// Header of a staging half: block bytes, then argument validity.
 const HEADER: usize = shm_layout::LINE;
@@ -51,7 +59,7 @@ impl<'c> Comm<'c> {
     }
 
     /// Moves `block_bytes` in rounds of at most `per_round` bytes. Each round calls
-    /// `body` in [`Phase::Write`] (copy into staging), passes the barrier, then calls it
+    /// `body` in [`Phase::Write`] (copy into staging), passes the rendezvous, then calls it
     /// in [`Phase::Read`]. The first round also agrees on `block_bytes` and on each
     /// member's local validity before anyone reads, so a bad call changes no buffer and
     /// every member returns an error.
@@ -73,7 +81,7 @@ impl<'c> Comm<'c> {
             if local.is_ok() {
                 body(&round, lo..hi, Phase::Write)?;
             }
-            self.barrier()?;
+            self.rendezvous(round.call())?;
             if lo == 0 {
                 round.agree(block_bytes, local)?;
             }
@@ -86,7 +94,28 @@ impl<'c> Comm<'c> {
     }
 }
 
-/// The two halves of a round, around its barrier.
+impl Comm<'_> {
+    /// Every member has written its half for round `call` (module docs).
+    fn rendezvous(&self, call: u32) -> Result<(), CollError> {
+        if self.core().wait_policy() == WaitPolicy::Block {
+            return self.barrier();
+        }
+        let (n, me) = (self.size(), self.rank());
+        let flag = self.rendezvous_flag();
+        // Release: our half happens-before the Acquire in `reached` of any member that
+        // sees the call. Only we write our rendezvous flag.
+        self.flag(me, flag).store(call, Ordering::Release);
+        let others = || (0..n).filter(move |&r| r != me);
+        others().for_each(|r| self.bell(r).ring());
+        for r in others() {
+            let written = || crate::flag::reached(self.flag(r, flag), call).then_some(());
+            self.core().waiter().wait_until(self.bell(me), written)?;
+        }
+        Ok(())
+    }
+}
+
+/// The two halves of a round, around its rendezvous.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
     Write,
@@ -110,7 +139,7 @@ impl<'c> Round<'_, 'c> {
         self.half(self.comm.rank()).write(0, &header);
     }
 
-    /// After the barrier: every member's header agrees, or everyone returns an error.
+    /// After the rendezvous: every member's header agrees, or everyone returns an error.
     pub(crate) fn agree(&self, block_bytes: usize, local: Result<(), CollError>) -> Result<(), CollError> {
         local?;
         for rank in 0..self.comm.size() {

@@ -9,7 +9,8 @@
 //! - a [`BarrierState`], whose sleepers use the leader's doorbell;
 //! - two publication words for the leader's later allocations (by call parity);
 //! - per member, one line-aligned run of `size + 1` step flags, written by peers with
-//!   the collective's sequence number (see `allgather`).
+//!   the collective's sequence number (see `allgather`); the last is the member's own
+//!   rendezvous flag (see `coll`).
 //!
 //! Collectives also need *staging*: per member, two halves of `capacity` bytes in one
 //! heap block, used alternately by call parity. A half is rewritten two calls later;
@@ -188,6 +189,12 @@ impl<'c> Comm<'c> {
     /// The doorbell of member `rank`'s core.
     pub(crate) fn bell(&self, rank: u32) -> &'c crate::waiter::Doorbell {
         &self.core.segment().slot(self.members[rank as usize]).bell
+    }
+
+    /// The step flag that each member raises itself for the rendezvous of a round
+    /// (`coll`): the last of its `size + 1`, which no allgather step uses.
+    pub(crate) fn rendezvous_flag(&self) -> usize {
+        self.members.len()
     }
 
     /// Step flag `index` of member `rank` (see `allgather`).

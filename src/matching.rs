@@ -102,6 +102,8 @@ pub(crate) struct Inbox {
     /// This core's SRB consumer position (channel state, kept here so that draining
     /// needs one borrow).
     pub srb_pos: u32,
+    /// The consumer position last published to senders (see `srb`).
+    pub srb_published: u32,
     /// Where the next perpeer drain starts polling (round robin).
     pub next_source: u32,
 }

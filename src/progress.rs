@@ -6,8 +6,9 @@
 //! something may have changed). A core that waits for anything (an incoming message,
 //! room in a peer's channel) sleeps on its own doorbell, so one sleep covers both:
 //! senders ring the receiver after publishing; a perpeer receiver rings the sender
-//! whose slot or DRAM bytes it frees; an SRB receiver rings every core after a batch
-//! of releases if its `space_waiters` count (which sleeping senders raise) is nonzero.
+//! whose slot or DRAM bytes it frees; an SRB sender that waits for space counts itself
+//! in the receiver's `space_waiters` and rings it, and the receiver, which stops
+//! waiting when it owes space, publishes what it consumed and rings every core.
 //!
 //! Because every blocked call keeps draining its own channel, two cores that send
 //! large messages to each other at the same time both complete: neither channel stays
@@ -134,7 +135,8 @@ impl Ctx<'_> {
     /// Whether a fragment waits for this core.
     pub fn incoming(&self, inbox: &Inbox) -> bool {
         if self.srb_mode() {
-            return self.place.srb(self.seg, self.rank).has_entry(inbox.srb_pos);
+            let ring = self.place.srb(self.seg, self.rank);
+            return ring.has_entry(inbox.srb_pos) || ring.owes_space(inbox.srb_pos, inbox.srb_published);
         }
         (0..self.size).any(|s| s != self.rank && self.place.perpeer(self.seg, s, self.rank).has_incoming())
     }
@@ -162,7 +164,7 @@ impl Ctx<'_> {
                     break;
                 }
             }
-            if any && ring.space_waiters() {
+            if ring.free_consumed(inbox.srb_pos, &mut inbox.srb_published) {
                 self.seg.ring_all();
             }
             return Ok(any);
@@ -247,6 +249,7 @@ impl Ctx<'_> {
                 // Another sender got there first: the reservation must be filled, so
                 // wait for it, draining our own ring meanwhile (module docs).
                 ring.add_space_waiter();
+                self.seg.slot(dest).bell.ring_after_rmw();
                 let waited = (|| loop {
                     if ring.fits(&r) {
                         return Ok(());
@@ -332,7 +335,10 @@ impl Ctx<'_> {
             .collect();
         let srb = self.srb_mode();
         if srb {
-            blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).add_space_waiter());
+            for &(d, ..) in &blocked {
+                self.place.srb(self.seg, d).add_space_waiter();
+                self.seg.slot(d).bell.ring_after_rmw();
+            }
         }
         let bell = &self.seg.slot(self.rank).bell;
         // A held reservation moves once it fits; the hint of `can_push` counts it as

@@ -18,12 +18,16 @@
 //! 4. store the control word (valid bit, first bit, length) LAST, with Release, and
 //!    ring the receiver's doorbell.
 //!
-//! Receiver: Acquire-loads the control word at `consumer`; zero means nothing yet (the
-//! region was zeroed when it was last consumed, and the fresh segment is zero). It
-//! validates the header (length within the ring, source a real core, first fragment
-//! not longer than its message) and reports [`CorruptError`] otherwise; copies the
-//! payload out; zeroes the whole entry; and adds the entry's length to `consumer` with
-//! Release. It keeps its own copy of the consumer position ([`Entry::next`]).
+//! Receiver: Acquire-loads the control word at its consumer position; zero means
+//! nothing yet (the region was zeroed when it was last consumed, and the fresh segment
+//! is zero). It validates the header (length within the ring, source a real core, first
+//! fragment not longer than its message) and reports [`CorruptError`] otherwise; copies
+//! the payload out; and zeroes the whole entry. It keeps its position itself
+//! ([`Entry::next`]) and publishes it to `consumer` lazily, with a Release RMW
+//! ([`Srb::free_consumed`]): once half the ring is consumed but unpublished, or when a
+//! sender waits for space. So in steady traffic `consumer` stays in the senders'
+//! caches, and a send moves one line, the entry's, instead of also pulling `consumer`
+//! back from the receiver (2 cores, 8 B one way: 0.13 -> 0.115 µs).
 //!
 //! Invariants and happens-before edges:
 //! - sender writes -> control-word Release -> receiver Acquire -> receiver reads;
@@ -32,14 +36,17 @@
 //!   the receiver has not finished with, and the control word it later publishes
 //!   follows the zeroing in modification order;
 //! - a sender waits only for its own reservation, and the earliest reservation always
-//!   fits once the receiver reaches it (entries are at most `cap / 2`), so the ring
-//!   cannot deadlock while senders make progress.
+//!   fits once the receiver reaches it and publishes (entries are at most `cap / 2`),
+//!   so the ring cannot deadlock while both sides make progress: a waiting sender is
+//!   counted in `space_waiters` and rings the receiver, whose waits end when it owes
+//!   space ([`Srb::owes_space`]), and it then publishes.
 //!
 //! Waking: senders ring the receiver's doorbell after publishing. A sender that sleeps
-//! for space sleeps on its own doorbell after counting itself in `space_waiters`; the
-//! receiver, after a batch of releases, issues a SeqCst fence and reads
-//! `space_waiters` ([`Srb::space_waiters`]); if nonzero it rings the waiting senders
-//! (a Dekker pair with the fence in `Waiter::wait_until`, as in `waiter.rs`).
+//! for space counts itself in `space_waiters`, rings the receiver (which may owe it
+//! consumed bytes) and sleeps on its own doorbell; the receiver, after a batch of
+//! releases, issues a SeqCst fence and reads `space_waiters`; if nonzero it publishes
+//! and rings the waiting senders (each wake a Dekker pair with the fence in
+//! `Waiter::wait_until`, as in `waiter.rs`).
 //!
 //! Memory per receiver: `cap` bytes of ring plus the counters, whatever the job size.
 
@@ -55,20 +62,15 @@ const VALID: u32 = 1 << 31;
 const FIRST: u32 = 1 << 30;
 const LEN_MASK: u32 = FIRST - 1;
 
-/// A receiver's counters: `producer` on a line of its own (senders hammer it), then
-/// `consumer` and the count of senders sleeping for space.
+/// A receiver's counters, each on a line of its own: `producer` (senders hammer it),
+/// `consumer` (senders read it, the receiver writes it now and then) and the count of
+/// senders sleeping for space (the receiver polls it; senders rarely write it).
 #[repr(C)]
 #[derive(Default)]
 pub struct SrbCounters {
     producer: CachePadded<AtomicU32>,
-    consumer: CachePadded<ConsumerWords>,
-}
-
-#[repr(C)]
-#[derive(Default)]
-struct ConsumerWords {
-    consumer: AtomicU32,
-    space_waiters: AtomicU32,
+    consumer: CachePadded<AtomicU32>,
+    space_waiters: CachePadded<AtomicU32>,
 }
 
 impl SrbCounters {
@@ -77,8 +79,8 @@ impl SrbCounters {
     }
 }
 
-/// Bytes of [`SrbCounters`] in production (two 128-byte lines).
-pub const COUNTER_BYTES: usize = 256;
+/// Bytes of [`SrbCounters`] in production (three 128-byte lines).
+pub const COUNTER_BYTES: usize = 384;
 #[cfg(not(sccemu_loom))]
 const _: () = assert!(size_of::<SrbCounters>() <= COUNTER_BYTES);
 
@@ -188,7 +190,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
         // ARMW-or with 0: reads the receiver's counter without a lock. Acquire pairs
         // with the receiver's Release store in `release`: its reads and zeroing of the
         // freed bytes happen-before our writes to them.
-        self.counters.consumer.consumer.fetch_or(0, Ordering::Acquire)
+        self.counters.consumer.fetch_or(0, Ordering::Acquire)
     }
 
     /// Sender: whether `len` more bytes would fit now (a hint for not reserving space
@@ -197,7 +199,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
         // Relaxed loads: a hint only (it orders nothing); `fits`, with its ARMW read
         // of `consumer`, decides before any byte is written.
         let producer = self.counters.producer.load(Ordering::Relaxed);
-        let consumer = self.counters.consumer.consumer.load(Ordering::Relaxed);
+        let consumer = self.counters.consumer.load(Ordering::Relaxed);
         producer.wrapping_add(len).wrapping_sub(consumer) <= self.cap()
     }
 
@@ -233,15 +235,17 @@ impl<'a, M: RingMem> Srb<'a, M> {
         r.pos.wrapping_add(r.len).wrapping_sub(self.consumer_armw()) <= self.cap()
     }
 
-    /// Sender: counts itself among the senders that sleep until space frees up.
+    /// Sender: counts itself among the senders that sleep until space frees up. The
+    /// caller then rings the receiver's doorbell (`ring_after_rmw`): the receiver may
+    /// owe consumed space that it has not published yet.
     pub fn add_space_waiter(&self) {
         // Relaxed: the waiter's SeqCst fence, before it sleeps, orders this increment
-        // before its last check (module docs).
-        self.counters.consumer.space_waiters.fetch_add(1, Ordering::Relaxed);
+        // before its last check, and the ring's before the receiver's (module docs).
+        self.counters.space_waiters.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn remove_space_waiter(&self) {
-        self.counters.consumer.space_waiters.fetch_sub(1, Ordering::Relaxed);
+        self.counters.space_waiters.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Sender: writes the fragment into a reservation that [`Srb::fits`], publishing
@@ -321,29 +325,54 @@ impl<'a, M: RingMem> Srb<'a, M> {
         self.mem.bytes().read(0, &mut b[..n2]);
     }
 
-    /// Receiver: zeroes the entry and frees its bytes for senders.
+    /// Receiver: zeroes the entry; [`Srb::free_consumed`] later frees its bytes for
+    /// senders.
     pub fn release(&self, e: Entry) {
         let cap = self.cap() as usize;
         let at = e.pos as usize % cap;
-        // Relaxed: ordered before the Release store of `consumer` below, which every
-        // sender that reuses these bytes synchronises with.
+        // Relaxed: ordered before the Release publication of `consumer` in
+        // `free_consumed`, which every sender that reuses these bytes synchronises with.
         self.mem.ctl(at).store(0, Ordering::Relaxed);
         let (p1, n1, n2) = split(at + 4, e.len as usize - 4, cap);
         self.mem.bytes().zero(p1, n1);
         self.mem.bytes().zero(0, n2);
-        // Release: our reads and zeroing happen-before a sender's Acquire fetch_or that
-        // sees the new value (module docs). An RMW rather than a store, although only
-        // we write it: every access to `consumer` is then an RMW, totally ordered, which
-        // is also what lets loom relate our advances to the senders' `fetch_or`s.
-        self.counters.consumer.consumer.fetch_add(e.len, Ordering::Release);
     }
 
-    /// Receiver, after a batch of releases: whether senders sleep for space (then ring
-    /// them).
-    pub fn space_waiters(&self) -> bool {
-        // SeqCst fence: our `consumer` store before it and the load after it form a
-        // Dekker pair with a sleeping sender's increment and fence (module docs).
+    /// Receiver, after a batch of releases up to its position `pos`: publishes `pos` to
+    /// `consumer` if half the ring is unpublished since `published` (updated) or if
+    /// senders wait for space. Returns whether senders wait: the caller then rings them.
+    pub fn free_consumed(&self, pos: u32, published: &mut u32) -> bool {
+        if pos == *published {
+            return false;
+        }
+        if pos.wrapping_sub(*published) >= self.cap() / 2 {
+            self.publish_consumer(pos, published);
+        }
+        // SeqCst fence: any publication before it and the load after it form a Dekker
+        // pair with a sleeping sender's increment and fence (module docs): either we see
+        // the sender (and publish the rest, and the caller rings it) or its check after
+        // its fence sees what we published.
         fence(Ordering::SeqCst);
-        self.counters.consumer.space_waiters.load(Ordering::Relaxed) != 0
+        let waiting = self.counters.space_waiters.load(Ordering::Relaxed) != 0;
+        if waiting && pos != *published {
+            self.publish_consumer(pos, published);
+        }
+        waiting
+    }
+
+    fn publish_consumer(&self, pos: u32, published: &mut u32) {
+        // Release: our reads and zeroing happen-before a sender's Acquire fetch_or that
+        // sees the new value (module docs). An RMW rather than a store, although only we
+        // write it: every access to `consumer` is then an RMW, totally ordered, which is
+        // also what lets loom relate our advances to the senders' `fetch_or`s.
+        self.counters.consumer.swap(pos, Ordering::Release);
+        *published = pos;
+    }
+
+    /// Receiver: whether senders wait for space that this receiver consumed up to `pos`
+    /// but has not published since `published`: a reason to stop waiting and drain.
+    pub fn owes_space(&self, pos: u32, published: u32) -> bool {
+        // Relaxed: a waiter's fence, before it sleeps, orders this load (module docs).
+        pos != published && self.counters.space_waiters.load(Ordering::Relaxed) != 0
     }
 }

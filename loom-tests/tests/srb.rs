@@ -1,8 +1,10 @@
 #![cfg(sccemu_loom)]
 //! The shared receive buffer: two senders reserve, wait for space, publish; one
-//! receiver consumes, zeroes and frees. A 64-byte ring takes 112 bytes of entries, so
-//! every interleaving fills the ring (a sender sleeps for space and is rung by the
-//! receiver), and some wrap around or straddle the end. Drives `sccemu::srb`.
+//! receiver consumes, zeroes and frees lazily (it publishes its position once half the
+//! ring is unpublished or a sender waits). A 64-byte ring takes 112 bytes of entries, so
+//! every interleaving fills the ring (a sender sleeps for space, rings the receiver,
+//! and is rung back once the space is published), and some wrap around or straddle the
+//! end. Drives `sccemu::srb`.
 
 use loom::sync::Arc;
 use loom::thread;
@@ -41,12 +43,14 @@ fn send(w: &World, src: u32, n: usize, len: usize) {
             Some((r, true)) => break r,
             Some((r, false)) => {
                 ring.add_space_waiter();
+                w.bells[0].ring_after_rmw();
                 waiter.wait_until(bell, || ring.fits(&r).then_some(())).unwrap();
                 ring.remove_space_waiter();
                 break r;
             }
             None => {
                 ring.add_space_waiter();
+                w.bells[0].ring_after_rmw();
                 waiter.wait_until(bell, || ring.likely_fits(elen).then_some(())).unwrap();
                 ring.remove_space_waiter();
             }
@@ -83,18 +87,29 @@ fn two_senders_fill_and_wrap_the_ring() {
         let ring = srb(&w);
         let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
         let mut next = [0usize; 3];
-        let mut pos = 0;
-        for _ in 0..4 {
-            let e = waiter.wait_until(&w.bells[0], || ring.peek(pos).unwrap()).unwrap();
-            let h = e.header;
-            let mut got = vec![0u8; h.len as usize];
-            ring.read(&e, 0, &mut got);
-            assert_eq!(h.tag as usize, next[h.src as usize], "per-sender order");
-            assert_eq!(got, payload(h.src, h.tag as usize, h.len as usize), "intact payload");
-            next[h.src as usize] += 1;
-            pos = e.next();
-            ring.release(e);
-            if ring.space_waiters() {
+        let (mut pos, mut published) = (0, 0);
+        let mut taken = 0;
+        while taken < 4 {
+            // As the progress engine's receive: wait for an entry, or for senders that
+            // wait for space this receiver consumed but has not published.
+            let entry = waiter
+                .wait_until(&w.bells[0], || match ring.peek(pos).unwrap() {
+                    Some(e) => Some(Some(e)),
+                    None => ring.owes_space(pos, published).then_some(None),
+                })
+                .unwrap();
+            if let Some(e) = entry {
+                let h = e.header;
+                let mut got = vec![0u8; h.len as usize];
+                ring.read(&e, 0, &mut got);
+                assert_eq!(h.tag as usize, next[h.src as usize], "per-sender order");
+                assert_eq!(got, payload(h.src, h.tag as usize, h.len as usize), "intact payload");
+                next[h.src as usize] += 1;
+                pos = e.next();
+                ring.release(e);
+                taken += 1;
+            }
+            if ring.free_consumed(pos, &mut published) {
                 w.bells[1].ring();
                 w.bells[2].ring();
             }

@@ -106,6 +106,17 @@ fn line_pingpong(core: &Core, plan: Plan) -> Result<Vec<Vec<f64>>, String> {
     Ok(out)
 }
 
+/// One-way µs of the cache-line ping-pong, measured once (a few milliseconds): how
+/// costly moving a line between the first two CPUs is right now, for runs on machines
+/// where that drifts. `None` if the job failed.
+pub fn line_cost() -> Option<f64> {
+    let plan = Plan { sizes: vec![8], reps: 5, warmup: 1, iters: vec![5000] };
+    let mut ranks = Job::new(2).run(&plan, line_pingpong).ok()?;
+    let mut samples = ranks.swap_remove(0).pop()?;
+    samples.sort_by(f64::total_cmp);
+    samples.get(samples.len() / 2).copied()
+}
+
 /// Rank 0 streams `iters` messages to rank 1, which acknowledges the last; samples are
 /// µs per message.
 fn stream(core: &Core, plan: Plan) -> Result<Vec<Vec<f64>>, String> {

@@ -210,13 +210,18 @@ impl Session<'_> {
         let registered = sccemu_benches::suite(name);
         let about = spec.map(|s| s.about).or(registered.map(|s| s.about)).unwrap_or_default();
         let mut rows = Vec::new();
+        let mut line_cost = vec![("before sccemu".to_owned(), sccemu_benches::pt2pt::line_cost())];
         let sccemu = match registered {
             None => SccemuSide::NotRegistered,
             Some(suite) => self.sccemu_side(suite, &mut rows),
         };
+        line_cost.push(("after sccemu".to_owned(), sccemu_benches::pt2pt::line_cost()));
         let mut incidents = Vec::new();
         for peer in spec.map_or(&[][..], |s| s.peers) {
             self.peer_side(name, peer, &mut rows, &mut incidents);
+        }
+        if spec.is_some_and(|s| !s.peers.is_empty()) && !self.ready.is_empty() {
+            line_cost.push(("after the MPIs".to_owned(), sccemu_benches::pt2pt::line_cost()));
         }
 
         let out = &self.args.out;
@@ -226,7 +231,16 @@ impl Session<'_> {
             .map(|p| report::relative(out, p))
             .collect();
         let baseline = spec.and_then(|s| s.baseline);
-        Ok(SuiteResult { name: name.into(), about: about.into(), baseline, sccemu, rows, plots, incidents })
+        Ok(SuiteResult {
+            name: name.into(),
+            about: about.into(),
+            baseline,
+            sccemu,
+            rows,
+            plots,
+            incidents,
+            line_cost,
+        })
     }
 
     fn sccemu_side(&self, suite: &Suite, rows: &mut Vec<Row>) -> SccemuSide {

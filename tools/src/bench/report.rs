@@ -29,6 +29,9 @@ pub struct SuiteResult {
     /// Plot paths relative to the report.
     pub plots: Vec<String>,
     pub incidents: Vec<Incident>,
+    /// The cache-line ping-pong's one-way µs at points of the suite (before sccemu,
+    /// after it, after each MPI): how far the machine drifted while it ran.
+    pub line_cost: Vec<(String, Option<f64>)>,
 }
 
 const MPIS: [&str; 2] = ["mpich", "openmpi"];
@@ -139,6 +142,27 @@ fn sccemu_first(implementations: &mut [String]) {
     implementations.sort_by_key(rank);
 }
 
+/// One line: the cache-line cost at each probe of the suite, so that a reader can tell
+/// whether sccemu and the MPIs ran on a machine in the same state.
+fn line_cost(md: &mut String, probes: &[(String, Option<f64>)]) {
+    if probes.is_empty() {
+        return;
+    }
+    let points: Vec<String> = probes
+        .iter()
+        .map(|(point, us)| match us {
+            Some(us) => format!("{point} {us:.3} µs"),
+            None => format!("{point} not measured"),
+        })
+        .collect();
+    let _ = writeln!(
+        md,
+        "Cache-line one-way cost (the pt2pt suite's `cache-line` probe) during this suite: {}. \
+         Where these differ, so does the machine under the figures compared.\n",
+        points.join(", ")
+    );
+}
+
 fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     let _ = writeln!(md, "## {}\n\n{}\n", suite.name, suite.about);
     match &suite.sccemu {
@@ -153,6 +177,7 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     for peer in unavailable_peers {
         let _ = writeln!(md, "{peer}\n");
     }
+    line_cost(md, &suite.line_cost);
     for plot in &suite.plots {
         let _ = writeln!(md, "![{plot}]({plot})");
     }
@@ -383,6 +408,7 @@ mod tests {
             rows,
             plots: vec!["plots/halo.svg".into()],
             incidents: Vec::new(),
+            line_cost: vec![("before sccemu".into(), Some(0.047)), ("after sccemu".into(), None)],
         }
     }
 
@@ -408,6 +434,7 @@ mod tests {
         assert!(md.contains("| halo-p2p | 2 | 16 | 1.000 [1.000–1.000] · 16.00 MB/s |"), "{md}");
         assert!(md.contains("gave up after 30.0 s (timeout) \\| really | 0.25 | — |"), "{md}");
         assert!(md.contains("| halo-fence | 48† | 16 |"), "{md}");
+        assert!(md.contains("during this suite: before sccemu 0.047 µs, after sccemu not measured."), "{md}");
         // The ratio table divides each pattern by halo-p2p within one implementation.
         assert!(md.contains("| halo-fence | 2 | 16 | 0.50 | 2.00 | — |"), "{md}");
         assert!(md.contains("openmpi: not measured (unavailable: x)"));

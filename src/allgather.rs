@@ -138,21 +138,12 @@ impl Comm<'_> {
         let (n, me) = (self.size(), self.rank());
         let block = send.len();
         let round = self.round()?;
-        let call = round.call();
         if local.is_ok() {
             round.put_own(0, send);
         }
         round.write_header(block, &local);
-        // Release: the block and header happen-before the Acquire in `reached` of any
-        // peer that sees the call. Only this member writes its rendezvous flag.
-        let flag = self.rendezvous_flag();
-        self.flag(me, flag).store(call, Ordering::Release);
+        self.meet_by_flags(round.call())?;
         let others = || (0..n).filter(move |&r| r != me);
-        others().for_each(|r| self.bell(r).ring());
-        for r in others() {
-            let published = || crate::flag::reached(self.flag(r, flag), call).then_some(());
-            self.core().waiter().wait_until(self.bell(me), published)?;
-        }
         round.agree(block, local)?;
         for r in others() {
             round.get(r, 0, &mut out[r as usize * block..][..block]);

@@ -100,6 +100,12 @@ impl Comm<'_> {
         if self.core().wait_policy() == WaitPolicy::Block {
             return self.barrier();
         }
+        self.meet_by_flags(call)
+    }
+
+    /// The rendezvous of round `call` without the barrier: raises this member's
+    /// rendezvous flag, then waits for every other member's.
+    pub(crate) fn meet_by_flags(&self, call: u32) -> Result<(), CollError> {
         let (n, me) = (self.size(), self.rank());
         let flag = self.rendezvous_flag();
         // Release: our half happens-before the Acquire in `reached` of any member that

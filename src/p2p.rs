@@ -20,11 +20,15 @@
 //!   can only reach after receiving it. With `srb` this includes messages that other
 //!   cores send to the same receiver later: a queued send may hold space in the
 //!   receiver's ring, and entries reserved after it wait behind it (see `progress`).
+//! - An SRB receiver frees consumed space lazily (see `srb`): up to half its ring can
+//!   be consumed but not yet free for senders while it is outside messaging calls, so
+//!   a program that relies on more buffering than that (MPI calls it unsafe) may wait
+//!   for the receiver's next call.
 
 //!
 //! Choosing the protocol: `Job::channel`, `Config::channel` (and `sccrun --channel`).
 //! The default is `srb`: it runs at every job size with constant shared memory per
-//! core (a `ring_bytes` ring and 256 B of MPB), matches per-peer latency within a few
+//! core (a `ring_bytes` ring and 384 B of MPB), matches per-peer latency within a few
 //! tens of nanoseconds between two cores, and is an order of magnitude faster when
 //! many cores send to one, oversubscribed (`cargo bench -p sccemu-benches -- pt2pt
 //! srb`). `perpeer` (RCKMPI) needs 64 B of MPB per possible sender, so with the SCC's

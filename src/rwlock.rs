@@ -15,8 +15,8 @@
 //! writes the word until its store admits the next ticket; `read` is only advanced by
 //! the one holder whose ticket equals it, so readers never pass a waiting writer.
 //! Every advance is a Release RMW or the holder's Release store, every wait an Acquire
-//! load, and the advances form one release sequence on the word, so every critical
-//! section happens-before the next conflicting one. An exclusive epoch thus costs
+//! load; each writer's store starts a release sequence that the readers' RMWs continue,
+//! so every critical section happens-before the next conflicting one. An exclusive epoch thus costs
 //! three locked RMWs: the ticket, and entering and leaving `AllLock`.
 //!
 //! ## lock_all ([`AllLock`], one 64-bit word per window)
@@ -38,10 +38,11 @@
 //! wait on its core's memory (barriers too), so a ring that finds any sleeper costs a
 //! futex wake; an uncontended epoch therefore rings only when someone may wait for
 //! *this* change. For the ticket lock each such decision is another Dekker pair, a
-//! SeqCst fence on each side between a store and a load (`sync::fence_after_rmw`, since
-//! each store is an RMW): a locker takes its ticket before its first check of
-//! `read`/`write`, an unlocker advances before checking `users` for outstanding
-//! tickets. Either the waker sees the waiter, or the waiter's check sees the change.
+//! SeqCst fence on each side between a store and a load (`sync::fence_after_rmw`, each
+//! placed after an RMW: the ticket, the reader's advance, `unlock_shared`'s add, or an
+//! exclusive unlock's `writer_exit` after its store): a locker takes its ticket before
+//! its first check of `read`/`write`, an unlocker advances before checking `users` for
+//! outstanding tickets. Either the waker sees the waiter, or the waiter's check sees the change.
 //! For the `AllLock` word the RMW that changes it returns the counts it decides on:
 //! unlock_all rings if it saw writers, a leaving writer if it saw a parked lock_all.
 

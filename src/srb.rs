@@ -54,7 +54,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::frag::{CorruptError, CorruptKind, FragHeader, split, word};
 use crate::payload::Payload;
-use crate::sync::{AtomicU32, Ordering, fence};
+use crate::sync::{AtomicU32, Ordering, fence_after_rmw};
 
 /// Bytes of an entry header.
 pub const HEADER: u32 = 16;
@@ -188,8 +188,8 @@ impl<'a, M: RingMem> Srb<'a, M> {
 
     fn consumer_armw(&self) -> u32 {
         // ARMW-or with 0: reads the receiver's counter without a lock. Acquire pairs
-        // with the receiver's Release store in `release`: its reads and zeroing of the
-        // freed bytes happen-before our writes to them.
+        // with the receiver's Release swap in `publish_consumer`: its reads and zeroing
+        // of the freed bytes happen-before our writes to them.
         self.counters.consumer.fetch_or(0, Ordering::Acquire)
     }
 
@@ -347,12 +347,13 @@ impl<'a, M: RingMem> Srb<'a, M> {
         }
         if pos.wrapping_sub(*published) >= self.cap() / 2 {
             self.publish_consumer(pos, published);
+            // SeqCst fence (free after the publishing RMW): the publication and the load
+            // below form a Dekker pair with a sleeping sender's increment and fence
+            // (module docs): either we see the sender and ring it, or its check after its
+            // fence sees what we published. Without a publication there is nothing to
+            // order: a sender we miss has rung us, and our next wait sees it.
+            fence_after_rmw();
         }
-        // SeqCst fence: any publication before it and the load after it form a Dekker
-        // pair with a sleeping sender's increment and fence (module docs): either we see
-        // the sender (and publish the rest, and the caller rings it) or its check after
-        // its fence sees what we published.
-        fence(Ordering::SeqCst);
         let waiting = self.counters.space_waiters.load(Ordering::Relaxed) != 0;
         if waiting && pos != *published {
             self.publish_consumer(pos, published);

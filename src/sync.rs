@@ -28,7 +28,8 @@ pub use futex::FutexWord;
 /// drained and later loads cannot pass it), so only the compiler must be kept from
 /// moving later accesses before the RMW. Elsewhere, and under loom (which models the
 /// fence, not the hardware), it is a real SeqCst fence. Only valid directly after an
-/// RMW on the location whose store must be ordered.
+/// RMW that follows every store that must be ordered (on x86 any locked RMW drains the
+/// store buffer, whatever its location).
 #[inline(always)]
 pub fn fence_after_rmw() {
     #[cfg(all(not(sccemu_loom), any(target_arch = "x86", target_arch = "x86_64")))]

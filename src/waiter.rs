@@ -34,6 +34,8 @@ use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, fence_after_rm
 ///   microseconds, while every futex sleep and wake costs a context switch (measured:
 ///   an 8-core barrier on 2 CPUs took 13.4 µs spinning before sleeping, 4.6 µs
 ///   yielding). Past the budget the partner is computing, and sleeping frees its CPU.
+///
+/// The budget counts from the end of the spinning, when the clock is first read.
 const AWAKE_BUDGET: Duration = Duration::from_micros(100);
 
 /// Polls, one pause apart, before the doubling backoff. A pause takes 25 ns on this

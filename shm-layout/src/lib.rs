@@ -194,7 +194,7 @@ impl Config {
         if u64::from(self.cores) > self.mesh.capacity() {
             return Err(ConfigError::MeshTooSmall { cores: self.cores, mesh: self.mesh });
         }
-        if self.mpb_bytes < 256 || self.mpb_bytes > 1 << 20 || self.mpb_bytes % 64 != 0 {
+        if self.mpb_bytes < 512 || self.mpb_bytes > 1 << 20 || self.mpb_bytes % 64 != 0 {
             return Err(ConfigError::MpbBytes(self.mpb_bytes));
         }
         if self.ring_bytes < 1024 || self.ring_bytes > 1 << 30 || !self.ring_bytes.is_power_of_two() {
@@ -230,7 +230,7 @@ impl fmt::Display for ConfigError {
                 write!(f, "{cores} cores do not fit on a {mesh} mesh ({} cores)", mesh.capacity())
             }
             Self::BadMesh(s) => write!(f, "mesh {s:?} is not COLSxROWSxCORES_PER_TILE with nonzero parts"),
-            Self::MpbBytes(b) => write!(f, "MPB size {b} is not a multiple of 64 in 256..=1048576"),
+            Self::MpbBytes(b) => write!(f, "MPB size {b} is not a multiple of 64 in 512..=1048576"),
             Self::RingBytes(b) => write!(f, "ring size {b} is not a power of two in 1024..=2^30"),
             Self::HeapBytes(b) => write!(f, "heap size {b} exceeds {MAX_HEAP_BYTES}"),
             Self::UnknownPolicy => write!(f, "unknown wait policy or channel kind"),

@@ -83,7 +83,7 @@ fn mesh_parses_and_prints() {
 }
 
 fn any_config() -> impl Strategy<Value = Config> {
-    (1u32..=MAX_CORES, 4u32..=256, 10u32..=20, 0u64..=(1 << 30), 0u32..3, 0u32..2).prop_map(
+    (1u32..=MAX_CORES, 8u32..=256, 10u32..=20, 0u64..=(1 << 30), 0u32..3, 0u32..2).prop_map(
         |(cores, mpb_lines, ring_log2, heap_bytes, wait, channel)| Config {
             mpb_bytes: mpb_lines * 64,
             ring_bytes: 1 << ring_log2,

@@ -23,8 +23,12 @@ pub struct Epochs {
     /// The targets of the open (or last) access epoch; kept between epochs so that
     /// starting one reuses its allocation.
     pub access: Group,
-    /// The completion count that ends the open exposure epoch.
-    pub exposure: Option<u32>,
+    /// Whether a PSCW exposure epoch is open.
+    pub exposure_open: bool,
+    /// The origins of the open (or last) exposure epoch, kept like `access`.
+    pub exposure: Group,
+    /// Posts made to each origin (the completions expected from it in total).
+    pub posted: Vec<u32>,
     /// Posts consumed from each target (PSCW matching).
     pub consumed: Vec<u32>,
     /// Per-target lock, with the generation of the guard that holds it.
@@ -42,7 +46,9 @@ impl Epochs {
             ops_since_fence: false,
             access_open: false,
             access: Group::empty(),
-            exposure: None,
+            exposure_open: false,
+            exposure: Group::empty(),
+            posted: vec![0; n],
             consumed: vec![0; n],
             locks: vec![None; n],
             locked: 0,
@@ -64,7 +70,7 @@ impl Epochs {
     }
 
     pub fn passive_or_pscw_open(&self) -> bool {
-        self.locked > 0 || self.lock_all.is_some() || self.access_open || self.exposure.is_some()
+        self.locked > 0 || self.lock_all.is_some() || self.access_open || self.exposure_open
     }
 
     pub fn next_generation(&mut self) -> u64 {
@@ -77,7 +83,6 @@ impl Epochs {
 mod api {
     use crate::fence::{self, Assert};
     use crate::group::Group;
-    use crate::pscw;
     use crate::view::Plain;
     use crate::window::Window;
     use crate::winerror::{RmaError, SyncError};
@@ -149,17 +154,19 @@ mod api {
         pub fn post_with(&self, group: &Group, asserts: Assert) -> Result<(), SyncError> {
             self.check_group(group)?;
             let mut e = self.epochs.borrow_mut();
-            if e.exposure.is_some() {
+            if e.exposure_open {
                 return Err(SyncError::ExposureEpochOpen);
             }
             let me = self.core.rank();
-            let expected = self.target_ctl(me).pscw.count().wrapping_add(group.len() as u32);
-            e.exposure = Some(expected);
-            if !asserts.contains(Assert::NOCHECK) {
-                for origin in group.iter() {
-                    pscw::post(self.post_word(origin, me), &self.core.segment().slot(origin).bell);
+            for origin in group.iter() {
+                let posted = &mut e.posted[origin as usize];
+                *posted = posted.wrapping_add(1);
+                if !asserts.contains(Assert::NOCHECK) {
+                    self.pscw_pair(origin, me).post(&self.core.segment().slot(origin).bell);
                 }
             }
+            e.exposure.clone_from(group);
+            e.exposure_open = true;
             Ok(())
         }
 
@@ -182,7 +189,7 @@ mod api {
                 let bell = &self.core.segment().slot(me).bell;
                 for target in group.iter() {
                     let consumed = e.consumed[target as usize];
-                    pscw::wait_post(self.post_word(me, target), consumed, &self.core.waiter(), bell)?;
+                    self.pscw_pair(me, target).wait_post(consumed, &self.core.waiter(), bell)?;
                     e.consumed[target as usize] = consumed.wrapping_add(1);
                 }
             }
@@ -200,8 +207,9 @@ mod api {
             self.acc_quiesce()?;
             let mut e = self.epochs.borrow_mut();
             e.access_open = false;
+            let me = self.core.rank();
             for target in e.access.iter() {
-                self.target_ctl(target).pscw.complete(&self.core.segment().slot(target).bell);
+                self.pscw_pair(me, target).complete(&self.core.segment().slot(target).bell);
             }
             Ok(())
         }
@@ -209,28 +217,34 @@ mod api {
         /// Ends the exposure epoch (`MPI_Win_wait`): waits until every origin of the
         /// post group has completed.
         pub fn wait(&self) -> Result<(), SyncError> {
-            let expected = self.exposure_target()?;
-            let me = self.core.rank();
-            let bell = &self.core.segment().slot(me).bell;
-            self.target_ctl(me).pscw.wait(expected, &self.core.waiter(), bell)?;
-            self.epochs.borrow_mut().exposure = None;
+            let mut e = self.epochs.borrow_mut();
+            if !e.exposure_open {
+                return Err(SyncError::NoExposureEpoch);
+            }
+            let bell = &self.core.segment().slot(self.core.rank()).bell;
+            let done = || self.all_completed(&e).then_some(());
+            self.core.waiter().wait_until(bell, done)?;
+            e.exposure_open = false;
             Ok(())
         }
 
         /// Non-blocking [`Window::wait`] (`MPI_Win_test`): `true`, and the exposure
         /// epoch is closed, once every origin has completed.
         pub fn test(&self) -> Result<bool, SyncError> {
-            let expected = self.exposure_target()?;
-            self.core.check_job()?;
-            if self.target_ctl(self.core.rank()).pscw.test(expected) {
-                self.epochs.borrow_mut().exposure = None;
-                return Ok(true);
+            let mut e = self.epochs.borrow_mut();
+            if !e.exposure_open {
+                return Err(SyncError::NoExposureEpoch);
             }
-            Ok(false)
+            self.core.check_job()?;
+            let done = self.all_completed(&e);
+            e.exposure_open &= !done;
+            Ok(done)
         }
 
-        fn exposure_target(&self) -> Result<u32, SyncError> {
-            self.epochs.borrow().exposure.ok_or(SyncError::NoExposureEpoch)
+        /// Whether every origin of the open exposure epoch has completed it.
+        fn all_completed(&self, e: &super::Epochs) -> bool {
+            let me = self.core.rank();
+            e.exposure.iter().all(|o| self.pscw_pair(o, me).completed(e.posted[o as usize]))
         }
 
         /// Memory barrier between local and RMA accesses to this core's part

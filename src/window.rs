@@ -72,10 +72,9 @@ use crate::fence::FenceState;
 use crate::heap::HEAP_GRANULE;
 use crate::mpb::MpbRegion;
 use crate::payload::Payload;
-use crate::pscw::PscwTarget;
+use crate::pscw::PairWords;
 use crate::rwlock::{AllLock, TicketRwLock};
 use crate::segment::SharedBytes;
-use crate::sync::AtomicU32;
 use crate::view::{AtomicsOnly, Plain, atomics_at, bytes_of, bytes_of_mut, zeroed};
 use crate::winerror::{RmaError, WindowError};
 
@@ -96,19 +95,19 @@ pub struct WindowCtl {
     pub all: AllLock,
 }
 
-/// One target's protocol words (owned by the target): its lock on a line of its own,
-/// its PSCW completion counter on another.
+/// One target's protocol words (owned by the target): its lock, on a line of its own.
 #[repr(C)]
 #[derive(Default)]
 pub struct TargetCtl {
     pub lock: CachePadded<TicketRwLock>,
-    pub pscw: PscwTarget,
 }
 
 // SAFETY: made of atomics only (through BarrierState, AllLock), valid as zero bytes.
 unsafe impl AtomicsOnly for WindowCtl {}
-// SAFETY: made of atomics only (TicketRwLock, PscwTarget), valid as zero bytes.
+// SAFETY: made of atomics only (TicketRwLock), valid as zero bytes.
 unsafe impl AtomicsOnly for TargetCtl {}
+// SAFETY: two atomic words, valid as zero bytes.
+unsafe impl AtomicsOnly for PairWords {}
 
 /// Size-table value of a core whose part does not fit a byte count.
 const TOO_LARGE: u64 = u64::MAX;
@@ -132,7 +131,7 @@ impl CtlLayout {
         let sizes = lines(size_of::<WindowCtl>());
         let targets = sizes + lines(n * 8);
         let posts = targets + n * lines(size_of::<TargetCtl>());
-        let post_stride = lines(n * 4);
+        let post_stride = lines(n * size_of::<PairWords>());
         CtlLayout { sizes, targets, posts, post_stride, total: posts + n * post_stride }
     }
 }
@@ -385,12 +384,10 @@ impl<'c, T: Plain> Window<'c, T> {
         atomics_at(self.meta_bytes(), self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>()))
     }
 
-    /// `origin`'s post counter for `target` (owned by `origin`).
-    pub(crate) fn post_word(&self, origin: u32, target: u32) -> &'c AtomicU32 {
-        atomics_at(
-            self.meta_bytes(),
-            self.ctl.posts + origin as usize * self.ctl.post_stride + target as usize * 4,
-        )
+    /// The PSCW counters of the pair (`origin`, `target`), in `origin`'s row.
+    pub(crate) fn pscw_pair(&self, origin: u32, target: u32) -> &'c PairWords {
+        let at = self.ctl.posts + origin as usize * self.ctl.post_stride;
+        atomics_at(self.meta_bytes(), at + target as usize * size_of::<PairWords>())
     }
 
     /// This core's part, for local loads and stores.

@@ -204,7 +204,9 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     }
 }
 
-fn table(md: &mut String, rows: &[Row]) {
+/// The implementations of `rows` (sccemu's first) and the (pattern, cores, bytes) keys
+/// of the rows that `keep` accepts, each in order of first appearance.
+fn columns_and_keys(rows: &[Row], keep: impl Fn(&Row) -> bool) -> (Vec<String>, Vec<(String, u32, u64)>) {
     let mut implementations: Vec<String> = Vec::new();
     let mut keys: Vec<(String, u32, u64)> = Vec::new();
     for r in rows {
@@ -212,11 +214,16 @@ fn table(md: &mut String, rows: &[Row]) {
             implementations.push(r.implementation.clone());
         }
         let key = (r.pattern.clone(), r.cores, r.bytes);
-        if !keys.contains(&key) {
+        if keep(r) && !keys.contains(&key) {
             keys.push(key);
         }
     }
     sccemu_first(&mut implementations);
+    (implementations, keys)
+}
+
+fn table(md: &mut String, rows: &[Row]) {
+    let (implementations, keys) = columns_and_keys(rows, |_| true);
     // Patterns keep their order of first appearance; within one, cores then bytes.
     let pattern_order = |p: &str| keys.iter().position(|k| k.0 == p).unwrap_or(usize::MAX);
     let mut ordered = keys.clone();
@@ -312,18 +319,7 @@ fn relative_table(
     keep: impl Fn(&Row) -> bool,
     cell: impl Fn(Median<'_>, &str, u32, u64) -> Option<String>,
 ) {
-    let mut implementations: Vec<String> = Vec::new();
-    let mut keys: Vec<(String, u32, u64)> = Vec::new();
-    for r in rows {
-        if !implementations.contains(&r.implementation) {
-            implementations.push(r.implementation.clone());
-        }
-        let key = (r.pattern.clone(), r.cores, r.bytes);
-        if keep(r) && !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    sccemu_first(&mut implementations);
+    let (implementations, keys) = columns_and_keys(rows, keep);
     let mut lines = Vec::new();
     for (pattern, cores, bytes) in &keys {
         let cells: Vec<String> = implementations

@@ -66,9 +66,6 @@ impl PairWords {
         waiter: &Waiter<'_>,
         my_bell: &Doorbell,
     ) -> Result<(), JobAborted> {
-        if self.posted(consumed) {
-            return Ok(());
-        }
         waiter.wait_until(my_bell, || self.posted(consumed).then_some(()))
     }
 

@@ -119,11 +119,7 @@ impl TicketRwLock {
         let me = self.ticket();
         // Acquire: synchronizes with the Release advances of `served` by every earlier
         // holder (one release sequence), so their accesses happen-before ours.
-        let ready = || (write_of(self.served.load(Ordering::Acquire)) == me).then_some(());
-        // Uncontended fast path: no waiter set-up.
-        if ready().is_none() {
-            waiter.wait_until(bell, ready)?;
-        }
+        waiter.wait_until(bell, || (write_of(self.served.load(Ordering::Acquire)) == me).then_some(()))?;
         let entered = all.writer_enter(waiter, home);
         if entered.is_err() {
             self.unlock_exclusive(bell, all, home);
@@ -136,10 +132,7 @@ impl TicketRwLock {
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
         let me = self.ticket();
         // Acquire: pairs with the Release advance of `served` by the previous writer.
-        let ready = || (read_of(self.served.load(Ordering::Acquire)) == me).then_some(());
-        if ready().is_none() {
-            waiter.wait_until(bell, ready)?;
-        }
+        waiter.wait_until(bell, || (read_of(self.served.load(Ordering::Acquire)) == me).then_some(()))?;
         // Advance `read` alone, wrapping within its half (a plain add would carry into
         // `write` once every 2^32 tickets). Relaxed suffices for ordering (an RMW
         // continues the release sequence of the writer's advance, so later readers

@@ -102,15 +102,22 @@ impl<'a> Waiter<'a> {
     ///
     /// `ready` must read the memory that the ringers of `bell` change, with whatever
     /// ordering the caller's protocol needs (normally `Acquire`).
+    #[inline]
     pub fn wait_until<T>(
         &self,
         bell: &Doorbell,
         mut ready: impl FnMut() -> Option<T>,
     ) -> Result<T, JobAborted> {
-        // Fast path: no clock read, no backoff state, when the condition already holds.
-        if let Some(v) = ready() {
-            return Ok(v);
+        // Fast path, inlined at the caller: one check when the condition already holds.
+        match ready() {
+            Some(v) => Ok(v),
+            None => self.wait_slow(bell, ready),
         }
+    }
+
+    /// The waiting part of [`Waiter::wait_until`], once `ready` has said no.
+    #[inline(never)]
+    fn wait_slow<T>(&self, bell: &Doorbell, mut ready: impl FnMut() -> Option<T>) -> Result<T, JobAborted> {
         let backoff = Backoff::new();
         // Read only once spinning is over: a clock read (22 ns here) at the start would
         // delay noticing a partner that answers at once.

@@ -29,7 +29,6 @@ use crate::collective_alloc::HeapRegion;
 use crate::comm::{CollError, Comm};
 use crate::op::{Element, Op, combine_into};
 use crate::payload::Payload;
-use crate::sync::Ordering;
 use Phase::{Read, Write};
 use shm_layout::WaitPolicy;
 
@@ -106,18 +105,10 @@ impl Comm<'_> {
     /// The rendezvous of round `call` without the barrier: raises this member's
     /// rendezvous flag, then waits for every other member's.
     pub(crate) fn meet_by_flags(&self, call: u32) -> Result<(), CollError> {
-        let (n, me) = (self.size(), self.rank());
         let flag = self.rendezvous_flag();
-        // Release: our half happens-before the Acquire in `reached` of any member that
-        // sees the call. Only we write our rendezvous flag.
-        self.flag(me, flag).store(call, Ordering::Release);
-        let others = || (0..n).filter(move |&r| r != me);
-        others().for_each(|r| self.bell(r).ring());
-        for r in others() {
-            let written = || crate::flag::reached(self.flag(r, flag), call).then_some(());
-            self.core().waiter().wait_until(self.bell(me), written)?;
-        }
-        Ok(())
+        let flag_of = |r| self.flag(r, flag);
+        let bell_of = |r| self.bell(r);
+        Ok(crate::flag::meet(self.size(), self.rank(), call, flag_of, bell_of, &self.core().waiter())?)
     }
 }
 

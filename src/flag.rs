@@ -55,3 +55,26 @@ pub fn wait_until(
 ) -> Result<(), JobAborted> {
     waiter.wait_until(owner, || (read(flag) == value).then_some(()))
 }
+
+/// The rendezvous of round `call` among `n` members (see `coll`): member `me` raises
+/// its own flag (`flag_of(me)`) to the call and rings every other member's doorbell
+/// (`bell_of`), then waits on its own until every other member's flag has reached the
+/// call. Release on the raise and Acquire in [`reached`]: what each member wrote before
+/// its raise is visible to every member after the rendezvous. Only a member writes its
+/// own flag, so the flag stays monotonic.
+pub fn meet<'f>(
+    n: u32,
+    me: u32,
+    call: u32,
+    flag_of: impl Fn(u32) -> &'f AtomicU32,
+    bell_of: impl Fn(u32) -> &'f Doorbell,
+    waiter: &Waiter<'_>,
+) -> Result<(), JobAborted> {
+    let others = || (0..n).filter(move |&r| r != me);
+    flag_of(me).store(call, Ordering::Release);
+    others().for_each(|r| bell_of(r).ring());
+    for r in others() {
+        waiter.wait_until(bell_of(me), || reached(flag_of(r), call).then_some(()))?;
+    }
+    Ok(())
+}

@@ -199,7 +199,7 @@ mod api {
         }
 
         /// Ends the access epoch (`MPI_Win_complete`): all its RMA is complete at the
-        /// targets, which learn so through their completion counters.
+        /// targets, which learn so through the pairs' completion counts.
         pub fn complete(&self) -> Result<(), SyncError> {
             if !self.epochs.borrow().access_open {
                 return Err(SyncError::NoAccessEpoch);

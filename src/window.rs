@@ -23,8 +23,8 @@
 //!
 //! Control block layout (each piece line-aligned): [`WindowCtl`] (fence barrier and
 //! lock_all words, home rank 0); the size table (n × u64); n × [`TargetCtl`] (each
-//! target's ticket lock and PSCW completion counter, owned by the target); n post-
-//! counter arrays of n × u32 (core o's array, owned by o, holds `post[t]`).
+//! target's ticket lock, owned by the target); n rows of n PSCW pair slots (core o's
+//! row holds, per target t, t's post count for o and o's completion count at t).
 //! Freeing is collective: each core writes into its size-table word (unused after
 //! allocation) whether it still has an epoch open, then a barrier (nobody still
 //! accesses; the votes are visible to all); unless some core voted no, both regions

@@ -61,6 +61,8 @@ pub struct Core {
     rank: u32,
     size: u32,
     policy: WaitPolicy,
+    /// The one CPU this process is pinned to, if it is.
+    cpu: Option<u16>,
     /// This core's replica of the symmetric MPB allocator (see `mpb`).
     pub(crate) mpb_allocator: Mutex<FreeList>,
     /// How many world-collective heap calls this core has made (see `heap`).
@@ -105,7 +107,16 @@ impl Core {
         let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::mpb::MPB_GRANULE);
         let p2p = crate::p2p::Engine::new(crate::channel::Placement::setup(&config, &mut mpb));
         let mpb_allocator = Mutex::new(mpb);
-        Ok(Core { segment, rank, size, policy, mpb_allocator, heap_calls: Mutex::new(0), p2p })
+        Ok(Core {
+            segment,
+            rank,
+            size,
+            policy,
+            cpu: crate::pin::pinned_cpu(),
+            mpb_allocator,
+            heap_calls: Mutex::new(0),
+            p2p,
+        })
     }
 
     #[inline]
@@ -150,7 +161,7 @@ impl Core {
     }
 
     pub(crate) fn waiter(&self) -> Waiter<'_> {
-        Waiter::new(self.policy, self.segment.job())
+        Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)
     }
 
     /// `Err` naming the failed rank once the job is aborting.

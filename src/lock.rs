@@ -142,7 +142,8 @@ impl<'c, T: Plain> Window<'c, T> {
         match kind {
             LockKind::Shared => lock.unlock_shared(bell),
             LockKind::Exclusive => {
-                lock.unlock_exclusive(bell, &self.window_ctl().all, &self.core.segment().slot(0).bell);
+                let cpu = self.core.waiter().handoff_cpu();
+                lock.unlock_exclusive(bell, &self.window_ctl().all, &self.core.segment().slot(0).bell, cpu);
             }
         }
         quiesced?;

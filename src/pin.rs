@@ -92,6 +92,17 @@ pub fn available_cpu_count() -> usize {
     available_cpus(false).map_or(1, |cpus| cpus.len().max(1))
 }
 
+/// The one CPU this thread may run on, if its affinity mask names exactly one (and
+/// it fits the lock hints' 16 bits, see `rwlock`).
+pub fn pinned_cpu() -> Option<u16> {
+    let mask = sched_getaffinity(Pid::from_raw(0)).ok()?;
+    let mut cpus = (0..CpuSet::count()).filter(|&cpu| mask.is_set(cpu).unwrap_or(false));
+    match (cpus.next(), cpus.next()) {
+        (Some(cpu), None) => u16::try_from(cpu).ok().filter(|&cpu| cpu < u16::MAX),
+        _ => None,
+    }
+}
+
 /// The CPU of every rank, or `None` everywhere for [`PinPolicy::None`].
 pub fn plan(policy: &PinPolicy, ranks: usize) -> Result<Vec<Option<usize>>, PinError> {
     match policy {

@@ -19,6 +19,23 @@
 //! so every critical section happens-before the next conflicting one. An exclusive epoch thus costs
 //! three locked RMWs: the ticket, and entering and leaving `AllLock`.
 //!
+//! ## Handoffs on shared CPUs
+//! When cores outnumber CPUs (`Waiter::handoff_cpu`), a waiter that yields hands its
+//! CPU to whichever core the scheduler picks, at a context switch (1.1 µs here) each:
+//! with every waiter yielding, 7 cores contending on 2 CPUs took 14 µs an epoch each,
+//! about two switches per handoff. So each ticket notes its taker's CPU in one of
+//! `CPU_SLOTS` slots on the lock's line, tagged with the ticket so that a reused slot
+//! reads as unknown, and:
+//! - a waiter spins instead of yielding while every ticket ahead of it was taken on
+//!   another CPU: nobody it waits for needs this CPU (bounded, `Waiter::wait_handoff`);
+//! - an exclusive unlock whose next ticket was taken on this CPU yields at once, since
+//!   that core cannot run before we give up the CPU.
+//!
+//! Handoffs between CPUs then move one cache line, and cores that share a CPU take
+//! turns by time slice instead of by epoch. The hints are Relaxed and only choose
+//! between spinning and yielding: nothing above reads them, so a stale one costs time,
+//! never safety.
+//!
 //! ## lock_all ([`AllLock`], one 64-bit word per window)
 //! The word holds three 21-bit counts: `holders` (lock_all epochs), `writers`
 //! (exclusive lockers of any target) and `parked` (lock_all calls backed off). A
@@ -49,7 +66,7 @@
 use crossbeam_utils::CachePadded;
 
 use crate::abort::JobAborted;
-use crate::sync::{AtomicU32, AtomicU64, Ordering, fence_after_rmw};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, fence_after_rmw, yield_now};
 use crate::waiter::{Doorbell, Waiter};
 
 /// Lock type of a passive-target epoch, as `MPI_LOCK_SHARED` / `MPI_LOCK_EXCLUSIVE`.
@@ -66,7 +83,13 @@ pub struct TicketRwLock {
     users: AtomicU32,
     /// `read` in the low half, `write` in the high half.
     served: AtomicU64,
+    /// Handoff hints (module docs): slot `t % CPU_SLOTS` holds ticket `t`'s low 16
+    /// bits above its taker's CPU + 1 (0: unknown).
+    cpus: [AtomicU32; CPU_SLOTS],
 }
+
+/// Fills the lock's cache line: 16 bytes of counters and 12 hint slots.
+const CPU_SLOTS: usize = 12;
 
 /// One step of `write` in [`TicketRwLock::served`].
 const WRITE_ONE: u64 = 1 << 32;
@@ -84,14 +107,35 @@ impl TicketRwLock {
         TicketRwLock::default()
     }
 
-    /// Takes a ticket. Relaxed: the ticket only fixes our place in line; the Acquire
-    /// wait on `served` is what orders us after earlier holders.
+    /// Takes a ticket, noting `cpu` beside it. Relaxed: the ticket only fixes our place
+    /// in line; the Acquire wait on `served` is what orders us after earlier holders.
     #[inline]
-    fn ticket(&self) -> u32 {
+    fn ticket(&self, cpu: Option<u16>) -> u32 {
         let me = self.users.fetch_add(1, Ordering::Relaxed);
+        if let Some(cpu) = cpu {
+            // Relaxed: a hint, and the line is ours after the RMW, so it costs a store.
+            self.cpus[me as usize % CPU_SLOTS].store((me << 16) | (u32::from(cpu) + 1), Ordering::Relaxed);
+        }
         // SeqCst fence: our ticket before our first check (Dekker pair with `wake`).
         fence_after_rmw();
         me
+    }
+
+    /// The CPU ticket `t` was taken on, if noted and not yet overwritten by a later one.
+    fn cpu_of(&self, t: u32) -> Option<u16> {
+        let slot = self.cpus[t as usize % CPU_SLOTS].load(Ordering::Relaxed);
+        let cpu = (slot & 0xffff).checked_sub(1)?;
+        (slot >> 16 == t & 0xffff).then_some(cpu as u16)
+    }
+
+    /// Whether every ticket from `turn` (being served) up to ours, `me`, was taken on a
+    /// CPU other than ours, `cpu`: then nobody we wait for needs this CPU, and we spin
+    /// rather than yield (module docs). False if any of them is unknown.
+    fn ahead_on_other_cpus(&self, turn: u32, me: u32, cpu: Option<u16>) -> bool {
+        let ahead = me.wrapping_sub(turn);
+        cpu.is_some()
+            && ahead as usize <= CPU_SLOTS
+            && (0..ahead).all(|k| self.cpu_of(turn.wrapping_add(k)).is_some_and(|c| Some(c) != cpu))
     }
 
     /// After an advance to `next` (of `read` or `write`), made by an RMW or followed by
@@ -116,13 +160,18 @@ impl TicketRwLock {
         all: &AllLock,
         home: &Doorbell,
     ) -> Result<(), JobAborted> {
-        let me = self.ticket();
+        let cpu = waiter.handoff_cpu();
+        let me = self.ticket(cpu);
         // Acquire: synchronizes with the Release advances of `served` by every earlier
         // holder (one release sequence), so their accesses happen-before ours.
-        waiter.wait_until(bell, || (write_of(self.served.load(Ordering::Acquire)) == me).then_some(()))?;
+        waiter.wait_handoff(
+            bell,
+            || (write_of(self.served.load(Ordering::Acquire)) == me).then_some(()),
+            || self.ahead_on_other_cpus(write_of(self.served.load(Ordering::Relaxed)), me, cpu),
+        )?;
         let entered = all.writer_enter(waiter, home);
         if entered.is_err() {
-            self.unlock_exclusive(bell, all, home);
+            self.unlock_exclusive(bell, all, home, None);
         }
         entered
     }
@@ -130,9 +179,14 @@ impl TicketRwLock {
     /// Waits until this core may read beside other readers.
     #[inline]
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
-        let me = self.ticket();
+        let cpu = waiter.handoff_cpu();
+        let me = self.ticket(cpu);
         // Acquire: pairs with the Release advance of `served` by the previous writer.
-        waiter.wait_until(bell, || (read_of(self.served.load(Ordering::Acquire)) == me).then_some(()))?;
+        waiter.wait_handoff(
+            bell,
+            || (read_of(self.served.load(Ordering::Acquire)) == me).then_some(()),
+            || self.ahead_on_other_cpus(read_of(self.served.load(Ordering::Relaxed)), me, cpu),
+        )?;
         // Advance `read` alone, wrapping within its half (a plain add would carry into
         // `write` once every 2^32 tickets). Relaxed suffices for ordering (an RMW
         // continues the release sequence of the writer's advance, so later readers
@@ -151,9 +205,10 @@ impl TicketRwLock {
 
     /// Ends an exclusive hold taken with [`TicketRwLock::lock_exclusive`]: advances
     /// `read` and `write` together with one plain store, leaves `all`, and wakes the
-    /// next ticket if it is out.
+    /// next ticket if it is out. If that ticket was taken on `cpu`, this core's own
+    /// (oversubscribed, see `Waiter::handoff_cpu`), yields to it at once.
     #[inline]
-    pub fn unlock_exclusive(&self, bell: &Doorbell, all: &AllLock, home: &Doorbell) {
+    pub fn unlock_exclusive(&self, bell: &Doorbell, all: &AllLock, home: &Doorbell, cpu: Option<u16>) {
         // Nobody else writes `served` while we hold the lock alone: every earlier holder
         // advanced it before its unlock, which `write == our ticket` counted, and no
         // later ticket is admitted before this store. Release: our writes happen-before
@@ -165,6 +220,11 @@ impl TicketRwLock {
         // Its RMW also orders the store above before `wake`'s load of `users`.
         all.writer_exit(home);
         self.wake(next_write, bell);
+        if cpu.is_some() && self.users.load(Ordering::Relaxed) != next_write && self.cpu_of(next_write) == cpu
+        {
+            // It cannot run before we give up the CPU, which might be a time slice away.
+            yield_now();
+        }
     }
 
     /// Ends a shared hold.
@@ -285,6 +345,7 @@ mod tests {
         let lock = TicketRwLock {
             users: AtomicU32::new(start),
             served: AtomicU64::new(u64::from(start) << 32 | u64::from(start)),
+            cpus: Default::default(),
         };
         let (all, bell, home, job) = (AllLock::new(), Doorbell::new(), Doorbell::new(), JobControl::new());
         let waiter = Waiter::new(WaitPolicy::Spin, &job);
@@ -294,10 +355,31 @@ mod tests {
             lock.unlock_shared(&bell);
             lock.unlock_shared(&bell);
             lock.lock_exclusive(&waiter, &bell, &all, &home).unwrap();
-            lock.unlock_exclusive(&bell, &all, &home);
+            lock.unlock_exclusive(&bell, &all, &home, None);
         }
         assert_eq!(lock.queued(), 0);
         let served = lock.served.load(Ordering::Relaxed);
         assert_eq!((read_of(served), write_of(served)), (start.wrapping_add(9), start.wrapping_add(9)));
+    }
+
+    /// The handoff hints: a waiter spins only while every ticket ahead of it is known
+    /// to be on another CPU, and a slot reused by a later ticket reads as unknown.
+    #[test]
+    fn handoff_hints() {
+        let lock = TicketRwLock::new();
+        let (a, b) = (Some(0), Some(1));
+        assert_eq!([lock.ticket(a), lock.ticket(b), lock.ticket(b), lock.ticket(None)], [0, 1, 2, 3]);
+        assert_eq!([lock.cpu_of(0), lock.cpu_of(1), lock.cpu_of(3)], [a, b, None]);
+        assert!(lock.ahead_on_other_cpus(0, 1, b), "only ticket 0 ahead, on the other CPU");
+        assert!(!lock.ahead_on_other_cpus(0, 2, b), "ticket 1 ahead shares our CPU");
+        assert!(lock.ahead_on_other_cpus(1, 2, a));
+        assert!(!lock.ahead_on_other_cpus(0, 1, None), "our own CPU unknown");
+        assert!(!lock.ahead_on_other_cpus(3, 4, a), "ticket 3's CPU unknown");
+        for _ in 4..=CPU_SLOTS as u32 {
+            lock.ticket(b);
+        }
+        assert_eq!(lock.cpu_of(0), None, "slot 0 now holds ticket {CPU_SLOTS}");
+        assert_eq!(lock.cpu_of(CPU_SLOTS as u32), b);
+        assert!(!lock.ahead_on_other_cpus(0, CPU_SLOTS as u32 + 1, Some(2)), "more tickets ahead than slots");
     }
 }

@@ -41,7 +41,7 @@ fn writer_and_two_lock_alls() {
                 s.lock.lock_exclusive(&waiter, &s.target_bell, &s.all, &s.home).unwrap();
                 s.cells.write(0, &[1]);
                 s.cells.write(1, &[1]);
-                s.lock.unlock_exclusive(&s.target_bell, &s.all, &s.home);
+                s.lock.unlock_exclusive(&s.target_bell, &s.all, &s.home, None);
             })
         };
         let readers: Vec<_> = (0..2)

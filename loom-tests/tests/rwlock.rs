@@ -1,7 +1,8 @@
 //! The ticket reader-writer lock (`sccemu::rwlock::TicketRwLock`) with 2 writers and 1
 //! reader: writers are alone (each does a read-modify-write of a payload cell that loom
 //! would flag as a race if two overlapped, and both increments survive), and the reader
-//! never sees a writer's critical section half done.
+//! never sees a writer's critical section half done. The threads note CPUs (two share
+//! one), so the handoff hints are written and read as in an oversubscribed job.
 #![cfg(sccemu_loom)]
 
 use loom::sync::Arc;
@@ -36,23 +37,23 @@ fn two_writers_one_reader() {
             cells: LoomBytes::new(2),
         });
         let writers: Vec<_> = (0..2)
-            .map(|_| {
+            .map(|cpu| {
                 let s = s.clone();
                 thread::spawn(move || {
-                    let waiter = Waiter::new(WaitPolicy::Block, &s.job);
+                    let waiter = Waiter::new(WaitPolicy::Block, &s.job).on_cpu(Some(cpu));
                     s.lock.lock_exclusive(&waiter, &s.bell, &s.all, &s.home).unwrap();
                     let mut pair = [0u8; 2];
                     s.cells.read(0, &mut pair);
                     s.cells.write(0, &[pair[0] + 1]);
                     s.cells.write(1, &[pair[1] + 1]);
-                    s.lock.unlock_exclusive(&s.bell, &s.all, &s.home);
+                    s.lock.unlock_exclusive(&s.bell, &s.all, &s.home, waiter.handoff_cpu());
                 })
             })
             .collect();
         let reader = {
             let s = s.clone();
             thread::spawn(move || {
-                let waiter = Waiter::new(WaitPolicy::Block, &s.job);
+                let waiter = Waiter::new(WaitPolicy::Block, &s.job).on_cpu(Some(1));
                 s.lock.lock_shared(&waiter, &s.bell).unwrap();
                 let mut pair = [0u8; 2];
                 s.cells.read(0, &mut pair);

@@ -90,7 +90,7 @@ pub fn zeroed<T: Plain>() -> T {
 
 // SAFETY: an atomic word.
 unsafe impl AtomicsOnly for AtomicU64 {}
-// SAFETY: two cache-padded `AtomicU32`s, valid as zeros (phase 0, nobody arrived).
+// SAFETY: one cache-padded `AtomicU64`, valid as zero (generation 0, nobody arrived).
 unsafe impl AtomicsOnly for crate::barrier::BarrierState {}
 // SAFETY: two cache-padded lines of `AtomicU32`s.
 unsafe impl AtomicsOnly for crate::srb::SrbCounters {}

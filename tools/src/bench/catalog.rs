@@ -105,7 +105,12 @@ pub const CATALOG: &[SuiteSpec] = &[
     SuiteSpec {
         name: "rma",
         about: "put/get under lock+flush, fence and PSCW; fetch-and-op, compare-and-swap, \
-                lock/unlock and fence latency",
+                lock/unlock and fence latency. In lock/unlock with 8 cores on 2 CPUs, every \
+                rank but 1 locks rank 1 over and over. Open MPI's waiters yield at every poll, \
+                so each handoff waits for the scheduler. sccemu's ticket waiters spin while \
+                every ticket ahead of them was taken on the other CPU, so handoffs between \
+                CPUs move one cache line, and cores sharing a CPU take turns by time slice \
+                rather than by epoch.",
         baseline: None,
         peers: &[
             PeerSpec {

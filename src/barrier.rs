@@ -11,8 +11,8 @@
 //!    after the barrier.
 //!
 //! Nobody adds to the word between the last arrival and that store: everyone has
-//! arrived, and a next-phase arrival comes only after an Acquire load that saw the
-//! store. So the plain store loses nothing, and the count never carries into the
+//! arrived, and a next-phase arrival comes only after the store, in the last arriver's
+//! program order or, for everyone else, after an Acquire load that saw it. So the plain store loses nothing, and the count never carries into the
 //! generation. The generation wraps at 2^32, which waiters, comparing for inequality,
 //! do not notice.
 //!
@@ -49,10 +49,14 @@ impl BarrierState {
     /// Waits until all `parties` participants have called `wait` for this phase.
     /// Waiters sleep on `home`, the doorbell of the core that owns this barrier.
     pub fn wait(&self, parties: u32, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
+        // AcqRel: Release heads our pre-barrier writes into the release sequence of adds
+        // that the last arriver's Acquire reads from (module docs, step 1).
         let counted = self.word.fetch_add(1, Ordering::AcqRel) + 1;
         let phase = counted >> 32;
         if counted as u32 == parties {
-            // Shifts the carry out when the generation wraps.
+            // Release: the waiters' Acquire load of the new generation synchronizes with
+            // it, and through our Acquire add, with every arriver. The shift drops the
+            // carry when the generation wraps.
             self.word.store((phase + 1) << 32, Ordering::Release);
             home.ring();
             return waiter.job().check();

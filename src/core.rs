@@ -160,6 +160,12 @@ impl Core {
         &self.segment
     }
 
+    /// This core's CPU when that decides between spinning and yielding (see
+    /// [`Waiter::handoff_cpu`]).
+    pub(crate) fn handoff_cpu(&self) -> Option<u16> {
+        self.waiter().handoff_cpu()
+    }
+
     pub(crate) fn waiter(&self) -> Waiter<'_> {
         Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)
     }

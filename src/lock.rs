@@ -142,8 +142,8 @@ impl<'c, T: Plain> Window<'c, T> {
         match kind {
             LockKind::Shared => lock.unlock_shared(bell),
             LockKind::Exclusive => {
-                let cpu = self.core.waiter().handoff_cpu();
-                lock.unlock_exclusive(bell, &self.window_ctl().all, &self.core.segment().slot(0).bell, cpu);
+                let home = &self.core.segment().slot(0).bell;
+                lock.unlock_exclusive(bell, &self.window_ctl().all, home, self.core.handoff_cpu());
             }
         }
         quiesced?;

@@ -112,12 +112,12 @@ impl TicketRwLock {
     #[inline]
     fn ticket(&self, cpu: Option<u16>) -> u32 {
         let me = self.users.fetch_add(1, Ordering::Relaxed);
+        // SeqCst fence: our ticket before our first check (Dekker pair with `wake`).
+        fence_after_rmw();
         if let Some(cpu) = cpu {
             // Relaxed: a hint, and the line is ours after the RMW, so it costs a store.
             self.cpus[me as usize % CPU_SLOTS].store((me << 16) | (u32::from(cpu) + 1), Ordering::Relaxed);
         }
-        // SeqCst fence: our ticket before our first check (Dekker pair with `wake`).
-        fence_after_rmw();
         me
     }
 
@@ -128,26 +128,52 @@ impl TicketRwLock {
         (slot >> 16 == t & 0xffff).then_some(cpu as u16)
     }
 
-    /// Whether every ticket from `turn` (being served) up to ours, `me`, was taken on a
-    /// CPU other than ours, `cpu`: then nobody we wait for needs this CPU, and we spin
-    /// rather than yield (module docs). False if any of them is unknown.
-    fn ahead_on_other_cpus(&self, turn: u32, me: u32, cpu: Option<u16>) -> bool {
-        let ahead = me.wrapping_sub(turn);
+    /// Whether every ticket from `first` (the oldest still holding or waiting: `write`)
+    /// up to ours, `me`, was taken on a CPU other than ours, `cpu`: then nobody we wait
+    /// for needs this CPU, and we spin rather than yield (module docs). False if any of
+    /// them is unknown.
+    fn ahead_on_other_cpus(&self, first: u32, me: u32, cpu: Option<u16>) -> bool {
+        let ahead = me.wrapping_sub(first);
         cpu.is_some()
             && ahead as usize <= CPU_SLOTS
-            && (0..ahead).all(|k| self.cpu_of(turn.wrapping_add(k)).is_some_and(|c| Some(c) != cpu))
+            && (0..ahead).all(|k| self.cpu_of(first.wrapping_add(k)).is_some_and(|c| Some(c) != cpu))
     }
 
     /// After an advance to `next` (of `read` or `write`), made by an RMW or followed by
     /// one: rings `bell` unless no ticket is outstanding beyond it (then nobody can be
     /// waiting for this lock).
+    /// Returns whether it found such a ticket.
     #[inline]
-    fn wake(&self, next: u32, bell: &Doorbell) {
+    fn wake(&self, next: u32, bell: &Doorbell) -> bool {
         // SeqCst fence: our advance before our check of `users` (Dekker pair with `ticket`).
         fence_after_rmw();
-        if self.users.load(Ordering::Relaxed) != next {
+        let waiting = self.users.load(Ordering::Relaxed) != next;
+        if waiting {
             bell.ring();
         }
+        waiting
+    }
+
+    /// Takes a ticket and waits until the half of `served` that `turn` reads (`read` or
+    /// `write`) reaches it, spinning rather than yielding while every ticket ahead was
+    /// taken on another CPU. Those start at `write`, not `read`: readers in between
+    /// still hold the lock, and a writer waits for them. Returns the ticket.
+    #[inline]
+    fn take_turn(
+        &self,
+        waiter: &Waiter<'_>,
+        bell: &Doorbell,
+        turn: fn(u64) -> u32,
+    ) -> Result<u32, JobAborted> {
+        let cpu = waiter.handoff_cpu();
+        let me = self.ticket(cpu);
+        // Acquire: synchronizes with the Release advances of `served` by every earlier
+        // holder (one release sequence), so their accesses happen-before ours.
+        waiter.wait_handoff(
+            bell,
+            || (turn(self.served.load(Ordering::Acquire)) == me).then_some(me),
+            || self.ahead_on_other_cpus(write_of(self.served.load(Ordering::Relaxed)), me, cpu),
+        )
     }
 
     /// Waits until this core may write alone, then until no lock_all epoch is open
@@ -160,15 +186,7 @@ impl TicketRwLock {
         all: &AllLock,
         home: &Doorbell,
     ) -> Result<(), JobAborted> {
-        let cpu = waiter.handoff_cpu();
-        let me = self.ticket(cpu);
-        // Acquire: synchronizes with the Release advances of `served` by every earlier
-        // holder (one release sequence), so their accesses happen-before ours.
-        waiter.wait_handoff(
-            bell,
-            || (write_of(self.served.load(Ordering::Acquire)) == me).then_some(()),
-            || self.ahead_on_other_cpus(write_of(self.served.load(Ordering::Relaxed)), me, cpu),
-        )?;
+        self.take_turn(waiter, bell, write_of)?;
         let entered = all.writer_enter(waiter, home);
         if entered.is_err() {
             self.unlock_exclusive(bell, all, home, None);
@@ -179,14 +197,7 @@ impl TicketRwLock {
     /// Waits until this core may read beside other readers.
     #[inline]
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
-        let cpu = waiter.handoff_cpu();
-        let me = self.ticket(cpu);
-        // Acquire: pairs with the Release advance of `served` by the previous writer.
-        waiter.wait_handoff(
-            bell,
-            || (read_of(self.served.load(Ordering::Acquire)) == me).then_some(()),
-            || self.ahead_on_other_cpus(read_of(self.served.load(Ordering::Relaxed)), me, cpu),
-        )?;
+        let me = self.take_turn(waiter, bell, read_of)?;
         // Advance `read` alone, wrapping within its half (a plain add would carry into
         // `write` once every 2^32 tickets). Relaxed suffices for ordering (an RMW
         // continues the release sequence of the writer's advance, so later readers
@@ -219,9 +230,7 @@ impl TicketRwLock {
         self.served.store(next, Ordering::Release);
         // Its RMW also orders the store above before `wake`'s load of `users`.
         all.writer_exit(home);
-        self.wake(next_write, bell);
-        if cpu.is_some() && self.users.load(Ordering::Relaxed) != next_write && self.cpu_of(next_write) == cpu
-        {
+        if self.wake(next_write, bell) && cpu.is_some() && self.cpu_of(next_write) == cpu {
             // It cannot run before we give up the CPU, which might be a time slice away.
             yield_now();
         }

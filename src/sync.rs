@@ -44,6 +44,16 @@ pub use loom::thread::yield_now;
 #[cfg(not(sccemu_loom))]
 pub use std::thread::yield_now;
 
+/// One pause of a spin that waits for another core; under loom a scheduling point of
+/// the model, which could not otherwise run the core being waited for.
+#[inline(always)]
+pub fn spin_pause() {
+    #[cfg(not(sccemu_loom))]
+    std::hint::spin_loop();
+    #[cfg(sccemu_loom)]
+    loom::thread::yield_now();
+}
+
 /// Spinning before a sleep: `crossbeam_utils::Backoff` (spin with growing pauses, then
 /// yield) in production; under loom every step is a `yield_now`, so that the model
 /// scheduler can run the thread being waited for.

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use shm_layout::WaitPolicy;
 
 use crate::abort::{JobAborted, JobControl};
-use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, fence_after_rmw, yield_now};
+use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, fence_after_rmw, spin_pause, yield_now};
 
 /// How long a waiter stays awake before it sleeps on the futex.
 /// - `Adaptive` (no more cores than CPUs) spins, then yields: long enough to cover a
@@ -40,10 +40,11 @@ use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, fence_after_rm
 const AWAKE_BUDGET: Duration = Duration::from_micros(100);
 
 /// Polls, one pause apart, that a [`Waiter::wait_handoff`] under `Block` makes instead
-/// of yielding while its partner runs on another CPU (about 5 µs with the clock reads):
-/// long enough to cover a partner that is running, short enough that a preempted one
-/// costs little more than the context switch it saves.
-const HANDOFF_SPINS: u32 = 200;
+/// of yielding while its partner runs on another CPU (about 5 µs): long enough to cover
+/// a partner that is running, short enough that one the scheduler has set aside costs
+/// a few of the context switches (1.1 µs each here) that spinning saves.
+/// (Two under loom, whose model need only see that the spin ends.)
+const HANDOFF_SPINS: u32 = if cfg!(sccemu_loom) { 2 } else { 200 };
 
 /// Polls, one pause apart, before the doubling backoff. A pause takes 25 ns on this
 /// machine's CPUs, so a partner that answers within ~1.6 µs is seen within one pause,
@@ -124,16 +125,8 @@ impl<'a> Waiter<'a> {
     /// `ready` must read the memory that the ringers of `bell` change, with whatever
     /// ordering the caller's protocol needs (normally `Acquire`).
     #[inline]
-    pub fn wait_until<T>(
-        &self,
-        bell: &Doorbell,
-        mut ready: impl FnMut() -> Option<T>,
-    ) -> Result<T, JobAborted> {
-        // Fast path, inlined at the caller: one check when the condition already holds.
-        match ready() {
-            Some(v) => Ok(v),
-            None => self.wait_slow(bell, ready, || false),
-        }
+    pub fn wait_until<T>(&self, bell: &Doorbell, ready: impl FnMut() -> Option<T>) -> Result<T, JobAborted> {
+        self.wait_handoff(bell, ready, || false)
     }
 
     /// [`Waiter::wait_until`], except that under `Block` it polls instead of yielding
@@ -147,6 +140,7 @@ impl<'a> Waiter<'a> {
         mut ready: impl FnMut() -> Option<T>,
         partner_elsewhere: impl Fn() -> bool,
     ) -> Result<T, JobAborted> {
+        // Fast path, inlined at the caller: one check when the condition already holds.
         match ready() {
             Some(v) => Ok(v),
             None => self.wait_slow(bell, ready, partner_elsewhere),
@@ -170,18 +164,23 @@ impl<'a> Waiter<'a> {
         let mut handoff_spins = 0u32;
         loop {
             self.job.check()?;
+            // Pauses between polls, not a bare loop: hammering the line being waited on
+            // slows down the core that is about to write it (measured on the 2-core
+            // barrier), and the pauses grow once the partner is evidently busy.
+            if self.policy == WaitPolicy::Block && handoff_spins < HANDOFF_SPINS && partner_elsewhere() {
+                // Far inside the awake budget: no clock read.
+                handoff_spins += 1;
+                spin_pause();
+                if let Some(v) = ready() {
+                    return Ok(v);
+                }
+                continue;
+            }
             let done_spinning = backoff.is_completed() || self.policy == WaitPolicy::Block;
             if done_spinning && self.may_sleep(&mut started) {
                 break;
             }
-            // Pauses between polls, not a bare loop: hammering the line being waited on
-            // slows down the core that is about to write it (measured on the 2-core
-            // barrier), and the pauses grow once the partner is evidently busy.
             match self.policy {
-                WaitPolicy::Block if handoff_spins < HANDOFF_SPINS && partner_elsewhere() => {
-                    handoff_spins += 1;
-                    std::hint::spin_loop();
-                }
                 WaitPolicy::Block => yield_now(),
                 WaitPolicy::Adaptive | WaitPolicy::Spin if polls < TIGHT_POLLS => {
                     polls += 1;

@@ -20,8 +20,9 @@ use core::str::FromStr;
 
 /// `"SCCEMU\0\x01"`, little-endian: the first word of every segment.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"SCCEMU\0\x01");
-/// Bumped whenever a header field or a region moves.
-pub const LAYOUT_VERSION: u32 = 1;
+/// Bumped whenever a header field or a region moves, or a protocol word in the segment
+/// changes its format (2: the barrier's count and generation share one word).
+pub const LAYOUT_VERSION: u32 = 2;
 /// Alignment of every region: a 64-byte cache line and its adjacent-line prefetch partner.
 pub const LINE: usize = 128;
 /// Bytes of one core's control slot (doorbell, pid, state; see `sccemu::segment`).

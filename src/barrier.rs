@@ -12,9 +12,9 @@
 //!
 //! Nobody adds to the word between the last arrival and that store: everyone has
 //! arrived, and a next-phase arrival comes only after the store, in the last arriver's
-//! program order or, for everyone else, after an Acquire load that saw it. So the plain store loses nothing, and the count never carries into the
-//! generation. The generation wraps at 2^32, which waiters, comparing for inequality,
-//! do not notice.
+//! program order or, for everyone else, after an Acquire load that saw it. So the
+//! plain store loses nothing, and the count never carries into the generation. The
+//! generation wraps at 2^32, which waiters, comparing for inequality, do not notice.
 //!
 //! Why one word rather than a count and a generation on lines of their own: the last
 //! arriver's store goes to the line its add just took, and the waiter's next load

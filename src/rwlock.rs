@@ -141,8 +141,7 @@ impl TicketRwLock {
 
     /// After an advance to `next` (of `read` or `write`), made by an RMW or followed by
     /// one: rings `bell` unless no ticket is outstanding beyond it (then nobody can be
-    /// waiting for this lock).
-    /// Returns whether it found such a ticket.
+    /// waiting for this lock). Returns whether one was.
     #[inline]
     fn wake(&self, next: u32, bell: &Doorbell) -> bool {
         // SeqCst fence: our advance before our check of `users` (Dekker pair with `ticket`).

@@ -167,20 +167,18 @@ impl<'a> Waiter<'a> {
             // Pauses between polls, not a bare loop: hammering the line being waited on
             // slows down the core that is about to write it (measured on the 2-core
             // barrier), and the pauses grow once the partner is evidently busy.
-            if self.policy == WaitPolicy::Block && handoff_spins < HANDOFF_SPINS && partner_elsewhere() {
-                // Far inside the awake budget: no clock read.
-                handoff_spins += 1;
-                spin_pause();
-                if let Some(v) = ready() {
-                    return Ok(v);
-                }
-                continue;
-            }
-            let done_spinning = backoff.is_completed() || self.policy == WaitPolicy::Block;
+            let handoff =
+                self.policy == WaitPolicy::Block && handoff_spins < HANDOFF_SPINS && partner_elsewhere();
+            // A handoff spin is far inside the awake budget: no clock read.
+            let done_spinning = !handoff && (backoff.is_completed() || self.policy == WaitPolicy::Block);
             if done_spinning && self.may_sleep(&mut started) {
                 break;
             }
             match self.policy {
+                WaitPolicy::Block if handoff => {
+                    handoff_spins += 1;
+                    spin_pause();
+                }
                 WaitPolicy::Block => yield_now(),
                 WaitPolicy::Adaptive | WaitPolicy::Spin if polls < TIGHT_POLLS => {
                     polls += 1;

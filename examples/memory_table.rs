@@ -41,7 +41,7 @@ fn main() {
     println!(
         "srb: one {}-byte ring per core plus {} B of counters in its MPB, whatever N.",
         sccemu::Config::new(2).ring_bytes,
-        sccemu::srb::COUNTER_BYTES
+        sccemu::protocol::ring::srb::COUNTER_BYTES
     );
     println!(
         "perpeer: one MPB slot and one ring_bytes DRAM area per possible sender (O(N) per core, O(N^2) per job);"

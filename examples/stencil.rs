@@ -63,7 +63,7 @@ fn demo(cli: &Cli, versions: &[Version]) -> Result<bool, String> {
         cli.cols,
         cli.cols * 4,
         cli.steps,
-        sccemu::pin::available_cpu_count()
+        sccemu::core::pin::available_cpu_count()
     );
     print!("{:<10} {:>10}", "version", "1 core");
     for n in &cli.cores {

@@ -8,117 +8,52 @@
 //! core dies. [`Job`] runs a function as every core of a job from tests, benches and
 //! examples; the `sccrun` launcher runs whole programs.
 //!
-//! Under `--cfg sccemu_loom` only the protocol modules are built, over loom's atomics,
-//! for the models in `loom-tests`.
+//! The library is built in layers, each a folder whose `mod.rs` says what it owns;
+//! imports run downward only (`docs/ARCHITECTURE.md` draws the picture):
+//!
+//! - [`protocol`]: lock-free protocols over plain shared bytes (the loom build);
+//! - [`segment`]: the mapped segment, its views, MPBs, heap and window table, and the
+//!   per-core context every mechanism above takes;
+//! - [`p2p`], [`rma`], [`coll`]: two-sided messaging, windows, communicators
+//!   (coll may use p2p and rma, never the reverse);
+//! - [`core`]: [`Core`], the facade whose methods delegate to the layers below;
+//! - [`job`]: [`Job`] and the process launcher.
+//!
+//! Under `--cfg sccemu_loom` only [`sync`] and [`protocol`] are built, over loom's
+//! atomics, for the models in `loom-tests`.
 
-pub mod abort;
-pub mod acc_atomic;
-pub mod acc_queue;
-pub mod armw;
-pub mod barrier;
-pub mod epoch;
-pub mod fence;
-pub mod flag;
-pub mod frag;
-pub mod freelist;
-pub mod group;
-pub mod heap;
-pub mod op;
-pub mod payload;
-pub mod perpeer;
-pub mod pscw;
-pub mod rwlock;
-pub mod srb;
-pub mod stripes;
+pub mod protocol;
 pub mod sync;
-pub mod waiter;
 
-#[cfg(not(sccemu_loom))]
-mod acc_view;
-#[cfg(not(sccemu_loom))]
-pub mod accumulate;
-#[cfg(not(sccemu_loom))]
-pub mod allgather;
-#[cfg(not(sccemu_loom))]
-pub mod channel;
-#[cfg(not(sccemu_loom))]
-mod clock;
-#[cfg(not(sccemu_loom))]
-pub mod coll;
-#[cfg(not(sccemu_loom))]
-pub mod collective_alloc;
-#[cfg(not(sccemu_loom))]
-pub mod comm;
-#[cfg(not(sccemu_loom))]
-pub mod core;
-#[cfg(not(sccemu_loom))]
-pub mod job;
-#[cfg(not(sccemu_loom))]
-pub mod launcher;
-#[cfg(not(sccemu_loom))]
-pub mod lock;
-#[cfg(not(sccemu_loom))]
-mod matching;
-#[cfg(not(sccemu_loom))]
-pub mod mpb;
-#[cfg(not(sccemu_loom))]
-pub mod owner;
-#[cfg(not(sccemu_loom))]
-pub mod p2p;
-#[cfg(not(sccemu_loom))]
-pub mod pin;
-#[cfg(not(sccemu_loom))]
-mod progress;
-#[cfg(not(sccemu_loom))]
-pub mod request;
-#[cfg(not(sccemu_loom))]
-pub mod rma;
-#[cfg(not(sccemu_loom))]
-pub mod segment;
-#[cfg(not(sccemu_loom))]
-pub mod view;
-#[cfg(not(sccemu_loom))]
-pub mod window;
-#[cfg(not(sccemu_loom))]
-pub mod winerror;
-#[cfg(not(sccemu_loom))]
-pub mod wintable;
+/// Everything above the protocols: not part of the loom build.
+macro_rules! host_only {
+    ($($item:item)*) => { $(#[cfg(not(sccemu_loom))] $item)* };
+}
 
-#[cfg(not(sccemu_loom))]
-pub use crate::core::{Core, MeshPosition};
-pub use abort::{AbortCause, JobAborted};
-pub use acc_atomic::AccElem;
-#[cfg(not(sccemu_loom))]
-pub use accumulate::{AccError, AccStrategy};
-#[cfg(not(sccemu_loom))]
-pub use allgather::Allgather;
-pub use armw::{AtomicElem, AtomicInt};
-#[cfg(not(sccemu_loom))]
-pub use channel::{ChannelUnavailable, Footprint, footprint};
-#[cfg(not(sccemu_loom))]
-pub use comm::{CollError, Comm};
-pub use fence::Assert;
-pub use frag::{CorruptError, CorruptKind};
-pub use freelist::AllocError;
-pub use group::Group;
-#[cfg(not(sccemu_loom))]
-pub use job::{Job, JobError, JobOutcome, RankFailure};
-#[cfg(not(sccemu_loom))]
-pub use lock::{LockAllEpoch, LockEpoch};
-#[cfg(not(sccemu_loom))]
-pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
-pub use op::{Element, Op, OpError};
-#[cfg(not(sccemu_loom))]
-pub use p2p::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};
-#[cfg(not(sccemu_loom))]
-pub use request::{Request, RequestError};
-#[cfg(not(sccemu_loom))]
-pub use rma::{Request as RmaRequest, Vector};
-pub use rwlock::LockKind;
+host_only! {
+    pub mod coll;
+    pub mod core;
+    pub mod job;
+    pub mod p2p;
+    pub mod rma;
+    pub mod segment;
+
+    pub use crate::core::{Core, MeshPosition};
+    pub use coll::{Allgather, CollError, Comm};
+    pub use job::{Job, JobError, JobOutcome, RankFailure};
+    pub use p2p::{
+        ANY_SOURCE, ANY_TAG, ChannelUnavailable, Footprint, RecvError, Request, RequestError, SendError,
+        Source, Status, TagMatch, footprint,
+    };
+    pub use rma::{
+        AccError, AccStrategy, Local, LockAllEpoch, LockEpoch, Part, Placement, RmaError, RmaRequest,
+        SyncError, Vector, Window, WindowError,
+    };
+    pub use segment::{Flag, FlagError, MpbError, MpbRegion, Plain};
+}
+
+pub use protocol::{
+    AbortCause, AccElem, AllocError, Assert, AtomicElem, AtomicInt, CorruptError, CorruptKind, Element,
+    Group, JobAborted, LockKind, Op, OpError,
+};
 pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};
-#[cfg(not(sccemu_loom))]
-pub use view::Plain;
-#[cfg(not(sccemu_loom))]
-pub use window::{Local, Part, Placement, Window};
-#[cfg(not(sccemu_loom))]
-pub use winerror::{RmaError, SyncError, WindowError};

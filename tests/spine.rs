@@ -244,7 +244,7 @@ fn an_unsealed_segment_is_refused() {
 /// Collective heap allocation: everyone gets the same region, sees the others' writes,
 /// frees it, and gets typed errors (with the job still usable) when the heap runs out.
 fn heap_roundtrip(core: &Core, _: ()) -> Result<(usize, String), String> {
-    use sccemu::payload::Payload;
+    use sccemu::protocol::payload::Payload;
     let e = |e: sccemu::AllocError| e.to_string();
     let a = core.heap_alloc(10_000).map_err(e)?;
     let bytes = core.heap_bytes(a);

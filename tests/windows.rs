@@ -312,7 +312,7 @@ fn typed_errors(core: &Core, _: ()) -> Result<usize, String> {
     win.put(0, 0, &[1]).s()?;
     expect(
         win.fence_with(Assert::NOPRECEDE).s(),
-        SyncError::Assert(sccemu::fence::AssertError::PrecedingOps).to_string(),
+        SyncError::Assert(sccemu::protocol::fence::AssertError::PrecedingOps).to_string(),
     )?;
     win.fence_with(Assert::NOSUCCEED).s()?;
     expect(win.put(0, 0, &[1]).s(), RmaError::NoEpoch { rank: 0 }.to_string())?;

@@ -56,7 +56,7 @@ pub fn summarize(samples_us: &mut [f64]) -> (f64, f64, f64) {
 
 /// Whether `cores` exceed the CPUs this process may use.
 pub fn oversubscribed(cores: u32) -> bool {
-    cores as usize > sccemu::pin::available_cpu_count()
+    cores as usize > sccemu::core::pin::available_cpu_count()
 }
 
 /// A row of sccemu's from per-repetition samples (µs per operation).

@@ -6,8 +6,8 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use sccemu::acc_atomic::{Words, accumulate_words, fetch_and_op_word};
-use sccemu::op::Op;
+use sccemu::protocol::atomic::acc_atomic::{Words, accumulate_words, fetch_and_op_word};
+use sccemu::protocol::atomic::op::Op;
 use sccemu::sync::{AtomicU64, Ordering};
 
 #[test]
@@ -54,7 +54,9 @@ fn float_max_cas_loop() {
             .into_iter()
             .map(|v| {
                 let cell = cell.clone();
-                thread::spawn(move || fetch_and_op_word(sccemu::armw::Word::W64(&cell), Op::Max, v))
+                thread::spawn(move || {
+                    fetch_and_op_word(sccemu::protocol::atomic::armw::Word::W64(&cell), Op::Max, v)
+                })
             })
             .collect();
         let seen: Vec<f64> = origins.into_iter().map(|t| t.join().unwrap()).collect();

@@ -9,11 +9,11 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
-use sccemu::payload::{LoomBytes, Payload};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::atomic::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 use sccemu::sync::AtomicU64;
-use sccemu::waiter::{Doorbell, Waiter};
 
 const SLOT: usize = 6;
 

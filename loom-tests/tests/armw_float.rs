@@ -1,10 +1,10 @@
-//! The f64 fetch-add compare-and-swap loop (`sccemu::armw::Word::fetch_op`): two
+//! The f64 fetch-add compare-and-swap loop (`sccemu::protocol::atomic::armw::Word::fetch_op`): two
 //! concurrent adds both land, each sees a distinct previous value.
 #![cfg(sccemu_loom)]
 
 use loom::sync::Arc;
 use loom::thread;
-use sccemu::armw::{Kind, RmwOp, Word};
+use sccemu::protocol::atomic::armw::{Kind, RmwOp, Word};
 use sccemu::sync::AtomicU64;
 
 #[test]

@@ -6,10 +6,10 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::barrier::BarrierState;
-use sccemu::payload::{LoomBytes, Payload};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::barrier::BarrierState;
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 const PARTIES: u32 = 3;
 

@@ -1,4 +1,4 @@
-//! Fence (`sccemu::fence::FenceState`) with 3 cores and two epochs: each core puts into
+//! Fence (`sccemu::protocol::fence::FenceState`) with 3 cores and two epochs: each core puts into
 //! its right neighbour's cell in epoch 1 and gets it back from there in epoch 2; after
 //! each fence every put of the closing epoch is visible, and loom reports any put not
 //! ordered before the next epoch's accesses.
@@ -7,10 +7,10 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::fence::FenceState;
-use sccemu::payload::{LoomBytes, Payload};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::fence::FenceState;
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 const N: usize = 3;
 

@@ -5,11 +5,11 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::flag;
-use sccemu::payload::{LoomBytes, Payload};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::flag;
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 use sccemu::sync::AtomicU32;
-use sccemu::waiter::{Doorbell, Waiter};
 
 /// Two cores' flags, doorbells and MPB payload areas.
 struct Pair {

@@ -5,9 +5,9 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::heap::{HEAP_GRANULE, HeapAllocator};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::alloc::heap::{HEAP_GRANULE, HeapAllocator};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 struct Shared {
     job: JobControl,

@@ -1,4 +1,4 @@
-//! lock_all against an exclusive locker (`sccemu::rwlock::AllLock` with the target's
+//! lock_all against an exclusive locker (`sccemu::protocol::rwlock::AllLock` with the target's
 //! `TicketRwLock`): one writer keeps a pair of cells equal under its exclusive lock,
 //! two lock_all epochs read the pair. The one-word protocol must keep them apart
 //! (loom flags any overlap as a race on the cells) without deadlock.
@@ -7,10 +7,10 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::payload::{LoomBytes, Payload};
-use sccemu::rwlock::{AllLock, TicketRwLock};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::rwlock::{AllLock, TicketRwLock};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 struct Shared {
     job: JobControl,

@@ -6,11 +6,11 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::frag::FragHeader;
-use sccemu::payload::LoomBytes;
-use sccemu::perpeer::{PerPeer, SlotCtl};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::payload::LoomBytes;
+use sccemu::protocol::ring::frag::FragHeader;
+use sccemu::protocol::ring::perpeer::{PerPeer, SlotCtl};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 struct World {
     ctl: SlotCtl,

@@ -8,10 +8,10 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::payload::{LoomBytes, Payload};
-use sccemu::pscw::PairWords;
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::pscw::PairWords;
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 struct Shared {
     job: JobControl,

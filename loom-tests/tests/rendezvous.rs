@@ -1,4 +1,4 @@
-//! The collectives' rendezvous (`sccemu::flag::meet`) with 2 members and 3 calls, as
+//! The collectives' rendezvous (`sccemu::protocol::flag::meet`) with 2 members and 3 calls, as
 //! `coll` uses it: each member writes its staging half of the call's parity, meets,
 //! then reads the other member's half. Halves are reused two calls later, so loom
 //! reports any read not ordered after its write, and any write into a half that the
@@ -8,11 +8,11 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::flag;
-use sccemu::payload::{LoomBytes, Payload};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::flag;
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 use sccemu::sync::AtomicU32;
-use sccemu::waiter::{Doorbell, Waiter};
 
 const CALLS: u32 = 3;
 

@@ -1,4 +1,4 @@
-//! The ticket reader-writer lock (`sccemu::rwlock::TicketRwLock`) with 2 writers and 1
+//! The ticket reader-writer lock (`sccemu::protocol::rwlock::TicketRwLock`) with 2 writers and 1
 //! reader: writers are alone (each does a read-modify-write of a payload cell that loom
 //! would flag as a race if two overlapped, and both increments survive), and the reader
 //! never sees a writer's critical section half done. The threads note CPUs (two share
@@ -8,10 +8,10 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::payload::{LoomBytes, Payload};
-use sccemu::rwlock::{AllLock, TicketRwLock};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::rwlock::{AllLock, TicketRwLock};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 struct Shared {
     job: JobControl,

@@ -9,10 +9,10 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::frag::FragHeader;
-use sccemu::srb::{LoomRing, Srb, SrbCounters, entry_len};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::ring::frag::FragHeader;
+use sccemu::protocol::ring::srb::{LoomRing, Srb, SrbCounters, entry_len};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 struct World {
     counters: SrbCounters,

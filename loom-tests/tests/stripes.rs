@@ -7,11 +7,11 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::JobControl;
-use sccemu::op::Op;
-use sccemu::payload::{LoomBytes, Payload};
-use sccemu::stripes::{CachePadded, Stripe, Striping, striped_combine};
-use sccemu::waiter::{Doorbell, Waiter};
+use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::atomic::op::Op;
+use sccemu::protocol::atomic::stripes::{CachePadded, Stripe, Striping, striped_combine};
+use sccemu::protocol::payload::{LoomBytes, Payload};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 
 struct Shared {
     job: JobControl,

@@ -5,9 +5,9 @@
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
-use sccemu::abort::{AbortCause, JobControl};
+use sccemu::protocol::abort::{AbortCause, JobControl};
+use sccemu::protocol::waiter::{Doorbell, Waiter};
 use sccemu::sync::{AtomicU32, Ordering};
-use sccemu::waiter::{Doorbell, Waiter};
 
 struct Shared {
     job: JobControl,

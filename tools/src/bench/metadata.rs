@@ -63,7 +63,7 @@ impl Metadata {
         Metadata {
             date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             cpu_model: cpu_model(),
-            cpus_available: sccemu::pin::available_cpu_count(),
+            cpus_available: sccemu::core::pin::available_cpu_count(),
             cpus_online: std::fs::read_to_string("/proc/cpuinfo")
                 .map_or(0, |info| info.lines().filter(|l| l.starts_with("processor")).count()),
             kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")

@@ -14,8 +14,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use nix::sys::signal::Signal;
-use sccemu::launcher::{Launch, LaunchError, Output};
-use sccemu::pin::PinPolicy;
+use sccemu::core::pin::PinPolicy;
+use sccemu::job::launcher::{Launch, LaunchError, Output};
 use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
 
 #[derive(Parser, Debug)]
@@ -92,7 +92,7 @@ enum ChannelArg {
 }
 
 fn parse_pin(s: &str) -> Result<PinPolicy, String> {
-    s.parse().map_err(|e: sccemu::pin::PinError| e.to_string())
+    s.parse().map_err(|e: sccemu::core::pin::PinError| e.to_string())
 }
 
 impl Cli {
@@ -183,7 +183,7 @@ fn main() -> ExitCode {
 }
 
 /// SIGINT and SIGTERM go to every rank, and abort the job.
-fn forward_signals(interrupter: sccemu::launcher::Interrupter) {
+fn forward_signals(interrupter: sccemu::job::launcher::Interrupter) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         eprintln!("sccrun: cannot install signal handlers; Ctrl-C will not be forwarded");

@@ -1,0 +1,311 @@
+//! Communicators: ordered groups of cores that run collectives together.
+//!
+//! [`Comm::world`] holds every core; [`Comm::split`] partitions a communicator by colour
+//! and orders each part by key, as `MPI_Comm_split` and `RCCE_comm_split` do. Ranks
+//! translate between communicators through world ranks.
+//!
+//! Each communicator owns one *area* in the shared heap, allocated by its leader (comm
+//! rank 0) and learned by the others through the parent's collectives:
+//! - a [`BarrierState`], whose sleepers use the leader's doorbell;
+//! - two publication words for the leader's later allocations (by call parity);
+//! - per member, one line-aligned run of `size + 1` step flags, written by peers with
+//!   the collective's sequence number (see `allgather`); the last is the member's own
+//!   rendezvous flag (see `coll`).
+//!
+//! Collectives also need *staging*: per member, two halves of `capacity` bytes in one
+//! heap block, used alternately by call parity. A half is rewritten two calls later;
+//! every collective ends after a barrier or after receiving from every member, so by
+//! then every reader of the half has finished with it (see `coll`). Staging grows
+//! collectively: a barrier, then the leader frees the old block and publishes a new one.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::barrier::BarrierState;
+use crate::segment::collective_alloc::HeapRegion;
+use crate::core::facade::Core;
+use crate::protocol::alloc::freelist::AllocError;
+use crate::protocol::alloc::heap::{decode_result, encode_result};
+use crate::protocol::atomic::op::OpError;
+use crate::protocol::payload::Payload;
+use crate::segment::mapping::SharedBytes;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::segment::view::{AtomicsOnly, atomics_at};
+
+const LINE: usize = shm_layout::LINE;
+/// Offset of the publication words in an area, after the barrier.
+const PUBLISH_AT: usize = size_of::<BarrierState>().next_multiple_of(LINE);
+const FLAGS_AT: usize = PUBLISH_AT + LINE;
+
+/// Why a collective or communicator call failed. Nothing was sent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CollError {
+    /// A root or peer rank outside `0..size`.
+    RankOutOfRange {
+        rank: u32,
+        size: u32,
+    },
+    /// A buffer has the wrong number of elements.
+    SizeMismatch {
+        expected: usize,
+        found: usize,
+    },
+    /// Member `rank` passed a different size or invalid arguments to this collective.
+    Disagreement {
+        rank: u32,
+    },
+    Op(OpError),
+    Alloc(AllocError),
+    Aborted(JobAborted),
+}
+
+impl fmt::Display for CollError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::RankOutOfRange { rank, size } => {
+                write!(f, "rank {rank} is not in this {size}-member communicator")
+            }
+            Self::SizeMismatch { expected, found } => {
+                write!(f, "buffer holds {found} elements, expected {expected}")
+            }
+            Self::Disagreement { rank } => {
+                write!(f, "member {rank} passed a different size or invalid arguments to this collective")
+            }
+            Self::Op(e) => e.fmt(f),
+            Self::Alloc(e) => write!(f, "no shared memory for the collective: {e}"),
+            Self::Aborted(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CollError {}
+
+impl From<JobAborted> for CollError {
+    fn from(e: JobAborted) -> Self {
+        CollError::Aborted(e)
+    }
+}
+
+impl From<AllocError> for CollError {
+    fn from(e: AllocError) -> Self {
+        match e {
+            AllocError::Aborted(a) => CollError::Aborted(a),
+            other => CollError::Alloc(other),
+        }
+    }
+}
+
+impl From<OpError> for CollError {
+    fn from(e: OpError) -> Self {
+        CollError::Op(e)
+    }
+}
+
+/// Bytes of the area of a communicator with `size` members.
+fn area_bytes(size: usize) -> usize {
+    FLAGS_AT + size * flags_stride(size)
+}
+
+fn flags_stride(size: usize) -> usize {
+    ((size + 1) * 4).div_ceil(LINE) * LINE
+}
+
+/// A communicator, used by one thread of its core.
+pub struct Comm<'c> {
+    core: &'c Core,
+    /// World rank of each member, in comm-rank order.
+    members: Vec<u32>,
+    rank: u32,
+    area: HeapRegion,
+    /// Collective calls made so far (the sequence number peers write into flags).
+    calls: Cell<u32>,
+    /// Leader allocations made so far (the parity of the publication word).
+    allocs: Cell<u64>,
+    /// Staging block and its per-half capacity, if any.
+    staging: RefCell<Option<(HeapRegion, usize)>>,
+}
+
+impl<'c> Comm<'c> {
+    /// Collective over the job: the communicator of every core.
+    pub fn world(core: &'c Core) -> Result<Comm<'c>, CollError> {
+        let members: Vec<u32> = (0..core.size()).collect();
+        let area = core.heap_alloc(area_bytes(members.len()))?;
+        if core.rank() == 0 {
+            core.heap_bytes(area).zero(0, area.len);
+        }
+        core.barrier()?;
+        Ok(Comm::new(core, members, core.rank(), area))
+    }
+
+    fn new(core: &'c Core, members: Vec<u32>, rank: u32, area: HeapRegion) -> Comm<'c> {
+        Comm {
+            core,
+            members,
+            rank,
+            area,
+            calls: Cell::new(0),
+            allocs: Cell::new(0),
+            staging: RefCell::new(None),
+        }
+    }
+
+    pub fn core(&self) -> &'c Core {
+        self.core
+    }
+
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    pub fn size(&self) -> u32 {
+        self.members.len() as u32
+    }
+
+    /// World rank of member `rank`.
+    pub fn world_rank(&self, rank: u32) -> Result<u32, CollError> {
+        self.members.get(rank as usize).copied().ok_or(CollError::RankOutOfRange { rank, size: self.size() })
+    }
+
+    /// The rank in `other` of this communicator's member `rank`, if it is a member there.
+    pub fn translate(&self, rank: u32, other: &Comm<'_>) -> Result<Option<u32>, CollError> {
+        let world = self.world_rank(rank)?;
+        Ok(other.members.iter().position(|&w| w == world).map(|r| r as u32))
+    }
+
+    pub fn members(&self) -> &[u32] {
+        &self.members
+    }
+
+    pub(crate) fn check_rank(&self, rank: u32) -> Result<(), CollError> {
+        self.world_rank(rank).map(|_| ())
+    }
+
+    /// The protocol word at `offset` of the area.
+    fn area_word<T: AtomicsOnly>(&self, offset: usize) -> &'c T {
+        atomics_at(self.core.heap_bytes(self.area), offset)
+    }
+
+    /// The doorbell of member `rank`'s core.
+    pub(crate) fn bell(&self, rank: u32) -> &'c crate::protocol::waiter::Doorbell {
+        &self.core.segment().slot(self.members[rank as usize]).bell
+    }
+
+    /// The step flag that each member raises itself for the rendezvous of a round
+    /// (`coll`): the last of its `size + 1`, which no allgather step uses.
+    pub(crate) fn rendezvous_flag(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Step flag `index` of member `rank` (see `allgather`).
+    pub(crate) fn flag(&self, rank: u32, index: usize) -> &'c AtomicU32 {
+        assert!(index <= self.members.len());
+        self.area_word(FLAGS_AT + rank as usize * flags_stride(self.members.len()) + index * 4)
+    }
+
+    /// Starts a collective call: its sequence number (never 0, so fresh flags never match).
+    pub(crate) fn next_call(&self) -> u32 {
+        let call = self.calls.get().wrapping_add(1).max(1);
+        self.calls.set(call);
+        call
+    }
+
+    pub fn barrier(&self) -> Result<(), CollError> {
+        let state: &BarrierState = self.area_word(0);
+        Ok(state.wait(self.size(), &self.core.waiter(), self.bell(0))?)
+    }
+
+    /// Collective: the leader allocates `bytes` from the heap; every member learns it.
+    fn leader_alloc(&self, bytes: usize) -> Result<HeapRegion, CollError> {
+        let call = self.allocs.get() + 1;
+        self.allocs.set(call);
+        let word: &AtomicU64 = self.area_word(PUBLISH_AT + (call % 2) as usize * 8);
+        if self.rank == 0 {
+            // Relaxed: the barrier below publishes it.
+            word.store(encode_result(&self.core.heap_alloc_local(bytes)), Ordering::Relaxed);
+        }
+        self.barrier()?;
+        Ok(decode_result(word.load(Ordering::Relaxed), bytes)?)
+    }
+
+    /// Staging of at least `bytes` per half and member; grows collectively.
+    pub(crate) fn staging(&self, bytes: usize) -> Result<(HeapRegion, usize), CollError> {
+        let current = *self.staging.borrow();
+        if let Some((region, capacity)) = current.filter(|&(_, c)| c >= bytes) {
+            return Ok((region, capacity));
+        }
+        let capacity = bytes.max(4096).next_power_of_two();
+        // Everyone has finished with the old block before the leader frees it.
+        self.barrier()?;
+        if let Some((old, _)) = current {
+            if self.rank == 0 {
+                self.core.heap_free_local(old)?;
+            }
+            *self.staging.borrow_mut() = None;
+        }
+        let region = self.leader_alloc(2 * capacity * self.members.len())?;
+        *self.staging.borrow_mut() = Some((region, capacity));
+        Ok((region, capacity))
+    }
+
+    /// Member `rank`'s staging half for call `call`, as shared bytes.
+    pub(crate) fn half(&self, staging: (HeapRegion, usize), rank: u32, call: u32) -> SharedBytes<'c> {
+        let (region, capacity) = staging;
+        let offset = region.offset + (2 * rank as usize + (call % 2) as usize) * capacity;
+        self.core.heap_bytes(HeapRegion { offset, len: capacity })
+    }
+
+    /// Collective: splits this communicator. Members with the same `color` form a new
+    /// communicator, ordered by `key` then by rank here; `None` (MPI_UNDEFINED) joins
+    /// none and gets `None`.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm<'c>>, CollError> {
+        const UNDEFINED: u64 = u64::MAX;
+        let mine = [color.map_or(UNDEFINED, u64::from), key as i64 as u64];
+        let mut all = vec![0u64; 2 * self.members.len()];
+        self.allgather(&mine, &mut all, crate::coll::allgather::Allgather::Shared)?;
+        let mut groups: std::collections::BTreeMap<u64, Vec<(i64, u32)>> = Default::default();
+        for (rank, pair) in all.chunks_exact(2).enumerate() {
+            if pair[0] != UNDEFINED {
+                groups.entry(pair[0]).or_default().push((pair[1] as i64, rank as u32));
+            }
+        }
+        for members in groups.values_mut() {
+            members.sort_unstable();
+        }
+        // Each new leader allocates and zeroes its communicator's area, then everyone
+        // learns every leader's offset (the allgather orders the zeroing before use).
+        let my_group = color.and_then(|c| groups.get(&u64::from(c)));
+        let leads = my_group.is_some_and(|m| m[0].1 == self.rank);
+        let word = match my_group.filter(|_| leads) {
+            Some(m) => {
+                let area = self.core.heap_alloc_local(area_bytes(m.len()));
+                if let Ok(area) = area {
+                    self.core.heap_bytes(area).zero(0, area.len);
+                }
+                encode_result(&area)
+            }
+            // Only a leader's word is read.
+            None => 0,
+        };
+        let mut words = vec![0u64; self.members.len()];
+        self.allgather(&[word], &mut words, crate::coll::allgather::Allgather::Shared)?;
+        let Some(group) = my_group else { return Ok(None) };
+        // The leader's own result, error included (how much was free), on every member.
+        let area = decode_result(words[group[0].1 as usize], area_bytes(group.len()))?;
+        let members: Vec<u32> = group.iter().map(|&(_, r)| self.members[r as usize]).collect();
+        let rank = group.iter().position(|&(_, r)| r == self.rank).expect("member of own group") as u32;
+        Ok(Some(Comm::new(self.core, members, rank, area)))
+    }
+
+    /// Collective: releases the communicator's shared memory.
+    pub fn free(self) -> Result<(), CollError> {
+        self.barrier()?;
+        if self.rank == 0 {
+            if let Some((staging, _)) = *self.staging.borrow() {
+                self.core.heap_free_local(staging)?;
+            }
+            self.core.heap_free_local(self.area)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,362 @@
+//! Starting a job's processes, watching them, and ending the job cleanly.
+//!
+//! [`Launch::spawn`] creates the segment, then starts one process per rank. Between
+//! fork and exec each child clears close-on-exec on the fds meant for it, asks for
+//! SIGKILL when the launcher dies (so no core outlives its job), and pins itself.
+//!
+//! [`Running::wait`] is the fail-stop monitor. One thread per child waits for its
+//! exit and reports it. The first failure (nonzero status, a signal, or status 0
+//! without finalizing) aborts the job through the segment, which wakes every blocked
+//! core; survivors get a grace period to return their errors and exit, then SIGKILL.
+//! An interrupt (SIGINT/SIGTERM forwarded by `sccrun`) is passed to every rank and
+//! aborts the job the same way. When `wait` returns, every child has been reaped.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use shm_layout::Config;
+
+use crate::protocol::abort::{AbortCause, JobAborted};
+use crate::core::facade::env;
+use crate::core::pin::{self, PinError, PinPolicy};
+use crate::segment::mapping::{CreateError, Segment, slot_state};
+use crate::sync::Ordering;
+
+/// What happens to the ranks' stdout and stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Output {
+    /// Straight to the launcher's.
+    #[default]
+    Inherit,
+    /// Every line prefixed with `[rank] `.
+    Tagged,
+    /// Through `print!`/`eprint!`, so a test harness captures it.
+    Forward,
+}
+
+/// Why a job could not be started.
+#[derive(Debug)]
+pub enum LaunchError {
+    Segment(CreateError),
+    Pin(PinError),
+    /// The program could not be started for `rank`.
+    Spawn {
+        rank: u32,
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Segment(e) => e.fmt(f),
+            Self::Pin(e) => e.fmt(f),
+            Self::Spawn { rank, error } => write!(f, "cannot start rank {rank}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for LaunchError {}
+
+/// A job to start.
+pub struct Launch {
+    pub config: Config,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub pin: PinPolicy,
+    pub output: Output,
+    /// Extra environment for every rank.
+    pub env: Vec<(OsString, OsString)>,
+    /// One fd per rank, handed to that rank alone under this variable name.
+    pub rank_fds: Option<(&'static str, Vec<OwnedFd>)>,
+    /// How long survivors of an abort may take to exit before SIGKILL.
+    pub grace: Duration,
+}
+
+impl Launch {
+    pub fn new(config: Config, program: impl Into<OsString>) -> Launch {
+        Launch {
+            config,
+            program: program.into(),
+            args: Vec::new(),
+            pin: PinPolicy::default(),
+            output: Output::default(),
+            env: Vec::new(),
+            rank_fds: None,
+            grace: Duration::from_secs(1),
+        }
+    }
+
+    /// Creates the segment and starts every rank.
+    pub fn spawn(self) -> Result<Running, LaunchError> {
+        let cores = self.config.cores as usize;
+        let cpus = pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?;
+        let segment = Segment::create(self.config).map_err(LaunchError::Segment)?;
+        let (events, receiver) = mpsc::channel();
+        let mut running = Running {
+            segment,
+            pids: Vec::with_capacity(cores),
+            exits: vec![None; cores],
+            events,
+            receiver,
+            threads: Vec::new(),
+            grace: self.grace,
+            started: Instant::now(),
+        };
+        let seg_fd = running.segment.fd().as_raw_fd();
+        let parent = nix::unistd::getpid();
+        let mut rank_fds = self.rank_fds.map(|(var, fds)| (var, fds.into_iter()));
+        for (rank, cpu) in cpus.into_iter().enumerate() {
+            let rank = rank as u32;
+            let own_fd = rank_fds.as_mut().and_then(|(var, fds)| Some((*var, fds.next()?)));
+            let mut cmd = Command::new(&self.program);
+            cmd.args(&self.args)
+                .envs(self.env.iter().map(|(k, v)| (k, v)))
+                .env(env::FD, seg_fd.to_string())
+                .env(env::RANK, rank.to_string())
+                .env(env::SIZE, cores.to_string());
+            let keep: Vec<RawFd> =
+                std::iter::once(seg_fd).chain(own_fd.as_ref().map(|(_, fd)| fd.as_raw_fd())).collect();
+            if let Some((var, fd)) = &own_fd {
+                cmd.env(var, fd.as_raw_fd().to_string());
+            }
+            if self.output != Output::Inherit {
+                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+            }
+            let cpu_set = cpu
+                .map(pin::cpu_set)
+                .transpose()
+                .map_err(|e| LaunchError::Pin(PinError::Affinity(e.to_string())))?;
+            // SAFETY: the closure runs between fork and exec and makes only
+            // async-signal-safe system calls (fcntl, prctl, getppid, sched_setaffinity)
+            // on values prepared before the fork; it allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    for &fd in &keep {
+                        fcntl(std::os::fd::BorrowedFd::borrow_raw(fd), FcntlArg::F_SETFD(FdFlag::empty()))?;
+                    }
+                    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+                    // The launcher may have died before the line above took effect.
+                    if nix::unistd::getppid() != parent {
+                        return Err(std::io::Error::other("launcher exited"));
+                    }
+                    if let Some(set) = &cpu_set {
+                        nix::sched::sched_setaffinity(Pid::from_raw(0), set)?;
+                    }
+                    Ok(())
+                });
+            }
+            let child = match cmd.spawn() {
+                Ok(child) => child,
+                Err(error) => {
+                    running.kill_all();
+                    let _ = running.wait();
+                    return Err(LaunchError::Spawn { rank, error });
+                }
+            };
+            drop(own_fd);
+            running.watch(rank, child, self.output, cores);
+        }
+        Ok(running)
+    }
+}
+
+enum Event {
+    Exited(u32, ExitStatus),
+    Interrupt(Signal),
+}
+
+/// Forwards a signal to a running job (from a signal-handling thread).
+#[derive(Clone)]
+pub struct Interrupter(Sender<Event>);
+
+impl Interrupter {
+    /// Sends `signal` to every rank and aborts the job.
+    pub fn interrupt(&self, signal: Signal) {
+        let _ = self.0.send(Event::Interrupt(signal));
+    }
+}
+
+/// How a job ended.
+#[derive(Clone, Debug)]
+pub struct JobReport {
+    /// Exit status of every rank.
+    pub exits: Vec<ExitStatus>,
+    /// The first failure, if any.
+    pub failure: Option<JobAborted>,
+    pub elapsed: Duration,
+}
+
+impl JobReport {
+    pub fn success(&self) -> bool {
+        self.failure.is_none() && self.exits.iter().all(ExitStatus::success)
+    }
+
+    /// One line saying why the job failed, e.g. `rank 5 killed by SIGKILL`.
+    pub fn diagnosis(&self) -> Option<String> {
+        if let Some(failure) = &self.failure {
+            return Some(failure.to_string());
+        }
+        let (rank, status) = self.exits.iter().enumerate().find(|(_, s)| !s.success())?;
+        Some(format!("rank {rank} {}", describe(status)))
+    }
+
+    /// The launcher's exit code: 0 only if every rank exited 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.success() {
+            return 0;
+        }
+        match self.failure.map(|f| f.cause) {
+            Some(AbortCause::Interrupted(sig)) => 128 + sig,
+            _ => 1,
+        }
+    }
+}
+
+fn describe(status: &ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("killed by {}", crate::protocol::abort::signal_name(sig)),
+        _ => "ended".to_owned(),
+    }
+}
+
+/// A started job.
+pub struct Running {
+    segment: Segment,
+    pids: Vec<Pid>,
+    exits: Vec<Option<ExitStatus>>,
+    events: Sender<Event>,
+    receiver: mpsc::Receiver<Event>,
+    threads: Vec<JoinHandle<()>>,
+    grace: Duration,
+    started: Instant,
+}
+
+impl Running {
+    pub fn segment(&self) -> &Segment {
+        &self.segment
+    }
+
+    pub fn interrupter(&self) -> Interrupter {
+        Interrupter(self.events.clone())
+    }
+
+    fn watch(&mut self, rank: u32, mut child: Child, output: Output, cores: usize) {
+        self.pids.push(Pid::from_raw(child.id() as i32));
+        let width = (cores.max(2) - 1).to_string().len();
+        let tag = format!("[{rank:>width$}] ");
+        if let Some(out) = child.stdout.take() {
+            self.threads.push(std::thread::spawn({
+                let tag = tag.clone();
+                move || relay(out, &tag, output, false)
+            }));
+        }
+        if let Some(err) = child.stderr.take() {
+            self.threads.push(std::thread::spawn(move || relay(err, &tag, output, true)));
+        }
+        let events = self.events.clone();
+        std::thread::spawn(move || {
+            if let Ok(status) = child.wait() {
+                let _ = events.send(Event::Exited(rank, status));
+            }
+        });
+    }
+
+    fn failure_cause(&self, rank: u32, status: ExitStatus) -> Option<AbortCause> {
+        match (status.code(), status.signal()) {
+            (_, Some(sig)) => Some(AbortCause::Signaled(sig)),
+            (Some(0), _) => (self.segment.slot(rank).state.load(Ordering::Acquire) == slot_state::ATTACHED)
+                .then_some(AbortCause::NoFinalize),
+            (Some(code), _) => Some(AbortCause::Exited(code)),
+            (None, None) => Some(AbortCause::Exited(-1)),
+        }
+    }
+
+    fn kill_all(&self) {
+        for (rank, pid) in self.pids.iter().enumerate() {
+            // Only ranks not yet reported: a reaped pid could belong to someone else.
+            if self.exits[rank].is_none() {
+                let _ = kill(*pid, Signal::SIGKILL);
+            }
+        }
+    }
+
+    /// Waits for every rank, enforcing fail-stop; returns how the job ended.
+    pub fn wait(mut self) -> JobReport {
+        let mut remaining = self.pids.len();
+        let mut kill_at: Option<Instant> = None;
+        let mut killed = false;
+        while remaining > 0 {
+            let event = match kill_at {
+                None => self.receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(at) => self.receiver.recv_timeout(at.saturating_duration_since(Instant::now())),
+            };
+            match event {
+                Ok(Event::Exited(rank, status)) => {
+                    self.exits[rank as usize] = Some(status);
+                    remaining -= 1;
+                    if let Some(cause) = self.failure_cause(rank, status) {
+                        self.segment.abort(Some(rank), cause);
+                    }
+                }
+                Ok(Event::Interrupt(signal)) => {
+                    for (rank, pid) in self.pids.iter().enumerate() {
+                        if self.exits[rank].is_none() {
+                            let _ = kill(*pid, signal);
+                        }
+                    }
+                    self.segment.abort(None, AbortCause::Interrupted(signal as i32));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.kill_all();
+                    (killed, kill_at) = (true, None);
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if !killed && kill_at.is_none() && self.segment.job().check().is_err() {
+                kill_at = Some(Instant::now() + self.grace);
+            }
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+        JobReport {
+            exits: self.exits.iter().map(|s| s.unwrap_or_else(|| ExitStatus::from_raw(9))).collect(),
+            failure: self.segment.job().check().err(),
+            elapsed: self.started.elapsed(),
+        }
+    }
+}
+
+/// Lines libtest prints when a test binary is re-run as a job's child.
+fn is_test_harness_noise(line: &str) -> bool {
+    line.is_empty() || line == "running 1 test"
+}
+
+fn relay(stream: impl Read, tag: &str, output: Output, is_stderr: bool) {
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { break };
+        match (output, is_stderr) {
+            (Output::Tagged, false) => {
+                let _ = writeln!(std::io::stdout().lock(), "{tag}{line}");
+            }
+            (Output::Tagged, true) => {
+                let _ = writeln!(std::io::stderr().lock(), "{tag}{line}");
+            }
+            (_, _) if is_test_harness_noise(&line) => {}
+            (_, false) => println!("{tag}{line}"),
+            (_, true) => eprintln!("{tag}{line}"),
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Jobs: starting the processes that play the cores.
+//!
+//! Owns the process launcher behind `sccrun` ([`launcher`]: the segment, pinning, the
+//! children, abort on a death, reaping) and [`Job`], which runs a Rust function as
+//! every core of a job by re-executing the current binary ([`runner`]).
+//!
+//! May use: every layer below it.
+
+pub mod launcher;
+pub mod runner;
+
+pub use runner::{Job, JobError, JobOutcome, RankFailure, init, resolve_wait};

@@ -1,0 +1,252 @@
+//! Where the two-sided channels live in the segment, and what they cost.
+//!
+//! At attach every core makes the same symmetric allocations, before any other, so
+//! they land at the same offsets everywhere without communication:
+//! - `srb`: [`srb::COUNTER_BYTES`] of its MPB for its ring's counters; the ring itself
+//!   is the core's `layout.rings` element (`config.ring_bytes`). Per core, independent
+//!   of the job size.
+//! - `perpeer`: half of the MPB, split into one slot per sender (at least 64 bytes
+//!   each), and one heap area of `cores * cores` per-pair DRAM rings of [`Sizes::pair_dram`]
+//!   bytes (the ring size, shrunk to a power of two that fits a quarter of the heap;
+//!   none below 4 KiB). Per core: O(N).
+//!
+//! [`footprint`] computes the shared bytes each protocol uses per process and per job
+//! from the real `shm_layout::layout`, for the memory table.
+
+use std::fmt;
+
+use shm_layout::{ChannelKind, Config, Region, layout};
+
+use crate::protocol::alloc::freelist::FreeList;
+use crate::segment::mpb::MpbRegion;
+use crate::protocol::ring::perpeer::{self, PerPeer};
+use crate::segment::mapping::{Segment, SharedBytes};
+use crate::protocol::ring::srb::{self, RingMem, Srb};
+use crate::sync::AtomicU32;
+use crate::segment::view::atomics_at as view;
+
+/// Smallest per-sender MPB slot: counters, a header and 32 bytes inline.
+pub const MIN_SLOT: usize = 64;
+/// Smallest per-pair DRAM ring worth having.
+pub const MIN_PAIR_DRAM: usize = 4096;
+
+/// Why a job has no two-sided channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChannelUnavailable {
+    /// Per-peer slots of at least `MIN_SLOT` bytes do not fit the MPB share.
+    MpbTooSmall { cores: u32, share: usize },
+    /// The symmetric allocation at attach failed.
+    Allocation(String),
+}
+
+impl fmt::Display for ChannelUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MpbTooSmall { cores, share } => write!(
+                f,
+                "perpeer channels need {MIN_SLOT} bytes of MPB per sender; {cores} senders do not fit {share} bytes (use --channel srb)"
+            ),
+            Self::Allocation(e) => write!(f, "cannot place the channels: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ChannelUnavailable {}
+
+/// The channel sizes a config gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    pub kind: ChannelKind,
+    pub cores: usize,
+    /// SRB: the receive ring.
+    pub ring: usize,
+    /// perpeer: the MPB bytes taken and each sender's slot in them.
+    pub mpb_share: usize,
+    pub slot: usize,
+    /// perpeer: each pair's DRAM ring (0: none, everything goes through the MPB).
+    pub pair_dram: usize,
+}
+
+/// Sizes for `config`; pure.
+pub fn sizes(config: &Config) -> Result<Sizes, ChannelUnavailable> {
+    let kind = ChannelKind::from_u32(config.channel).unwrap_or(ChannelKind::Srb);
+    let cores = config.cores as usize;
+    let mpb = config.mpb_bytes as usize;
+    let mut s = Sizes { kind, cores, ring: config.ring_bytes as usize, mpb_share: 0, slot: 0, pair_dram: 0 };
+    match kind {
+        ChannelKind::Srb => s.mpb_share = srb::COUNTER_BYTES,
+        ChannelKind::PerPeer => {
+            s.mpb_share = mpb / 2 / MIN_SLOT * MIN_SLOT;
+            s.slot = s.mpb_share / cores / MIN_SLOT * MIN_SLOT;
+            if s.slot < MIN_SLOT {
+                return Err(ChannelUnavailable::MpbTooSmall { cores: config.cores, share: s.mpb_share });
+            }
+            let budget = (config.heap_bytes / 4 / (cores * cores) as u64) as usize;
+            let fit = if budget == 0 { 0 } else { 1 << budget.ilog2() };
+            s.pair_dram = s.ring.min(fit);
+            if s.pair_dram < MIN_PAIR_DRAM {
+                s.pair_dram = 0;
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Bytes at the start of the shared heap that the per-pair DRAM rings take; the segment
+/// reserves them before any core can allocate.
+pub fn reserved_heap_bytes(config: &Config) -> usize {
+    sizes(config).map_or(0, |s| s.pair_dram * s.cores * s.cores)
+}
+
+/// This job's channels, placed at attach.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    pub sizes: Sizes,
+    mpb: MpbRegion,
+    heap: Option<MpbRegion>,
+}
+
+impl Placement {
+    /// Makes the symmetric MPB allocation (the first of every core) and finds the
+    /// per-pair DRAM at the start of the heap, where the segment reserved it
+    /// ([`reserved_heap_bytes`]); see module docs.
+    pub(crate) fn setup(config: &Config, mpb: &mut FreeList) -> Result<Placement, ChannelUnavailable> {
+        let sizes = sizes(config)?;
+        let mpb = mpb.alloc(sizes.mpb_share).map_err(|e| ChannelUnavailable::Allocation(format!("{e}")))?;
+        let reserved = reserved_heap_bytes(config);
+        let heap = (reserved > 0).then_some(MpbRegion { offset: 0, len: reserved });
+        Ok(Placement { sizes, mpb, heap })
+    }
+
+    fn mpb_of<'s>(&self, seg: &'s Segment, rank: u32) -> SharedBytes<'s> {
+        let region = seg.layout().mpbs.get(rank as usize).expect("rank checked by caller");
+        seg.bytes(Region { offset: region.offset + self.mpb.offset, len: self.mpb.len })
+    }
+
+    /// The receive ring of core `owner`.
+    pub(crate) fn srb<'s>(&self, seg: &'s Segment, owner: u32) -> Srb<'s, ShmRing<'s>> {
+        let counters = view(self.mpb_of(seg, owner), 0);
+        let region = seg.layout().rings.get(owner as usize).expect("rank checked by caller");
+        let ring = ShmRing { seg, region, bytes: seg.bytes(region) };
+        Srb::new(counters, ring, owner, self.sizes.cores as u32)
+    }
+
+    /// The channel from `src` to `owner`.
+    pub(crate) fn perpeer<'s>(&self, seg: &'s Segment, src: u32, owner: u32) -> PerPeer<'s, SharedBytes<'s>> {
+        let slot = self.sizes.slot;
+        let mpb = self.mpb_of(seg, owner);
+        let ctl = view(mpb, src as usize * slot);
+        let ack = view(self.mpb_of(seg, src), owner as usize * slot);
+        let mpb_region = seg.layout().mpbs.get(owner as usize).expect("rank checked by caller");
+        let bytes = seg.bytes(Region {
+            offset: mpb_region.offset + self.mpb.offset + src as usize * slot + perpeer::CTL_BYTES,
+            len: slot - perpeer::CTL_BYTES,
+        });
+        let dram = self.heap.map(|h| {
+            let d = self.sizes.pair_dram;
+            let pair = owner as usize * self.sizes.cores + src as usize;
+            seg.bytes(Region { offset: seg.layout().heap.offset + h.offset + pair * d, len: d })
+        });
+        PerPeer::new(ctl, ack, bytes, dram, src, owner)
+    }
+}
+
+/// A receive ring in the segment: its control words overlay its header bytes.
+pub(crate) struct ShmRing<'s> {
+    seg: &'s Segment,
+    region: Region,
+    bytes: SharedBytes<'s>,
+}
+
+impl<'s> RingMem for ShmRing<'s> {
+    type Bytes = SharedBytes<'s>;
+    fn bytes(&self) -> &SharedBytes<'s> {
+        &self.bytes
+    }
+    fn ctl(&self, offset: usize) -> &AtomicU32 {
+        self.seg.word(self.region, offset)
+    }
+}
+
+/// Shared bytes a protocol uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    pub kind: ChannelKind,
+    pub cores: u32,
+    /// Bytes one core owns for receiving: MPB share plus DRAM.
+    pub per_process: u64,
+    pub per_job: u64,
+    /// Of which MPB bytes per process.
+    pub mpb_per_process: u64,
+    /// Whether the protocol fits this job with the default config (perpeer slots need
+    /// `MIN_SLOT` bytes of MPB per sender).
+    pub fits: bool,
+}
+
+/// The shared memory `kind` needs for a `cores`-core job with the default config, from
+/// the real layout. Per-peer DRAM is counted at its nominal size (`ring_bytes` per
+/// pair), as RCKMPI sizes it, even where a small heap would shrink it at run time.
+pub fn footprint(kind: ChannelKind, cores: u32) -> Footprint {
+    let config = Config { channel: kind as u32, ..Config::new(cores) };
+    let l = layout(&config).expect("default configs are valid");
+    let n = u64::from(cores);
+    let (mpb, dram, fits) = match kind {
+        ChannelKind::Srb => (srb::COUNTER_BYTES as u64, l.rings.stride as u64, true),
+        ChannelKind::PerPeer => {
+            let fits = sizes(&config).is_ok();
+            let slot = (config.mpb_bytes as usize / 2 / cores as usize / MIN_SLOT * MIN_SLOT).max(MIN_SLOT);
+            (slot as u64 * n, config.ring_bytes as u64 * n, fits)
+        }
+    };
+    let per_process = mpb + dram;
+    Footprint { kind, cores, per_process, per_job: per_process * n, mpb_per_process: mpb, fits }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ring::frag::CorruptKind;
+    use crate::protocol::payload::Payload;
+
+    fn segment(kind: ChannelKind) -> (Segment, Placement) {
+        let config = Config { channel: kind as u32, heap_bytes: 1 << 22, ..Config::new(4) };
+        let seg = Segment::create(config).unwrap();
+        let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::segment::mpb::MPB_GRANULE);
+        let place = Placement::setup(&config, &mut mpb).unwrap();
+        (seg, place)
+    }
+
+    #[test]
+    fn srb_headers_are_validated() {
+        let (seg, place) = segment(ChannelKind::Srb);
+        let ring = seg.layout().rings.get(1).unwrap();
+        let srb = place.srb(&seg, 1);
+        assert_eq!(srb.peek(0).unwrap(), None);
+        let ctl = seg.word(ring, 0);
+        // Valid bit and a length past half the ring.
+        ctl.store(1 << 31 | 60_000, crate::sync::Ordering::Relaxed);
+        assert!(matches!(srb.peek(0), Err(e) if matches!(e.kind, CorruptKind::LengthPastRing { .. })));
+        // No valid bit.
+        ctl.store(5, crate::sync::Ordering::Relaxed);
+        assert!(matches!(srb.peek(0), Err(e) if matches!(e.kind, CorruptKind::BadControlWord { .. })));
+        // A source that is not a core.
+        seg.bytes(ring).write(4, &99u32.to_le_bytes());
+        ctl.store(1 << 31 | 1 << 30 | 8, crate::sync::Ordering::Relaxed);
+        assert!(matches!(srb.peek(0), Err(e) if e.kind == CorruptKind::BadSource { src: 99 }));
+        // A first fragment longer than its message.
+        seg.bytes(ring).write(4, &[2, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0]);
+        assert!(
+            matches!(srb.peek(0), Err(e) if e.kind == CorruptKind::FragmentPastMessage { len: 8, total: 4 })
+        );
+    }
+
+    #[test]
+    fn sizes_follow_the_config() {
+        let per = sizes(&Config { channel: ChannelKind::PerPeer as u32, ..Config::new(48) }).unwrap();
+        assert_eq!((per.mpb_share, per.slot, per.pair_dram), (4096, 64, 16384));
+        let srb = sizes(&Config::new(1024)).unwrap();
+        assert_eq!(srb.ring, 65536);
+        assert_eq!(footprint(ChannelKind::Srb, 2).per_process, footprint(ChannelKind::Srb, 1024).per_process);
+        assert!(!footprint(ChannelKind::PerPeer, 128).fits);
+    }
+}

@@ -1,0 +1,341 @@
+//! Message matching, MPI style: which receive gets which message.
+//!
+//! Process-private state of one core. Fragments come out of the channels in order per
+//! source; the first fragment of a message decides where the message goes:
+//! 1. to the earliest *posted* non-blocking receive that matches (source, tag);
+//! 2. else to the receive running in this call (the [`Target`]), straight into its
+//!    buffer if the message fits ("direct": no extra copy);
+//! 3. else to the *arrived* queue, in arrival order, for a later receive or probe.
+//!
+//! A new receive first takes the earliest matching message of the arrived queue. So
+//! among messages that a receive matches, it always gets the earliest arrived, and
+//! messages from one source arrive in the order they were sent: between one pair with
+//! one tag, messages are never overtaken. A receive whose buffer is too small gets
+//! [`Truncated`](crate::p2p::endpoint::RecvError::Truncated) and the message stays queued, in
+//! its place, for a receive with a larger buffer; a message put back like this goes to
+//! the earliest posted receive that matches it, if any, as a new message would.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
+use crate::p2p::endpoint::{Source, Status, TagMatch};
+
+/// Bytes reserved up front for a message's data: its length comes from shared memory
+/// and is not trusted with a larger allocation; past this the data grows as fragments
+/// arrive.
+const PREALLOC: usize = 1 << 16;
+
+/// A message not (yet) delivered to a user buffer, complete or still arriving.
+struct Msg {
+    seq: u64,
+    status: Status,
+    data: Vec<u8>,
+}
+
+impl Msg {
+    fn complete(&self) -> bool {
+        self.data.len() == self.status.len
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Sink {
+    Arrived(u64),
+    Assigned(u64),
+    Direct,
+}
+
+/// The message being assembled from one source.
+#[derive(Clone, Copy)]
+struct Assembly {
+    sink: Sink,
+    tag: u32,
+    total: usize,
+    filled: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Posted {
+    id: u64,
+    src: Source,
+    tag: TagMatch,
+}
+
+fn matches(src: Source, tag: TagMatch, s: &Status) -> bool {
+    src.matches(s.source) && tag.matches(s.tag)
+}
+
+/// Where the receive running in this call stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TargetState {
+    Open,
+    Direct {
+        status: Status,
+        filled: usize,
+        seq: u64,
+    },
+    Done(Status),
+    /// The matched message is longer than the buffer; it stays queued.
+    Truncated(Status),
+}
+
+/// The receive running in this call.
+pub(crate) struct Target<'b> {
+    /// The non-blocking receive's id (it is in the posted list while Open).
+    pub id: Option<u64>,
+    pub src: Source,
+    pub tag: TagMatch,
+    pub buf: &'b mut [u8],
+    pub state: TargetState,
+}
+
+/// One core's matching state.
+#[derive(Default)]
+pub(crate) struct Inbox {
+    next_seq: u64,
+    next_id: u64,
+    posted: Vec<Posted>,
+    arrived: BTreeMap<u64, Msg>,
+    assigned: HashMap<u64, Msg>,
+    /// Indexed by source rank.
+    assembling: Vec<Option<Assembly>>,
+    /// This core's SRB consumer position (channel state, kept here so that draining
+    /// needs one borrow).
+    pub srb_pos: u32,
+    /// The consumer position last published to senders (see `srb`).
+    pub srb_published: u32,
+    /// Where the next perpeer drain starts polling (round robin).
+    pub next_source: u32,
+}
+
+impl Inbox {
+    /// The assembly slot of a source.
+    fn slot(&mut self, src: u32) -> &mut Option<Assembly> {
+        let i = src as usize;
+        if self.assembling.len() <= i {
+            self.assembling.resize(i + 1, None);
+        }
+        &mut self.assembling[i]
+    }
+
+    /// The earliest arrived message matching, if any.
+    pub fn probe(&self, src: Source, tag: TagMatch) -> Option<Status> {
+        self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.status)
+    }
+
+    /// Starts a receive: takes the earliest matching arrived message into the target.
+    pub fn start(&mut self, t: &mut Target<'_>) {
+        let Some(seq) = self.arrived.values().find(|m| matches(t.src, t.tag, &m.status)).map(|m| m.seq)
+        else {
+            return;
+        };
+        let msg = self.arrived.get(&seq).expect("found");
+        if msg.status.len > t.buf.len() {
+            t.state = TargetState::Truncated(msg.status);
+            return;
+        }
+        let msg = self.arrived.remove(&seq).expect("found");
+        self.take_into(msg, t);
+    }
+
+    /// Moves a matched message (complete or partial) into the target's buffer.
+    fn take_into(&mut self, msg: Msg, t: &mut Target<'_>) {
+        t.buf[..msg.data.len()].copy_from_slice(&msg.data);
+        if msg.complete() {
+            t.state = TargetState::Done(msg.status);
+        } else {
+            t.state = TargetState::Direct { status: msg.status, filled: msg.data.len(), seq: msg.seq };
+            self.slot(msg.status.source).as_mut().expect("partial messages are assembling").sink =
+                Sink::Direct;
+        }
+    }
+
+    /// Posts a non-blocking receive; it takes the earliest matching arrived message
+    /// now, or waits in the posted list. Returns its id.
+    pub fn post(&mut self, src: Source, tag: TagMatch) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        match self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.seq) {
+            Some(seq) => {
+                let msg = self.arrived.remove(&seq).expect("found");
+                self.retarget(msg.status.source, Sink::Arrived(seq), Sink::Assigned(id));
+                self.assigned.insert(id, msg);
+            }
+            None => self.posted.push(Posted { id, src, tag }),
+        }
+        id
+    }
+
+    fn retarget(&mut self, src: u32, from: Sink, to: Sink) {
+        if let Some(a) = self.slot(src).as_mut().filter(|a| a.sink == from) {
+            a.sink = to;
+        }
+    }
+
+    /// A posted receive being tested: picks up a message assigned to it earlier.
+    pub fn resume(&mut self, t: &mut Target<'_>) {
+        let id = t.id.expect("a posted receive");
+        if t.state != TargetState::Open {
+            return;
+        }
+        let Some(msg) = self.assigned.remove(&id) else { return };
+        if msg.status.len > t.buf.len() {
+            t.state = TargetState::Truncated(msg.status);
+            self.unassign(id, msg);
+            return;
+        }
+        self.take_into(msg, t);
+    }
+
+    /// Puts back a message that receive `id` did not take.
+    fn unassign(&mut self, id: u64, msg: Msg) {
+        let src = msg.status.source;
+        let sink = self.queue(msg);
+        self.retarget(src, Sink::Assigned(id), sink);
+    }
+
+    /// Queues a message no receive of this call takes: to the earliest posted receive
+    /// that matches, else into the arrived queue, in its place. Posted receives look at
+    /// the arrived queue only when posted, so a message that one of them matches must
+    /// go to it, or it would wait behind later messages (overtaking) or forever.
+    fn queue(&mut self, msg: Msg) -> Sink {
+        match self.posted.iter().position(|p| matches(p.src, p.tag, &msg.status)) {
+            Some(i) => {
+                let id = self.posted.remove(i).id;
+                self.assigned.insert(id, msg);
+                Sink::Assigned(id)
+            }
+            None => {
+                let seq = msg.seq;
+                self.arrived.insert(seq, msg);
+                Sink::Arrived(seq)
+            }
+        }
+    }
+
+    /// A non-blocking receive is dropped or finished: forget it; a message assigned to
+    /// it goes back to the arrived queue (it is never lost).
+    pub fn cancel(&mut self, id: u64) {
+        self.posted.retain(|p| p.id != id);
+        if let Some(msg) = self.assigned.remove(&id) {
+            self.unassign(id, msg);
+        }
+    }
+
+    /// The call is returning with the target still receiving directly: the rest of the
+    /// message must go to memory the inbox owns.
+    /// (A blocking receive only returns mid-message on an error: its message goes back
+    /// to the arrived queue.)
+    pub fn spill(&mut self, t: &mut Target<'_>) {
+        if let TargetState::Direct { status, filled, seq } = t.state {
+            let mut data = Vec::with_capacity(status.len.min(PREALLOC).max(filled));
+            data.extend_from_slice(&t.buf[..filled]);
+            let msg = Msg { seq, status, data };
+            match t.id {
+                Some(id) => {
+                    self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
+                    self.assigned.insert(id, msg);
+                }
+                None => {
+                    self.retarget(status.source, Sink::Direct, Sink::Arrived(seq));
+                    self.arrived.insert(seq, msg);
+                }
+            }
+            t.state = TargetState::Open;
+        }
+    }
+
+    /// Delivers one fragment; `read(offset, dst)` copies its payload bytes.
+    pub fn deliver(
+        &mut self,
+        h: &FragHeader,
+        target: Option<&mut Target<'_>>,
+        read: impl FnOnce(&mut [u8]),
+        corrupt: impl Fn(CorruptKind) -> CorruptError,
+    ) -> Result<(), CorruptError> {
+        let src = h.src;
+        let len = h.len as usize;
+        let mut target = target;
+        if h.first {
+            if self.slot(src).is_some() {
+                return Err(corrupt(CorruptKind::MessageInterrupted { src }));
+            }
+            let status = Status { source: src, tag: h.tag, len: h.total as usize };
+            let sink = self.place(status, target.as_deref_mut());
+            *self.slot(src) = Some(Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
+        }
+        let Some(a) = (*self.slot(src)).filter(|a| a.tag == h.tag) else {
+            return Err(corrupt(CorruptKind::StrayContinuation { src }));
+        };
+        if a.filled + len > a.total {
+            return Err(corrupt(CorruptKind::FragmentPastMessage { len: h.len, total: a.total as u32 }));
+        }
+        let filled = a.filled + len;
+        match a.sink {
+            Sink::Direct => {
+                let t = target.expect("direct delivery only within its call");
+                read(&mut t.buf[a.filled..filled]);
+                let TargetState::Direct { status, seq, .. } = t.state else { unreachable!("direct target") };
+                t.state = if filled == a.total {
+                    TargetState::Done(status)
+                } else {
+                    TargetState::Direct { status, filled, seq }
+                };
+            }
+            Sink::Arrived(seq) | Sink::Assigned(seq) => {
+                let msg = match a.sink {
+                    Sink::Arrived(_) => self.arrived.get_mut(&seq),
+                    _ => self.assigned.get_mut(&seq),
+                }
+                .expect("assembling message exists");
+                msg.data.resize(filled, 0);
+                read(&mut msg.data[a.filled..filled]);
+            }
+        }
+        if filled == a.total {
+            *self.slot(src) = None;
+        } else {
+            self.slot(src).as_mut().expect("present").filled = filled;
+        }
+        Ok(())
+    }
+
+    /// Decides where a new message goes (module docs).
+    fn place(&mut self, status: Status, target: Option<&mut Target<'_>>) -> Sink {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let new = |status| Msg { seq, status, data: Vec::with_capacity(status.len.min(PREALLOC)) };
+        let posted = self.posted.iter().position(|p| matches(p.src, p.tag, &status));
+        let direct = |t: &mut Target<'_>| {
+            if status.len <= t.buf.len() {
+                t.state = TargetState::Direct { status, filled: 0, seq };
+                true
+            } else {
+                t.state = TargetState::Truncated(status);
+                false
+            }
+        };
+        let direct_target = match (posted, target) {
+            (Some(i), Some(t)) if t.id == Some(self.posted[i].id) && t.state == TargetState::Open => {
+                self.posted.remove(i);
+                Some(t)
+            }
+            (Some(i), _) => {
+                let id = self.posted.remove(i).id;
+                self.assigned.insert(id, new(status));
+                return Sink::Assigned(id);
+            }
+            (None, Some(t))
+                if t.id.is_none() && t.state == TargetState::Open && matches(t.src, t.tag, &status) =>
+            {
+                Some(t)
+            }
+            _ => None,
+        };
+        if direct_target.is_some_and(direct) {
+            return Sink::Direct;
+        }
+        // A posted target too small for it: the message goes on to the next one.
+        self.queue(new(status))
+    }
+}

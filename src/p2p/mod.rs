@@ -1,0 +1,16 @@
+//! Two-sided messaging with MPI's semantics.
+//!
+//! Owns the channels that place the job's rings in the segment ([`channel`]), message
+//! matching, the progress engine, requests and the send/receive calls ([`endpoint`]).
+//!
+//! May use: [`crate::segment`] and [`crate::protocol`].
+
+pub mod channel;
+pub mod endpoint;
+pub(crate) mod matching;
+pub(crate) mod progress;
+pub mod request;
+
+pub use channel::{ChannelUnavailable, Footprint, footprint};
+pub use endpoint::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};
+pub use request::{Request, RequestError};

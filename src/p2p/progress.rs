@@ -1,0 +1,407 @@
+//! The progress engine: moves fragments between this core and the channels.
+//!
+//! Every blocking two-sided call is a loop of *progress* (drain this core's incoming
+//! channel(s) through [`Inbox`](crate::p2p::matching::Inbox), push queued sends as far as
+//! they go without blocking) and *wait* (sleep on this core's own doorbell until
+//! something may have changed). A core that waits for anything (an incoming message,
+//! room in a peer's channel) sleeps on its own doorbell, so one sleep covers both:
+//! senders ring the receiver after publishing; a perpeer receiver rings the sender
+//! whose slot or DRAM bytes it frees; an SRB sender that waits for space counts itself
+//! in the receiver's `space_waiters` and rings it, and the receiver, which stops
+//! waiting when it owes space, publishes what it consumed and rings every core.
+//!
+//! Because every blocked call keeps draining its own channel, two cores that send
+//! large messages to each other at the same time both complete: neither channel stays
+//! full while its owner waits. Sends to one destination leave in order: a send starts
+//! only when the destination's queue of unfinished non-blocking sends is empty.
+//!
+//! SRB reservations are a fetch-add, decided on a hint: two senders can both see room
+//! for one entry, and the later one's reservation does not fit until the receiver
+//! drains. A blocking send waits for it in place. A non-blocking send must not (its
+//! receiver may only drain after a barrier that the sender has yet to reach): the
+//! reservation stays with the queued send, at the front of its destination's queue,
+//! and a later progress call fills it once it fits. Until then the receiver stops at
+//! the unpublished entry, as at any reservation being written, so later entries
+//! (from any sender) wait behind it.
+
+use std::collections::{HashSet, VecDeque};
+
+use crate::protocol::abort::JobAborted;
+use crate::p2p::channel::Placement;
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
+use crate::p2p::matching::{Inbox, Target, TargetState};
+use crate::segment::mapping::Segment;
+use crate::protocol::ring::srb;
+use crate::protocol::waiter::Waiter;
+
+/// Why progress stopped.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Fail {
+    Corrupt(CorruptError),
+    Aborted(JobAborted),
+}
+
+impl From<CorruptError> for Fail {
+    fn from(e: CorruptError) -> Self {
+        Fail::Corrupt(e)
+    }
+}
+
+impl From<JobAborted> for Fail {
+    fn from(e: JobAborted) -> Self {
+        Fail::Aborted(e)
+    }
+}
+
+/// A non-blocking send that has not left completely; owns the bytes still to go.
+struct Pending {
+    id: u64,
+    tag: u32,
+    total: u32,
+    data: Vec<u8>,
+    off: usize,
+    started: bool,
+    /// SRB space reserved for the next fragment that did not fit yet (module docs).
+    reserved: Option<srb::Reservation>,
+}
+
+/// One core's private two-sided state.
+#[derive(Default)]
+pub(crate) struct State {
+    pub inbox: Inbox,
+    outbox: Vec<VecDeque<Pending>>,
+    unfinished: HashSet<u64>,
+    next_send: u64,
+}
+
+impl State {
+    pub fn queue_empty(&self, dest: u32) -> bool {
+        self.outbox.get(dest as usize).is_none_or(VecDeque::is_empty)
+    }
+
+    /// Queues the rest of a send, with the space reserved for its next fragment if
+    /// any; returns its id.
+    pub fn enqueue(
+        &mut self,
+        dest: u32,
+        (tag, total): (u32, u32),
+        rest: &[u8],
+        started: bool,
+        reserved: Option<srb::Reservation>,
+    ) -> u64 {
+        let id = self.next_send;
+        self.next_send += 1;
+        if self.outbox.len() <= dest as usize {
+            self.outbox.resize_with(dest as usize + 1, VecDeque::new);
+        }
+        let p = Pending { id, tag, total, data: rest.to_vec(), off: 0, started, reserved };
+        self.outbox[dest as usize].push_back(p);
+        self.unfinished.insert(id);
+        id
+    }
+
+    pub fn send_finished(&self, id: u64) -> bool {
+        !self.unfinished.contains(&id)
+    }
+}
+
+/// What a core needs to move fragments.
+pub(crate) struct Ctx<'c> {
+    pub seg: &'c Segment,
+    pub place: &'c Placement,
+    pub rank: u32,
+    pub size: u32,
+    pub waiter: Waiter<'c>,
+}
+
+type Tgt<'t, 'b> = Option<&'t mut Target<'b>>;
+
+/// The receive of this call has its message: stop draining, and leave the rest in the
+/// channel for the next receive to take without a detour through the inbox.
+fn satisfied(target: &Tgt<'_, '_>) -> bool {
+    target.as_ref().is_some_and(|t| matches!(t.state, TargetState::Done(_) | TargetState::Truncated(_)))
+}
+
+impl Ctx<'_> {
+    fn srb_mode(&self) -> bool {
+        self.place.sizes.kind == shm_layout::ChannelKind::Srb
+    }
+
+    fn corrupt(&self, channel: &'static str, position: u32) -> impl Fn(CorruptKind) -> CorruptError {
+        let owner = self.rank;
+        move |kind| CorruptError { channel, owner, position, kind }
+    }
+
+    /// Whether a fragment waits for this core.
+    pub fn incoming(&self, inbox: &Inbox) -> bool {
+        if self.srb_mode() {
+            let ring = self.place.srb(self.seg, self.rank);
+            return ring.has_entry(inbox.srb_pos) || ring.owes_space(inbox.srb_pos, inbox.srb_published);
+        }
+        (0..self.size).any(|s| s != self.rank && self.place.perpeer(self.seg, s, self.rank).has_incoming())
+    }
+
+    /// Delivers the fragments waiting for this core; true if there were any. Unless
+    /// `greedy`, stops once the target has its message (the rest stays in the channel
+    /// for the next receive); a core that waits for room elsewhere drains greedily, so
+    /// that its own channel never stays full while it waits.
+    pub fn drain(
+        &self,
+        inbox: &mut Inbox,
+        mut target: Tgt<'_, '_>,
+        greedy: bool,
+    ) -> Result<bool, CorruptError> {
+        let mut any = false;
+        if self.srb_mode() {
+            let ring = self.place.srb(self.seg, self.rank);
+            while let Some(e) = ring.peek(inbox.srb_pos)? {
+                let read = |dst: &mut [u8]| ring.read(&e, 0, dst);
+                inbox.deliver(&e.header, target.as_deref_mut(), read, self.corrupt("srb", e.header.src))?;
+                inbox.srb_pos = e.next();
+                ring.release(e);
+                any = true;
+                if !greedy && satisfied(&target) {
+                    break;
+                }
+            }
+            if ring.free_consumed(inbox.srb_pos, &mut inbox.srb_published) {
+                self.seg.ring_all();
+            }
+            return Ok(any);
+        }
+        // Round robin from where the last drain stopped, so that no sender starves.
+        let start = inbox.next_source;
+        for src in (0..self.size).map(|i| (start + i) % self.size).filter(|&s| s != self.rank) {
+            let ch = self.place.perpeer(self.seg, src, self.rank);
+            let bell = &self.seg.slot(src).bell;
+            while let Some(inc) = ch.peek()? {
+                let corrupt = self.corrupt("perpeer", src);
+                if inc.in_dram {
+                    // Free the slot first: the sender can publish its next chunk while
+                    // we copy this one (the pipeline).
+                    ch.take();
+                    bell.ring();
+                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_dram(0, d), corrupt)?;
+                    ch.free_dram(inc.header.len as usize);
+                } else {
+                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_inline(0, d), corrupt)?;
+                    ch.take();
+                }
+                bell.ring();
+                any = true;
+                if !greedy && satisfied(&target) {
+                    inbox.next_source = src + 1;
+                    return Ok(any);
+                }
+            }
+        }
+        Ok(any)
+    }
+
+    fn header(&self, tag: u32, total: u32, len: usize, first: bool) -> FragHeader {
+        FragHeader { src: self.rank, tag, len: len as u32, total, first }
+    }
+
+    /// Whether a fragment of `rest` bytes could go to `dest` now.
+    fn can_push(&self, dest: u32, rest: usize) -> bool {
+        if self.srb_mode() {
+            let ring = self.place.srb(self.seg, dest);
+            return ring.likely_fits(srb::entry_len(rest.min(ring.max_payload() as usize) as u32));
+        }
+        let ch = self.place.perpeer(self.seg, self.rank, dest);
+        ch.is_free()
+            && (rest <= ch.inline_capacity()
+                || ch.dram_capacity() == 0
+                || ch.dram_fits(rest.min(ch.dram_capacity() / 4)))
+    }
+
+    /// Sends the next fragment of a message to `dest` if the channel has room:
+    /// `Some(bytes sent)`, or `None` when it is full. `held` is `None` for a blocking
+    /// send, which waits here for an SRB reservation that does not fit yet; a
+    /// non-blocking send passes its reservation slot instead, where such a reservation
+    /// is kept and filled by a later call with the same `rest` (module docs).
+    pub fn push(
+        &self,
+        inbox: &mut Inbox,
+        mut target: Tgt<'_, '_>,
+        dest: u32,
+        (tag, total, first): (u32, u32, bool),
+        rest: &[u8],
+        held: Option<&mut Option<srb::Reservation>>,
+    ) -> Result<Option<usize>, Fail> {
+        if self.srb_mode() {
+            let ring = self.place.srb(self.seg, dest);
+            let n = rest.len().min(ring.max_payload() as usize);
+            let len = srb::entry_len(n as u32);
+            let (r, fits) = match held.as_ref().and_then(|h| **h) {
+                Some(r) => (r, ring.fits(&r)),
+                None => match ring.try_reserve(len) {
+                    Some(reserved) => reserved,
+                    None => return Ok(None),
+                },
+            };
+            if let Some(h) = held {
+                *h = (!fits).then_some(r);
+                if !fits {
+                    return Ok(None);
+                }
+            } else if !fits {
+                // Another sender got there first: the reservation must be filled, so
+                // wait for it, draining our own ring meanwhile (module docs).
+                ring.add_space_waiter();
+                self.seg.slot(dest).bell.ring_after_rmw();
+                let waited = (|| loop {
+                    if ring.fits(&r) {
+                        return Ok(());
+                    }
+                    self.drain(inbox, target.as_deref_mut(), true)?;
+                    let bell = &self.seg.slot(self.rank).bell;
+                    let inbox = &*inbox;
+                    self.waiter.wait_until(bell, || (ring.fits(&r) || self.incoming(inbox)).then_some(()))?;
+                })();
+                ring.remove_space_waiter();
+                waited.map_err(|e: Fail| e)?;
+            }
+            ring.publish(r, &self.header(tag, total, n, first), &rest[..n]);
+            self.seg.slot(dest).bell.ring();
+            return Ok(Some(n));
+        }
+        let ch = self.place.perpeer(self.seg, self.rank, dest);
+        if !ch.is_free() {
+            return Ok(None);
+        }
+        let n = if rest.len() <= ch.inline_capacity() || ch.dram_capacity() == 0 {
+            let n = rest.len().min(ch.inline_capacity());
+            ch.send_inline(&self.header(tag, total, n, first), &rest[..n]);
+            n
+        } else {
+            let n = rest.len().min(ch.dram_capacity() / 4);
+            if !ch.dram_fits(n) {
+                return Ok(None);
+            }
+            ch.send_dram(&self.header(tag, total, n, first), &rest[..n]);
+            n
+        };
+        self.seg.slot(dest).bell.ring();
+        Ok(Some(n))
+    }
+
+    /// Pushes queued non-blocking sends as far as they go; true if any fragment left.
+    pub fn push_queued(&self, st: &mut State, mut target: Tgt<'_, '_>) -> Result<bool, Fail> {
+        let mut any = false;
+        let State { inbox, outbox, unfinished, .. } = st;
+        for (dest, queue) in outbox.iter_mut().enumerate() {
+            while let Some(p) = queue.front_mut() {
+                let rest = &p.data[p.off..];
+                match self.push(
+                    inbox,
+                    target.as_deref_mut(),
+                    dest as u32,
+                    (p.tag, p.total, !p.started),
+                    rest,
+                    Some(&mut p.reserved),
+                )? {
+                    None => break,
+                    Some(n) => {
+                        any = true;
+                        p.off += n;
+                        p.started = true;
+                        if p.off == p.data.len() {
+                            unfinished.remove(&p.id);
+                            queue.pop_front();
+                        }
+                    }
+                }
+            }
+        }
+        Ok(any)
+    }
+
+    /// Drains, then pushes queued sends; true if anything moved.
+    pub fn progress(&self, st: &mut State, mut target: Tgt<'_, '_>) -> Result<bool, Fail> {
+        let drained = self.drain(&mut st.inbox, target.as_deref_mut(), false)?;
+        Ok(self.push_queued(st, target)? || drained)
+    }
+
+    /// Sleeps until a fragment arrives for this core, or one of the queued sends (or
+    /// `extra`: a destination and the bytes left for it) could move.
+    pub fn wait(&self, st: &State, extra: Option<(u32, usize)>) -> Result<(), JobAborted> {
+        let blocked: Vec<(u32, usize, Option<srb::Reservation>)> = st
+            .outbox
+            .iter()
+            .enumerate()
+            .filter_map(|(d, q)| q.front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
+            .chain(extra.map(|(d, n)| (d, n, None)))
+            .collect();
+        let srb = self.srb_mode();
+        if srb {
+            for &(d, ..) in &blocked {
+                self.place.srb(self.seg, d).add_space_waiter();
+                self.seg.slot(d).bell.ring_after_rmw();
+            }
+        }
+        let bell = &self.seg.slot(self.rank).bell;
+        // A held reservation moves once it fits; the hint of `can_push` counts it as
+        // taken space and could stay false.
+        let movable = |&(d, n, r): &(u32, usize, Option<srb::Reservation>)| match r {
+            Some(r) => self.place.srb(self.seg, d).fits(&r),
+            None => self.can_push(d, n),
+        };
+        let ready = || (self.incoming(&st.inbox) || blocked.iter().any(movable)).then_some(());
+        let result = self.waiter.wait_until(bell, ready);
+        if srb {
+            blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).remove_space_waiter());
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::alloc::freelist::FreeList;
+    use crate::p2p::endpoint::{Source, TagMatch};
+    use shm_layout::{Config, WaitPolicy};
+
+    /// The loser of a reservation race (two senders saw room for one entry) holds space
+    /// that does not fit yet: progress must not wait for the receiver, and a later call
+    /// fills it once the receiver has drained.
+    #[test]
+    fn a_reservation_that_does_not_fit_yet_stays_queued() {
+        let config = Config { heap_bytes: 1 << 22, ring_bytes: 1024, ..Config::new(3) };
+        let seg = Segment::create(config).unwrap();
+        let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::segment::mpb::MPB_GRANULE);
+        let place = Placement::setup(&config, &mut mpb).unwrap();
+        let ctx = |rank| Ctx {
+            seg: &seg,
+            place: &place,
+            rank,
+            size: 3,
+            waiter: Waiter::new(WaitPolicy::Spin, seg.job()),
+        };
+        let (receiver, sender) = (ctx(0), ctx(1));
+        let ring = place.srb(&seg, 0);
+        let max = ring.max_payload();
+        // Rank 2 holds the whole ring, unpublished; rank 1 lost the race for the next
+        // entry, and rank 2 reserved one more after it.
+        let (a, b) = (ring.reserve(srb::entry_len(max)), ring.reserve(srb::entry_len(max)));
+        let lost = ring.reserve(srb::entry_len(max));
+        let _after = ring.reserve(srb::entry_len(max));
+        let data = vec![7u8; max as usize];
+        let mut st = State::default();
+        let id = st.enqueue(0, (5, max), &data, false, Some(lost));
+        assert!(!sender.progress(&mut st, None).unwrap());
+        assert!(!st.send_finished(id));
+        let h = |tag| FragHeader { src: 2, tag, len: max, total: max, first: true };
+        ring.publish(a, &h(1), &data);
+        ring.publish(b, &h(2), &data);
+        let mut inbox = Inbox::default();
+        assert!(receiver.drain(&mut inbox, None, true).unwrap());
+        // The hint counts `_after` as taken and says full: the wait must look at `lost`.
+        sender.wait(&st, None).unwrap();
+        assert!(sender.progress(&mut st, None).unwrap());
+        assert!(st.send_finished(id));
+        receiver.drain(&mut inbox, None, true).unwrap();
+        assert_eq!(inbox.probe(Source::Rank(1), TagMatch::Tag(5)).map(|s| s.len), Some(max as usize));
+    }
+}

@@ -1,0 +1,204 @@
+//! Address-striped locks for the `CallerComputes` accumulate strategy.
+//!
+//! A target's part is cut into granules of `granularity` bytes (a multiple of the
+//! element size, so no element straddles two); granule `g` is guarded by stripe lock
+//! `g % stripes`, where `stripes = min(MAX_STRIPES, granules in the part)`. A
+//! granularity that covers the whole part gives one stripe: a lock per window part,
+//! the paper's caller-computes. The caller locks a granule's stripe, combines that
+//! granule in place ([`CombineTarget`]: one vectorized pass over the mapping in
+//! production, copy out/combine/copy back over loom cells), unlocks, and moves on to
+//! the next granule. A call never holds two stripes at once, so there is no lock-order
+//! deadlock, and every element is updated under its stripe: accumulates are atomic per
+//! element (what MPI requires), and one origin's updates land in issue order.
+//!
+//! Each stripe is a fair ticket mutex (`next`, `serving`) on a line of its own:
+//! - lock: `t = next.fetch_add(1)` (Relaxed: the ticket only orders waiters among
+//!   themselves), then wait until `serving == t` (Acquire: pairs with the Release
+//!   of the previous holder's unlock, so its writes to the granule are visible);
+//! - unlock: `serving += 1` (Release), then, if a later ticket was taken, ring the
+//!   target's doorbell for waiters that went to sleep (SeqCst fences after the
+//!   ticket and after the increment form a Dekker pair, so a waiter is either seen or
+//!   sees the new `serving`; the waiter's own Dekker pair makes the wake-up reliable).
+//!
+//! Invariant: at most one core is between lock and unlock of a stripe; a core blocked
+//! in lock returns the job's abort error if the job aborts.
+
+pub use crossbeam_utils::CachePadded;
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::atomic::op::{Element, Op};
+use crate::protocol::payload::Payload;
+use crate::protocol::waiter::{Doorbell, Waiter};
+use crate::sync::{AtomicU32, Ordering, fence_after_rmw};
+
+/// Most stripes per target part.
+pub const MAX_STRIPES: usize = 64;
+
+/// One stripe's ticket mutex.
+#[repr(C)]
+#[derive(Default)]
+pub struct Stripe {
+    next: AtomicU32,
+    serving: AtomicU32,
+}
+
+/// A target's stripe locks, each on its own line.
+pub type StripeLocks = [CachePadded<Stripe>];
+
+impl Stripe {
+    pub fn new() -> Stripe {
+        Stripe::default()
+    }
+
+    /// Takes the lock (FIFO among contenders).
+    pub fn lock(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
+        // Relaxed: the ticket is an ordering among waiters only (module docs).
+        let ticket = self.next.fetch_add(1, Ordering::Relaxed);
+        // SeqCst fence: our ticket before our checks of `serving`, against the
+        // unlocker's `serving` increment before its load of `next` (Dekker pair).
+        fence_after_rmw();
+        // Acquire: pairs with the Release in `unlock` (module docs).
+        waiter.wait_until(bell, || (self.serving.load(Ordering::Acquire) == ticket).then_some(()))
+    }
+
+    pub fn unlock(&self, bell: &Doorbell) {
+        // Release: the granule's writes happen before the next holder's Acquire.
+        let served = self.serving.fetch_add(1, Ordering::Release).wrapping_add(1);
+        // SeqCst fence (Dekker pair with `lock`): if no later ticket is visible, its
+        // holder's check of `serving` will see ours, so nobody needs waking and the
+        // doorbell (shared with whatever else sleeps on the target's) stays quiet.
+        fence_after_rmw();
+        if self.next.load(Ordering::Relaxed) != served {
+            bell.ring();
+        }
+    }
+}
+
+/// How a target part is striped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Striping {
+    /// Bytes per granule (a multiple of the element size, at least one element).
+    pub granule: usize,
+    /// Stripe locks in use for this part (1..=MAX_STRIPES).
+    pub stripes: usize,
+}
+
+impl Striping {
+    /// The striping of a part of `part_bytes` for a requested `granularity`, with
+    /// elements of `elem` bytes.
+    pub fn new(granularity: usize, part_bytes: usize, elem: usize) -> Striping {
+        // A granularity past the part is a whole-part lock (capped: no overflow).
+        let granule = granularity.clamp(elem, part_bytes.max(elem)).div_ceil(elem) * elem;
+        let granules = part_bytes.div_ceil(granule).max(1);
+        Striping { granule, stripes: granules.min(MAX_STRIPES) }
+    }
+
+    /// The granule pieces `(start, end)` of the byte range `start..end`, in order.
+    pub fn pieces(&self, start: usize, end: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let mut at = start;
+        std::iter::from_fn(move || {
+            (at < end).then(|| {
+                let stop = ((at / self.granule + 1) * self.granule).min(end);
+                let piece = (at, stop);
+                at = stop;
+                piece
+            })
+        })
+    }
+
+    pub fn stripe_of(&self, byte: usize) -> usize {
+        (byte / self.granule) % self.stripes
+    }
+}
+
+/// Memory an exclusive applier (a stripe holder, the owner's agent) combines into: by
+/// default in L1-sized chunks copied out and back ([`combine_in_place`], loom's
+/// cells); the shared mapping overrides it with a single in-place pass (`acc_view`).
+pub trait CombineTarget: Payload + Sized {
+    /// `self[at..] = self[at..] op src`; previous values go to `old` when given. The
+    /// caller holds whatever makes this exclusive and checked bounds and alignment.
+    fn combine<T: Element>(&self, at: usize, op: Op, src: &[T], old: Option<&mut [T]>, buf: &mut Vec<T>) {
+        combine_in_place(self, at, op, src, old, buf);
+    }
+}
+
+#[cfg(sccemu_loom)]
+impl CombineTarget for crate::protocol::payload::LoomBytes {}
+
+/// Combines `src` into the elements at byte `at` of `part`, granule by granule, each
+/// under its stripe lock; previous values go to `old` when given. The caller has
+/// checked bounds, lengths and the op.
+#[allow(clippy::too_many_arguments)]
+pub fn striped_combine<T: Element, P: CombineTarget>(
+    locks: &StripeLocks,
+    striping: Striping,
+    part: &P,
+    at: usize,
+    op: Op,
+    src: &[T],
+    mut old: Option<&mut [T]>,
+    waiter: &Waiter<'_>,
+    bell: &Doorbell,
+) -> Result<(), JobAborted> {
+    let elem = size_of::<T>();
+    let end = at + std::mem::size_of_val(src);
+    let mut buf = Vec::new();
+    for (p0, p1) in striping.pieces(at, end) {
+        let stripe = &locks[striping.stripe_of(p0)];
+        stripe.lock(waiter, bell)?;
+        let (i0, i1) = ((p0 - at) / elem, (p1 - at) / elem);
+        part.combine(p0, op, &src[i0..i1], old.as_deref_mut().map(|o| &mut o[i0..i1]), &mut buf);
+        stripe.unlock(bell);
+    }
+    Ok(())
+}
+
+/// Elements combined per copy-out/combine/copy-back step (stays in L1).
+const CHUNK: usize = 2048;
+
+/// Combines `src` into the elements at byte `at` of `part` in L1-sized chunks: copy
+/// out, combine (vectorized, `op::combine_into`), copy back; previous values go to
+/// `old` when given. The caller holds whatever makes this exclusive (a stripe lock, or
+/// being the owner's only applier). `buf` is scratch space, reused between calls.
+pub fn combine_in_place<T: Element, P: Payload>(
+    part: &P,
+    at: usize,
+    op: Op,
+    src: &[T],
+    mut old: Option<&mut [T]>,
+    buf: &mut Vec<T>,
+) {
+    let elem = size_of::<T>();
+    for (k, chunk) in src.chunks(CHUNK).enumerate() {
+        let first = k * CHUNK;
+        let at = at + first * elem;
+        buf.clear();
+        buf.resize(chunk.len(), T::zeroed());
+        if op != Op::Replace || old.is_some() {
+            part.read(at, bytemuck::cast_slice_mut(buf.as_mut_slice()));
+        }
+        if let Some(old) = old.as_deref_mut() {
+            old[first..first + chunk.len()].copy_from_slice(buf);
+        }
+        if op != Op::NoOp {
+            crate::protocol::atomic::op::combine_into(op, buf, chunk);
+            part.write(at, bytemuck::cast_slice(buf.as_slice()));
+        }
+    }
+}
+
+#[cfg(all(test, not(sccemu_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_follow_granules() {
+        let s = Striping::new(16, 100, 8);
+        assert_eq!(s, Striping { granule: 16, stripes: 7 });
+        let p: Vec<_> = s.pieces(8, 40).collect();
+        assert_eq!(p, [(8, 16), (16, 32), (32, 40)]);
+        assert_eq!(Striping::new(1 << 20, 100, 8).stripes, 1, "whole-part lock");
+        assert_eq!(Striping::new(3, 100, 4).granule, 4, "at least one element");
+        assert_eq!(Striping::new(8, 1 << 20, 8).stripes, MAX_STRIPES);
+    }
+}

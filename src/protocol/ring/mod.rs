@@ -1,0 +1,8 @@
+//! The two-sided rings: the post-K shared receive buffer ([`srb`]), RCKMPI's per-peer
+//! MPB slots ([`perpeer`]), and the fragment header both carry ([`frag`]).
+//!
+//! Placement in the segment and the message layer on top live in `p2p`.
+
+pub mod frag;
+pub mod perpeer;
+pub mod srb;

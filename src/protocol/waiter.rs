@@ -1,0 +1,220 @@
+//! The one way to wait: spin briefly (only while cores have CPUs of their own), then
+//! yield, then sleep on a futex in the segment.
+//!
+//! Every core's control slot holds a [`Doorbell`]: a futex word (`seq`) and a count of
+//! sleepers. A core that waits for a condition on memory owned by core `o` sleeps on
+//! `o`'s doorbell; whoever changes such memory rings `o`'s doorbell afterwards. The
+//! abort protocol rings every doorbell, and a waiter checks the job state before every
+//! sleep, so aborts wake everyone.
+//!
+//! No lost wake-up (checked by the loom model `waiter`):
+//! - the sleeper increments `sleepers`, issues a SeqCst fence, reads `seq`, then
+//!   evaluates the condition, and sleeps only while `seq` still holds what it read;
+//! - the waker publishes its change, issues a SeqCst fence, and reads `sleepers`; if
+//!   it is nonzero it increments `seq` (Release) and wakes all.
+//!
+//! The two fences order each side's store before its load (a Dekker pair), so either
+//! the waker sees the sleeper, or the sleeper's condition sees the change. If the
+//! waker bumped `seq` before the sleeper read it, the sleeper's `Acquire` load of
+//! `seq` makes the change visible to the condition; otherwise the futex compare fails
+//! or the wake arrives. A sleeper-free ring costs one fence and one load.
+
+use std::time::{Duration, Instant};
+
+use shm_layout::WaitPolicy;
+
+use crate::protocol::abort::{JobAborted, JobControl};
+use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, fence_after_rmw, spin_pause, yield_now};
+
+/// How long a waiter stays awake before it sleeps on the futex.
+/// - `Adaptive` (no more cores than CPUs) spins, then yields: long enough to cover a
+///   partner running on another CPU.
+/// - `Block` (oversubscribed) yields at once, without spinning: when several ranks share
+///   a CPU, a round of yields hands the CPU to the rank being waited for in a few
+///   microseconds, while every futex sleep and wake costs a context switch (measured:
+///   an 8-core barrier on 2 CPUs took 13.4 µs spinning before sleeping, 4.6 µs
+///   yielding). Past the budget the partner is computing, and sleeping frees its CPU.
+///   The one exception is [`Waiter::wait_handoff`], for a partner on another CPU.
+///
+/// The budget counts from the end of the spinning, when the clock is first read.
+const AWAKE_BUDGET: Duration = Duration::from_micros(100);
+
+/// Polls, one pause apart, that a [`Waiter::wait_handoff`] under `Block` makes instead
+/// of yielding while its partner runs on another CPU (about 5 µs): long enough to cover
+/// a partner that is running, short enough that one the scheduler has set aside costs
+/// a few of the context switches (1.1 µs each here) that spinning saves.
+/// (Two under loom, whose model need only see that the spin ends.)
+const HANDOFF_SPINS: u32 = if cfg!(sccemu_loom) { 2 } else { 200 };
+
+/// Polls, one pause apart, before the doubling backoff. A pause takes 25 ns on this
+/// machine's CPUs, so a partner that answers within ~1.6 µs is seen within one pause,
+/// where doubling pauses overshoot by up to the last one (2 cores: PSCW epoch 0.18 ->
+/// 0.15 µs, 8 B ping-pong 0.19 -> 0.15 µs one way).
+const TIGHT_POLLS: u32 = 64;
+
+/// One core's wake-up point (in its control slot).
+#[derive(Default)]
+pub struct Doorbell {
+    seq: FutexWord,
+    sleepers: AtomicU32,
+}
+
+impl Doorbell {
+    pub fn new() -> Doorbell {
+        Doorbell::default()
+    }
+
+    /// Wakes the sleepers, if any. Call it after the change they wait for is stored.
+    pub fn ring(&self) {
+        // SeqCst fence: the change stored before it and the load of `sleepers` after it
+        // form a Dekker pair with the fence in `Waiter::wait_until` (module docs).
+        fence(Ordering::SeqCst);
+        self.wake_sleepers();
+    }
+
+    /// [`Doorbell::ring`] when the change was the atomic RMW just before: that RMW
+    /// already orders it before the load of `sleepers` (`sync::fence_after_rmw`).
+    #[inline]
+    pub fn ring_after_rmw(&self) {
+        fence_after_rmw();
+        self.wake_sleepers();
+    }
+
+    fn wake_sleepers(&self) {
+        if self.sleepers.load(Ordering::Relaxed) != 0 {
+            // Release: a sleeper that reads the new seq (Acquire) sees the change.
+            self.seq.fetch_add(1, Ordering::Release);
+            self.seq.wake_all();
+        }
+    }
+}
+
+/// Waits on behalf of one core, under the job's wait policy.
+#[derive(Clone, Copy)]
+pub struct Waiter<'a> {
+    policy: WaitPolicy,
+    job: &'a JobControl,
+    /// The one CPU this core is pinned to, if it is (see [`Waiter::handoff_cpu`]).
+    cpu: Option<u16>,
+}
+
+impl<'a> Waiter<'a> {
+    pub fn new(policy: WaitPolicy, job: &'a JobControl) -> Waiter<'a> {
+        Waiter { policy, job, cpu: None }
+    }
+
+    /// The same waiter, for a core pinned to `cpu` (if any).
+    pub fn on_cpu(self, cpu: Option<u16>) -> Waiter<'a> {
+        Waiter { cpu, ..self }
+    }
+
+    /// This core's CPU when it is pinned and shares it with other cores (`Block`): then
+    /// which CPU a partner runs on decides whether to spin or yield for it (see
+    /// [`Waiter::wait_handoff`] and `rwlock`). `None` otherwise.
+    pub fn handoff_cpu(&self) -> Option<u16> {
+        self.cpu.filter(|_| self.policy == WaitPolicy::Block)
+    }
+
+    pub fn job(&self) -> &'a JobControl {
+        self.job
+    }
+
+    /// Polls `ready` until it yields a value, sleeping on `bell` between changes.
+    /// Returns the job's abort error instead if the job aborts first.
+    ///
+    /// `ready` must read the memory that the ringers of `bell` change, with whatever
+    /// ordering the caller's protocol needs (normally `Acquire`).
+    #[inline]
+    pub fn wait_until<T>(&self, bell: &Doorbell, ready: impl FnMut() -> Option<T>) -> Result<T, JobAborted> {
+        self.wait_handoff(bell, ready, || false)
+    }
+
+    /// [`Waiter::wait_until`], except that under `Block` it polls instead of yielding
+    /// (for at most `HANDOFF_SPINS` polls) while `partner_elsewhere` says that the core
+    /// that will make `ready` true runs on another CPU. Yielding then would only hand
+    /// this CPU to cores queued behind us, at a context switch each (1.1 µs here).
+    #[inline]
+    pub fn wait_handoff<T>(
+        &self,
+        bell: &Doorbell,
+        mut ready: impl FnMut() -> Option<T>,
+        partner_elsewhere: impl Fn() -> bool,
+    ) -> Result<T, JobAborted> {
+        // Fast path, inlined at the caller: one check when the condition already holds.
+        match ready() {
+            Some(v) => Ok(v),
+            None => self.wait_slow(bell, ready, partner_elsewhere),
+        }
+    }
+
+    /// The waiting part of [`Waiter::wait_until`] and [`Waiter::wait_handoff`], once
+    /// `ready` has said no.
+    #[inline(never)]
+    fn wait_slow<T>(
+        &self,
+        bell: &Doorbell,
+        mut ready: impl FnMut() -> Option<T>,
+        partner_elsewhere: impl Fn() -> bool,
+    ) -> Result<T, JobAborted> {
+        let backoff = Backoff::new();
+        // Read only once spinning is over: a clock read (22 ns here) at the start would
+        // delay noticing a partner that answers at once.
+        let mut started = None;
+        let mut polls = 0u32;
+        let mut handoff_spins = 0u32;
+        loop {
+            self.job.check()?;
+            // Pauses between polls, not a bare loop: hammering the line being waited on
+            // slows down the core that is about to write it (measured on the 2-core
+            // barrier), and the pauses grow once the partner is evidently busy.
+            let handoff =
+                self.policy == WaitPolicy::Block && handoff_spins < HANDOFF_SPINS && partner_elsewhere();
+            // A handoff spin is far inside the awake budget: no clock read.
+            let done_spinning = !handoff && (backoff.is_completed() || self.policy == WaitPolicy::Block);
+            if done_spinning && self.may_sleep(&mut started) {
+                break;
+            }
+            match self.policy {
+                WaitPolicy::Block if handoff => {
+                    handoff_spins += 1;
+                    spin_pause();
+                }
+                WaitPolicy::Block => yield_now(),
+                WaitPolicy::Adaptive | WaitPolicy::Spin if polls < TIGHT_POLLS => {
+                    polls += 1;
+                    std::hint::spin_loop();
+                }
+                WaitPolicy::Adaptive | WaitPolicy::Spin => backoff.snooze(),
+            }
+            if let Some(v) = ready() {
+                return Ok(v);
+            }
+        }
+        loop {
+            bell.sleepers.fetch_add(1, Ordering::Relaxed);
+            // SeqCst fence: pairs with the one in `Doorbell::ring` (module docs).
+            fence(Ordering::SeqCst);
+            let seen = bell.seq.load(Ordering::Acquire);
+            let value = ready();
+            let aborted = self.job.check();
+            if value.is_none() && aborted.is_ok() {
+                bell.seq.wait(seen);
+            }
+            bell.sleepers.fetch_sub(1, Ordering::Relaxed);
+            if let Some(v) = value {
+                return Ok(v);
+            }
+            aborted?;
+        }
+    }
+
+    /// Whether the awake budget, counted from the first call (`started`), is spent.
+    fn may_sleep(&self, started: &mut Option<Instant>) -> bool {
+        match self.policy {
+            WaitPolicy::Spin => false,
+            WaitPolicy::Block | WaitPolicy::Adaptive => {
+                cfg!(sccemu_loom) || started.get_or_insert_with(Instant::now).elapsed() >= AWAKE_BUDGET
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! Atomic accumulate on windows (`MPI_Accumulate`, `MPI_Get_accumulate`,
+//! `MPI_Fetch_and_op`): the API, the strategy chosen per window, and the dispatch.
+//!
+//! Strategies ([`AccStrategy`], chosen collectively when the window is created with
+//! [`Core::window_with`]; [`Core::window`] gives `Atomic`):
+//! - `Atomic`: element-wise lock-free atomics on the target memory (`acc_atomic`);
+//! - `CallerComputes { granularity }`: the origin takes the address-striped lock of
+//!   each granule and combines in place (`stripes`); a granularity of at least the
+//!   part's size is one lock per target part;
+//! - `OwnerComputes`: the origin ships the operand to the owner's agent thread, which
+//!   combines it (`owner`).
+//!
+//! Guarantees, whatever the strategy: every element is updated atomically, and any two
+//! accumulate-family calls on one window are atomic with respect to each other on the
+//! same element; one origin's calls on the same element apply in issue order; results
+//! are bit-identical across strategies for integers (wrapping arithmetic, same
+//! combine function) and agree for floats up to the order of concurrent updates.
+//! Plain put/get are not atomic with accumulates (as in MPI); `fetch_add` and the other
+//! ARMW calls of `rma` are atomic with accumulates only under `Atomic`.
+//!
+//! Every call checks the epoch, rank, bounds, alignment, lengths and the op for the
+//! element type first, and returns an [`AccError`] having done nothing. Under
+//! `OwnerComputes`, `accumulate` completes at the target by the next flush, unlock,
+//! fence, complete or free (which wait for it); the other two return complete.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use shm_layout::Region;
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::atomic::acc_atomic::{AccElem, accumulate_words};
+use crate::rma::acc_view::{stripes_at, words_at};
+use crate::segment::collective_alloc::HeapRegion;
+use crate::core::facade::Core;
+use crate::protocol::atomic::op::{Op, OpError};
+use crate::rma::owner::{OwnerBlock, OwnerState};
+use crate::protocol::payload::Payload;
+use crate::rma::transfer::Vector;
+use crate::segment::mapping::Segment;
+use crate::protocol::atomic::stripes::{MAX_STRIPES, Striping, striped_combine};
+use crate::segment::view::Plain;
+use crate::rma::window::{Placement, Window};
+use crate::rma::error::{RmaError, WindowError};
+
+/// How a window implements accumulates (the same on every core).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum AccStrategy {
+    /// Element-wise lock-free atomics.
+    Atomic,
+    /// Address-striped locks of `granularity` bytes; the caller combines in place.
+    /// `usize::MAX` (or anything at least the part size) locks the whole part.
+    CallerComputes { granularity: usize },
+    /// The owner's agent thread combines; small payloads inline, large ones staged.
+    OwnerComputes,
+}
+
+/// Why an accumulate was refused (nothing was done), or failed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AccError {
+    /// Bad rank, range, alignment, length or no epoch.
+    Rma(RmaError),
+    /// The op does not apply to the element type.
+    Op(OpError),
+    Aborted(JobAborted),
+}
+
+impl From<RmaError> for AccError {
+    fn from(e: RmaError) -> Self {
+        AccError::Rma(e)
+    }
+}
+
+impl From<OpError> for AccError {
+    fn from(e: OpError) -> Self {
+        AccError::Op(e)
+    }
+}
+
+impl From<JobAborted> for AccError {
+    fn from(e: JobAborted) -> Self {
+        AccError::Aborted(e)
+    }
+}
+
+impl fmt::Display for AccError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Rma(e) => e.fmt(f),
+            Self::Op(e) => e.fmt(f),
+            Self::Aborted(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AccError {}
+
+/// A window's accumulate state (a field of [`Window`]); empty means `Atomic`.
+#[derive(Default)]
+pub struct AccSlot<'c>(RefCell<Option<AccState<'c>>>);
+
+enum AccState<'c> {
+    Caller { block: HeapRegion, abs: Region, granularity: usize },
+    Owner { block: HeapRegion, state: OwnerState<'c> },
+}
+
+fn stripes_bytes(n: usize) -> usize {
+    n * MAX_STRIPES * size_of::<crossbeam_utils::CachePadded<crate::protocol::atomic::stripes::Stripe>>()
+}
+
+impl Core {
+    /// Collective: allocates a window (like [`Core::window`]) whose accumulates use
+    /// `strategy`. Every core must pass the same strategy.
+    pub fn window_with<T: AccElem + Plain>(
+        &self,
+        len: usize,
+        placement: Placement,
+        strategy: AccStrategy,
+    ) -> Result<Window<'_, T>, WindowError> {
+        let win = self.window::<T>(len, placement)?;
+        let n = self.size() as usize;
+        let me = self.rank();
+        let heap = self.segment().layout().heap;
+        let state = match strategy {
+            AccStrategy::Atomic => return Ok(win),
+            AccStrategy::CallerComputes { granularity } => {
+                let block = match self.heap_alloc(stripes_bytes(n)) {
+                    Ok(block) => block,
+                    Err(e) => {
+                        // Every core got the same result: free the window collectively.
+                        let _ = win.free();
+                        return Err(e.into());
+                    }
+                };
+                let abs = Region { offset: heap.offset + block.offset, len: block.len };
+                let share = stripes_bytes(1);
+                self.segment().bytes(abs).zero(me as usize * share, share);
+                AccState::Caller { block, abs, granularity }
+            }
+            AccStrategy::OwnerComputes => {
+                let block = match self.heap_alloc(OwnerBlock::bytes(n)) {
+                    Ok(block) => block,
+                    Err(e) => {
+                        let _ = win.free();
+                        return Err(e.into());
+                    }
+                };
+                let owner = OwnerBlock { abs: Region { offset: heap.offset + block.offset, len: block.len } };
+                owner.init(self.segment(), me);
+                let os = |_| WindowError::AgentStart;
+                let fd = self.segment().fd().try_clone_to_owned().map_err(os)?;
+                let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
+                let part = win.part_region(me);
+                let state =
+                    OwnerState::start::<T>(self.segment(), agent_seg, owner, me, part, self.wait_policy())
+                        .map_err(os)?;
+                AccState::Owner { block, state }
+            }
+        };
+        *win.acc.0.borrow_mut() = Some(state);
+        // Every core's share is initialised before anyone uses it.
+        self.barrier()?;
+        Ok(win)
+    }
+}
+
+impl<T: Plain> Window<'_, T> {
+    /// The accumulate strategy this window was created with.
+    pub fn acc_strategy(&self) -> AccStrategy {
+        match &*self.acc.0.borrow() {
+            None => AccStrategy::Atomic,
+            Some(AccState::Caller { granularity, .. }) => {
+                AccStrategy::CallerComputes { granularity: *granularity }
+            }
+            Some(AccState::Owner { .. }) => AccStrategy::OwnerComputes,
+        }
+    }
+
+    /// Waits until this core's owner-computes requests are applied at their targets
+    /// (called by every call that completes RMA). Free for the other strategies.
+    #[inline]
+    pub(crate) fn acc_quiesce(&self) -> Result<(), JobAborted> {
+        match &*self.acc.0.borrow() {
+            Some(AccState::Owner { state, .. }) => state.quiesce(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Collective, after the barrier of `free`: stops the agent and frees the block.
+    pub(crate) fn acc_free(&self) -> Result<(), WindowError> {
+        let block = match self.acc.0.borrow_mut().take() {
+            None => return Ok(()),
+            Some(AccState::Caller { block, .. }) => block,
+            Some(AccState::Owner { block, state }) => {
+                drop(state);
+                block
+            }
+        };
+        self.core.heap_free(block)?;
+        Ok(())
+    }
+}
+
+impl<T: AccElem + Plain> Window<'_, T> {
+    /// `target[index..] = target[index..] op src`, element by element, each atomically
+    /// (`MPI_Accumulate`).
+    pub fn accumulate(&self, target: u32, index: usize, src: &[T], op: Op) -> Result<(), AccError> {
+        self.acc_dispatch(target, index, src, None, op)
+    }
+
+    /// Like [`Window::accumulate`], and returns the previous values in `result`
+    /// (`MPI_Get_accumulate`; `Op::NoOp` is an atomic read).
+    pub fn get_accumulate(
+        &self,
+        target: u32,
+        index: usize,
+        src: &[T],
+        result: &mut [T],
+        op: Op,
+    ) -> Result<(), AccError> {
+        if result.len() != src.len() {
+            return Err(RmaError::LengthMismatch { expected: src.len(), found: result.len() }.into());
+        }
+        self.acc_dispatch(target, index, src, Some(result), op)
+    }
+
+    /// Accumulates contiguous `src` into a strided layout starting at `index` (an
+    /// `MPI_Type_vector` target datatype): block by block, each element atomically.
+    /// Every block is checked before any is applied.
+    pub fn accumulate_strided(
+        &self,
+        target: u32,
+        index: usize,
+        layout: Vector,
+        src: &[T],
+        op: Op,
+    ) -> Result<(), AccError> {
+        T::check(op)?;
+        self.check_access(target)?;
+        if layout.elements() != src.len() {
+            return Err(RmaError::LengthMismatch { expected: layout.elements(), found: src.len() }.into());
+        }
+        let starts =
+            (0..layout.nonempty_blocks()).map(|i| index.saturating_add(i.saturating_mul(layout.stride)));
+        for start in starts.clone() {
+            self.check_range(target, start, layout.block_len)?;
+        }
+        self.issued();
+        for (start, block) in starts.zip(src.chunks(layout.block_len.max(1))) {
+            self.acc_dispatch(target, start, block, None, op)?;
+        }
+        Ok(())
+    }
+
+    /// One element: sets it to `old op value`, returns `old` (`MPI_Fetch_and_op`).
+    pub fn fetch_and_op(&self, target: u32, index: usize, value: T, op: Op) -> Result<T, AccError> {
+        let mut old = [value];
+        self.acc_dispatch(target, index, &[value], Some(&mut old), op)?;
+        Ok(old[0])
+    }
+
+    fn acc_dispatch(
+        &self,
+        target: u32,
+        index: usize,
+        src: &[T],
+        result: Option<&mut [T]>,
+        op: Op,
+    ) -> Result<(), AccError> {
+        T::check(op)?;
+        self.check_access(target)?;
+        let at = self.check_range(target, index, src.len())?;
+        let part = self.part_bytes(target);
+        let misaligned = RmaError::Misaligned { rank: target, byte_offset: at, width: size_of::<T>() };
+        let words = words_at(part, at, size_of::<T>(), src.len()).ok_or(misaligned)?;
+        self.issued();
+        if src.is_empty() {
+            return Ok(());
+        }
+        match &*self.acc.0.borrow() {
+            None => accumulate_words(words, op, src, result),
+            Some(AccState::Caller { abs, granularity, .. }) => {
+                let share = stripes_bytes(1);
+                let bytes = self.core.segment().bytes(*abs);
+                let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
+                let striping = Striping::new(*granularity, part.len(), size_of::<T>());
+                let bell = &self.core.segment().slot(target).bell;
+                striped_combine(locks, striping, &part, at, op, src, result, &self.core.waiter(), bell)?;
+            }
+            Some(AccState::Owner { state, .. }) => state.request(target, at, op, src, result)?,
+        }
+        Ok(())
+    }
+}

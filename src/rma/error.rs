@@ -1,0 +1,194 @@
+//! The window modules' typed errors, one enum per kind of call. An error means the call
+//! did nothing (no copy, no atomic, no synchronization) and the job goes on.
+
+use std::fmt;
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::fence::AssertError;
+use crate::protocol::alloc::freelist::AllocError;
+use crate::protocol::atomic::op::OpError;
+
+/// Why a window could not be allocated or freed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowError {
+    /// The heap or the MPB has no room (every core gets the same error).
+    Alloc(AllocError),
+    /// `rank`'s part (or the window up to and including it) does not fit a byte
+    /// count; every core gets the same error.
+    TooLarge {
+        rank: u32,
+    },
+    /// MPB placement, but some core's part is larger than an MPB.
+    TooBigForMpb {
+        rank: u32,
+        bytes: usize,
+        mpb_bytes: usize,
+    },
+    /// Element types must have a size.
+    ZeroSizedElement,
+    /// Freeing a window while an epoch (lock, PSCW) is still open on `rank` (the
+    /// lowest such); every core gets the same error and the window is leaked.
+    EpochOpen {
+        rank: u32,
+    },
+    /// The owner-computes agent thread could not be started.
+    AgentStart,
+    Aborted(JobAborted),
+}
+
+/// Why a put, get or ARMW was refused.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RmaError {
+    RankOutOfRange {
+        rank: u32,
+        size: u32,
+    },
+    /// Elements `index..index + len` run past the target's part of `part_len` elements.
+    OutOfBounds {
+        rank: u32,
+        index: usize,
+        len: usize,
+        part_len: usize,
+    },
+    /// The element at this byte offset is not aligned for a `width`-byte atomic.
+    Misaligned {
+        rank: u32,
+        byte_offset: usize,
+        width: usize,
+    },
+    /// No epoch (fence, PSCW access or lock) gives access to `rank`.
+    NoEpoch {
+        rank: u32,
+    },
+    /// Request-based operations need a passive-target (lock) epoch on `rank`.
+    NotPassive {
+        rank: u32,
+    },
+    /// The origin buffer holds `found` elements where the operation moves `expected`.
+    LengthMismatch {
+        expected: usize,
+        found: usize,
+    },
+    /// The reduction op is not defined on the element type (a bitwise op on a float).
+    Op(OpError),
+}
+
+/// Why a synchronization call was refused (nothing was synchronized), or failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncError {
+    RankOutOfRange {
+        rank: u32,
+        size: u32,
+    },
+    /// Unlock or flush of a target this core has not locked.
+    NotLocked {
+        rank: u32,
+    },
+    /// Locking a target this core already locked (or while lock_all is open).
+    AlreadyLocked {
+        rank: u32,
+    },
+    /// lock_all while already in lock_all, or while some target is locked.
+    LockAllConflict,
+    /// unlock_all or flush_all without lock_all.
+    NotLockedAll,
+    /// `start` while an access epoch is open.
+    AccessEpochOpen,
+    /// `complete` without `start`.
+    NoAccessEpoch,
+    /// `post` while an exposure epoch is open.
+    ExposureEpochOpen,
+    /// `wait`/`test` without `post`.
+    NoExposureEpoch,
+    /// A fence while a PSCW or lock epoch is open on this core.
+    OtherEpochOpen,
+    /// Asserts that do not hold, or do not apply.
+    Assert(AssertError),
+    Aborted(JobAborted),
+}
+
+impl From<JobAborted> for SyncError {
+    fn from(e: JobAborted) -> Self {
+        SyncError::Aborted(e)
+    }
+}
+
+impl From<JobAborted> for WindowError {
+    fn from(e: JobAborted) -> Self {
+        WindowError::Aborted(e)
+    }
+}
+
+impl From<AllocError> for WindowError {
+    fn from(e: AllocError) -> Self {
+        WindowError::Alloc(e)
+    }
+}
+
+impl fmt::Display for WindowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Alloc(e) => write!(f, "window allocation failed: {e}"),
+            Self::TooLarge { rank } => write!(f, "rank {rank}'s part of the window overflows a byte count"),
+            Self::TooBigForMpb { rank, bytes, mpb_bytes } => {
+                write!(f, "rank {rank}'s part ({bytes} bytes) does not fit a {mpb_bytes}-byte MPB")
+            }
+            Self::ZeroSizedElement => write!(f, "window elements must not be zero-sized"),
+            Self::EpochOpen { rank } => {
+                write!(f, "cannot free a window while rank {rank} has a lock or PSCW epoch open on it")
+            }
+            Self::AgentStart => write!(f, "could not start the owner-computes agent thread"),
+            Self::Aborted(e) => e.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for RmaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::RankOutOfRange { rank, size } => {
+                write!(f, "rank {rank} is not a core of this {size}-core job")
+            }
+            Self::OutOfBounds { rank, index, len, part_len } => write!(
+                f,
+                "elements {index}..{index}+{len} run past rank {rank}'s part of {part_len} elements"
+            ),
+            Self::Misaligned { rank, byte_offset, width } => {
+                write!(f, "byte {byte_offset} of rank {rank}'s part is not aligned for a {width}-byte atomic")
+            }
+            Self::NoEpoch { rank } => write!(f, "no fence, PSCW or lock epoch gives access to rank {rank}"),
+            Self::NotPassive { rank } => {
+                write!(f, "request-based RMA needs a lock epoch on rank {rank}")
+            }
+            Self::LengthMismatch { expected, found } => {
+                write!(f, "the buffer holds {found} elements, the operation moves {expected}")
+            }
+            Self::Op(e) => e.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for SyncError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::RankOutOfRange { rank, size } => {
+                write!(f, "rank {rank} is not a core of this {size}-core job")
+            }
+            Self::NotLocked { rank } => write!(f, "rank {rank} is not locked by this core"),
+            Self::AlreadyLocked { rank } => write!(f, "rank {rank} is already locked by this core"),
+            Self::LockAllConflict => write!(f, "lock_all conflicts with an open lock epoch"),
+            Self::NotLockedAll => write!(f, "no lock_all epoch is open"),
+            Self::AccessEpochOpen => write!(f, "an access epoch (start) is already open"),
+            Self::NoAccessEpoch => write!(f, "complete without start"),
+            Self::ExposureEpochOpen => write!(f, "an exposure epoch (post) is already open"),
+            Self::NoExposureEpoch => write!(f, "wait or test without post"),
+            Self::OtherEpochOpen => write!(f, "fence while a PSCW or lock epoch is open"),
+            Self::Assert(a) => write!(f, "bad assert: {a:?}"),
+            Self::Aborted(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for WindowError {}
+impl std::error::Error for RmaError {}
+impl std::error::Error for SyncError {}

@@ -1,0 +1,242 @@
+//! Passive-target epochs on a window: lock/unlock, lock_all/unlock_all, flushes, and
+//! the RAII guards that make an open lock epoch impossible to forget.
+//!
+//! The shared protocol is in `rwlock` (ticket reader-writer lock per target, O(1)
+//! lock_all). Locks are taken eagerly, so locking one's own part takes effect at
+//! once. RMA completes when its call returns (copies and atomics on mapped memory), so
+//! `flush*` only order: a SeqCst fence, after which the RMA is visible to any core
+//! that synchronizes with this one. Each guard remembers the generation of the epoch
+//! it opened, so a guard whose epoch was already closed by `Window::unlock` does not
+//! close a later one when it drops.
+
+use std::ops::Deref;
+
+use crate::protocol::rwlock::LockKind;
+use crate::sync::{Ordering, fence, fence_after_rmw};
+use crate::segment::view::Plain;
+use crate::rma::window::Window;
+use crate::rma::error::SyncError;
+
+/// An open lock epoch on one target; derefs to the window for RMA. Dropping it
+/// unlocks (errors are then ignored: use [`LockEpoch::unlock`] to see them).
+pub struct LockEpoch<'w, 'c, T: Plain> {
+    win: &'w Window<'c, T>,
+    target: u32,
+    generation: u64,
+}
+
+/// An open lock_all epoch; derefs to the window for RMA. Dropping it unlocks all.
+pub struct LockAllEpoch<'w, 'c, T: Plain> {
+    win: &'w Window<'c, T>,
+    generation: u64,
+}
+
+impl<'c, T: Plain> Deref for LockEpoch<'_, 'c, T> {
+    type Target = Window<'c, T>;
+    fn deref(&self) -> &Window<'c, T> {
+        self.win
+    }
+}
+
+impl<'c, T: Plain> Deref for LockAllEpoch<'_, 'c, T> {
+    type Target = Window<'c, T>;
+    fn deref(&self) -> &Window<'c, T> {
+        self.win
+    }
+}
+
+impl<T: Plain> LockEpoch<'_, '_, T> {
+    pub fn target(&self) -> u32 {
+        self.target
+    }
+
+    /// Closes the epoch (`MPI_Win_unlock`): all its RMA is complete at the target.
+    pub fn unlock(self) -> Result<(), SyncError> {
+        let result = self.win.unlock_generation(self.target, Some(self.generation));
+        std::mem::forget(self);
+        result
+    }
+}
+
+impl<T: Plain> Drop for LockEpoch<'_, '_, T> {
+    fn drop(&mut self) {
+        let _ = self.win.unlock_generation(self.target, Some(self.generation));
+    }
+}
+
+impl<T: Plain> LockAllEpoch<'_, '_, T> {
+    /// Closes the epoch (`MPI_Win_unlock_all`).
+    pub fn unlock_all(self) -> Result<(), SyncError> {
+        let result = self.win.unlock_all_generation(Some(self.generation));
+        std::mem::forget(self);
+        result
+    }
+}
+
+impl<T: Plain> Drop for LockAllEpoch<'_, '_, T> {
+    fn drop(&mut self) {
+        let _ = self.win.unlock_all_generation(Some(self.generation));
+    }
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    #[inline]
+    fn check_lock_rank(&self, rank: u32) -> Result<(), SyncError> {
+        let size = self.core.size();
+        if rank >= size {
+            return Err(SyncError::RankOutOfRange { rank, size });
+        }
+        Ok(())
+    }
+
+    /// Opens a passive-target epoch on `target` (`MPI_Win_lock`), waiting for the lock.
+    pub fn lock(&self, kind: LockKind, target: u32) -> Result<LockEpoch<'_, 'c, T>, SyncError> {
+        self.check_lock_rank(target)?;
+        {
+            let e = self.epochs.borrow();
+            if e.lock_all.is_some() || e.locks[target as usize].is_some() {
+                return Err(SyncError::AlreadyLocked { rank: target });
+            }
+        }
+        let waiter = self.core.waiter();
+        let bell = &self.core.segment().slot(target).bell;
+        let lock = &self.target_ctl(target).lock;
+        match kind {
+            LockKind::Shared => lock.lock_shared(&waiter, bell)?,
+            LockKind::Exclusive => {
+                let home = &self.core.segment().slot(0).bell;
+                lock.lock_exclusive(&waiter, bell, &self.window_ctl().all, home)?;
+            }
+        }
+        let mut e = self.epochs.borrow_mut();
+        let generation = e.next_generation();
+        e.locks[target as usize] = Some((kind, generation));
+        e.locked += 1;
+        Ok(LockEpoch { win: self, target, generation })
+    }
+
+    /// Closes the lock epoch on `target` (`MPI_Win_unlock`) opened by [`Window::lock`]
+    /// (whose guard then does nothing when dropped). Unlocking a target this core has
+    /// not locked is an error.
+    pub fn unlock(&self, target: u32) -> Result<(), SyncError> {
+        self.unlock_generation(target, None)
+    }
+
+    fn unlock_generation(&self, target: u32, generation: Option<u64>) -> Result<(), SyncError> {
+        self.check_lock_rank(target)?;
+        let kind = {
+            let mut e = self.epochs.borrow_mut();
+            match e.locks[target as usize] {
+                Some((kind, g)) if generation.is_none_or(|want| want == g) => {
+                    e.locks[target as usize] = None;
+                    e.locked -= 1;
+                    kind
+                }
+                _ => return Err(SyncError::NotLocked { rank: target }),
+            }
+        };
+        // Completes this core's pending accumulates (owner-computes) before releasing.
+        let quiesced = self.acc_quiesce();
+        let bell = &self.core.segment().slot(target).bell;
+        let lock = &self.target_ctl(target).lock;
+        match kind {
+            LockKind::Shared => lock.unlock_shared(bell),
+            LockKind::Exclusive => {
+                let home = &self.core.segment().slot(0).bell;
+                lock.unlock_exclusive(bell, &self.window_ctl().all, home, self.core.handoff_cpu());
+            }
+        }
+        quiesced?;
+        Ok(())
+    }
+
+    /// Opens a shared passive-target epoch on every target at once (`MPI_Win_lock_all`):
+    /// O(1) atomics, whatever the job size.
+    pub fn lock_all(&self) -> Result<LockAllEpoch<'_, 'c, T>, SyncError> {
+        if self.epochs.borrow().lock_all.is_some() || self.epochs.borrow().locked > 0 {
+            return Err(SyncError::LockAllConflict);
+        }
+        let home = &self.core.segment().slot(0).bell;
+        self.window_ctl().all.lock_all(&self.core.waiter(), home)?;
+        let mut e = self.epochs.borrow_mut();
+        let generation = e.next_generation();
+        e.lock_all = Some(generation);
+        Ok(LockAllEpoch { win: self, generation })
+    }
+
+    /// Closes the lock_all epoch (`MPI_Win_unlock_all`).
+    pub fn unlock_all(&self) -> Result<(), SyncError> {
+        self.unlock_all_generation(None)
+    }
+
+    fn unlock_all_generation(&self, generation: Option<u64>) -> Result<(), SyncError> {
+        {
+            let mut e = self.epochs.borrow_mut();
+            match e.lock_all {
+                Some(g) if generation.is_none_or(|want| want == g) => e.lock_all = None,
+                _ => return Err(SyncError::NotLockedAll),
+            }
+        }
+        let quiesced = self.acc_quiesce();
+        self.window_ctl().all.unlock_all(&self.core.segment().slot(0).bell);
+        quiesced?;
+        Ok(())
+    }
+
+    /// Completes all RMA to `target` at the target (`MPI_Win_flush`).
+    #[inline]
+    pub fn flush(&self, target: u32) -> Result<(), SyncError> {
+        self.check_lock_rank(target)?;
+        if !self.epochs.borrow().passive(target) {
+            return Err(SyncError::NotLocked { rank: target });
+        }
+        self.acc_quiesce()?;
+        self.complete_stores();
+        Ok(())
+    }
+
+    /// The memory side of every flush: a SeqCst fence, so that the RMA before it is
+    /// ordered before anything after it and any core that synchronizes with a later
+    /// access of ours sees it (module docs). When no plain store (put, atomic store) was
+    /// issued since the last flush, everything since was loads or locked RMWs, and
+    /// `fence_after_rmw` gives the same ordering (on x86, without an mfence).
+    #[inline]
+    fn complete_stores(&self) {
+        if self.pending_stores.replace(false) {
+            fence(Ordering::SeqCst);
+        } else {
+            fence_after_rmw();
+        }
+    }
+
+    /// Completes all RMA at every target (`MPI_Win_flush_all`).
+    pub fn flush_all(&self) -> Result<(), SyncError> {
+        let e = self.epochs.borrow();
+        if e.lock_all.is_none() && e.locked == 0 {
+            return Err(SyncError::NotLockedAll);
+        }
+        drop(e);
+        self.acc_quiesce()?;
+        self.complete_stores();
+        Ok(())
+    }
+
+    /// Completes all RMA to `target` at the origin (`MPI_Win_flush_local`): origin
+    /// buffers may be reused. They already may (RMA copies before returning).
+    pub fn flush_local(&self, target: u32) -> Result<(), SyncError> {
+        self.check_lock_rank(target)?;
+        if !self.epochs.borrow().passive(target) {
+            return Err(SyncError::NotLocked { rank: target });
+        }
+        Ok(())
+    }
+
+    /// `MPI_Win_flush_local_all`.
+    pub fn flush_local_all(&self) -> Result<(), SyncError> {
+        let e = self.epochs.borrow();
+        if e.lock_all.is_none() && e.locked == 0 {
+            return Err(SyncError::NotLockedAll);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,409 @@
+//! Owner-computes accumulate: origins hand their operand to the target's owner, whose
+//! agent thread combines it into the owner's part. The data crosses once, and the
+//! target's memory stays in the owner's cache.
+//!
+//! Per owner (rank r) the window's accumulate block holds a request queue
+//! ([`crate::protocol::atomic::acc_queue`]: `CAP` slots of `SLOT_BYTES`) and, per origin (also rank r,
+//! as an origin), an [`OriginCtl`] and `HALVES` staging buffers of `HALF_BYTES`.
+//! - Small accumulates (payload ≤ `INLINE_BYTES`) travel inline in a queue slot.
+//! - Larger ones are cut into staging-sized chunks. For each, the origin waits until
+//!   the staging half is free (`busy == 0`, Acquire: pairs with the agent's Release
+//!   after it read it), copies the chunk in, marks it busy and enqueues a descriptor;
+//!   the owner's agent pulls the chunk from the origin's staging. `HALVES` buffers
+//!   (4) let the origin fill some while the owner combines others.
+//! - get_accumulate and fetch_and_op go through staging: the agent writes the
+//!   previous values back into the half before releasing it; the origin waits for it.
+//! - After applying any request the agent clears `busy` (if staged), then increments
+//!   the origin's `applied` counter (Release: the combined data happens before the
+//!   origin's Acquire load in `quiesce`), and rings the origin's doorbell if the
+//!   origin registered as waiting (`OriginCtl::waiting`).
+//! - Flow control is the queue's: a full queue blocks the origin on the queue's
+//!   `space` doorbell (the owner's slot doorbell) until the agent frees a slot; a busy
+//!   staging buffer blocks it on its own doorbell.
+//!
+//! Footprint: `OwnerBlock::STRIDE` (about 390 KiB: 130 KiB of queue, 256 KiB of
+//! staging) of shared heap per core and owner-computes window.
+//!
+//! Completion: `accumulate` returns once the request is enqueued (the origin buffer is
+//! free). Every call that completes RMA (flush, unlock, fence, complete, free) first
+//! waits until `applied == issued` (all this origin's requests applied everywhere).
+//! get_accumulate and fetch_and_op return when their own request has been applied.
+//! Order: one origin's requests to one owner are applied in queue (issue) order.
+//!
+//! The agent is the only writer of its owner's part under this strategy (the owner's
+//! own accumulates go through its queue too), which is the owner-local lock. One agent
+//! thread per process and window maps the segment itself (a second mapping of the
+//! job's memfd), sleeps on the queue's own doorbell through the waiter when idle, and
+//! stops when the window is freed or dropped (which the owner's process does when its
+//! calls fail on a job abort; the launcher reaps the process in any case). Origins
+//! blocked on a dead owner (full queue, completion) sleep on slot doorbells, which the
+//! abort protocol rings, and return the abort error.
+
+use std::cell::Cell;
+use std::thread::JoinHandle;
+
+use crossbeam_utils::CachePadded;
+use shm_layout::{LINE, Region, WaitPolicy};
+
+use crate::protocol::abort::{AbortCause, JobAborted};
+use crate::protocol::atomic::acc_atomic::AccElem;
+use crate::protocol::atomic::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
+use crate::rma::acc_view::{combine_staged, u64s_at};
+use crate::protocol::atomic::op::Op;
+use crate::protocol::payload::Payload;
+use crate::segment::mapping::{Segment, SharedBytes};
+use crate::protocol::atomic::stripes::CombineTarget;
+use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
+use crate::segment::view::atomics_at;
+use crate::protocol::waiter::Waiter;
+
+/// Request queue slots per owner.
+pub const CAP: usize = 32;
+/// Bytes per queue slot (a 4-byte length, the header, the inline payload): the
+/// contention pattern's sizes (200 B to 4 KB) travel inline.
+pub const SLOT_BYTES: usize = 4096 + 64;
+const HEADER: usize = 40;
+/// Largest payload sent inline.
+pub const INLINE_BYTES: usize = SLOT_BYTES - 4 - HEADER;
+/// Staging buffers per origin.
+pub const HALVES: usize = 4;
+/// Bytes per staging buffer (the largest chunk of a staged request).
+pub const HALF_BYTES: usize = 64 * 1024;
+
+const INLINE_ACC: u32 = 0;
+const STAGED_ACC: u32 = 1;
+const STAGED_GET_ACC: u32 = 2;
+
+/// An origin's completion words (owned by the origin).
+#[repr(C)]
+#[derive(Default)]
+pub struct OriginCtl {
+    applied: CachePadded<AtomicU64>,
+    busy: [CachePadded<AtomicU32>; HALVES],
+    /// Nonzero while the origin waits for a completion: agents ring its doorbell only
+    /// then (a Dekker pair of SeqCst fences, as in the queue's flow control), so that
+    /// streams of accumulates do not wake whatever else sleeps on that doorbell.
+    waiting: CachePadded<AtomicU32>,
+}
+
+const fn lines(bytes: usize) -> usize {
+    bytes.div_ceil(LINE) * LINE
+}
+
+/// Offsets of one rank's share of the block; the block is `n` shares.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnerBlock {
+    /// The whole block, absolute in the segment.
+    pub abs: Region,
+}
+
+impl OwnerBlock {
+    const SEQS: usize = lines(size_of::<QueueCtl>());
+    const SLOTS: usize = Self::SEQS + lines(CAP * 8);
+    const ORIGIN: usize = Self::SLOTS + CAP * SLOT_BYTES;
+    const STAGING: usize = Self::ORIGIN + lines(size_of::<OriginCtl>());
+    pub const STRIDE: usize = Self::STAGING + HALVES * HALF_BYTES;
+
+    pub fn bytes(n: usize) -> usize {
+        n * Self::STRIDE
+    }
+
+    fn share<'s>(&self, seg: &'s Segment, rank: u32) -> SharedBytes<'s> {
+        let offset = self.abs.offset + rank as usize * Self::STRIDE;
+        seg.bytes(Region { offset, len: Self::STRIDE })
+    }
+
+    pub fn queue<'s>(&self, seg: &'s Segment, rank: u32) -> Queue<'s, SharedBytes<'s>> {
+        let b = self.share(seg, rank);
+        let ctl: &QueueCtl = atomics_at(b, 0);
+        let seqs = u64s_at(b, Self::SEQS, CAP);
+        let slots_abs = Region {
+            offset: self.abs.offset + rank as usize * Self::STRIDE + Self::SLOTS,
+            len: CAP * SLOT_BYTES,
+        };
+        // `space` on the owner's slot doorbell, which the abort protocol rings (see `Bells`).
+        let bells = Bells { work: ctl.work_bell(), space: &seg.slot(rank).bell };
+        Queue::new(ctl, bells, seqs, seg.bytes(slots_abs), SLOT_BYTES)
+    }
+
+    fn origin<'s>(&self, seg: &'s Segment, rank: u32) -> &'s OriginCtl {
+        atomics_at(self.share(seg, rank), Self::ORIGIN)
+    }
+
+    fn staging<'s>(&self, seg: &'s Segment, rank: u32, half: usize) -> SharedBytes<'s> {
+        let offset = self.abs.offset + rank as usize * Self::STRIDE + Self::STAGING + half * HALF_BYTES;
+        seg.bytes(Region { offset, len: HALF_BYTES })
+    }
+
+    /// Zeroes and initialises `rank`'s share (by `rank`, before a barrier).
+    pub fn init(&self, seg: &Segment, rank: u32) {
+        self.share(seg, rank).zero(0, Self::STAGING);
+        self.queue(seg, rank).init();
+    }
+}
+
+/// A request's header.
+#[derive(Clone, Copy, Debug)]
+struct Req {
+    kind: u32,
+    origin: u32,
+    at: u64,
+    count: u32,
+    half: u32,
+    op: u32,
+    alpha: f64,
+}
+
+fn op_code(op: Op) -> (u32, f64) {
+    match op {
+        Op::Axpy(alpha) => (11, alpha),
+        other => (Op::ALL.iter().position(|o| *o == other).expect("every op is in ALL") as u32, 0.0),
+    }
+}
+
+fn op_of(code: u32, alpha: f64) -> Option<Op> {
+    match code {
+        11 => Some(Op::Axpy(alpha)),
+        c => Op::ALL.get(c as usize).copied(),
+    }
+}
+
+impl Req {
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.kind.to_le_bytes());
+        out[4..8].copy_from_slice(&self.origin.to_le_bytes());
+        out[8..16].copy_from_slice(&self.at.to_le_bytes());
+        out[16..20].copy_from_slice(&self.count.to_le_bytes());
+        out[20..24].copy_from_slice(&self.half.to_le_bytes());
+        out[24..28].copy_from_slice(&self.op.to_le_bytes());
+        out[32..40].copy_from_slice(&self.alpha.to_le_bytes());
+    }
+
+    fn decode(b: &[u8]) -> Req {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        Req {
+            kind: u32_at(0),
+            origin: u32_at(4),
+            at: u64_at(8),
+            count: u32_at(16),
+            half: u32_at(20),
+            op: u32_at(24),
+            alpha: f64::from_bits(u64_at(32)),
+        }
+    }
+}
+
+/// This process's side of an owner-computes window.
+pub struct OwnerState<'c> {
+    block: OwnerBlock,
+    seg: &'c Segment,
+    me: u32,
+    policy: WaitPolicy,
+    /// Requests this core issued, and the staging half to use next.
+    issued: Cell<u64>,
+    next_half: Cell<usize>,
+    /// A message being built (a slot's worth).
+    scratch: std::cell::RefCell<Vec<u8>>,
+    agent: Option<JoinHandle<()>>,
+}
+
+impl<'c> OwnerState<'c> {
+    /// Starts this process's agent for `part` (this core's part, absolute), serving
+    /// `block`'s queue of rank `me`. `agent_seg` is a second mapping of the segment.
+    pub fn start<T: AccElem>(
+        seg: &'c Segment,
+        agent_seg: Segment,
+        block: OwnerBlock,
+        me: u32,
+        part: Region,
+        policy: WaitPolicy,
+    ) -> std::io::Result<OwnerState<'c>> {
+        let agent = std::thread::Builder::new()
+            .name(format!("sccemu-acc-agent-{me}"))
+            .spawn(move || agent::<T>(&agent_seg, block, me, part, policy))?;
+        Ok(OwnerState {
+            block,
+            seg,
+            me,
+            policy,
+            issued: Cell::new(0),
+            next_half: Cell::new(0),
+            scratch: std::cell::RefCell::new(vec![0; SLOT_BYTES - 4]),
+            agent: Some(agent),
+        })
+    }
+
+    fn waiter(&self) -> Waiter<'c> {
+        Waiter::new(self.policy, self.seg.job())
+    }
+
+    fn push(&self, target: u32, msg: &[u8]) -> Result<(), JobAborted> {
+        self.block.queue(self.seg, target).push(msg, &self.waiter())?;
+        self.issued.set(self.issued.get() + 1);
+        Ok(())
+    }
+
+    /// Waits until staging half `h` is free again (Acquire: module docs).
+    fn wait_half(&self, h: usize) -> Result<(), JobAborted> {
+        let busy = &self.block.origin(self.seg, self.me).busy[h];
+        self.wait_completion(|| busy.load(Ordering::Acquire) == 0)
+    }
+
+    /// Waits on this core's doorbell until `done`, registered in `waiting` (Dekker
+    /// pair with the agent's fence before it checks `waiting`).
+    fn wait_completion(&self, done: impl Fn() -> bool) -> Result<(), JobAborted> {
+        if done() {
+            return Ok(());
+        }
+        let waiting = &self.block.origin(self.seg, self.me).waiting;
+        waiting.fetch_add(1, Ordering::Relaxed);
+        // SeqCst fence: our registration before our checks of `done`, against the
+        // agent's completion before its load of `waiting`.
+        fence(Ordering::SeqCst);
+        let bell = &self.seg.slot(self.me).bell;
+        let result = self.waiter().wait_until(bell, || done().then_some(()));
+        waiting.fetch_sub(1, Ordering::Relaxed);
+        result
+    }
+
+    fn stage(&self, data: &[u8]) -> Result<usize, JobAborted> {
+        let h = self.next_half.get();
+        self.next_half.set((h + 1) % HALVES);
+        self.wait_half(h)?;
+        self.block.staging(self.seg, self.me, h).write(0, data);
+        // Relaxed: published to the agent by the queue's Release; the agent only
+        // overwrites it, after reading the staged data.
+        self.block.origin(self.seg, self.me).busy[h].store(1, Ordering::Relaxed);
+        Ok(h)
+    }
+
+    /// Enqueues `target.part[at..] op= src` (`at` in bytes, checked by the caller).
+    /// With `result`, waits for the previous values (get_accumulate).
+    pub fn request<T: AccElem>(
+        &self,
+        target: u32,
+        at: usize,
+        op: Op,
+        src: &[T],
+        mut result: Option<&mut [T]>,
+    ) -> Result<(), JobAborted> {
+        let (code, alpha) = op_code(op);
+        let elem = size_of::<T>();
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        let mut msg = self.scratch.borrow_mut();
+        let msg = &mut msg[..];
+        let mut req =
+            Req { kind: INLINE_ACC, origin: self.me, at: at as u64, count: 0, half: 0, op: code, alpha };
+        if result.is_none() && bytes.len() <= INLINE_BYTES {
+            req.count = src.len() as u32;
+            req.encode(msg);
+            msg[HEADER..HEADER + bytes.len()].copy_from_slice(bytes);
+            return self.push(target, &msg[..HEADER + bytes.len()]);
+        }
+        let per_chunk = HALF_BYTES / elem;
+        for (i, chunk) in src.chunks(per_chunk.max(1)).enumerate() {
+            let h = self.stage(bytemuck::cast_slice(chunk))?;
+            req.kind = if result.is_some() { STAGED_GET_ACC } else { STAGED_ACC };
+            req.at = (at + i * per_chunk * elem) as u64;
+            req.count = chunk.len() as u32;
+            req.half = h as u32;
+            req.encode(msg);
+            self.push(target, &msg[..HEADER])?;
+            if let Some(out) = result.as_deref_mut() {
+                self.wait_half(h)?;
+                let out = &mut out[i * per_chunk..i * per_chunk + chunk.len()];
+                self.block.staging(self.seg, self.me, h).read(0, bytemuck::cast_slice_mut(out));
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until every request this core issued has been applied (Acquire: module
+    /// docs), so that it is complete at its target.
+    pub fn quiesce(&self) -> Result<(), JobAborted> {
+        let applied = &self.block.origin(self.seg, self.me).applied;
+        let issued = self.issued.get();
+        self.wait_completion(|| applied.load(Ordering::Acquire) == issued)
+    }
+}
+
+impl Drop for OwnerState<'_> {
+    fn drop(&mut self) {
+        self.block.queue(self.seg, self.me).request_stop();
+        if let Some(agent) = self.agent.take() {
+            let _ = agent.join();
+        }
+    }
+}
+
+/// The agent thread: applies requests to `part` until stopped or the job aborts.
+fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, policy: WaitPolicy) {
+    let waiter = Waiter::new(policy, seg.job());
+    let queue = block.queue(seg, me);
+    let part = seg.bytes(part);
+    let mut consumer = Consumer::new();
+    let mut msg = vec![0u8; SLOT_BYTES];
+    let (mut data, mut old, mut scratch) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
+    let n = seg.config().cores;
+    while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
+        if !(HEADER..=SLOT_BYTES).contains(&len) {
+            // Corrupted: no origin to acknowledge, so its quiesce could never finish.
+            seg.abort(Some(me), AbortCause::Corrupted);
+            return;
+        }
+        let req = Req::decode(&msg[..HEADER]);
+        let count = req.count as usize;
+        let at = req.at as usize;
+        let op = op_of(req.op, req.alpha);
+        let staged = req.kind != INLINE_ACC;
+        let in_bounds = at % size_of::<T>() == 0
+            && at.checked_add(count * size_of::<T>()).is_some_and(|end| end <= part.len())
+            && req.origin < n
+            && (req.half as usize) < HALVES
+            && count * size_of::<T>() <= if staged { HALF_BYTES } else { len - HEADER };
+        // Origins validate every request before queueing it, so a malformed one is
+        // corrupted shared memory: not trusted, and fatal to the job (fail-stop), since
+        // acknowledging it could credit the wrong origin.
+        let (true, Some(op)) = (in_bounds, op) else {
+            seg.abort(Some(me), AbortCause::Corrupted);
+            return;
+        };
+        let half = req.half as usize;
+        if req.kind == STAGED_ACC {
+            // Straight from the origin's staging buffer into the part: one pass.
+            combine_staged::<T>(part, at, op, block.staging(seg, req.origin, half), count);
+        } else {
+            data.clear();
+            data.resize(count, T::zeroed());
+            let raw: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
+            if staged {
+                block.staging(seg, req.origin, half).read(0, raw);
+            } else {
+                raw.copy_from_slice(&msg[HEADER..HEADER + raw.len()]);
+            }
+            if req.kind == STAGED_GET_ACC {
+                old.clear();
+                old.resize(count, T::zeroed());
+                part.combine(at, op, &data, Some(&mut old), &mut scratch);
+                block.staging(seg, req.origin, half).write(0, bytemuck::cast_slice(&old));
+            } else {
+                part.combine(at, op, &data, None, &mut scratch);
+            }
+        }
+        let origin = block.origin(seg, req.origin);
+        if staged {
+            // Release: our reads (and result writes) of the staging half happen before
+            // the origin reuses it.
+            origin.busy[half].store(0, Ordering::Release);
+        }
+        // Release: the combined target data happens before the origin's quiesce.
+        origin.applied.fetch_add(1, Ordering::Release);
+        // SeqCst fence: the completions above before the load of `waiting` (Dekker
+        // pair with `OwnerState::wait_completion`).
+        fence(Ordering::SeqCst);
+        if origin.waiting.load(Ordering::Relaxed) != 0 {
+            seg.slot(req.origin).bell.ring();
+        }
+    }
+}

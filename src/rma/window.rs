@@ -1,0 +1,463 @@
+//! Windows: memory that every core exposes for one-sided access (`MPI_Win_allocate`).
+//!
+//! Allocation is collective. Every part of a window lives in the shared segment, so a
+//! remote access is a copy or an atomic on mapped memory and the target never takes
+//! part. Placement is shared DRAM (the heap; parts are page-aligned and packed one
+//! after another) or the MPB (each core's part at the same offset of its own MPB, for
+//! small windows, as RCKMPI proposes for the SCC). Sizes may differ per core, and 0 is
+//! allowed.
+//!
+//! Protocol of `Core::window`, every core in the same order:
+//! 1. allocate the control block from the heap (its size depends only on the job
+//!    size, so the symmetric allocator gives every core the same one);
+//! 2. zero the words this core owns (rank 0 also the window-wide ones), write this
+//!    core's part size into the size table, and pass a barrier (Release/Acquire: the
+//!    zeroes and sizes are visible to all after it);
+//! 3. read every size, allocate the data symmetrically, zero the own part, and pass a
+//!    second barrier, so nobody touches a part before its owner zeroed it.
+//!
+//! A core whose length overflows a byte count still takes part: it writes
+//! [`TOO_LARGE`] as its size, and every core, reading the same table after the same
+//! barrier, refuses the window with the same error and frees the control block. Errors
+//! found after step 2 are alike on every core for the same reason.
+//!
+//! Control block layout (each piece line-aligned): [`WindowCtl`] (fence barrier and
+//! lock_all words, home rank 0); the size table (n × u64); n × [`TargetCtl`] (each
+//! target's ticket lock, owned by the target); n rows of n PSCW pair slots (core o's
+//! row holds, per target t, t's post count for o and o's completion count at t).
+//! Freeing is collective: each core writes into its size-table word (unused after
+//! allocation) whether it still has an epoch open, then a barrier (nobody still
+//! accesses; the votes are visible to all); unless some core voted no, both regions
+//! return to their allocators. A window dropped without `free` leaks its memory (the drop of
+//! one core cannot be collective).
+//!
+//! ```no_run
+//! use sccemu::{Core, Group, LockKind, Placement};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let core = Core::attach()?;
+//! let (me, n) = (core.rank(), core.size());
+//! let win = core.window::<f64>(1024, Placement::Dram)?; // collective
+//! // Active target, fence: one barrier per epoch.
+//! win.fence()?;
+//! win.put((me + 1) % n, 0, &[me as f64; 16])?;
+//! win.fence()?;
+//! // Active target, PSCW: only the group members synchronize.
+//! win.post(&Group::single((me + n - 1) % n))?;
+//! win.start(&Group::single((me + 1) % n))?;
+//! let old = win.fetch_add((me + 1) % n, 16, 1.5f64)?;
+//! win.complete()?;
+//! win.wait()?;
+//! // Passive target: the guard unlocks when dropped.
+//! {
+//!     let epoch = win.lock(LockKind::Exclusive, 0)?;
+//!     epoch.put(0, 17, &[old])?;
+//!     epoch.flush(0)?;
+//! }
+//! core.barrier()?;
+//! win.free()?; // collective
+//! # Ok(())
+//! # }
+//! ```
+
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+
+use crossbeam_utils::CachePadded;
+use shm_layout::{LINE, Region};
+
+use crate::segment::collective_alloc::HeapRegion;
+use crate::core::facade::Core;
+use crate::rma::epoch::Epochs;
+use crate::protocol::fence::FenceState;
+use crate::protocol::alloc::heap::HEAP_GRANULE;
+use crate::segment::mpb::MpbRegion;
+use crate::protocol::payload::Payload;
+use crate::protocol::pscw::PairWords;
+use crate::protocol::rwlock::{AllLock, TicketRwLock};
+use crate::segment::mapping::SharedBytes;
+use crate::segment::view::{AtomicsOnly, Plain, atomics_at, bytes_of, bytes_of_mut, zeroed};
+use crate::rma::error::{RmaError, WindowError};
+
+/// Where a window's parts live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Placement {
+    /// Shared DRAM (the segment's heap): any size.
+    Dram,
+    /// The cores' message-passing buffers: small windows, the SCC's fast path.
+    Mpb,
+}
+
+/// Window-wide protocol words (home: rank 0).
+#[repr(C)]
+#[derive(Default)]
+pub struct WindowCtl {
+    pub fence: FenceState,
+    pub all: AllLock,
+}
+
+/// One target's protocol words (owned by the target): its lock, on a line of its own.
+#[repr(C)]
+#[derive(Default)]
+pub struct TargetCtl {
+    pub lock: CachePadded<TicketRwLock>,
+}
+
+// SAFETY: made of atomics only (through BarrierState, AllLock), valid as zero bytes.
+unsafe impl AtomicsOnly for WindowCtl {}
+// SAFETY: made of atomics only (TicketRwLock), valid as zero bytes.
+unsafe impl AtomicsOnly for TargetCtl {}
+// SAFETY: two atomic words, valid as zero bytes.
+unsafe impl AtomicsOnly for PairWords {}
+
+/// Size-table value of a core whose part does not fit a byte count.
+const TOO_LARGE: u64 = u64::MAX;
+
+fn lines(bytes: usize) -> usize {
+    bytes.div_ceil(LINE) * LINE
+}
+
+/// Offsets within the control block, a pure function of the job size.
+#[derive(Clone, Copy, Debug)]
+struct CtlLayout {
+    sizes: usize,
+    targets: usize,
+    posts: usize,
+    post_stride: usize,
+    total: usize,
+}
+
+impl CtlLayout {
+    fn new(n: usize) -> CtlLayout {
+        let sizes = lines(size_of::<WindowCtl>());
+        let targets = sizes + lines(n * 8);
+        let posts = targets + n * lines(size_of::<TargetCtl>());
+        let post_stride = lines(n * size_of::<PairWords>());
+        CtlLayout { sizes, targets, posts, post_stride, total: posts + n * post_stride }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Data {
+    None,
+    Heap(HeapRegion),
+    Mpb(MpbRegion),
+}
+
+/// A window of `T` elements over every core of the job. Collective calls (allocation,
+/// [`Window::fence`], [`Window::free`]) must be made by every core in the same order.
+pub struct Window<'c, T: Plain> {
+    pub(crate) core: &'c Core,
+    placement: Placement,
+    meta: HeapRegion,
+    meta_abs: Region,
+    ctl: CtlLayout,
+    data: Data,
+    /// Each rank's part, as an absolute region of the segment.
+    parts: Vec<Region>,
+    pub(crate) epochs: RefCell<Epochs>,
+    /// Plain stores (puts, atomic stores) were issued since the last flush.
+    pub(crate) pending_stores: Cell<bool>,
+    /// This window's window-table entry (rank 0 lists it).
+    table_entry: Option<usize>,
+    /// Accumulate strategy state (see `accumulate`).
+    pub(crate) acc: crate::rma::accumulate::AccSlot<'c>,
+    _elem: PhantomData<T>,
+}
+
+impl Core {
+    /// Collective: allocates a window whose part on this core holds `len` elements
+    /// (zeroed). Other cores may pass other lengths, including 0.
+    pub fn window<T: Plain>(&self, len: usize, placement: Placement) -> Result<Window<'_, T>, WindowError> {
+        if size_of::<T>() == 0 {
+            return Err(WindowError::ZeroSizedElement);
+        }
+        // Not an early return: the others would wait for this core in the barriers.
+        let bytes = len.checked_mul(size_of::<T>()).map_or(TOO_LARGE, |b| b as u64);
+        let n = self.size() as usize;
+        let ctl = CtlLayout::new(n);
+        let meta = self.heap_alloc(ctl.total)?;
+        let heap = self.segment().layout().heap;
+        let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
+        let me = self.rank() as usize;
+        let mb = self.segment().bytes(meta_abs);
+        if me == 0 {
+            mb.zero(0, lines(size_of::<WindowCtl>()));
+        }
+        mb.zero(ctl.targets + me * lines(size_of::<TargetCtl>()), lines(size_of::<TargetCtl>()));
+        mb.zero(ctl.posts + me * ctl.post_stride, ctl.post_stride);
+        mb.write(ctl.sizes + me * 8, &bytes.to_le_bytes());
+        let fail = |e: WindowError| {
+            let _ = self.heap_free(meta);
+            e
+        };
+        self.barrier().map_err(|e| fail(e.into()))?;
+        let sizes: Vec<usize> = (0..n)
+            .map(|r| {
+                let mut b = [0u8; 8];
+                mb.read(ctl.sizes + r * 8, &mut b);
+                u64::from_le_bytes(b) as usize
+            })
+            .collect();
+        if let Some(r) = sizes.iter().position(|&s| s as u64 == TOO_LARGE) {
+            return Err(fail(WindowError::TooLarge { rank: r as u32 }));
+        }
+        let (data, parts) = match placement {
+            Placement::Dram => {
+                let mut offsets = Vec::with_capacity(n);
+                let mut total = 0usize;
+                for (r, &s) in sizes.iter().enumerate() {
+                    offsets.push(total);
+                    let end = s.checked_next_multiple_of(HEAP_GRANULE).and_then(|s| total.checked_add(s));
+                    total = end.ok_or_else(|| fail(WindowError::TooLarge { rank: r as u32 }))?;
+                }
+                if total == 0 {
+                    (Data::None, sizes.iter().map(|_| Region { offset: 0, len: 0 }).collect())
+                } else {
+                    let region = self.heap_alloc(total).map_err(|e| fail(e.into()))?;
+                    let base = heap.offset + region.offset;
+                    let parts =
+                        offsets.iter().zip(&sizes).map(|(&o, &s)| Region { offset: base + o, len: s });
+                    (Data::Heap(region), parts.collect())
+                }
+            }
+            Placement::Mpb => {
+                let mpb_bytes = self.mpb_bytes();
+                if let Some((r, &s)) = sizes.iter().enumerate().find(|(_, s)| **s > mpb_bytes) {
+                    return Err(fail(WindowError::TooBigForMpb { rank: r as u32, bytes: s, mpb_bytes }));
+                }
+                let max = sizes.iter().copied().max().unwrap_or(0);
+                if max == 0 {
+                    (Data::None, sizes.iter().map(|_| Region { offset: 0, len: 0 }).collect())
+                } else {
+                    let region = self.mpb_alloc(max).map_err(|e| fail(e.into()))?;
+                    let mpbs = &self.segment().layout().mpbs;
+                    let parts = sizes.iter().enumerate().map(|(r, &s)| Region {
+                        offset: mpbs.get(r).expect("rank < size").offset + region.offset,
+                        len: s,
+                    });
+                    (Data::Mpb(region), parts.collect())
+                }
+            }
+        };
+        let table_entry =
+            (self.rank() == 0).then(|| self.list_window(placement, size_of::<T>(), meta, data)).flatten();
+        let win = Window {
+            core: self,
+            placement,
+            meta,
+            meta_abs,
+            ctl,
+            data,
+            parts,
+            epochs: RefCell::new(Epochs::new(n)),
+            pending_stores: Cell::new(false),
+            table_entry,
+            acc: Default::default(),
+            _elem: PhantomData,
+        };
+        win.part_bytes(self.rank()).zero(0, sizes[me]);
+        self.barrier().map_err(|e| fail(e.into()))?;
+        Ok(win)
+    }
+}
+
+impl Core {
+    fn list_window(&self, placement: Placement, elem: usize, meta: HeapRegion, data: Data) -> Option<usize> {
+        let (data_offset, data_bytes) = match data {
+            Data::None => (0, 0),
+            Data::Heap(r) => (r.offset, r.len),
+            Data::Mpb(r) => (r.offset, r.len),
+        };
+        let info = crate::segment::wintable::WindowInfo {
+            placement: placement as u32,
+            elem_bytes: elem as u32,
+            cores: self.size(),
+            control_offset: meta.offset as u64,
+            data_offset: data_offset as u64,
+            data_bytes: data_bytes as u64,
+        };
+        crate::segment::wintable::register(self.segment(), info)
+    }
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    pub fn core(&self) -> &'c Core {
+        self.core
+    }
+
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    /// Elements in `rank`'s part.
+    #[inline]
+    pub fn len_of(&self, rank: u32) -> Result<usize, RmaError> {
+        self.check_rank(rank)?;
+        Ok(self.parts[rank as usize].len / size_of::<T>())
+    }
+
+    /// Elements in this core's part.
+    pub fn len(&self) -> usize {
+        self.parts[self.core.rank() as usize].len / size_of::<T>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Collective: frees the window. If any core still has a lock or PSCW epoch open
+    /// on it, every core gets [`WindowError::EpochOpen`] naming the lowest such rank,
+    /// and nothing is freed: the window is then leaked, as if dropped (its memory is
+    /// never reused, so accesses still in flight stay safe).
+    pub fn free(self) -> Result<(), WindowError> {
+        let open = self.epochs.borrow().passive_or_pscw_open();
+        let vote = |r: u32| self.ctl.sizes + r as usize * 8;
+        self.meta_bytes().write(vote(self.core.rank()), &u64::from(open).to_le_bytes());
+        self.acc_quiesce()?;
+        // Nobody may still be accessing any part when the memory is reused. The barrier
+        // (Release/Acquire) also shows every vote to every core; nobody writes a vote
+        // again before the next barrier, in `heap_free`, which all pass after reading.
+        self.core.barrier()?;
+        let voted_open = |r: &u32| {
+            let mut b = [0u8; 8];
+            self.meta_bytes().read(vote(*r), &mut b);
+            u64::from_le_bytes(b) != 0
+        };
+        if let Some(rank) = (0..self.core.size()).find(voted_open) {
+            return Err(WindowError::EpochOpen { rank });
+        }
+        if let Some(entry) = self.table_entry {
+            crate::segment::wintable::unregister(self.core.segment(), entry);
+        }
+        self.acc_free()?;
+        match self.data {
+            Data::None => {}
+            Data::Heap(r) => self.core.heap_free(r)?,
+            Data::Mpb(r) => self.core.mpb_free(r)?,
+        }
+        self.core.heap_free(self.meta)?;
+        Ok(())
+    }
+
+    #[inline]
+    pub(crate) fn check_rank(&self, rank: u32) -> Result<(), RmaError> {
+        let size = self.core.size();
+        if rank >= size {
+            return Err(RmaError::RankOutOfRange { rank, size });
+        }
+        Ok(())
+    }
+
+    /// `rank`'s part, as an absolute region of the segment (rank already checked).
+    #[inline]
+    pub(crate) fn part_region(&self, rank: u32) -> Region {
+        self.parts[rank as usize]
+    }
+
+    /// The bytes of `rank`'s part (rank already checked).
+    #[inline]
+    pub(crate) fn part_bytes(&self, rank: u32) -> SharedBytes<'c> {
+        self.core.segment().bytes(self.parts[rank as usize])
+    }
+
+    /// Checks `index..index + len` against `rank`'s part; returns the byte range start.
+    pub(crate) fn check_range(&self, rank: u32, index: usize, len: usize) -> Result<usize, RmaError> {
+        let part_len = self.parts[rank as usize].len / size_of::<T>();
+        if index.checked_add(len).is_none_or(|end| end > part_len) {
+            return Err(RmaError::OutOfBounds { rank, index, len, part_len });
+        }
+        Ok(index * size_of::<T>())
+    }
+
+    #[inline]
+    fn meta_bytes(&self) -> SharedBytes<'c> {
+        self.core.segment().bytes(self.meta_abs)
+    }
+
+    #[inline]
+    pub(crate) fn window_ctl(&self) -> &'c WindowCtl {
+        atomics_at(self.meta_bytes(), 0)
+    }
+
+    #[inline]
+    pub(crate) fn target_ctl(&self, rank: u32) -> &'c TargetCtl {
+        atomics_at(self.meta_bytes(), self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>()))
+    }
+
+    /// The PSCW counters of the pair (`origin`, `target`), in `origin`'s row.
+    pub(crate) fn pscw_pair(&self, origin: u32, target: u32) -> &'c PairWords {
+        let at = self.ctl.posts + origin as usize * self.ctl.post_stride;
+        atomics_at(self.meta_bytes(), at + target as usize * size_of::<PairWords>())
+    }
+
+    /// This core's part, for local loads and stores.
+    pub fn local(&self) -> Part<'_, 'c, T> {
+        Part { win: self, rank: self.core.rank() }
+    }
+
+    /// Direct load/store access to `rank`'s part (`MPI_Win_shared_query`): every part
+    /// is mapped by every core, so no epoch is needed to reach it, only to order the
+    /// accesses (`sync`, barriers, flags, locks), as with MPI shared-memory windows.
+    pub fn shared_query(&self, rank: u32) -> Result<Part<'_, 'c, T>, RmaError> {
+        self.check_rank(rank)?;
+        Ok(Part { win: self, rank })
+    }
+}
+
+/// Safe load/store access to one core's part: this core's own ([`Window::local`]) or
+/// another's ([`Window::shared_query`]). Copies are always memory-safe; ordering them
+/// against other cores' accesses is the job of the epoch rules (fence, post/wait,
+/// lock, sync), exactly as for MPI's loads and stores on a window.
+pub struct Part<'w, 'c, T: Plain> {
+    win: &'w Window<'c, T>,
+    rank: u32,
+}
+
+/// This core's own part.
+pub type Local<'w, 'c, T> = Part<'w, 'c, T>;
+
+impl<T: Plain> Part<'_, '_, T> {
+    /// Whose part this is.
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    pub fn len(&self) -> usize {
+        self.win.parts[self.rank as usize].len / size_of::<T>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Copies elements `index..index + dst.len()` into `dst`.
+    pub fn read(&self, index: usize, dst: &mut [T]) -> Result<(), RmaError> {
+        let at = self.win.check_range(self.rank(), index, dst.len())?;
+        self.win.part_bytes(self.rank()).read(at, bytes_of_mut(dst));
+        Ok(())
+    }
+
+    /// Copies `src` to elements `index..index + src.len()`.
+    pub fn write(&self, index: usize, src: &[T]) -> Result<(), RmaError> {
+        let at = self.win.check_range(self.rank(), index, src.len())?;
+        self.win.part_bytes(self.rank()).write(at, bytes_of(src));
+        Ok(())
+    }
+
+    pub fn get(&self, index: usize) -> Result<T, RmaError> {
+        let mut v = [zeroed::<T>()];
+        self.read(index, &mut v)?;
+        Ok(v[0])
+    }
+
+    pub fn set(&self, index: usize, value: T) -> Result<(), RmaError> {
+        self.write(index, std::slice::from_ref(&value))
+    }
+
+    /// The whole part.
+    pub fn to_vec(&self) -> Vec<T> {
+        let mut v = vec![zeroed::<T>(); self.len()];
+        self.read(0, &mut v).expect("the whole part is in range");
+        v
+    }
+}

@@ -1,0 +1,81 @@
+//! Collective allocation from the shared heap: the leader allocates, everyone learns.
+//!
+//! [`Core::heap_alloc`] is collective over the whole job: rank 0 allocates from the
+//! shared [`HeapAllocator`] and publishes the result through the word for this call's
+//! parity; the world barrier (Release/Acquire) carries it to every core, which reads
+//! it after the barrier. Every core counts its calls, so all agree on the parity.
+
+use crate::core::facade::Core;
+use crate::protocol::alloc::freelist::{AllocError, Range};
+use crate::protocol::alloc::heap::{HeapAllocator, decode_result, encode_result};
+use crate::segment::mapping::SharedBytes;
+use crate::sync::Ordering;
+
+/// A heap allocation, as offsets within the heap.
+pub type HeapRegion = Range;
+
+impl Core {
+    fn heap(&self) -> &HeapAllocator {
+        self.segment().heap_allocator()
+    }
+
+    /// Allocates from the shared heap for this core alone (communicator leaders use it
+    /// to allocate on behalf of their group).
+    pub fn heap_alloc_local(&self, bytes: usize) -> Result<HeapRegion, AllocError> {
+        let region = self.heap().alloc(bytes, &self.waiter(), &self.segment().slot(0).bell)?;
+        // Relaxed: a statistic for tools, not a synchronisation point.
+        self.segment().job().alloc_cursor.fetch_max((region.offset + region.len) as u64, Ordering::Relaxed);
+        Ok(region)
+    }
+
+    /// Returns a region from [`Core::heap_alloc_local`].
+    pub fn heap_free_local(&self, region: HeapRegion) -> Result<(), AllocError> {
+        self.heap().free(region, &self.waiter(), &self.segment().slot(0).bell)
+    }
+
+    fn next_heap_call(&self) -> u64 {
+        let mut calls = self.heap_calls.lock().unwrap_or_else(|e| e.into_inner());
+        *calls += 1;
+        *calls
+    }
+
+    /// Collective over the job: allocates `bytes` of the shared heap; every core gets the
+    /// same region.
+    pub fn heap_alloc(&self, bytes: usize) -> Result<HeapRegion, AllocError> {
+        if bytes == 0 {
+            return Err(AllocError::ZeroSize);
+        }
+        let word = self.heap().published(self.next_heap_call());
+        if self.rank() == 0 {
+            // Relaxed: the barrier below publishes it.
+            word.store(encode_result(&self.heap_alloc_local(bytes)), Ordering::Relaxed);
+        }
+        self.barrier()?;
+        decode_result(word.load(Ordering::Relaxed), bytes)
+    }
+
+    /// Collective over the job: returns a region from [`Core::heap_alloc`]. Nobody may use
+    /// it afterwards; the barrier first makes sure everyone has stopped.
+    pub fn heap_free(&self, region: HeapRegion) -> Result<(), AllocError> {
+        let word = self.heap().published(self.next_heap_call());
+        self.barrier()?;
+        if self.rank() == 0 {
+            let result = self.heap_free_local(region).map(|()| region);
+            word.store(encode_result(&result), Ordering::Relaxed);
+        }
+        self.barrier()?;
+        decode_result(word.load(Ordering::Relaxed), region.len).map(|_| ())
+    }
+
+    /// Bytes of the shared heap that are free now (a snapshot).
+    pub fn heap_free_bytes(&self) -> Result<usize, AllocError> {
+        self.heap().free_bytes(&self.waiter(), &self.segment().slot(0).bell)
+    }
+
+    /// The bytes of a heap region, shared by every core.
+    pub fn heap_bytes(&self, region: HeapRegion) -> SharedBytes<'_> {
+        let heap = self.segment().layout().heap;
+        assert!(region.offset + region.len <= heap.len, "{region:?} is not in the heap");
+        self.segment().bytes(shm_layout::Region { offset: heap.offset + region.offset, len: region.len })
+    }
+}

@@ -1,0 +1,21 @@
+//! The mapped segment: the one memfd a job shares, and typed access to it.
+//!
+//! Owns the mapping and its validation ([`mapping`]), typed views of shared memory and
+//! the byte copies in and out of it ([`view`]), the per-core message-passing buffers
+//! ([`mpb`]), the shared heap's collective allocation ([`collective_alloc`]), the
+//! window table ([`wintable`]) and the job's host clock ([`clock`]).
+//!
+//! May use: [`crate::protocol`] and [`crate::sync`]. Every offset comes from
+//! `shm_layout::Layout`; this layer and `view` hold the crate's unsafe code for shared
+//! memory.
+
+pub(crate) mod clock;
+pub mod collective_alloc;
+pub mod mapping;
+pub mod mpb;
+pub mod view;
+pub mod wintable;
+
+pub use mapping::{AttachError, CreateError, Segment};
+pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
+pub use view::Plain;

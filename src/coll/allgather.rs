@@ -90,7 +90,7 @@ impl Comm<'_> {
             chosen => chosen,
         };
         if algorithm == Allgather::Shared || n == 1 {
-            if self.core().wait_policy() != WaitPolicy::Block && block <= self.half_payload() {
+            if self.context().wait_policy() != WaitPolicy::Block && block <= self.half_payload() {
                 return self.allgather_published(send, out, local);
             }
             let per_round = self.half_payload() / whole * whole;
@@ -180,7 +180,7 @@ impl Comm<'_> {
         let me = self.rank();
         // `reached` is an Acquire load and a wrapping comparison: call numbers may wrap.
         let arrived = || expect.iter().all(|&f| crate::protocol::flag::reached(self.flag(me, f), call)).then_some(());
-        Ok(self.core().waiter().wait_until(self.bell(me), arrived)?)
+        Ok(self.context().waiter().wait_until(self.bell(me), arrived)?)
     }
 
     fn steps(&self, algorithm: Allgather) -> Vec<Step> {

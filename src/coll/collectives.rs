@@ -46,7 +46,7 @@ impl<'c> Comm<'c> {
     /// Payload bytes of one staging half, the same on every member: large enough for
     /// bandwidth, small enough that 1024 members fit in the default heap.
     pub(crate) fn half_payload(&self) -> usize {
-        let heap = self.core().segment().config().heap_bytes as usize;
+        let heap = self.context().segment().config().heap_bytes as usize;
         let per_member = (heap / (8 * self.size() as usize)).clamp(16 * 1024, 1 << 20);
         (1usize << per_member.ilog2()) - HEADER
     }
@@ -96,7 +96,7 @@ impl<'c> Comm<'c> {
 impl Comm<'_> {
     /// Every member has written its half for round `call` (module docs).
     fn rendezvous(&self, call: u32) -> Result<(), CollError> {
-        if self.core().wait_policy() == WaitPolicy::Block {
+        if self.context().wait_policy() == WaitPolicy::Block {
             return self.barrier();
         }
         self.meet_by_flags(call)
@@ -108,7 +108,7 @@ impl Comm<'_> {
         let flag = self.rendezvous_flag();
         let flag_of = |r| self.flag(r, flag);
         let bell_of = |r| self.bell(r);
-        Ok(crate::protocol::flag::meet(self.size(), self.rank(), call, flag_of, bell_of, &self.core().waiter())?)
+        Ok(crate::protocol::flag::meet(self.size(), self.rank(), call, flag_of, bell_of, &self.context().waiter())?)
     }
 }
 

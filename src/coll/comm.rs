@@ -24,7 +24,7 @@ use std::fmt;
 use crate::protocol::abort::JobAborted;
 use crate::protocol::barrier::BarrierState;
 use crate::segment::collective_alloc::HeapRegion;
-use crate::core::facade::Core;
+use crate::segment::CoreContext;
 use crate::protocol::alloc::freelist::AllocError;
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::atomic::op::OpError;
@@ -113,7 +113,7 @@ fn flags_stride(size: usize) -> usize {
 
 /// A communicator, used by one thread of its core.
 pub struct Comm<'c> {
-    core: &'c Core,
+    ctx: &'c CoreContext,
     /// World rank of each member, in comm-rank order.
     members: Vec<u32>,
     rank: u32,
@@ -128,19 +128,19 @@ pub struct Comm<'c> {
 
 impl<'c> Comm<'c> {
     /// Collective over the job: the communicator of every core.
-    pub fn world(core: &'c Core) -> Result<Comm<'c>, CollError> {
-        let members: Vec<u32> = (0..core.size()).collect();
-        let area = core.heap_alloc(area_bytes(members.len()))?;
-        if core.rank() == 0 {
-            core.heap_bytes(area).zero(0, area.len);
+    pub fn world(ctx: &'c CoreContext) -> Result<Comm<'c>, CollError> {
+        let members: Vec<u32> = (0..ctx.size()).collect();
+        let area = ctx.heap_alloc(area_bytes(members.len()))?;
+        if ctx.rank() == 0 {
+            ctx.heap_bytes(area).zero(0, area.len);
         }
-        core.barrier()?;
-        Ok(Comm::new(core, members, core.rank(), area))
+        ctx.barrier()?;
+        Ok(Comm::new(ctx, members, ctx.rank(), area))
     }
 
-    fn new(core: &'c Core, members: Vec<u32>, rank: u32, area: HeapRegion) -> Comm<'c> {
+    fn new(ctx: &'c CoreContext, members: Vec<u32>, rank: u32, area: HeapRegion) -> Comm<'c> {
         Comm {
-            core,
+            ctx,
             members,
             rank,
             area,
@@ -150,8 +150,9 @@ impl<'c> Comm<'c> {
         }
     }
 
-    pub fn core(&self) -> &'c Core {
-        self.core
+    /// The context of the core this communicator lives on.
+    pub fn context(&self) -> &'c CoreContext {
+        self.ctx
     }
 
     pub fn rank(&self) -> u32 {
@@ -183,12 +184,12 @@ impl<'c> Comm<'c> {
 
     /// The protocol word at `offset` of the area.
     fn area_word<T: AtomicsOnly>(&self, offset: usize) -> &'c T {
-        atomics_at(self.core.heap_bytes(self.area), offset)
+        atomics_at(self.ctx.heap_bytes(self.area), offset)
     }
 
     /// The doorbell of member `rank`'s core.
     pub(crate) fn bell(&self, rank: u32) -> &'c crate::protocol::waiter::Doorbell {
-        &self.core.segment().slot(self.members[rank as usize]).bell
+        &self.ctx.segment().slot(self.members[rank as usize]).bell
     }
 
     /// The step flag that each member raises itself for the rendezvous of a round
@@ -212,7 +213,7 @@ impl<'c> Comm<'c> {
 
     pub fn barrier(&self) -> Result<(), CollError> {
         let state: &BarrierState = self.area_word(0);
-        Ok(state.wait(self.size(), &self.core.waiter(), self.bell(0))?)
+        Ok(state.wait(self.size(), &self.ctx.waiter(), self.bell(0))?)
     }
 
     /// Collective: the leader allocates `bytes` from the heap; every member learns it.
@@ -222,7 +223,7 @@ impl<'c> Comm<'c> {
         let word: &AtomicU64 = self.area_word(PUBLISH_AT + (call % 2) as usize * 8);
         if self.rank == 0 {
             // Relaxed: the barrier below publishes it.
-            word.store(encode_result(&self.core.heap_alloc_local(bytes)), Ordering::Relaxed);
+            word.store(encode_result(&self.ctx.heap_alloc_local(bytes)), Ordering::Relaxed);
         }
         self.barrier()?;
         Ok(decode_result(word.load(Ordering::Relaxed), bytes)?)
@@ -239,7 +240,7 @@ impl<'c> Comm<'c> {
         self.barrier()?;
         if let Some((old, _)) = current {
             if self.rank == 0 {
-                self.core.heap_free_local(old)?;
+                self.ctx.heap_free_local(old)?;
             }
             *self.staging.borrow_mut() = None;
         }
@@ -252,7 +253,7 @@ impl<'c> Comm<'c> {
     pub(crate) fn half(&self, staging: (HeapRegion, usize), rank: u32, call: u32) -> SharedBytes<'c> {
         let (region, capacity) = staging;
         let offset = region.offset + (2 * rank as usize + (call % 2) as usize) * capacity;
-        self.core.heap_bytes(HeapRegion { offset, len: capacity })
+        self.ctx.heap_bytes(HeapRegion { offset, len: capacity })
     }
 
     /// Collective: splits this communicator. Members with the same `color` form a new
@@ -278,9 +279,9 @@ impl<'c> Comm<'c> {
         let leads = my_group.is_some_and(|m| m[0].1 == self.rank);
         let word = match my_group.filter(|_| leads) {
             Some(m) => {
-                let area = self.core.heap_alloc_local(area_bytes(m.len()));
+                let area = self.ctx.heap_alloc_local(area_bytes(m.len()));
                 if let Ok(area) = area {
-                    self.core.heap_bytes(area).zero(0, area.len);
+                    self.ctx.heap_bytes(area).zero(0, area.len);
                 }
                 encode_result(&area)
             }
@@ -294,7 +295,7 @@ impl<'c> Comm<'c> {
         let area = decode_result(words[group[0].1 as usize], area_bytes(group.len()))?;
         let members: Vec<u32> = group.iter().map(|&(_, r)| self.members[r as usize]).collect();
         let rank = group.iter().position(|&(_, r)| r == self.rank).expect("member of own group") as u32;
-        Ok(Some(Comm::new(self.core, members, rank, area)))
+        Ok(Some(Comm::new(self.ctx, members, rank, area)))
     }
 
     /// Collective: releases the communicator's shared memory.
@@ -302,9 +303,9 @@ impl<'c> Comm<'c> {
         self.barrier()?;
         if self.rank == 0 {
             if let Some((staging, _)) = *self.staging.borrow() {
-                self.core.heap_free_local(staging)?;
+                self.ctx.heap_free_local(staging)?;
             }
-            self.core.heap_free_local(self.area)?;
+            self.ctx.heap_free_local(self.area)?;
         }
         Ok(())
     }

@@ -1,79 +1,77 @@
-//! A process's view of itself as one core of the emulated chip.
+//! [`Core`], the facade: one process as one core of the emulated chip.
 //!
 //! [`Core::attach`] reads the job's environment (set by `sccrun` or a [`crate::Job`]),
-//! maps the segment, validates it, and registers this process in its control slot.
-//! Dropping the core (or [`Core::finalize`]) marks the slot finalized: a rank that
-//! exits with status 0 without that is reported as a failure, since its peers may be
-//! waiting for it.
+//! maps the segment through a [`CoreContext`] and places the two-sided channels. The
+//! context's methods (identity, MPB, flags, heap, barrier) are reached through
+//! `Deref`; the messaging, window and communicator calls below delegate to `p2p`,
+//! `rma` and `coll`, which take the context, never the facade. Dropping the core (or
+//! [`Core::finalize`]) marks it finalized: a rank that exits with status 0 without
+//! that is reported as a failure, since its peers may be waiting for it.
 
+use std::ops::Deref;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::Mutex;
-use std::time::Duration;
 
-use shm_layout::{Mesh, WaitPolicy};
-
-use crate::protocol::abort::{AbortCause, JobAborted};
-use crate::protocol::alloc::freelist::FreeList;
-use crate::segment::mapping::{AttachError, Segment, slot_state};
-use crate::sync::Ordering;
-use crate::protocol::waiter::Waiter;
+use crate::coll::{CollError, Comm};
+use crate::p2p::channel::Sizes;
+use crate::p2p::endpoint::{Endpoint, Engine};
+use crate::p2p::{ChannelUnavailable, RecvError, Request, RequestError, SendError, Source, Status, TagMatch};
+use crate::protocol::abort::AbortCause;
+use crate::protocol::atomic::acc_atomic::AccElem;
+use crate::rma::{AccStrategy, Placement, Window, WindowError};
+use crate::segment::{AttachError, CoreContext, Plain};
 
 /// Environment variables through which a launcher describes a core to its process.
 pub mod env {
     /// The inherited segment fd.
     pub const FD: &str = "SCCEMU_FD";
+    /// This process's rank.
     pub const RANK: &str = "SCCEMU_RANK";
+    /// The job's number of cores.
     pub const SIZE: &str = "SCCEMU_SIZE";
 }
 
-/// Where a core sits on the mesh.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MeshPosition {
-    pub tile: u32,
-    /// Column of the tile.
-    pub x: u32,
-    /// Row of the tile.
-    pub y: u32,
-    /// Which of the tile's cores this is.
-    pub core_in_tile: u32,
-}
-
-impl MeshPosition {
-    pub fn of(rank: u32, mesh: Mesh) -> MeshPosition {
-        let tile = rank / mesh.cores_per_tile;
-        MeshPosition {
-            tile,
-            x: tile % mesh.cols,
-            y: tile / mesh.cols,
-            core_in_tile: rank % mesh.cores_per_tile,
-        }
-    }
-
-    /// Router hops between two tiles under XY routing.
-    pub fn hops(&self, other: &MeshPosition) -> u32 {
-        self.x.abs_diff(other.x) + self.y.abs_diff(other.y)
-    }
-}
-
 /// One core of a running job.
+///
+/// # Examples
+///
+/// A two-core job from Rust ([`crate::Job`] re-executes the program as each core);
+/// each core sends its rank to the other:
+///
+/// ```
+/// use sccemu::{Core, Job};
+///
+/// fn swap(core: &Core, _: ()) -> Result<u32, Box<dyn std::error::Error>> {
+///     let peer = 1 - core.rank();
+///     core.send(peer, 7, &core.rank().to_le_bytes())?;
+///     let mut buf = [0u8; 4];
+///     let status = core.recv(peer, 7, &mut buf)?;
+///     assert_eq!((status.source, status.len), (peer, 4));
+///     core.barrier()?;
+///     Ok(u32::from_le_bytes(buf))
+/// }
+///
+/// fn main() {
+///     sccemu::job::init(); // a core of the job runs `swap` here and exits
+///     let got = Job::new(2).run(&(), swap).unwrap();
+///     assert_eq!(got, vec![1, 0]);
+/// }
+/// ```
 pub struct Core {
-    segment: Segment,
-    rank: u32,
-    size: u32,
-    policy: WaitPolicy,
-    /// The one CPU this process is pinned to, if it is.
-    cpu: Option<u16>,
-    /// This core's replica of the symmetric MPB allocator (see `mpb`).
-    pub(crate) mpb_allocator: Mutex<FreeList>,
-    /// How many world-collective heap calls this core has made (see `heap`).
-    pub(crate) heap_calls: Mutex<u64>,
-    /// Two-sided channels (placed at attach, before any other symmetric allocation).
-    pub(crate) p2p: crate::p2p::endpoint::Engine,
+    ctx: CoreContext,
+    p2p: Engine,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
     let value = std::env::var(var).map_err(|_| AttachError::NotInJob(var))?;
     value.parse().map_err(|_| AttachError::BadEnv { var, value })
+}
+
+impl Deref for Core {
+    type Target = CoreContext;
+
+    fn deref(&self) -> &CoreContext {
+        &self.ctx
+    }
 }
 
 impl Core {
@@ -95,105 +93,115 @@ impl Core {
 
     /// Attaches to the segment behind `fd` as core `rank` of `size`.
     pub fn attach_fd(fd: OwnedFd, rank: u32, size: u32) -> Result<Core, AttachError> {
-        let segment = Segment::attach(fd)?;
-        let config = *segment.config();
-        if size != config.cores || rank >= size {
-            return Err(AttachError::Rank { rank, size, cores: config.cores });
-        }
-        let policy = WaitPolicy::from_u32(config.wait).unwrap_or(WaitPolicy::Block);
-        let slot = segment.slot(rank);
-        slot.pid.store(std::process::id(), Ordering::Relaxed);
-        slot.state.store(slot_state::ATTACHED, Ordering::Release);
-        let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::segment::mpb::MPB_GRANULE);
-        let p2p = crate::p2p::endpoint::Engine::new(crate::p2p::channel::Placement::setup(&config, &mut mpb));
-        let mpb_allocator = Mutex::new(mpb);
-        Ok(Core {
-            segment,
-            rank,
-            size,
-            policy,
-            cpu: crate::core::pin::pinned_cpu(),
-            mpb_allocator,
-            heap_calls: Mutex::new(0),
-            p2p,
-        })
+        let ctx = CoreContext::attach(fd, rank, size, crate::core::pin::pinned_cpu())?;
+        // The channels take the first symmetric MPB allocation, before anything else.
+        let p2p = Engine::new(&ctx);
+        Ok(Core { ctx, p2p })
     }
 
-    #[inline]
-    pub fn rank(&self) -> u32 {
-        self.rank
-    }
-
-    #[inline]
-    pub fn size(&self) -> u32 {
-        self.size
-    }
-
-    pub fn mesh(&self) -> Mesh {
-        self.segment.config().mesh
-    }
-
-    /// This core's tile and mesh coordinates.
-    pub fn position(&self) -> MeshPosition {
-        MeshPosition::of(self.rank, self.mesh())
-    }
-
-    pub fn tile(&self) -> u32 {
-        self.position().tile
-    }
-
-    pub fn wait_policy(&self) -> WaitPolicy {
-        self.policy
-    }
-
-    /// Monotonic time since the job was launched, comparable across cores.
-    pub fn clock(&self) -> Duration {
-        crate::segment::clock::since(self.segment.header().start_ns)
-    }
-
-    /// [`Core::clock`] in seconds, like `MPI_Wtime`.
-    pub fn wtime(&self) -> f64 {
-        self.clock().as_secs_f64()
-    }
-
-    pub(crate) fn segment(&self) -> &Segment {
-        &self.segment
-    }
-
-    /// This core's CPU when that decides between spinning and yielding (see
-    /// [`Waiter::handoff_cpu`]).
-    pub(crate) fn handoff_cpu(&self) -> Option<u16> {
-        self.waiter().handoff_cpu()
-    }
-
-    pub(crate) fn waiter(&self) -> Waiter<'_> {
-        Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)
-    }
-
-    /// `Err` naming the failed rank once the job is aborting.
-    pub fn check_job(&self) -> Result<(), JobAborted> {
-        self.segment.job().check()
-    }
-
-    /// Waits until every core of the job has entered the barrier.
-    pub fn barrier(&self) -> Result<(), JobAborted> {
-        let home = &self.segment.slot(0).bell;
-        self.segment.sync_area().world_barrier.wait(self.size, &self.waiter(), home)
+    /// The context that `p2p`, `rma` and `coll` take.
+    pub fn context(&self) -> &CoreContext {
+        &self.ctx
     }
 
     /// Aborts the whole job, like `MPI_Abort`: every core's blocked and later calls fail
     /// naming this rank, and this process exits with `code`.
     pub fn abort(&self, code: i32) -> ! {
-        self.segment.abort(Some(self.rank), AbortCause::UserAbort(code));
+        self.segment().abort(Some(self.rank()), AbortCause::UserAbort(code));
         std::process::exit(code)
     }
 
     /// Leaves the job cleanly (dropping the core does the same).
     pub fn finalize(self) {}
-}
 
-impl Drop for Core {
-    fn drop(&mut self) {
-        self.segment.slot(self.rank).state.store(slot_state::FINALIZED, Ordering::Release);
+    fn endpoint(&self) -> Endpoint<'_> {
+        Endpoint::new(&self.ctx, &self.p2p)
+    }
+
+    /// The job's channel sizes, or why it has none.
+    pub fn channel(&self) -> Result<Sizes, ChannelUnavailable> {
+        self.endpoint().channel()
+    }
+
+    /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
+    pub fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
+        self.endpoint().send(dest, tag, data)
+    }
+
+    /// Sends in the background: returns a request that completes when the message has
+    /// left. The bytes that cannot leave at once are copied, so `data` is free again
+    /// when this returns.
+    pub fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'_>, SendError> {
+        self.endpoint().isend(dest, tag, data)
+    }
+
+    /// Receives the earliest message matching `src` and `tag` into `buf`.
+    pub fn recv(&self, src: impl Into<Source>, tag: impl Into<TagMatch>, buf: &mut [u8]) -> Result<Status, RecvError> {
+        self.endpoint().recv(src, tag, buf)
+    }
+
+    /// Receives the earliest matching message whatever its size.
+    pub fn recv_vec(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<(Vec<u8>, Status), RecvError> {
+        self.endpoint().recv_vec(src, tag)
+    }
+
+    /// Waits until a message matching `src` and `tag` is available; does not receive it.
+    pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status, RecvError> {
+        self.endpoint().probe(src, tag)
+    }
+
+    /// The status of an available matching message, without waiting.
+    pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Status>, RecvError> {
+        self.endpoint().iprobe(src, tag)
+    }
+
+    /// Posts a receive into `buf`; the request completes when a matching message is in.
+    pub fn irecv<'a>(
+        &'a self,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+        buf: &'a mut [u8],
+    ) -> Result<Request<'a>, RecvError> {
+        self.endpoint().irecv(src, tag, buf)
+    }
+
+    /// Sends `data` to `dest` and receives into `buf` from `src`, like `MPI_Sendrecv`:
+    /// safe for exchanges in a ring, whatever the sizes.
+    pub fn sendrecv(
+        &self,
+        send: (u32, u32, &[u8]),
+        src: impl Into<Source>,
+        recv_tag: impl Into<TagMatch>,
+        buf: &mut [u8],
+    ) -> Result<Status, RequestError> {
+        self.endpoint().sendrecv(send, src, recv_tag, buf)
+    }
+
+    /// Completes every request, in order; the first error ends the wait.
+    pub fn wait_all(&self, requests: Vec<Request<'_>>) -> Result<Vec<Status>, RequestError> {
+        requests.into_iter().map(Request::wait).collect()
+    }
+
+    /// Collective: allocates a window whose part on this core holds `len` elements
+    /// (zeroed), with lock-free accumulates. Other cores may pass other lengths,
+    /// including 0. See [`Window`].
+    pub fn window<T: Plain>(&self, len: usize, placement: Placement) -> Result<Window<'_, T>, WindowError> {
+        Window::create(&self.ctx, len, placement)
+    }
+
+    /// Collective: allocates a window (like [`Core::window`]) whose accumulates use
+    /// `strategy`. Every core must pass the same strategy.
+    pub fn window_with<T: AccElem + Plain>(
+        &self,
+        len: usize,
+        placement: Placement,
+        strategy: AccStrategy,
+    ) -> Result<Window<'_, T>, WindowError> {
+        Window::create_with(&self.ctx, len, placement, strategy)
+    }
+
+    /// Collective: the communicator of every core (see [`Comm`]).
+    pub fn world(&self) -> Result<Comm<'_>, CollError> {
+        Comm::world(&self.ctx)
     }
 }

@@ -1,14 +1,15 @@
-//! [`Core`]: one process as one core of the emulated chip.
+//! [`Core`]: one process as one core of the emulated chip, and the facade users meet.
 //!
-//! Owns attaching to the job, the core's identity (rank, size, tile, mesh position),
-//! pinning to a CPU ([`pin`]) and the clock. `Core` is the facade users meet: its
-//! messaging, window, collective and MPB methods delegate to the layers that
-//! implement them.
+//! Owns attaching to the job ([`facade`]) and pinning to a CPU ([`pin`]). The core's
+//! identity, clock and MPB live in its [`crate::segment::CoreContext`], which `Core`
+//! derefs to; its messaging, window and communicator methods delegate to `p2p`, `rma`
+//! and `coll`. Nothing below this layer names `Core`.
 //!
-//! May use: every layer below it ([`crate::segment`], [`crate::p2p`], [`crate::rma`],
-//! [`crate::coll`], [`crate::protocol`]).
+//! May use: every layer below it ([`crate::coll`], [`crate::p2p`], [`crate::rma`],
+//! [`crate::segment`], [`crate::protocol`]).
 
 pub mod facade;
 pub mod pin;
 
-pub use facade::{Core, MeshPosition, env};
+pub use crate::segment::MeshPosition;
+pub use facade::{Core, env};

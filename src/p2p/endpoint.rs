@@ -39,10 +39,11 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::protocol::abort::JobAborted;
 use crate::p2p::channel::{ChannelUnavailable, Placement};
-use crate::core::facade::Core;
+use crate::segment::CoreContext;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
 use crate::p2p::matching::{Target, TargetState};
 use crate::p2p::progress::{Ctx, Fail, State};
+use crate::p2p::request::{Request, RequestError};
 
 /// Which sources a receive accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -205,66 +206,81 @@ impl From<CorruptError> for RecvError {
 }
 
 /// A core's two-sided state: where its channels are, and its private queues.
-pub(crate) struct Engine {
+pub struct Engine {
     place: Result<Placement, ChannelUnavailable>,
     state: Mutex<State>,
 }
 
 impl Engine {
-    pub(crate) fn new(place: Result<Placement, ChannelUnavailable>) -> Engine {
+    pub(crate) fn new(ctx: &CoreContext) -> Engine {
+        let mut mpb = ctx.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner());
+        let place = Placement::setup(ctx.segment().config(), &mut mpb);
         Engine { place, state: Mutex::new(State::default()) }
     }
 }
 
-impl Core {
+/// One core's two-sided endpoint: its context and its engine. `Core`'s messaging
+/// methods delegate here.
+#[derive(Clone, Copy)]
+pub(crate) struct Endpoint<'c> {
+    ctx: &'c CoreContext,
+    engine: &'c Engine,
+}
+
+impl<'c> Endpoint<'c> {
+    pub(crate) fn new(ctx: &'c CoreContext, engine: &'c Engine) -> Endpoint<'c> {
+        Endpoint { ctx, engine }
+    }
+
+
     /// The channel context and this core's locked state.
-    pub(crate) fn p2p(&self) -> Result<(Ctx<'_>, MutexGuard<'_, State>), ChannelUnavailable> {
-        let place = self.p2p.place.as_ref().map_err(Clone::clone)?;
+    pub(crate) fn p2p(&self) -> Result<(Ctx<'c>, MutexGuard<'c, State>), ChannelUnavailable> {
+        let place = self.engine.place.as_ref().map_err(Clone::clone)?;
         let cx =
-            Ctx { seg: self.segment(), place, rank: self.rank(), size: self.size(), waiter: self.waiter() };
-        Ok((cx, self.p2p.state.lock().unwrap_or_else(|e| e.into_inner())))
+            Ctx { seg: self.ctx.segment(), place, rank: self.ctx.rank(), size: self.ctx.size(), waiter: self.ctx.waiter() };
+        Ok((cx, self.engine.state.lock().unwrap_or_else(|e| e.into_inner())))
     }
 
     /// The job's channel sizes, or why it has none.
-    pub fn channel(&self) -> Result<crate::p2p::channel::Sizes, ChannelUnavailable> {
-        self.p2p.place.as_ref().map(|p| p.sizes).map_err(Clone::clone)
+    pub(crate) fn channel(&self) -> Result<crate::p2p::channel::Sizes, ChannelUnavailable> {
+        self.engine.place.as_ref().map(|p| p.sizes).map_err(Clone::clone)
     }
 
     fn check_dest(&self, dest: u32, len: usize) -> Result<u32, SendError> {
-        if dest >= self.size() {
-            return Err(SendError::RankOutOfRange { rank: dest, size: self.size() });
+        if dest >= self.ctx.size() {
+            return Err(SendError::RankOutOfRange { rank: dest, size: self.ctx.size() });
         }
         u32::try_from(len).map_err(|_| SendError::TooLarge { len, max: u32::MAX as usize })
     }
 
     fn check_source(&self, src: Source) -> Result<(), RecvError> {
         match src {
-            Source::Rank(rank) if rank >= self.size() => {
-                Err(RecvError::RankOutOfRange { rank, size: self.size() })
+            Source::Rank(rank) if rank >= self.ctx.size() => {
+                Err(RecvError::RankOutOfRange { rank, size: self.ctx.size() })
             }
             _ => Ok(()),
         }
     }
 
     /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
-    pub fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
+    pub(crate) fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
         self.send_inner(dest, tag, data, true).map(|_| ())
     }
 
     /// Sends in the background: returns a request that completes when the message has
     /// left. The bytes that cannot leave at once are copied, so `data` is free again
     /// when this returns.
-    pub fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<crate::Request<'_>, SendError> {
-        let status = Status { source: self.rank(), tag, len: data.len() };
+    pub(crate) fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
+        let status = Status { source: self.ctx.rank(), tag, len: data.len() };
         let id = self.send_inner(dest, tag, data, false)?;
-        Ok(crate::p2p::request::Request::send(self, id, status))
+        Ok(Request::send(*self, id, status))
     }
 
     /// Blocking unless `block` is false, then `Some(id)` of the queued rest.
     fn send_inner(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
         let total = self.check_dest(dest, data.len())?;
         let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
-        if dest == self.rank() {
+        if dest == self.ctx.rank() {
             let h = FragHeader { src: dest, tag, len: total, total, first: true };
             let corrupt =
                 |kind: CorruptKind| CorruptError { channel: "self", owner: dest, position: 0, kind };
@@ -306,7 +322,7 @@ impl Core {
     }
 
     /// Receives the earliest message matching `src` and `tag` into `buf`.
-    pub fn recv(
+    pub(crate) fn recv(
         &self,
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
@@ -341,7 +357,7 @@ impl Core {
     }
 
     /// Receives the earliest matching message whatever its size.
-    pub fn recv_vec(
+    pub(crate) fn recv_vec(
         &self,
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
@@ -364,7 +380,7 @@ impl Core {
     }
 
     /// Waits until a message matching `src` and `tag` is available; does not receive it.
-    pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status, RecvError> {
+    pub(crate) fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status, RecvError> {
         let (src, tag) = (src.into(), tag.into());
         self.check_source(src)?;
         let (cx, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
@@ -379,7 +395,7 @@ impl Core {
     }
 
     /// The status of an available matching message, without waiting.
-    pub fn iprobe(
+    pub(crate) fn iprobe(
         &self,
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
@@ -392,35 +408,33 @@ impl Core {
     }
 
     /// Posts a receive into `buf`; the request completes when a matching message is in.
-    pub fn irecv<'a>(
-        &'a self,
+    pub(crate) fn irecv<'a>(
+        &self,
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
         buf: &'a mut [u8],
-    ) -> Result<crate::Request<'a>, RecvError> {
+    ) -> Result<Request<'a>, RecvError>
+    where
+        'c: 'a,
+    {
         let (src, tag) = (src.into(), tag.into());
         self.check_source(src)?;
         let (_, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
         let id = st.inbox.post(src, tag);
-        Ok(crate::p2p::request::Request::recv(self, id, src, tag, buf))
+        Ok(Request::recv(*self, id, src, tag, buf))
     }
 
     /// Sends `data` to `dest` and receives into `buf` from `src`, like `MPI_Sendrecv`:
     /// safe for exchanges in a ring, whatever the sizes.
-    pub fn sendrecv(
+    pub(crate) fn sendrecv(
         &self,
         (dest, send_tag, data): (u32, u32, &[u8]),
         src: impl Into<Source>,
         recv_tag: impl Into<TagMatch>,
         buf: &mut [u8],
-    ) -> Result<Status, crate::RequestError> {
-        let recv = self.irecv(src, recv_tag, buf).map_err(crate::RequestError::Recv)?;
-        self.send(dest, send_tag, data).map_err(crate::RequestError::Send)?;
+    ) -> Result<Status, RequestError> {
+        let recv = self.irecv(src, recv_tag, buf).map_err(RequestError::Recv)?;
+        self.send(dest, send_tag, data).map_err(RequestError::Send)?;
         recv.wait()
-    }
-
-    /// Completes every request, in order; the first error ends the wait.
-    pub fn wait_all(&self, requests: Vec<crate::Request<'_>>) -> Result<Vec<Status>, crate::RequestError> {
-        requests.into_iter().map(crate::Request::wait).collect()
     }
 }

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::core::facade::Core;
+use crate::p2p::endpoint::Endpoint;
 use crate::p2p::matching::{Target, TargetState};
 use crate::p2p::endpoint::{RecvError, SendError, Source, Status, TagMatch};
 
@@ -39,25 +39,25 @@ enum Op<'a> {
 /// A non-blocking operation in flight.
 #[must_use = "a request must be tested or waited for"]
 pub struct Request<'a> {
-    core: &'a Core,
+    ep: Endpoint<'a>,
     op: Op<'a>,
     finished: Option<Result<Status, RequestError>>,
 }
 
 impl<'a> Request<'a> {
-    pub(crate) fn send(core: &'a Core, id: Option<u64>, status: Status) -> Request<'a> {
+    pub(crate) fn send(ep: Endpoint<'a>, id: Option<u64>, status: Status) -> Request<'a> {
         let finished = id.is_none().then_some(Ok(status));
-        Request { core, op: Op::Send { id, status }, finished }
+        Request { ep, op: Op::Send { id, status }, finished }
     }
 
     pub(crate) fn recv(
-        core: &'a Core,
+        ep: Endpoint<'a>,
         id: u64,
         src: Source,
         tag: TagMatch,
         buf: &'a mut [u8],
     ) -> Request<'a> {
-        Request { core, op: Op::Recv { id, src, tag, buf }, finished: None }
+        Request { ep, op: Op::Recv { id, src, tag, buf }, finished: None }
     }
 
     /// Makes progress; `Some(status)` once complete (again on every later call).
@@ -69,7 +69,7 @@ impl<'a> Request<'a> {
             Op::Send { id, status } => {
                 let id = id.expect("unfinished sends have an id");
                 let (cx, mut st) =
-                    self.core.p2p().map_err(|e| RequestError::Send(SendError::Unavailable(e)))?;
+                    self.ep.p2p().map_err(|e| RequestError::Send(SendError::Unavailable(e)))?;
                 match cx.progress(&mut st, None) {
                     Err(e) => Some(Err(RequestError::Send(e.into()))),
                     Ok(_) => st.send_finished(id).then_some(Ok(*status)),
@@ -78,7 +78,7 @@ impl<'a> Request<'a> {
             Op::Recv { id, src, tag, buf } => {
                 let capacity = buf.len();
                 let (cx, mut st) =
-                    self.core.p2p().map_err(|e| RequestError::Recv(RecvError::Unavailable(e)))?;
+                    self.ep.p2p().map_err(|e| RequestError::Recv(RecvError::Unavailable(e)))?;
                 let mut t = Target { id: Some(*id), src: *src, tag: *tag, buf, state: TargetState::Open };
                 st.inbox.resume(&mut t);
                 let mut failed = None;
@@ -120,7 +120,7 @@ impl<'a> Request<'a> {
                 Op::Send { .. } => RequestError::Send(SendError::Aborted(e)),
                 Op::Recv { .. } => RequestError::Recv(RecvError::Aborted(e)),
             };
-            let (cx, st) = self.core.p2p().map_err(|e| match self.op {
+            let (cx, st) = self.ep.p2p().map_err(|e| match self.op {
                 Op::Send { .. } => RequestError::Send(SendError::Unavailable(e)),
                 Op::Recv { .. } => RequestError::Recv(RecvError::Unavailable(e)),
             })?;
@@ -138,7 +138,7 @@ impl Drop for Request<'_> {
     fn drop(&mut self) {
         // Always for receives: a request that failed may still hold its message.
         if let Op::Recv { id, .. } = &self.op {
-            if let Ok((_, mut st)) = self.core.p2p() {
+            if let Ok((_, mut st)) = self.ep.p2p() {
                 st.inbox.cancel(*id);
             }
         }

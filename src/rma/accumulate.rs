@@ -32,7 +32,7 @@ use crate::protocol::abort::JobAborted;
 use crate::protocol::atomic::acc_atomic::{AccElem, accumulate_words};
 use crate::rma::acc_view::{stripes_at, words_at};
 use crate::segment::collective_alloc::HeapRegion;
-use crate::core::facade::Core;
+use crate::segment::CoreContext;
 use crate::protocol::atomic::op::{Op, OpError};
 use crate::rma::owner::{OwnerBlock, OwnerState};
 use crate::protocol::payload::Payload;
@@ -108,23 +108,23 @@ fn stripes_bytes(n: usize) -> usize {
     n * MAX_STRIPES * size_of::<crossbeam_utils::CachePadded<crate::protocol::atomic::stripes::Stripe>>()
 }
 
-impl Core {
+impl<'c, T: AccElem + Plain> Window<'c, T> {
     /// Collective: allocates a window (like [`Core::window`]) whose accumulates use
     /// `strategy`. Every core must pass the same strategy.
-    pub fn window_with<T: AccElem + Plain>(
-        &self,
+    pub fn create_with(
+        ctx: &'c CoreContext,
         len: usize,
         placement: Placement,
         strategy: AccStrategy,
-    ) -> Result<Window<'_, T>, WindowError> {
-        let win = self.window::<T>(len, placement)?;
-        let n = self.size() as usize;
-        let me = self.rank();
-        let heap = self.segment().layout().heap;
+    ) -> Result<Window<'c, T>, WindowError> {
+        let win = Window::<T>::create(ctx, len, placement)?;
+        let n = ctx.size() as usize;
+        let me = ctx.rank();
+        let heap = ctx.segment().layout().heap;
         let state = match strategy {
             AccStrategy::Atomic => return Ok(win),
             AccStrategy::CallerComputes { granularity } => {
-                let block = match self.heap_alloc(stripes_bytes(n)) {
+                let block = match ctx.heap_alloc(stripes_bytes(n)) {
                     Ok(block) => block,
                     Err(e) => {
                         // Every core got the same result: free the window collectively.
@@ -134,11 +134,11 @@ impl Core {
                 };
                 let abs = Region { offset: heap.offset + block.offset, len: block.len };
                 let share = stripes_bytes(1);
-                self.segment().bytes(abs).zero(me as usize * share, share);
+                ctx.segment().bytes(abs).zero(me as usize * share, share);
                 AccState::Caller { block, abs, granularity }
             }
             AccStrategy::OwnerComputes => {
-                let block = match self.heap_alloc(OwnerBlock::bytes(n)) {
+                let block = match ctx.heap_alloc(OwnerBlock::bytes(n)) {
                     Ok(block) => block,
                     Err(e) => {
                         let _ = win.free();
@@ -146,20 +146,20 @@ impl Core {
                     }
                 };
                 let owner = OwnerBlock { abs: Region { offset: heap.offset + block.offset, len: block.len } };
-                owner.init(self.segment(), me);
+                owner.init(ctx.segment(), me);
                 let os = |_| WindowError::AgentStart;
-                let fd = self.segment().fd().try_clone_to_owned().map_err(os)?;
+                let fd = ctx.segment().fd().try_clone_to_owned().map_err(os)?;
                 let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
                 let part = win.part_region(me);
                 let state =
-                    OwnerState::start::<T>(self.segment(), agent_seg, owner, me, part, self.wait_policy())
+                    OwnerState::start::<T>(ctx.segment(), agent_seg, owner, me, part, ctx.wait_policy())
                         .map_err(os)?;
                 AccState::Owner { block, state }
             }
         };
         *win.acc.0.borrow_mut() = Some(state);
         // Every core's share is initialised before anyone uses it.
-        self.barrier()?;
+        ctx.barrier()?;
         Ok(win)
     }
 }
@@ -196,7 +196,7 @@ impl<T: Plain> Window<'_, T> {
                 block
             }
         };
-        self.core.heap_free(block)?;
+        self.ctx.heap_free(block)?;
         Ok(())
     }
 }
@@ -281,11 +281,11 @@ impl<T: AccElem + Plain> Window<'_, T> {
             None => accumulate_words(words, op, src, result),
             Some(AccState::Caller { abs, granularity, .. }) => {
                 let share = stripes_bytes(1);
-                let bytes = self.core.segment().bytes(*abs);
+                let bytes = self.ctx.segment().bytes(*abs);
                 let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
                 let striping = Striping::new(*granularity, part.len(), size_of::<T>());
-                let bell = &self.core.segment().slot(target).bell;
-                striped_combine(locks, striping, &part, at, op, src, result, &self.core.waiter(), bell)?;
+                let bell = &self.ctx.segment().slot(target).bell;
+                striped_combine(locks, striping, &part, at, op, src, result, &self.ctx.waiter(), bell)?;
             }
             Some(AccState::Owner { state, .. }) => state.request(target, at, op, src, result)?,
         }

@@ -107,7 +107,7 @@ mod api {
         }
 
         fn sync_rank(&self, rank: u32) -> Result<(), SyncError> {
-            let size = self.core.size();
+            let size = self.ctx.size();
             if rank >= size {
                 return Err(SyncError::RankOutOfRange { rank, size });
             }
@@ -135,8 +135,8 @@ mod api {
                 fence::check_asserts(asserts, e.ops_since_fence).map_err(SyncError::Assert)?;
             }
             self.acc_quiesce()?;
-            let home = &self.core.segment().slot(0).bell;
-            self.window_ctl().fence.fence(self.core.size(), &self.core.waiter(), home)?;
+            let home = &self.ctx.segment().slot(0).bell;
+            self.window_ctl().fence.fence(self.ctx.size(), &self.ctx.waiter(), home)?;
             let mut e = self.epochs.borrow_mut();
             e.fence_open = fence::opens_epoch(asserts);
             e.ops_since_fence = false;
@@ -157,12 +157,12 @@ mod api {
             if e.exposure_open {
                 return Err(SyncError::ExposureEpochOpen);
             }
-            let me = self.core.rank();
+            let me = self.ctx.rank();
             for origin in group.iter() {
                 let posted = &mut e.posted[origin as usize];
                 *posted = posted.wrapping_add(1);
                 if !asserts.contains(Assert::NOCHECK) {
-                    self.pscw_pair(origin, me).post(&self.core.segment().slot(origin).bell);
+                    self.pscw_pair(origin, me).post(&self.ctx.segment().slot(origin).bell);
                 }
             }
             e.exposure.clone_from(group);
@@ -184,12 +184,12 @@ mod api {
             if e.access_open {
                 return Err(SyncError::AccessEpochOpen);
             }
-            let me = self.core.rank();
+            let me = self.ctx.rank();
             if !asserts.contains(Assert::NOCHECK) {
-                let bell = &self.core.segment().slot(me).bell;
+                let bell = &self.ctx.segment().slot(me).bell;
                 for target in group.iter() {
                     let consumed = e.consumed[target as usize];
-                    self.pscw_pair(me, target).wait_post(consumed, &self.core.waiter(), bell)?;
+                    self.pscw_pair(me, target).wait_post(consumed, &self.ctx.waiter(), bell)?;
                     e.consumed[target as usize] = consumed.wrapping_add(1);
                 }
             }
@@ -207,9 +207,9 @@ mod api {
             self.acc_quiesce()?;
             let mut e = self.epochs.borrow_mut();
             e.access_open = false;
-            let me = self.core.rank();
+            let me = self.ctx.rank();
             for target in e.access.iter() {
-                self.pscw_pair(me, target).complete(&self.core.segment().slot(target).bell);
+                self.pscw_pair(me, target).complete(&self.ctx.segment().slot(target).bell);
             }
             Ok(())
         }
@@ -221,9 +221,9 @@ mod api {
             if !e.exposure_open {
                 return Err(SyncError::NoExposureEpoch);
             }
-            let bell = &self.core.segment().slot(self.core.rank()).bell;
+            let bell = &self.ctx.segment().slot(self.ctx.rank()).bell;
             let done = || self.all_completed(&e).then_some(());
-            self.core.waiter().wait_until(bell, done)?;
+            self.ctx.waiter().wait_until(bell, done)?;
             e.exposure_open = false;
             Ok(())
         }
@@ -235,7 +235,7 @@ mod api {
             if !e.exposure_open {
                 return Err(SyncError::NoExposureEpoch);
             }
-            self.core.check_job()?;
+            self.ctx.check_job()?;
             let done = self.all_completed(&e);
             e.exposure_open &= !done;
             Ok(done)
@@ -243,7 +243,7 @@ mod api {
 
         /// Whether every origin of the open exposure epoch has completed it.
         fn all_completed(&self, e: &super::Epochs) -> bool {
-            let me = self.core.rank();
+            let me = self.ctx.rank();
             e.exposure.iter().all(|o| self.pscw_pair(o, me).completed(e.posted[o as usize]))
         }
 
@@ -255,7 +255,7 @@ mod api {
 
         /// Whether RMA to `target` is allowed now (an open fence, PSCW or lock epoch).
         pub fn in_epoch(&self, target: u32) -> bool {
-            target < self.core.size() && self.epochs.borrow().may_access(target)
+            target < self.ctx.size() && self.epochs.borrow().may_access(target)
         }
     }
 }

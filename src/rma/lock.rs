@@ -82,7 +82,7 @@ impl<T: Plain> Drop for LockAllEpoch<'_, '_, T> {
 impl<'c, T: Plain> Window<'c, T> {
     #[inline]
     fn check_lock_rank(&self, rank: u32) -> Result<(), SyncError> {
-        let size = self.core.size();
+        let size = self.ctx.size();
         if rank >= size {
             return Err(SyncError::RankOutOfRange { rank, size });
         }
@@ -98,13 +98,13 @@ impl<'c, T: Plain> Window<'c, T> {
                 return Err(SyncError::AlreadyLocked { rank: target });
             }
         }
-        let waiter = self.core.waiter();
-        let bell = &self.core.segment().slot(target).bell;
+        let waiter = self.ctx.waiter();
+        let bell = &self.ctx.segment().slot(target).bell;
         let lock = &self.target_ctl(target).lock;
         match kind {
             LockKind::Shared => lock.lock_shared(&waiter, bell)?,
             LockKind::Exclusive => {
-                let home = &self.core.segment().slot(0).bell;
+                let home = &self.ctx.segment().slot(0).bell;
                 lock.lock_exclusive(&waiter, bell, &self.window_ctl().all, home)?;
             }
         }
@@ -137,13 +137,13 @@ impl<'c, T: Plain> Window<'c, T> {
         };
         // Completes this core's pending accumulates (owner-computes) before releasing.
         let quiesced = self.acc_quiesce();
-        let bell = &self.core.segment().slot(target).bell;
+        let bell = &self.ctx.segment().slot(target).bell;
         let lock = &self.target_ctl(target).lock;
         match kind {
             LockKind::Shared => lock.unlock_shared(bell),
             LockKind::Exclusive => {
-                let home = &self.core.segment().slot(0).bell;
-                lock.unlock_exclusive(bell, &self.window_ctl().all, home, self.core.handoff_cpu());
+                let home = &self.ctx.segment().slot(0).bell;
+                lock.unlock_exclusive(bell, &self.window_ctl().all, home, self.ctx.handoff_cpu());
             }
         }
         quiesced?;
@@ -156,8 +156,8 @@ impl<'c, T: Plain> Window<'c, T> {
         if self.epochs.borrow().lock_all.is_some() || self.epochs.borrow().locked > 0 {
             return Err(SyncError::LockAllConflict);
         }
-        let home = &self.core.segment().slot(0).bell;
-        self.window_ctl().all.lock_all(&self.core.waiter(), home)?;
+        let home = &self.ctx.segment().slot(0).bell;
+        self.window_ctl().all.lock_all(&self.ctx.waiter(), home)?;
         let mut e = self.epochs.borrow_mut();
         let generation = e.next_generation();
         e.lock_all = Some(generation);
@@ -178,7 +178,7 @@ impl<'c, T: Plain> Window<'c, T> {
             }
         }
         let quiesced = self.acc_quiesce();
-        self.window_ctl().all.unlock_all(&self.core.segment().slot(0).bell);
+        self.window_ctl().all.unlock_all(&self.ctx.segment().slot(0).bell);
         quiesced?;
         Ok(())
     }

@@ -66,7 +66,7 @@ use crossbeam_utils::CachePadded;
 use shm_layout::{LINE, Region};
 
 use crate::segment::collective_alloc::HeapRegion;
-use crate::core::facade::Core;
+use crate::segment::CoreContext;
 use crate::rma::epoch::Epochs;
 use crate::protocol::fence::FenceState;
 use crate::protocol::alloc::heap::HEAP_GRANULE;
@@ -146,7 +146,7 @@ enum Data {
 /// A window of `T` elements over every core of the job. Collective calls (allocation,
 /// [`Window::fence`], [`Window::free`]) must be made by every core in the same order.
 pub struct Window<'c, T: Plain> {
-    pub(crate) core: &'c Core,
+    pub(crate) ctx: &'c CoreContext,
     placement: Placement,
     meta: HeapRegion,
     meta_abs: Region,
@@ -164,22 +164,22 @@ pub struct Window<'c, T: Plain> {
     _elem: PhantomData<T>,
 }
 
-impl Core {
+impl<'c, T: Plain> Window<'c, T> {
     /// Collective: allocates a window whose part on this core holds `len` elements
     /// (zeroed). Other cores may pass other lengths, including 0.
-    pub fn window<T: Plain>(&self, len: usize, placement: Placement) -> Result<Window<'_, T>, WindowError> {
+    pub fn create(ctx: &'c CoreContext, len: usize, placement: Placement) -> Result<Window<'c, T>, WindowError> {
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);
         }
         // Not an early return: the others would wait for this core in the barriers.
         let bytes = len.checked_mul(size_of::<T>()).map_or(TOO_LARGE, |b| b as u64);
-        let n = self.size() as usize;
+        let n = ctx.size() as usize;
         let ctl = CtlLayout::new(n);
-        let meta = self.heap_alloc(ctl.total)?;
-        let heap = self.segment().layout().heap;
+        let meta = ctx.heap_alloc(ctl.total)?;
+        let heap = ctx.segment().layout().heap;
         let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
-        let me = self.rank() as usize;
-        let mb = self.segment().bytes(meta_abs);
+        let me = ctx.rank() as usize;
+        let mb = ctx.segment().bytes(meta_abs);
         if me == 0 {
             mb.zero(0, lines(size_of::<WindowCtl>()));
         }
@@ -187,10 +187,10 @@ impl Core {
         mb.zero(ctl.posts + me * ctl.post_stride, ctl.post_stride);
         mb.write(ctl.sizes + me * 8, &bytes.to_le_bytes());
         let fail = |e: WindowError| {
-            let _ = self.heap_free(meta);
+            let _ = ctx.heap_free(meta);
             e
         };
-        self.barrier().map_err(|e| fail(e.into()))?;
+        ctx.barrier().map_err(|e| fail(e.into()))?;
         let sizes: Vec<usize> = (0..n)
             .map(|r| {
                 let mut b = [0u8; 8];
@@ -213,7 +213,7 @@ impl Core {
                 if total == 0 {
                     (Data::None, sizes.iter().map(|_| Region { offset: 0, len: 0 }).collect())
                 } else {
-                    let region = self.heap_alloc(total).map_err(|e| fail(e.into()))?;
+                    let region = ctx.heap_alloc(total).map_err(|e| fail(e.into()))?;
                     let base = heap.offset + region.offset;
                     let parts =
                         offsets.iter().zip(&sizes).map(|(&o, &s)| Region { offset: base + o, len: s });
@@ -221,7 +221,7 @@ impl Core {
                 }
             }
             Placement::Mpb => {
-                let mpb_bytes = self.mpb_bytes();
+                let mpb_bytes = ctx.mpb_bytes();
                 if let Some((r, &s)) = sizes.iter().enumerate().find(|(_, s)| **s > mpb_bytes) {
                     return Err(fail(WindowError::TooBigForMpb { rank: r as u32, bytes: s, mpb_bytes }));
                 }
@@ -229,8 +229,8 @@ impl Core {
                 if max == 0 {
                     (Data::None, sizes.iter().map(|_| Region { offset: 0, len: 0 }).collect())
                 } else {
-                    let region = self.mpb_alloc(max).map_err(|e| fail(e.into()))?;
-                    let mpbs = &self.segment().layout().mpbs;
+                    let region = ctx.mpb_alloc(max).map_err(|e| fail(e.into()))?;
+                    let mpbs = &ctx.segment().layout().mpbs;
                     let parts = sizes.iter().enumerate().map(|(r, &s)| Region {
                         offset: mpbs.get(r).expect("rank < size").offset + region.offset,
                         len: s,
@@ -240,9 +240,9 @@ impl Core {
             }
         };
         let table_entry =
-            (self.rank() == 0).then(|| self.list_window(placement, size_of::<T>(), meta, data)).flatten();
+            (ctx.rank() == 0).then(|| list_window(ctx, placement, size_of::<T>(), meta, data)).flatten();
         let win = Window {
-            core: self,
+            ctx,
             placement,
             meta,
             meta_abs,
@@ -255,34 +255,33 @@ impl Core {
             acc: Default::default(),
             _elem: PhantomData,
         };
-        win.part_bytes(self.rank()).zero(0, sizes[me]);
-        self.barrier().map_err(|e| fail(e.into()))?;
+        win.part_bytes(ctx.rank()).zero(0, sizes[me]);
+        ctx.barrier().map_err(|e| fail(e.into()))?;
         Ok(win)
     }
 }
 
-impl Core {
-    fn list_window(&self, placement: Placement, elem: usize, meta: HeapRegion, data: Data) -> Option<usize> {
-        let (data_offset, data_bytes) = match data {
-            Data::None => (0, 0),
-            Data::Heap(r) => (r.offset, r.len),
-            Data::Mpb(r) => (r.offset, r.len),
-        };
-        let info = crate::segment::wintable::WindowInfo {
-            placement: placement as u32,
-            elem_bytes: elem as u32,
-            cores: self.size(),
-            control_offset: meta.offset as u64,
-            data_offset: data_offset as u64,
-            data_bytes: data_bytes as u64,
-        };
-        crate::segment::wintable::register(self.segment(), info)
-    }
+fn list_window(ctx: &CoreContext, placement: Placement, elem: usize, meta: HeapRegion, data: Data) -> Option<usize> {
+    let (data_offset, data_bytes) = match data {
+        Data::None => (0, 0),
+        Data::Heap(r) => (r.offset, r.len),
+        Data::Mpb(r) => (r.offset, r.len),
+    };
+    let info = crate::segment::wintable::WindowInfo {
+        placement: placement as u32,
+        elem_bytes: elem as u32,
+        cores: ctx.size(),
+        control_offset: meta.offset as u64,
+        data_offset: data_offset as u64,
+        data_bytes: data_bytes as u64,
+    };
+    crate::segment::wintable::register(ctx.segment(), info)
 }
 
 impl<'c, T: Plain> Window<'c, T> {
-    pub fn core(&self) -> &'c Core {
-        self.core
+    /// The context of the core this window was created on.
+    pub fn context(&self) -> &'c CoreContext {
+        self.ctx
     }
 
     pub fn placement(&self) -> Placement {
@@ -298,7 +297,7 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// Elements in this core's part.
     pub fn len(&self) -> usize {
-        self.parts[self.core.rank() as usize].len / size_of::<T>()
+        self.parts[self.ctx.rank() as usize].len / size_of::<T>()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -312,36 +311,36 @@ impl<'c, T: Plain> Window<'c, T> {
     pub fn free(self) -> Result<(), WindowError> {
         let open = self.epochs.borrow().passive_or_pscw_open();
         let vote = |r: u32| self.ctl.sizes + r as usize * 8;
-        self.meta_bytes().write(vote(self.core.rank()), &u64::from(open).to_le_bytes());
+        self.meta_bytes().write(vote(self.ctx.rank()), &u64::from(open).to_le_bytes());
         self.acc_quiesce()?;
         // Nobody may still be accessing any part when the memory is reused. The barrier
         // (Release/Acquire) also shows every vote to every core; nobody writes a vote
         // again before the next barrier, in `heap_free`, which all pass after reading.
-        self.core.barrier()?;
+        self.ctx.barrier()?;
         let voted_open = |r: &u32| {
             let mut b = [0u8; 8];
             self.meta_bytes().read(vote(*r), &mut b);
             u64::from_le_bytes(b) != 0
         };
-        if let Some(rank) = (0..self.core.size()).find(voted_open) {
+        if let Some(rank) = (0..self.ctx.size()).find(voted_open) {
             return Err(WindowError::EpochOpen { rank });
         }
         if let Some(entry) = self.table_entry {
-            crate::segment::wintable::unregister(self.core.segment(), entry);
+            crate::segment::wintable::unregister(self.ctx.segment(), entry);
         }
         self.acc_free()?;
         match self.data {
             Data::None => {}
-            Data::Heap(r) => self.core.heap_free(r)?,
-            Data::Mpb(r) => self.core.mpb_free(r)?,
+            Data::Heap(r) => self.ctx.heap_free(r)?,
+            Data::Mpb(r) => self.ctx.mpb_free(r)?,
         }
-        self.core.heap_free(self.meta)?;
+        self.ctx.heap_free(self.meta)?;
         Ok(())
     }
 
     #[inline]
     pub(crate) fn check_rank(&self, rank: u32) -> Result<(), RmaError> {
-        let size = self.core.size();
+        let size = self.ctx.size();
         if rank >= size {
             return Err(RmaError::RankOutOfRange { rank, size });
         }
@@ -357,7 +356,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// The bytes of `rank`'s part (rank already checked).
     #[inline]
     pub(crate) fn part_bytes(&self, rank: u32) -> SharedBytes<'c> {
-        self.core.segment().bytes(self.parts[rank as usize])
+        self.ctx.segment().bytes(self.parts[rank as usize])
     }
 
     /// Checks `index..index + len` against `rank`'s part; returns the byte range start.
@@ -371,7 +370,7 @@ impl<'c, T: Plain> Window<'c, T> {
 
     #[inline]
     fn meta_bytes(&self) -> SharedBytes<'c> {
-        self.core.segment().bytes(self.meta_abs)
+        self.ctx.segment().bytes(self.meta_abs)
     }
 
     #[inline]
@@ -392,7 +391,7 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// This core's part, for local loads and stores.
     pub fn local(&self) -> Part<'_, 'c, T> {
-        Part { win: self, rank: self.core.rank() }
+        Part { win: self, rank: self.ctx.rank() }
     }
 
     /// Direct load/store access to `rank`'s part (`MPI_Win_shared_query`): every part

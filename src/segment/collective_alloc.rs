@@ -5,7 +5,7 @@
 //! parity; the world barrier (Release/Acquire) carries it to every core, which reads
 //! it after the barrier. Every core counts its calls, so all agree on the parity.
 
-use crate::core::facade::Core;
+use crate::segment::context::CoreContext;
 use crate::protocol::alloc::freelist::{AllocError, Range};
 use crate::protocol::alloc::heap::{HeapAllocator, decode_result, encode_result};
 use crate::segment::mapping::SharedBytes;
@@ -14,7 +14,7 @@ use crate::sync::Ordering;
 /// A heap allocation, as offsets within the heap.
 pub type HeapRegion = Range;
 
-impl Core {
+impl CoreContext {
     fn heap(&self) -> &HeapAllocator {
         self.segment().heap_allocator()
     }

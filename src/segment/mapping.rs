@@ -159,7 +159,7 @@ impl Segment {
         // page-aligned, and no core has mapped it yet, so nothing reads it concurrently.
         unsafe { map.as_mut_ptr().cast::<Header>().write(header) };
         let segment = Segment { map, file, header, layout };
-        segment.heap_allocator().init(layout.heap.len, crate::p2p::channel::reserved_heap_bytes(&config));
+        segment.heap_allocator().init(layout.heap.len, crate::protocol::ring::sizing::reserved_heap_bytes(&config));
         Ok(segment)
     }
 

@@ -11,11 +11,13 @@
 
 pub(crate) mod clock;
 pub mod collective_alloc;
+pub mod context;
 pub mod mapping;
 pub mod mpb;
 pub mod view;
 pub mod wintable;
 
+pub use context::{CoreContext, MeshPosition};
 pub use mapping::{AttachError, CreateError, Segment};
 pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
 pub use view::Plain;

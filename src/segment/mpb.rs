@@ -10,7 +10,7 @@
 use std::fmt;
 
 use crate::protocol::abort::JobAborted;
-use crate::core::facade::Core;
+use crate::segment::context::CoreContext;
 use crate::protocol::flag;
 use crate::protocol::alloc::freelist::{AllocError, Range};
 use crate::protocol::payload::Payload;
@@ -75,7 +75,7 @@ impl From<JobAborted> for FlagError {
     }
 }
 
-impl Core {
+impl CoreContext {
     fn check_rank(&self, rank: u32) -> Result<(), MpbError> {
         if rank >= self.size() {
             return Err(MpbError::RankOutOfRange { rank, size: self.size() });

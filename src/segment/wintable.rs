@@ -10,7 +10,7 @@
 
 use shm_layout::{WINDOW_ENTRY_BYTES, WINDOW_TABLE_ENTRIES};
 
-use crate::core::facade::Core;
+use crate::segment::context::CoreContext;
 use crate::segment::mapping::Segment;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::segment::view::{AtomicsOnly, atomics_at};
@@ -110,7 +110,7 @@ pub fn live(segment: &Segment) -> Vec<(usize, WindowInfo)> {
         .collect()
 }
 
-impl Core {
+impl CoreContext {
     /// The windows listed in the segment's window table (any core's view).
     pub fn live_windows(&self) -> Vec<(usize, WindowInfo)> {
         live(self.segment())

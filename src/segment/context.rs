@@ -1,0 +1,155 @@
+//! [`CoreContext`]: what every mechanism needs of the core it runs on.
+//!
+//! One per attached process: the mapped segment, this core's rank and the job's size,
+//! its wait policy and CPU (which make its [`Waiter`]), and its replicas of the
+//! symmetric allocators. Mechanisms in `p2p`, `rma` and `coll` take a `&CoreContext`
+//! (or narrower: a view, a region, a waiter), never the `Core` facade, so that the
+//! facade can sit above them all.
+//!
+//! Attaching registers the process in its control slot; dropping the context marks the
+//! slot finalized: a rank that exits with status 0 without that is reported as a
+//! failure, since its peers may be waiting for it.
+
+use std::os::fd::OwnedFd;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use shm_layout::{Mesh, WaitPolicy};
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::alloc::freelist::FreeList;
+use crate::protocol::waiter::Waiter;
+use crate::segment::mapping::{AttachError, Segment, slot_state};
+use crate::segment::mpb::MPB_GRANULE;
+use crate::sync::Ordering;
+
+/// Where a core sits on the mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeshPosition {
+    /// Index of the core's tile, row-major.
+    pub tile: u32,
+    /// Column of the tile.
+    pub x: u32,
+    /// Row of the tile.
+    pub y: u32,
+    /// Which of the tile's cores this is.
+    pub core_in_tile: u32,
+}
+
+impl MeshPosition {
+    /// The position of core `rank` on `mesh` (tiles filled in rank order).
+    pub fn of(rank: u32, mesh: Mesh) -> MeshPosition {
+        let tile = rank / mesh.cores_per_tile;
+        MeshPosition { tile, x: tile % mesh.cols, y: tile / mesh.cols, core_in_tile: rank % mesh.cores_per_tile }
+    }
+
+    /// Router hops between two tiles under XY routing.
+    pub fn hops(&self, other: &MeshPosition) -> u32 {
+        self.x.abs_diff(other.x) + self.y.abs_diff(other.y)
+    }
+}
+
+/// One attached core's context.
+pub struct CoreContext {
+    segment: Segment,
+    rank: u32,
+    size: u32,
+    policy: WaitPolicy,
+    /// The one CPU this process is pinned to, if it is.
+    cpu: Option<u16>,
+    /// This core's replica of the symmetric MPB allocator (see `mpb`).
+    pub(crate) mpb_allocator: Mutex<FreeList>,
+    /// How many world-collective heap calls this core has made (see `collective_alloc`).
+    pub(crate) heap_calls: Mutex<u64>,
+}
+
+impl CoreContext {
+    /// Maps the segment behind `fd` and registers this process as core `rank` of `size`;
+    /// `cpu` is the CPU it is pinned to, if any.
+    pub fn attach(fd: OwnedFd, rank: u32, size: u32, cpu: Option<u16>) -> Result<CoreContext, AttachError> {
+        let segment = Segment::attach(fd)?;
+        let config = *segment.config();
+        if size != config.cores || rank >= size {
+            return Err(AttachError::Rank { rank, size, cores: config.cores });
+        }
+        let policy = WaitPolicy::from_u32(config.wait).unwrap_or(WaitPolicy::Block);
+        let slot = segment.slot(rank);
+        slot.pid.store(std::process::id(), Ordering::Relaxed);
+        slot.state.store(slot_state::ATTACHED, Ordering::Release);
+        let mpb_allocator = Mutex::new(FreeList::new(config.mpb_bytes as usize, MPB_GRANULE));
+        Ok(CoreContext { segment, rank, size, policy, cpu, mpb_allocator, heap_calls: Mutex::new(0) })
+    }
+
+    /// This core's rank, `0..size`.
+    #[inline]
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// The number of cores in the job.
+    #[inline]
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// The job's mesh of tiles.
+    pub fn mesh(&self) -> Mesh {
+        self.segment.config().mesh
+    }
+
+    /// This core's tile and mesh coordinates.
+    pub fn position(&self) -> MeshPosition {
+        MeshPosition::of(self.rank, self.mesh())
+    }
+
+    /// This core's tile.
+    pub fn tile(&self) -> u32 {
+        self.position().tile
+    }
+
+    /// How this core waits (spin, yield, futex).
+    pub fn wait_policy(&self) -> WaitPolicy {
+        self.policy
+    }
+
+    /// Monotonic time since the job was launched, comparable across cores.
+    pub fn clock(&self) -> Duration {
+        crate::segment::clock::since(self.segment.header().start_ns)
+    }
+
+    /// [`CoreContext::clock`] in seconds, like `MPI_Wtime`.
+    pub fn wtime(&self) -> f64 {
+        self.clock().as_secs_f64()
+    }
+
+    pub(crate) fn segment(&self) -> &Segment {
+        &self.segment
+    }
+
+    /// This core's CPU when that decides between spinning and yielding (see
+    /// [`Waiter::handoff_cpu`]).
+    pub(crate) fn handoff_cpu(&self) -> Option<u16> {
+        self.waiter().handoff_cpu()
+    }
+
+    pub(crate) fn waiter(&self) -> Waiter<'_> {
+        Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)
+    }
+
+    /// `Err` naming the failed rank once the job is aborting.
+    pub fn check_job(&self) -> Result<(), JobAborted> {
+        self.segment.job().check()
+    }
+
+    /// Waits until every core of the job has entered the barrier.
+    pub fn barrier(&self) -> Result<(), JobAborted> {
+        let home = &self.segment.slot(0).bell;
+        self.segment.sync_area().world_barrier.wait(self.size, &self.waiter(), home)
+    }
+}
+
+impl Drop for CoreContext {
+    fn drop(&mut self) {
+        self.segment.slot(self.rank).state.store(slot_state::FINALIZED, Ordering::Release);
+    }
+}

@@ -22,6 +22,8 @@
 //! Under `--cfg sccemu_loom` only [`sync`] and [`protocol`] are built, over loom's
 //! atomics, for the models in `loom-tests`.
 
+#![warn(missing_docs)]
+
 pub mod protocol;
 pub mod sync;
 

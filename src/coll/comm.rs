@@ -112,6 +112,44 @@ fn flags_stride(size: usize) -> usize {
 }
 
 /// A communicator, used by one thread of its core.
+///
+/// # Examples
+///
+/// Collectives over the world and over a split into even and odd ranks:
+///
+/// ```
+/// use sccemu::{Comm, Core, Job, Op};
+///
+/// fn collectives(core: &Core, _: ()) -> Result<(u64, u64, Vec<u32>), Box<dyn std::error::Error>> {
+///     let world = Comm::world(core)?; // collective; `core.world()` is the same
+///     let mut sum = [0u64];
+///     world.allreduce(&[u64::from(core.rank())], &mut sum, Op::Sum)?;
+///
+///     let mut from_root = [0u32; 2];
+///     if world.rank() == 1 {
+///         from_root = [7, 8];
+///     }
+///     world.bcast(1, &mut from_root)?;
+///
+///     let half = world.split(Some(core.rank() % 2), 0)?.expect("every core has a colour");
+///     let mut max = [0u64];
+///     half.allreduce(&[u64::from(core.rank())], &mut max, Op::Max)?;
+///     let mut ranks = vec![0u32; half.size() as usize];
+///     half.allgather(&[core.rank()], &mut ranks, sccemu::Allgather::Auto)?;
+///     half.free()?;
+///     world.free()?;
+///     assert_eq!(from_root, [7, 8]);
+///     Ok((sum[0], max[0], ranks))
+/// }
+///
+/// fn main() {
+///     sccemu::job::init();
+///     let got = Job::new(5).run(&(), collectives).unwrap();
+///     assert!(got.iter().all(|(sum, _, _)| *sum == 10));
+///     assert_eq!(got[0].1, 4); // even ranks 0, 2, 4
+///     assert_eq!(got[1].2, vec![1, 3]); // odd ranks
+/// }
+/// ```
 pub struct Comm<'c> {
     ctx: &'c CoreContext,
     /// World rank of each member, in comm-rank order.

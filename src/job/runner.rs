@@ -95,6 +95,37 @@ pub struct JobOutcome<R> {
 }
 
 /// A job to run from Rust: builder options mirror `sccrun`'s.
+///
+/// # Examples
+///
+/// Each of four cores returns its mesh tile; a rank that fails fails the job with its
+/// error:
+///
+/// ```
+/// use sccemu::{ChannelKind, Core, Job, JobError, WaitPolicy};
+///
+/// fn tile(core: &Core, offset: u32) -> Result<u32, String> {
+///     core.barrier().map_err(|e| e.to_string())?;
+///     Ok(core.tile() + offset)
+/// }
+///
+/// fn fail_on_two(core: &Core, _: ()) -> Result<(), String> {
+///     if core.rank() == 2 { Err("rank 2 gives up".into()) } else { Ok(()) }
+/// }
+///
+/// fn main() {
+///     sccemu::job::init(); // children of `run` dispatch here
+///     let job = Job::new(4).wait(WaitPolicy::Block).channel(ChannelKind::PerPeer);
+///     assert_eq!(job.run(&100, tile).unwrap(), vec![100, 100, 101, 101]); // 2 cores a tile
+///     match Job::new(3).run(&(), fail_on_two) {
+///         Err(JobError::Rank { rank, failure }) => {
+///             assert_eq!(rank, 2);
+///             assert!(failure.to_string().contains("rank 2 gives up"));
+///         }
+///         other => panic!("expected rank 2 to fail: {other:?}"),
+///     }
+/// }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Job {
     config: Config,

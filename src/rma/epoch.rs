@@ -79,7 +79,6 @@ impl Epochs {
     }
 }
 
-#[cfg(not(sccemu_loom))]
 mod api {
     use crate::protocol::fence::{self, Assert};
     use crate::protocol::group::Group;

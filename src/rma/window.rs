@@ -145,6 +145,52 @@ enum Data {
 
 /// A window of `T` elements over every core of the job. Collective calls (allocation,
 /// [`Window::fence`], [`Window::free`]) must be made by every core in the same order.
+///
+/// # Examples
+///
+/// Three cores pass values round a ring through each epoch kind: a fence epoch, a
+/// post-start-complete-wait epoch, and a passive-target lock held by an RAII guard.
+///
+/// ```
+/// use sccemu::{Core, Group, Job, LockKind, Placement};
+///
+/// fn epochs(core: &Core, _: ()) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
+///     let (me, n) = (core.rank(), core.size());
+///     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+///     let win = core.window::<u64>(3, Placement::Dram)?; // collective
+///
+///     win.fence()?; // active target: every core opens the epoch
+///     win.put(right, 0, &[u64::from(me)])?;
+///     win.fence()?; // ... and the puts are visible after the closing fence
+///
+///     win.post(&Group::single(left))?; // expose my part to my left neighbour
+///     win.start(&Group::single(right))?; // access my right neighbour's part
+///     win.put(right, 1, &[10 + u64::from(me)])?;
+///     win.complete()?;
+///     win.wait()?;
+///
+///     {
+///         let epoch = win.lock(LockKind::Exclusive, 0)?; // unlocked when dropped
+///         epoch.fetch_add(0, 2, 1u64)?; // ARMW
+///     }
+///     core.barrier()?; // everyone's lock epoch is over
+///
+///     let mut mine = vec![0u64; 3];
+///     win.fence()?;
+///     win.get(me, 0, &mut mine)?;
+///     win.fence()?;
+///     win.free()?; // collective
+///     Ok(mine)
+/// }
+///
+/// fn main() {
+///     sccemu::job::init();
+///     let parts = Job::new(3).run(&(), epochs).unwrap();
+///     assert_eq!(parts[1][..2], [0, 10]); // from rank 0, by fence and by PSCW
+///     assert_eq!(parts[0][..2], [2, 12]); // from rank 2
+///     assert_eq!(parts[0][2], 3); // one fetch-add per core
+/// }
+/// ```
 pub struct Window<'c, T: Plain> {
     pub(crate) ctx: &'c CoreContext,
     placement: Placement,

@@ -31,33 +31,7 @@
 //! return to their allocators. A window dropped without `free` leaks its memory (the drop of
 //! one core cannot be collective).
 //!
-//! ```no_run
-//! use sccemu::{Core, Group, LockKind, Placement};
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let core = Core::attach()?;
-//! let (me, n) = (core.rank(), core.size());
-//! let win = core.window::<f64>(1024, Placement::Dram)?; // collective
-//! // Active target, fence: one barrier per epoch.
-//! win.fence()?;
-//! win.put((me + 1) % n, 0, &[me as f64; 16])?;
-//! win.fence()?;
-//! // Active target, PSCW: only the group members synchronize.
-//! win.post(&Group::single((me + n - 1) % n))?;
-//! win.start(&Group::single((me + 1) % n))?;
-//! let old = win.fetch_add((me + 1) % n, 16, 1.5f64)?;
-//! win.complete()?;
-//! win.wait()?;
-//! // Passive target: the guard unlocks when dropped.
-//! {
-//!     let epoch = win.lock(LockKind::Exclusive, 0)?;
-//!     epoch.put(0, 17, &[old])?;
-//!     epoch.flush(0)?;
-//! }
-//! core.barrier()?;
-//! win.free()?; // collective
-//! # Ok(())
-//! # }
-//! ```
+//! [`Window`] has an example of every epoch kind.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;

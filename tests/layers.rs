@@ -19,7 +19,8 @@ const MAY_USE: &[(&str, &[&str])] = &[
 
 /// Top-level modules named by `crate::` paths in `text`, comments left out.
 fn referenced(text: &str) -> BTreeSet<String> {
-    let code: String = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let code: String =
+        text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
     let mut names = BTreeSet::new();
     for (at, _) in code.match_indices("crate::") {
         let rest = &code[at + "crate::".len()..];
@@ -67,13 +68,15 @@ fn imports_run_downward_only() {
         }
         seen.insert(top.clone());
         let Some(may) = allowed.get(top.as_str()) else {
-            violations.push(format!("{}: top-level module `{top}` has no place in the layers", rel.display()));
+            violations
+                .push(format!("{}: top-level module `{top}` has no place in the layers", rel.display()));
             continue;
         };
         let text = std::fs::read_to_string(&file).unwrap();
         for name in referenced(&text) {
             if name != top && allowed.contains_key(name.as_str()) && !may.contains(&name.as_str()) {
-                violations.push(format!("{}: `{top}` imports `{name}`, which is not below it", rel.display()));
+                violations
+                    .push(format!("{}: `{top}` imports `{name}`, which is not below it", rel.display()));
             }
         }
     }

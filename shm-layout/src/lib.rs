@@ -21,11 +21,13 @@ use core::str::FromStr;
 /// `"SCCEMU\0\x01"`, little-endian: the first word of every segment.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"SCCEMU\0\x01");
 /// Bumped whenever a header field or a region moves, or a protocol word in the segment
-/// changes its format (2: the barrier's count and generation share one word).
-pub const LAYOUT_VERSION: u32 = 2;
+/// changes its format (2: the barrier's count and generation share one word; 3: each
+/// control slot holds its core's physical core ID and what it is blocked on).
+pub const LAYOUT_VERSION: u32 = 3;
 /// Alignment of every region: a 64-byte cache line and its adjacent-line prefetch partner.
 pub const LINE: usize = 128;
-/// Bytes of one core's control slot (doorbell, pid, state; see `sccemu::segment`).
+/// Bytes of one core's control slot (doorbell; pid, state, core ID and wait mark; see
+/// `sccemu::segment`).
 pub const SLOT_BYTES: usize = 2 * LINE;
 /// Bytes of the job-wide synchronisation area (the world barrier).
 pub const SYNC_BYTES: usize = 2 * LINE;
@@ -265,6 +267,8 @@ pub mod abort_reason {
     pub const INTERRUPTED: u32 = 5;
     /// A rank found the shared state corrupted and stopped the job rather than trust it.
     pub const CORRUPTED: u32 = 6;
+    /// Every live rank was blocked waiting for another, with no progress.
+    pub const DEADLOCK: u32 = 7;
 }
 
 /// The header's mutable words, on a line of their own. `sccemu` views each field as an

@@ -30,6 +30,7 @@ use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::core::facade::env;
 use crate::core::pin::{self, PinError, PinPolicy};
 use crate::segment::mapping::{CreateError, Segment, slot_state};
+use crate::segment::wait_mark::{WaitMark, blocked_cores};
 use crate::sync::Ordering;
 
 /// What happens to the ranks' stdout and stderr.
@@ -49,6 +50,8 @@ pub enum Output {
 pub enum LaunchError {
     Segment(CreateError),
     Pin(PinError),
+    /// The core IDs given do not place every rank on the mesh once.
+    CoreIds(String),
     /// The program could not be started for `rank`.
     Spawn {
         rank: u32,
@@ -61,6 +64,7 @@ impl fmt::Display for LaunchError {
         match self {
             Self::Segment(e) => e.fmt(f),
             Self::Pin(e) => e.fmt(f),
+            Self::CoreIds(why) => write!(f, "bad core placement: {why}"),
             Self::Spawn { rank, error } => write!(f, "cannot start rank {rank}: {error}"),
         }
     }
@@ -81,6 +85,12 @@ pub struct Launch {
     pub rank_fds: Option<(&'static str, Vec<OwnedFd>)>,
     /// How long survivors of an abort may take to exit before SIGKILL.
     pub grace: Duration,
+    /// The chip's core each rank plays (rank `r` plays `core_ids[r]`); the ranks' own
+    /// numbers when `None`. Distinct, and inside the mesh.
+    pub core_ids: Option<Vec<u32>>,
+    /// How long every live core must stay blocked, marked and unchanged, before the job
+    /// is declared deadlocked (see `segment::wait_mark`); never when `None`.
+    pub deadlock_after: Option<Duration>,
 }
 
 impl Launch {
@@ -94,7 +104,26 @@ impl Launch {
             env: Vec::new(),
             rank_fds: None,
             grace: Duration::from_secs(1),
+            core_ids: None,
+            deadlock_after: Some(Duration::from_secs(1)),
         }
+    }
+
+    fn place(&self, segment: &Segment) -> Result<(), LaunchError> {
+        let Some(ids) = &self.core_ids else { return Ok(()) };
+        let capacity = self.config.mesh.capacity();
+        let mut seen = std::collections::BTreeSet::new();
+        if ids.len() != self.config.cores as usize {
+            return Err(LaunchError::CoreIds(format!("{} core IDs for {} ranks", ids.len(), self.config.cores)));
+        }
+        for (rank, &id) in ids.iter().enumerate() {
+            if u64::from(id) >= capacity || !seen.insert(id) {
+                let why = if seen.contains(&id) { "is listed twice" } else { "is outside the mesh" };
+                return Err(LaunchError::CoreIds(format!("core ID {id} {why} ({} mesh)", self.config.mesh)));
+            }
+            segment.slot(rank as u32).core_id.store(id, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Creates the segment and starts every rank.
@@ -102,6 +131,8 @@ impl Launch {
         let cores = self.config.cores as usize;
         let cpus = pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?;
         let segment = Segment::create(self.config).map_err(LaunchError::Segment)?;
+        // Relaxed stores: the children inherit them through fork and exec.
+        self.place(&segment)?;
         let (events, receiver) = mpsc::channel();
         let mut running = Running {
             segment,
@@ -112,6 +143,7 @@ impl Launch {
             threads: Vec::new(),
             grace: self.grace,
             started: Instant::now(),
+            deadlock_after: self.deadlock_after,
         };
         let seg_fd = running.segment.fd().as_raw_fd();
         let parent = nix::unistd::getpid();
@@ -174,6 +206,8 @@ impl Launch {
 enum Event {
     Exited(u32, ExitStatus),
     Interrupt(Signal),
+    /// Time to sample the wait marks (no event came for a while).
+    Sample,
 }
 
 /// Forwards a signal to a running job (from a signal-handling thread).
@@ -241,7 +275,17 @@ pub struct Running {
     threads: Vec<JoinHandle<()>>,
     grace: Duration,
     started: Instant,
+    deadlock_after: Option<Duration>,
 }
+
+/// The first of a run of identical samples in which every live core was blocked.
+#[derive(Default)]
+struct DeadlockWatch {
+    since: Option<(Instant, Vec<(u32, WaitMark, u32)>)>,
+}
+
+/// How often the monitor samples the slots for a deadlock.
+const DEADLOCK_SAMPLE: Duration = Duration::from_millis(200);
 
 impl Running {
     pub fn segment(&self) -> &Segment {
@@ -292,15 +336,48 @@ impl Running {
         }
     }
 
+    /// Samples the wait marks; aborts the job with a report once every live core has
+    /// stayed blocked, unchanged, for `deadlock_after`.
+    fn check_deadlock(&self, watch: &mut DeadlockWatch) {
+        let Some(after) = self.deadlock_after else { return };
+        let sample = blocked_cores(&self.segment, |rank| self.exits[rank as usize].is_some());
+        let Some(sample) = sample else {
+            watch.since = None;
+            return;
+        };
+        match &watch.since {
+            Some((at, seen)) if *seen == sample => {
+                if at.elapsed() >= after {
+                    if self.segment.abort(None, AbortCause::Deadlock) {
+                        let mut report = String::from("sccemu: deadlock: every live core is blocked");
+                        for (rank, mark, _) in &sample {
+                            let id = self.segment.slot(*rank).core_id.load(Ordering::Relaxed);
+                            report.push_str(&format!("\n  rank {rank} (core {id}) {mark}"));
+                        }
+                        eprintln!("{report}");
+                    }
+                }
+            }
+            _ => watch.since = Some((Instant::now(), sample)),
+        }
+    }
+
     /// Waits for every rank, enforcing fail-stop; returns how the job ended.
     pub fn wait(mut self) -> JobReport {
         let mut remaining = self.pids.len();
         let mut kill_at: Option<Instant> = None;
         let mut killed = false;
+        let mut deadlock = DeadlockWatch::default();
         while remaining > 0 {
             let event = match kill_at {
-                None => self.receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
                 Some(at) => self.receiver.recv_timeout(at.saturating_duration_since(Instant::now())),
+                None if self.deadlock_after.is_some() && !killed => {
+                    match self.receiver.recv_timeout(DEADLOCK_SAMPLE) {
+                        Err(RecvTimeoutError::Timeout) => Ok(Event::Sample),
+                        event => event,
+                    }
+                }
+                None => self.receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match event {
                 Ok(Event::Exited(rank, status)) => {
@@ -318,6 +395,7 @@ impl Running {
                     }
                     self.segment.abort(None, AbortCause::Interrupted(signal as i32));
                 }
+                Ok(Event::Sample) => self.check_deadlock(&mut deadlock),
                 Err(RecvTimeoutError::Timeout) => {
                     self.kill_all();
                     (killed, kill_at) = (true, None);

@@ -131,12 +131,13 @@ pub struct Job {
     config: Config,
     wait: Option<WaitPolicy>,
     pin: PinPolicy,
+    core_ids: Option<Vec<u32>>,
 }
 
 impl Job {
     /// `cores` cores with the SCC's defaults, `--wait auto` and compact pinning.
     pub fn new(cores: u32) -> Job {
-        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact }
+        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None }
     }
 
     pub fn wait(mut self, policy: WaitPolicy) -> Job {
@@ -161,6 +162,12 @@ impl Job {
 
     pub fn ring_bytes(mut self, bytes: u32) -> Job {
         self.config.ring_bytes = bytes;
+        self
+    }
+
+    /// Places rank `r` on the chip's core `ids[r]` (as RCCE's host files do).
+    pub fn core_ids(mut self, ids: Vec<u32>) -> Job {
+        self.core_ids = Some(ids);
         self
     }
 
@@ -228,6 +235,7 @@ impl Job {
         launch.output = Output::Forward;
         launch.grace = Duration::from_secs(1);
         launch.rank_fds = Some((RESULT_FD_VAR, writers));
+        launch.core_ids = self.core_ids.clone();
         launch.env = vec![
             (ENTRY_VAR.into(), encode_entry::<A, R, E>(entry).into()),
             (ARG_VAR.into(), arg_json.into()),

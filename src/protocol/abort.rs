@@ -53,6 +53,9 @@ pub enum AbortCause {
     Interrupted(i32),
     /// The rank found the shared state corrupted and stopped the job rather than trust it.
     Corrupted,
+    /// Every live rank was blocked waiting for another (the launcher's report says on
+    /// what), so the launcher stopped the job.
+    Deadlock,
 }
 
 impl AbortCause {
@@ -64,6 +67,7 @@ impl AbortCause {
             Self::UserAbort(c) => (abort_reason::USER_ABORT, c as u32),
             Self::Interrupted(s) => (abort_reason::INTERRUPTED, s as u32),
             Self::Corrupted => (abort_reason::CORRUPTED, 0),
+            Self::Deadlock => (abort_reason::DEADLOCK, 0),
         }
     }
 
@@ -76,6 +80,7 @@ impl AbortCause {
             abort_reason::USER_ABORT => Self::UserAbort(d),
             abort_reason::INTERRUPTED => Self::Interrupted(d),
             abort_reason::CORRUPTED => Self::Corrupted,
+            abort_reason::DEADLOCK => Self::Deadlock,
             _ => return None,
         })
     }
@@ -102,6 +107,7 @@ impl fmt::Display for JobAborted {
             AbortCause::UserAbort(code) => write!(f, "called abort({code})"),
             AbortCause::Interrupted(sig) => write!(f, "interrupted by {}", signal_name(sig)),
             AbortCause::Corrupted => write!(f, "found corrupted shared state"),
+            AbortCause::Deadlock => write!(f, "deadlocked: every live core was blocked waiting for another"),
         }
     }
 }

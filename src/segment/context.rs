@@ -21,6 +21,7 @@ use crate::protocol::alloc::freelist::FreeList;
 use crate::protocol::waiter::Waiter;
 use crate::segment::mapping::{AttachError, Segment, slot_state};
 use crate::segment::mpb::MPB_GRANULE;
+use crate::segment::wait_mark::{MarkGuard, WaitMark};
 use crate::sync::Ordering;
 
 /// Where a core sits on the mesh.
@@ -97,9 +98,21 @@ impl CoreContext {
         self.segment.config().mesh
     }
 
+    /// The chip's core that `rank` plays (its rank, unless the launcher placed it; RCCE's
+    /// host files do). `None` if `rank` is not a core of the job.
+    pub fn core_id(&self, rank: u32) -> Option<u32> {
+        (rank < self.size).then(|| self.segment.slot(rank).core_id.load(Ordering::Relaxed))
+    }
+
+    /// Where `rank` sits on the mesh, from its core ID. `None` if it is not a core of the
+    /// job.
+    pub fn position_of(&self, rank: u32) -> Option<MeshPosition> {
+        Some(MeshPosition::of(self.core_id(rank)?, self.mesh()))
+    }
+
     /// This core's tile and mesh coordinates.
     pub fn position(&self) -> MeshPosition {
-        MeshPosition::of(self.rank, self.mesh())
+        self.position_of(self.rank).expect("own rank is in the job")
     }
 
     /// This core's tile.
@@ -134,6 +147,28 @@ impl CoreContext {
 
     pub(crate) fn waiter(&self) -> Waiter<'_> {
         Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)
+    }
+
+    /// Wakes whoever waits on core `rank`'s doorbell ([`CoreContext::wait_on`]); call it
+    /// after storing the change they wait for. Ignores ranks outside the job.
+    pub fn ring(&self, rank: u32) {
+        if rank < self.size {
+            self.segment.slot(rank).bell.ring();
+        }
+    }
+
+    /// Waits through this core's waiter (spin, yield, futex sleep) until `ready` returns
+    /// `Some`, sleeping on core `rank`'s doorbell: whoever makes `ready` true must then
+    /// [`ring`](CoreContext::ring) `rank`. Fails when the job aborts. Panics if `rank` is
+    /// not a core of the job.
+    pub fn wait_on<T>(&self, rank: u32, ready: impl FnMut() -> Option<T>) -> Result<T, JobAborted> {
+        self.waiter().wait_until(&self.segment.slot(rank).bell, ready)
+    }
+
+    /// Marks this core blocked on `mark` for the launcher's deadlock report, until the
+    /// guard drops.
+    pub fn mark_wait(&self, mark: WaitMark) -> MarkGuard<'_> {
+        self.segment.slot(self.rank).wait.mark(mark)
     }
 
     /// `Err` naming the failed rank once the job is aborting.

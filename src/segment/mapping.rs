@@ -26,20 +26,25 @@ use crate::protocol::abort::{AbortCause, JobControl};
 use crate::protocol::barrier::BarrierState;
 use crate::protocol::alloc::heap::HeapAllocator;
 use crate::protocol::payload::Payload;
-use crate::sync::AtomicU32;
+use crate::sync::{AtomicU32, Ordering};
 use crate::protocol::waiter::Doorbell;
 
 /// Seals every segment carries: its size can never change under a mapping.
 const SEALS: SealFlag = SealFlag::F_SEAL_SHRINK.union(SealFlag::F_SEAL_GROW).union(SealFlag::F_SEAL_SEAL);
 
 /// One core's control slot (`shm_layout::SLOT_BYTES`): its doorbell on a line of its
-/// own, then its pid and attach state.
+/// own, then its pid, attach state, physical core ID and wait mark.
 #[repr(C)]
 pub struct CoreSlot {
     pub bell: CachePadded<Doorbell>,
     pub pid: AtomicU32,
     /// One of [`slot_state`].
     pub state: AtomicU32,
+    /// The chip's core this rank plays (`2 * (x + cols * y) + z` on the mesh; the rank
+    /// by default). The launcher writes it before the rank starts.
+    pub core_id: AtomicU32,
+    /// What the core is blocked on, for the deadlock report.
+    pub wait: crate::segment::wait_mark::MarkWords,
 }
 
 /// Values of [`CoreSlot::state`].
@@ -159,6 +164,9 @@ impl Segment {
         // page-aligned, and no core has mapped it yet, so nothing reads it concurrently.
         unsafe { map.as_mut_ptr().cast::<Header>().write(header) };
         let segment = Segment { map, file, header, layout };
+        for rank in 0..config.cores {
+            segment.slot(rank).core_id.store(rank, Ordering::Relaxed);
+        }
         segment.heap_allocator().init(layout.heap.len, crate::protocol::ring::sizing::reserved_heap_bytes(&config));
         Ok(segment)
     }
@@ -308,7 +316,7 @@ unsafe impl Send for SharedBytes<'_> {}
 // SAFETY: as for Send: `&SharedBytes` only allows copies.
 unsafe impl Sync for SharedBytes<'_> {}
 
-impl SharedBytes<'_> {
+impl<'a> SharedBytes<'a> {
     #[inline]
     fn check(&self, offset: usize, len: usize) {
         assert!(
@@ -326,6 +334,13 @@ impl SharedBytes<'_> {
         // SAFETY: both ranges are in bounds (checked); `copy` tolerates overlap; see the
         // type's docs for concurrent access.
         unsafe { std::ptr::copy(self.ptr.add(from), dst.ptr.add(to), len) }
+    }
+
+    /// The `len` bytes at `offset`. Panics past the end (callers check first).
+    pub fn slice(&self, offset: usize, len: usize) -> SharedBytes<'a> {
+        self.check(offset, len);
+        // SAFETY: in bounds (checked).
+        SharedBytes { ptr: unsafe { self.ptr.add(offset) }, len, _segment: std::marker::PhantomData }
     }
 
     /// Raw address of `offset`, for views of typed elements (windows).

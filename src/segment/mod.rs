@@ -15,9 +15,11 @@ pub mod context;
 pub mod mapping;
 pub mod mpb;
 pub mod view;
+pub mod wait_mark;
 pub mod wintable;
 
 pub use context::{CoreContext, MeshPosition};
-pub use mapping::{AttachError, CreateError, Segment};
+pub use mapping::{AttachError, CreateError, Segment, SharedBytes};
 pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
 pub use view::Plain;
+pub use wait_mark::{MarkGuard, WaitMark};

@@ -11,6 +11,7 @@ use std::fmt;
 
 use crate::protocol::abort::JobAborted;
 use crate::segment::context::CoreContext;
+use crate::segment::mapping::SharedBytes;
 use crate::protocol::flag;
 use crate::protocol::alloc::freelist::{AllocError, Range};
 use crate::protocol::payload::Payload;
@@ -88,13 +89,20 @@ impl CoreContext {
         rank: u32,
         offset: usize,
         len: usize,
-    ) -> Result<crate::segment::mapping::SharedBytes<'_>, MpbError> {
+    ) -> Result<SharedBytes<'_>, MpbError> {
         self.check_rank(rank)?;
         let region = self.segment().layout().mpbs.get(rank as usize).expect("rank checked");
         if offset.checked_add(len).is_none_or(|end| end > region.len) {
             return Err(MpbError::OutOfBounds { offset, len, mpb_bytes: region.len });
         }
         Ok(self.segment().bytes(region))
+    }
+
+    /// `len` bytes at `offset` of core `rank`'s MPB, for C interfaces that address the
+    /// MPB through pointers (the RCCE library).
+    pub fn mpb_range(&self, rank: u32, offset: usize, len: usize) -> Result<SharedBytes<'_>, MpbError> {
+        let mpb = self.mpb_of(rank, offset, len)?;
+        Ok(mpb.slice(offset, len))
     }
 
     /// Bytes of every core's MPB.

@@ -183,8 +183,17 @@ impl CoreContext {
     }
 }
 
+impl CoreContext {
+    /// Marks this core finalized, as dropping it does, for interfaces whose finalize
+    /// cannot consume the core (C libraries keep it in a static). The core stays
+    /// usable, but its launcher no longer counts it as live.
+    pub fn leave(&self) {
+        self.segment.slot(self.rank).state.store(slot_state::FINALIZED, Ordering::Release);
+    }
+}
+
 impl Drop for CoreContext {
     fn drop(&mut self) {
-        self.segment.slot(self.rank).state.store(slot_state::FINALIZED, Ordering::Release);
+        self.leave();
     }
 }

@@ -21,6 +21,9 @@
 //!
 //! Under `--cfg sccemu_loom` only [`sync`] and [`protocol`] are built, over loom's
 //! atomics, for the models in `loom-tests`.
+//!
+//! [`Core::mpb_put`]: segment::CoreContext::mpb_put
+//! [`Core::mpb_get`]: segment::CoreContext::mpb_get
 
 #![warn(missing_docs)]
 

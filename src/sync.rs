@@ -10,8 +10,10 @@
 
 // Aliases rather than re-exports, so that clippy's `disallowed-types` (which sees
 // through `use`) flags raw std atomics everywhere except through this facade.
+/// `std`'s 32-bit atomic (loom's under `--cfg sccemu_loom`).
 #[cfg(not(sccemu_loom))]
 pub type AtomicU32 = std::sync::atomic::AtomicU32;
+/// `std`'s 64-bit atomic (loom's under `--cfg sccemu_loom`).
 #[cfg(not(sccemu_loom))]
 pub type AtomicU64 = std::sync::atomic::AtomicU64;
 #[cfg(not(sccemu_loom))]
@@ -60,15 +62,18 @@ pub fn spin_pause() {
 #[cfg(not(sccemu_loom))]
 pub use crossbeam_utils::Backoff;
 
+/// Loom's stand-in for `crossbeam_utils::Backoff`: every step yields.
 #[cfg(sccemu_loom)]
 #[derive(Default)]
 pub struct Backoff;
 
 #[cfg(sccemu_loom)]
 impl Backoff {
+    /// A fresh backoff (it has no state under loom).
     pub fn new() -> Backoff {
         Backoff
     }
+    /// One step of waiting: a yield, so the model can run someone else.
     pub fn snooze(&self) {
         loom::thread::yield_now();
     }
@@ -92,10 +97,12 @@ mod futex {
     pub struct FutexWord(AtomicU32);
 
     impl FutexWord {
+        /// The word's value.
         pub fn load(&self, order: Ordering) -> u32 {
             self.0.load(order)
         }
 
+        /// Adds `v` (wrapping), returning the previous value; wakes nobody.
         pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
             self.0.fetch_add(v, order)
         }
@@ -106,6 +113,7 @@ mod futex {
             let _ = futex::wait(&self.0, futex::Flags::empty(), expected, None);
         }
 
+        /// Wakes every process sleeping on the word.
         pub fn wake_all(&self) {
             // The kernel reads the count as an int: u32::MAX would be -1 and wake one.
             let _ = futex::wake(&self.0, futex::Flags::empty(), i32::MAX as u32);
@@ -122,6 +130,7 @@ mod futex {
 
     use super::{AtomicU32, Ordering};
 
+    /// The word, with the mutex and condvar that stand in for the kernel's queue.
     #[derive(Default)]
     pub struct FutexWord {
         word: AtomicU32,
@@ -130,14 +139,17 @@ mod futex {
     }
 
     impl FutexWord {
+        /// The word's value.
         pub fn load(&self, order: Ordering) -> u32 {
             self.word.load(order)
         }
 
+        /// Adds `v` (wrapping), returning the previous value; wakes nobody.
         pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
             self.word.fetch_add(v, order)
         }
 
+        /// Sleeps while the word still holds `expected`.
         pub fn wait(&self, expected: u32) {
             let queued = self.queue.lock().unwrap();
             if self.word.load(Ordering::Relaxed) == expected {
@@ -145,6 +157,7 @@ mod futex {
             }
         }
 
+        /// Wakes every thread sleeping on the word.
         pub fn wake_all(&self) {
             let _queue = self.queue.lock().unwrap();
             self.wakeup.notify_all();

@@ -47,11 +47,18 @@ pub enum Allgather {
     /// Chosen by measurement (see the README): [`Allgather::Shared`], the fastest
     /// at every size and job size measured.
     Auto,
+    /// Through staging: each member copies its block in once, then every block out.
     Shared,
+    /// n - 1 steps, each a put to the right neighbour.
     Ring,
+    /// Pairwise exchange in log2(n) steps (Bruck's dissemination when n is not a power
+    /// of two).
     RecursiveDoubling,
+    /// C groups, each running the dissemination exchange, with C puts in flight at once.
     Concurrent {
+        /// C, the number of groups (lowered to the largest divisor of n not above it).
         index: u32,
+        /// Whether each step's transfers are cut into 4 KiB pieces issued round-robin.
         split: bool,
     },
 }

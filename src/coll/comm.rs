@@ -43,20 +43,28 @@ const FLAGS_AT: usize = PUBLISH_AT + LINE;
 pub enum CollError {
     /// A root or peer rank outside `0..size`.
     RankOutOfRange {
+        /// The rank given.
         rank: u32,
+        /// Members of the communicator.
         size: u32,
     },
     /// A buffer has the wrong number of elements.
     SizeMismatch {
+        /// Elements the call needs.
         expected: usize,
+        /// Elements the buffer holds.
         found: usize,
     },
     /// Member `rank` passed a different size or invalid arguments to this collective.
     Disagreement {
+        /// The lowest member that disagrees.
         rank: u32,
     },
+    /// The reduction op does not apply to the element type.
     Op(OpError),
+    /// Allocating a communicator's area or staging from the heap failed.
     Alloc(AllocError),
+    /// The job aborted (some core died) while the call waited.
     Aborted(JobAborted),
 }
 
@@ -193,10 +201,12 @@ impl<'c> Comm<'c> {
         self.ctx
     }
 
+    /// This core's rank in the communicator.
     pub fn rank(&self) -> u32 {
         self.rank
     }
 
+    /// Members of the communicator.
     pub fn size(&self) -> u32 {
         self.members.len() as u32
     }
@@ -212,6 +222,7 @@ impl<'c> Comm<'c> {
         Ok(other.members.iter().position(|&w| w == world).map(|r| r as u32))
     }
 
+    /// World rank of every member, in communicator rank order.
     pub fn members(&self) -> &[u32] {
         &self.members
     }
@@ -249,6 +260,7 @@ impl<'c> Comm<'c> {
         call
     }
 
+    /// Waits until every member has entered the barrier.
     pub fn barrier(&self) -> Result<(), CollError> {
         let state: &BarrierState = self.area_word(0);
         Ok(state.wait(self.size(), &self.ctx.waiter(), self.bell(0))?)

@@ -30,14 +30,19 @@ pub enum PinPolicy {
 /// Why a pinning plan cannot be made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PinError {
+    /// The policy is not `none`, `compact`, `scatter` or a CPU list like `0,1,2`; the
+    /// text given.
     Parse(String),
     /// A list names fewer CPUs than there are ranks.
     ListTooShort {
+        /// CPUs listed.
         listed: usize,
+        /// Ranks to place.
         ranks: usize,
     },
     /// A listed CPU is not one this process may use.
     CpuUnavailable(usize),
+    /// The affinity mask could not be read, or a CPU set built; the OS's error.
     Affinity(String),
 }
 

@@ -48,13 +48,17 @@ pub enum Output {
 /// Why a job could not be started.
 #[derive(Debug)]
 pub enum LaunchError {
+    /// The segment could not be created (a bad config, or the OS refused).
     Segment(CreateError),
+    /// The pinning policy could not be planned on this machine.
     Pin(PinError),
     /// The core IDs given do not place every rank on the mesh once.
     CoreIds(String),
     /// The program could not be started for `rank`.
     Spawn {
+        /// The rank that did not start.
         rank: u32,
+        /// Why `exec` (or the setup before it) failed.
         error: std::io::Error,
     },
 }
@@ -74,10 +78,15 @@ impl std::error::Error for LaunchError {}
 
 /// A job to start.
 pub struct Launch {
+    /// The job's configuration, which sizes the segment.
     pub config: Config,
+    /// The program every rank runs.
     pub program: OsString,
+    /// Its arguments (without the program name).
     pub args: Vec<OsString>,
+    /// Which CPU each rank is pinned to.
     pub pin: PinPolicy,
+    /// Where the ranks' output goes.
     pub output: Output,
     /// Extra environment for every rank.
     pub env: Vec<(OsString, OsString)>,
@@ -94,6 +103,8 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// A job of `program` under `config`: no arguments, compact pinning, inherited
+    /// output, 1 s grace.
     pub fn new(config: Config, program: impl Into<OsString>) -> Launch {
         Launch {
             config,
@@ -228,10 +239,12 @@ pub struct JobReport {
     pub exits: Vec<ExitStatus>,
     /// The first failure, if any.
     pub failure: Option<JobAborted>,
+    /// Wall time from spawn until every rank was reaped.
     pub elapsed: Duration,
 }
 
 impl JobReport {
+    /// Whether every rank exited 0 and nothing aborted the job.
     pub fn success(&self) -> bool {
         self.failure.is_none() && self.exits.iter().all(ExitStatus::success)
     }
@@ -288,10 +301,12 @@ struct DeadlockWatch {
 const DEADLOCK_SAMPLE: Duration = Duration::from_millis(200);
 
 impl Running {
+    /// The job's segment, as mapped by the launcher.
     pub fn segment(&self) -> &Segment {
         &self.segment
     }
 
+    /// A handle that forwards signals to this job from another thread.
     pub fn interrupter(&self) -> Interrupter {
         Interrupter(self.events.clone())
     }

@@ -66,11 +66,15 @@ impl fmt::Display for RankFailure {
 /// Why [`Job::run`] has no result for every rank.
 #[derive(Debug)]
 pub enum JobError {
+    /// The job could not be started.
     Launch(LaunchError),
     /// The caller's executable cannot be re-run (no `/proc/self/exe`).
     NoExecutable(std::io::Error),
+    /// A rank failed: the one whose failure aborted the job, else the lowest that failed.
     Rank {
+        /// The failed rank.
         rank: u32,
+        /// How it failed.
         failure: RankFailure,
     },
 }
@@ -90,7 +94,9 @@ impl std::error::Error for JobError {}
 /// Every rank's result and how the job ended.
 #[derive(Debug)]
 pub struct JobOutcome<R> {
+    /// Each rank's result, by rank.
     pub ranks: Vec<Result<R, RankFailure>>,
+    /// How the processes ended.
     pub report: JobReport,
 }
 
@@ -140,26 +146,31 @@ impl Job {
         Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None }
     }
 
+    /// How cores wait (default: `Adaptive`, or `Block` with more cores than CPUs).
     pub fn wait(mut self, policy: WaitPolicy) -> Job {
         self.wait = Some(policy);
         self
     }
 
+    /// Which CPUs the cores are pinned to.
     pub fn pin(mut self, pin: PinPolicy) -> Job {
         self.pin = pin;
         self
     }
 
+    /// Bytes of each core's MPB (the SCC's: 8 KiB).
     pub fn mpb_bytes(mut self, bytes: u32) -> Job {
         self.config.mpb_bytes = bytes;
         self
     }
 
+    /// Bytes of the shared heap that windows, channels and communicators come from.
     pub fn heap_bytes(mut self, bytes: u64) -> Job {
         self.config.heap_bytes = bytes;
         self
     }
 
+    /// Bytes of each core's receive ring in DRAM (a power of two).
     pub fn ring_bytes(mut self, bytes: u32) -> Job {
         self.config.ring_bytes = bytes;
         self
@@ -171,11 +182,13 @@ impl Job {
         self
     }
 
+    /// The mesh of tiles the cores are placed on.
     pub fn mesh(mut self, mesh: Mesh) -> Job {
         self.config.mesh = mesh;
         self
     }
 
+    /// The two-sided channel protocol (`srb` or `perpeer`).
     pub fn channel(mut self, channel: ChannelKind) -> Job {
         self.config.channel = channel as u32;
         self

@@ -28,6 +28,7 @@ use crate::segment::view::atomics_at as view;
 /// This job's channels, placed at attach.
 #[derive(Clone, Copy, Debug)]
 pub struct Placement {
+    /// The sizes the config gives.
     pub sizes: Sizes,
     mpb: MpbRegion,
     heap: Option<MpbRegion>,
@@ -98,10 +99,13 @@ impl<'s> RingMem for ShmRing<'s> {
 /// Shared bytes a protocol uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Footprint {
+    /// The protocol.
     pub kind: ChannelKind,
+    /// Cores in the job.
     pub cores: u32,
     /// Bytes one core owns for receiving: MPB share plus DRAM.
     pub per_process: u64,
+    /// Bytes of the whole job: `per_process` times the cores.
     pub per_job: u64,
     /// Of which MPB bytes per process.
     pub mpb_per_process: u64,

@@ -33,6 +33,13 @@
 //! many cores send to one, oversubscribed (`cargo bench -p sccemu-benches -- pt2pt
 //! srb`). `perpeer` (RCKMPI) needs 64 B of MPB per possible sender, so with the SCC's
 //! 8 KiB MPB it stops at 64 cores, and its DRAM grows as N^2 per job.
+//!
+//! [`Core::send`]: crate::Core::send
+//! [`Core::recv`]: crate::Core::recv
+//! [`Core::isend`]: crate::Core::isend
+//! [`Core::irecv`]: crate::Core::irecv
+//! [`Core::probe`]: crate::Core::probe
+//! [`Core::barrier`]: crate::segment::CoreContext::barrier
 
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
@@ -48,6 +55,7 @@ use crate::p2p::request::{Request, RequestError};
 /// Which sources a receive accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Source {
+    /// Only messages from this rank.
     Rank(u32),
     /// `MPI_ANY_SOURCE`.
     Any,
@@ -56,12 +64,15 @@ pub enum Source {
 /// Which tags a receive accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TagMatch {
+    /// Only messages with this tag.
     Tag(u32),
     /// `MPI_ANY_TAG`.
     Any,
 }
 
+/// Accepts a message from any rank.
 pub const ANY_SOURCE: Source = Source::Any;
+/// Accepts a message with any tag.
 pub const ANY_TAG: TagMatch = TagMatch::Any;
 
 impl From<u32> for Source {
@@ -77,12 +88,14 @@ impl From<u32> for TagMatch {
 }
 
 impl Source {
+    /// Whether a message from `rank` is accepted.
     pub fn matches(self, rank: u32) -> bool {
         self == Source::Any || self == Source::Rank(rank)
     }
 }
 
 impl TagMatch {
+    /// Whether a message tagged `tag` is accepted.
     pub fn matches(self, tag: u32) -> bool {
         self == TagMatch::Any || self == TagMatch::Tag(tag)
     }
@@ -91,7 +104,9 @@ impl TagMatch {
 /// What a receive or probe matched (for a send: this core, the tag and the length).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Status {
+    /// Rank of the sender.
     pub source: u32,
+    /// Tag the message was sent with.
     pub tag: u32,
     /// Bytes of the message.
     pub len: usize,
@@ -100,18 +115,26 @@ pub struct Status {
 /// Why a send failed. Nothing was sent unless the error is `Corrupt` or `Aborted`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SendError {
+    /// The destination is not a core of the job.
     RankOutOfRange {
+        /// The destination.
         rank: u32,
+        /// Cores in the job.
         size: u32,
     },
     /// Messages are limited to `u32::MAX` bytes.
     TooLarge {
+        /// Bytes of the message.
         len: usize,
+        /// The largest message, in bytes.
         max: usize,
     },
+    /// The job has no two-sided channel.
     Unavailable(ChannelUnavailable),
     /// This core's own channel turned out corrupted while the send waited.
     Corrupt(CorruptError),
+    /// The job aborted (some core died) while the send waited; part of the message may
+    /// have left.
     Aborted(JobAborted),
 }
 
@@ -119,18 +142,26 @@ pub enum SendError {
 /// `Truncated`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecvError {
+    /// The source is not a core of the job.
     RankOutOfRange {
+        /// The requested source.
         rank: u32,
+        /// Cores in the job.
         size: u32,
     },
     /// The matched message is longer than the buffer; it was not received and stays
     /// first in line for the next matching receive.
     Truncated {
+        /// The matched message (its `len` is the length needed).
         status: Status,
+        /// Bytes of the buffer.
         capacity: usize,
     },
+    /// The job has no two-sided channel.
     Unavailable(ChannelUnavailable),
+    /// This core's own channel turned out corrupted while the receive waited.
     Corrupt(CorruptError),
+    /// The job aborted (some core died) while the receive waited.
     Aborted(JobAborted),
 }
 

@@ -6,6 +6,8 @@
 //! go to memory the inbox owns and are copied in at the next test. Dropping an
 //! unfinished receive cancels it; a message already matched to it goes back to the
 //! queue in its place, so nothing is lost.
+//!
+//! [`Core::wait_all`]: crate::Core::wait_all
 
 use std::fmt;
 
@@ -16,7 +18,9 @@ use crate::p2p::endpoint::{RecvError, SendError, Source, Status, TagMatch};
 /// Why a request failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestError {
+    /// A send request failed.
     Send(SendError),
+    /// A receive request failed.
     Recv(RecvError),
 }
 

@@ -90,7 +90,10 @@ impl AbortCause {
 /// rank whose failure caused the abort.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JobAborted {
+    /// The rank whose failure caused the abort; `None` when the job as a whole was
+    /// interrupted.
     pub rank: Option<u32>,
+    /// Why the job aborted.
     pub cause: AbortCause,
 }
 

@@ -42,6 +42,7 @@ pub struct BarrierState {
 }
 
 impl BarrierState {
+    /// A barrier that nobody has entered.
     pub fn new() -> BarrierState {
         BarrierState::default()
     }

@@ -27,6 +27,7 @@ use crate::protocol::waiter::{Doorbell, Waiter};
 pub struct Assert(u32);
 
 impl Assert {
+    /// No assertion.
     pub const NONE: Assert = Assert(0);
     /// PSCW: the matching post/start already happened (both sides assert it).
     pub const NOCHECK: Assert = Assert(1);
@@ -39,6 +40,7 @@ impl Assert {
     /// Fence: no RMA from this core follows until the next fence.
     pub const NOSUCCEED: Assert = Assert(16);
 
+    /// Whether every assertion of `other` is in `self`.
     pub fn contains(self, other: Assert) -> bool {
         self.0 & other.0 == other.0
     }
@@ -84,6 +86,7 @@ pub struct FenceState {
 }
 
 impl FenceState {
+    /// Fence words of a window that has seen no fence.
     pub fn new() -> FenceState {
         FenceState::default()
     }

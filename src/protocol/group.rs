@@ -67,14 +67,17 @@ impl Group {
         Group { ranks: vec![rank] }
     }
 
+    /// Members in the group.
     pub fn len(&self) -> usize {
         self.ranks.len()
     }
 
+    /// Whether the group has no members.
     pub fn is_empty(&self) -> bool {
         self.ranks.is_empty()
     }
 
+    /// Whether `rank` is a member.
     pub fn contains(&self, rank: u32) -> bool {
         self.ranks.binary_search(&rank).is_ok()
     }
@@ -84,6 +87,7 @@ impl Group {
         &self.ranks
     }
 
+    /// The members, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.ranks.iter().copied()
     }

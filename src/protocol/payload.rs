@@ -2,7 +2,7 @@
 //!
 //! Protocols never touch payload memory directly; they go through [`Payload`]. In
 //! production the implementation is a range of the shared mapping
-//! (`segment::SharedBytes`); under loom it is [`LoomBytes`], whose cells make loom report
+//! (`segment::SharedBytes`); under loom it is `LoomBytes`, whose cells make loom report
 //! any copy that is not ordered after the flag or counter that should guard it. A
 //! protocol is only correct if its copies are race-free under that check.
 
@@ -12,8 +12,10 @@
 /// since an out-of-range offset here is a bug in the protocol, not bad user input
 /// (user input is checked, with typed errors, before it reaches a protocol).
 pub trait Payload {
+    /// Bytes in the range.
     fn len(&self) -> usize;
 
+    /// Whether the range has no bytes.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -35,6 +37,7 @@ pub struct LoomBytes(Vec<loom::cell::UnsafeCell<u8>>);
 
 #[cfg(sccemu_loom)]
 impl LoomBytes {
+    /// `len` zero bytes.
     pub fn new(len: usize) -> LoomBytes {
         LoomBytes((0..len).map(|_| loom::cell::UnsafeCell::new(0)).collect())
     }

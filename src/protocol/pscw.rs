@@ -40,6 +40,7 @@ pub struct PairWords {
 }
 
 impl PairWords {
+    /// Nothing posted or completed yet.
     pub fn new() -> PairWords {
         PairWords::default()
     }

@@ -72,7 +72,9 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering, fence_after_rmw, yield_now};
 /// Lock type of a passive-target epoch, as `MPI_LOCK_SHARED` / `MPI_LOCK_EXCLUSIVE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LockKind {
+    /// Any number of shared holders at once (`MPI_LOCK_SHARED`).
     Shared,
+    /// One holder alone (`MPI_LOCK_EXCLUSIVE`).
     Exclusive,
 }
 
@@ -103,6 +105,7 @@ fn write_of(served: u64) -> u32 {
 }
 
 impl TicketRwLock {
+    /// An unlocked lock with no tickets taken.
     pub fn new() -> TicketRwLock {
         TicketRwLock::default()
     }
@@ -276,6 +279,7 @@ pub struct AllLock {
 }
 
 impl AllLock {
+    /// No lock_all holders, writers or parked calls.
     pub fn new() -> AllLock {
         AllLock::default()
     }

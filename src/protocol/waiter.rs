@@ -60,6 +60,7 @@ pub struct Doorbell {
 }
 
 impl Doorbell {
+    /// A doorbell with no sleepers.
     pub fn new() -> Doorbell {
         Doorbell::default()
     }
@@ -99,6 +100,7 @@ pub struct Waiter<'a> {
 }
 
 impl<'a> Waiter<'a> {
+    /// A waiter under `policy` that checks `job` for aborts, pinned to no known CPU.
     pub fn new(policy: WaitPolicy, job: &'a JobControl) -> Waiter<'a> {
         Waiter { policy, job, cpu: None }
     }
@@ -115,6 +117,7 @@ impl<'a> Waiter<'a> {
         self.cpu.filter(|_| self.policy == WaitPolicy::Block)
     }
 
+    /// The job state this waiter checks before every sleep.
     pub fn job(&self) -> &'a JobControl {
         self.job
     }

@@ -22,6 +22,9 @@
 //! element type first, and returns an [`AccError`] having done nothing. Under
 //! `OwnerComputes`, `accumulate` completes at the target by the next flush, unlock,
 //! fence, complete or free (which wait for it); the other two return complete.
+//!
+//! [`Core::window`]: crate::Core::window
+//! [`Core::window_with`]: crate::Core::window_with
 
 use std::cell::RefCell;
 use std::fmt;
@@ -50,7 +53,10 @@ pub enum AccStrategy {
     Atomic,
     /// Address-striped locks of `granularity` bytes; the caller combines in place.
     /// `usize::MAX` (or anything at least the part size) locks the whole part.
-    CallerComputes { granularity: usize },
+    CallerComputes {
+        /// Bytes covered by one stripe lock.
+        granularity: usize,
+    },
     /// The owner's agent thread combines; small payloads inline, large ones staged.
     OwnerComputes,
 }
@@ -62,6 +68,8 @@ pub enum AccError {
     Rma(RmaError),
     /// The op does not apply to the element type.
     Op(OpError),
+    /// The job aborted (some core died) while the call waited for a stripe lock or the
+    /// owner's agent.
     Aborted(JobAborted),
 }
 
@@ -109,7 +117,7 @@ fn stripes_bytes(n: usize) -> usize {
 }
 
 impl<'c, T: AccElem + Plain> Window<'c, T> {
-    /// Collective: allocates a window (like [`Core::window`]) whose accumulates use
+    /// Collective: allocates a window (like [`crate::Core::window`]) whose accumulates use
     /// `strategy`. Every core must pass the same strategy.
     pub fn create_with(
         ctx: &'c CoreContext,

@@ -33,13 +33,16 @@ pub struct Epochs {
     pub consumed: Vec<u32>,
     /// Per-target lock, with the generation of the guard that holds it.
     pub locks: Vec<Option<(LockKind, u64)>>,
+    /// Targets locked now (by `lock`, not counting lock_all).
     pub locked: usize,
     /// The open lock_all epoch's guard generation.
     pub lock_all: Option<u64>,
+    /// The last guard generation handed out.
     pub generation: u64,
 }
 
 impl Epochs {
+    /// No epoch open, for a window of `n` cores.
     pub fn new(n: usize) -> Epochs {
         Epochs {
             fence_open: false,
@@ -69,10 +72,12 @@ impl Epochs {
         self.lock_all.is_some() || self.locks[target as usize].is_some()
     }
 
+    /// Whether a lock, lock_all or PSCW epoch is open (a fence may not run then).
     pub fn passive_or_pscw_open(&self) -> bool {
         self.locked > 0 || self.lock_all.is_some() || self.access_open || self.exposure_open
     }
 
+    /// A fresh generation for a guard about to open an epoch.
     pub fn next_generation(&mut self) -> u64 {
         self.generation += 1;
         self.generation

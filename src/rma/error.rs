@@ -16,12 +16,16 @@ pub enum WindowError {
     /// `rank`'s part (or the window up to and including it) does not fit a byte
     /// count; every core gets the same error.
     TooLarge {
+        /// The lowest rank whose part overflows.
         rank: u32,
     },
     /// MPB placement, but some core's part is larger than an MPB.
     TooBigForMpb {
+        /// The lowest rank whose part is too big.
         rank: u32,
+        /// Bytes of that part.
         bytes: usize,
+        /// Bytes of one MPB.
         mpb_bytes: usize,
     },
     /// Element types must have a size.
@@ -29,44 +33,60 @@ pub enum WindowError {
     /// Freeing a window while an epoch (lock, PSCW) is still open on `rank` (the
     /// lowest such); every core gets the same error and the window is leaked.
     EpochOpen {
+        /// The lowest rank with an epoch open.
         rank: u32,
     },
     /// The owner-computes agent thread could not be started.
     AgentStart,
+    /// The job aborted (some core died) during the collective call.
     Aborted(JobAborted),
 }
 
 /// Why a put, get or ARMW was refused.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RmaError {
+    /// The target is not a core of the job.
     RankOutOfRange {
+        /// The target rank.
         rank: u32,
+        /// Cores in the job.
         size: u32,
     },
     /// Elements `index..index + len` run past the target's part of `part_len` elements.
     OutOfBounds {
+        /// The target rank.
         rank: u32,
+        /// First element accessed.
         index: usize,
+        /// Elements accessed.
         len: usize,
+        /// Elements in the target's part.
         part_len: usize,
     },
     /// The element at this byte offset is not aligned for a `width`-byte atomic.
     Misaligned {
+        /// The target rank.
         rank: u32,
+        /// Offset of the element in the target's part, in bytes.
         byte_offset: usize,
+        /// Bytes of the atomic.
         width: usize,
     },
     /// No epoch (fence, PSCW access or lock) gives access to `rank`.
     NoEpoch {
+        /// The target rank.
         rank: u32,
     },
     /// Request-based operations need a passive-target (lock) epoch on `rank`.
     NotPassive {
+        /// The target rank.
         rank: u32,
     },
     /// The origin buffer holds `found` elements where the operation moves `expected`.
     LengthMismatch {
+        /// Elements the operation moves.
         expected: usize,
+        /// Elements the origin buffer holds.
         found: usize,
     },
     /// The reduction op is not defined on the element type (a bitwise op on a float).
@@ -76,16 +96,21 @@ pub enum RmaError {
 /// Why a synchronization call was refused (nothing was synchronized), or failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SyncError {
+    /// The target is not a core of the job.
     RankOutOfRange {
+        /// The target rank.
         rank: u32,
+        /// Cores in the job.
         size: u32,
     },
     /// Unlock or flush of a target this core has not locked.
     NotLocked {
+        /// The target rank.
         rank: u32,
     },
     /// Locking a target this core already locked (or while lock_all is open).
     AlreadyLocked {
+        /// The target rank.
         rank: u32,
     },
     /// lock_all while already in lock_all, or while some target is locked.
@@ -104,6 +129,7 @@ pub enum SyncError {
     OtherEpochOpen,
     /// Asserts that do not hold, or do not apply.
     Assert(AssertError),
+    /// The job aborted (some core died) while the call waited.
     Aborted(JobAborted),
 }
 

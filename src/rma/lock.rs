@@ -46,6 +46,7 @@ impl<'c, T: Plain> Deref for LockAllEpoch<'_, 'c, T> {
 }
 
 impl<T: Plain> LockEpoch<'_, '_, T> {
+    /// The rank whose part this epoch locks.
     pub fn target(&self) -> u32 {
         self.target
     }

@@ -3,7 +3,7 @@
 //! Owns window creation and free ([`window`]), put/get/ARMW and request-based and
 //! strided transfers ([`transfer`]), epochs and their synchronisation ([`epoch`], with
 //! the fence, PSCW and lock protocols of `protocol`), RAII lock epochs ([`lock`]),
-//! accumulate and its strategies ([`accumulate`], [`acc_view`]), the owner-computes
+//! accumulate and its strategies ([`accumulate`], `acc_view`), the owner-computes
 //! agent ([`owner`]) and the errors of it all ([`error`]).
 //!
 //! May use: [`crate::segment`] and [`crate::protocol`].

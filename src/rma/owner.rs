@@ -102,8 +102,10 @@ impl OwnerBlock {
     const SLOTS: usize = Self::SEQS + lines(CAP * 8);
     const ORIGIN: usize = Self::SLOTS + CAP * SLOT_BYTES;
     const STAGING: usize = Self::ORIGIN + lines(size_of::<OriginCtl>());
+    /// Bytes of one rank's share: its queue, completion words and staging.
     pub const STRIDE: usize = Self::STAGING + HALVES * HALF_BYTES;
 
+    /// Bytes of the block for a window of `n` cores.
     pub fn bytes(n: usize) -> usize {
         n * Self::STRIDE
     }
@@ -113,6 +115,7 @@ impl OwnerBlock {
         seg.bytes(Region { offset, len: Self::STRIDE })
     }
 
+    /// `rank`'s request queue, which its agent consumes.
     pub fn queue<'s>(&self, seg: &'s Segment, rank: u32) -> Queue<'s, SharedBytes<'s>> {
         let b = self.share(seg, rank);
         let ctl: &QueueCtl = atomics_at(b, 0);

@@ -17,7 +17,7 @@
 //!    second barrier, so nobody touches a part before its owner zeroed it.
 //!
 //! A core whose length overflows a byte count still takes part: it writes
-//! [`TOO_LARGE`] as its size, and every core, reading the same table after the same
+//! `TOO_LARGE` as its size, and every core, reading the same table after the same
 //! barrier, refuses the window with the same error and frees the control block. Errors
 //! found after step 2 are alike on every core for the same reason.
 //!
@@ -65,7 +65,9 @@ pub enum Placement {
 #[repr(C)]
 #[derive(Default)]
 pub struct WindowCtl {
+    /// The barrier of every fence on the window.
     pub fence: FenceState,
+    /// `lock_all` holders against exclusive lockers of any target, in one word.
     pub all: AllLock,
 }
 
@@ -73,6 +75,7 @@ pub struct WindowCtl {
 #[repr(C)]
 #[derive(Default)]
 pub struct TargetCtl {
+    /// The target's reader-writer lock, for lock epochs on its part.
     pub lock: CachePadded<TicketRwLock>,
 }
 
@@ -304,6 +307,7 @@ impl<'c, T: Plain> Window<'c, T> {
         self.ctx
     }
 
+    /// Where the parts live, DRAM or MPB.
     pub fn placement(&self) -> Placement {
         self.placement
     }
@@ -320,6 +324,7 @@ impl<'c, T: Plain> Window<'c, T> {
         self.parts[self.ctx.rank() as usize].len / size_of::<T>()
     }
 
+    /// Whether this core's part has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -441,10 +446,12 @@ impl<T: Plain> Part<'_, '_, T> {
         self.rank
     }
 
+    /// Elements in the part.
     pub fn len(&self) -> usize {
         self.win.parts[self.rank as usize].len / size_of::<T>()
     }
 
+    /// Whether the part has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -463,12 +470,14 @@ impl<T: Plain> Part<'_, '_, T> {
         Ok(())
     }
 
+    /// The element at `index`.
     pub fn get(&self, index: usize) -> Result<T, RmaError> {
         let mut v = [zeroed::<T>()];
         self.read(index, &mut v)?;
         Ok(v[0])
     }
 
+    /// Stores `value` at element `index`.
     pub fn set(&self, index: usize, value: T) -> Result<(), RmaError> {
         self.write(index, std::slice::from_ref(&value))
     }

@@ -1,6 +1,6 @@
 //! Collective allocation from the shared heap: the leader allocates, everyone learns.
 //!
-//! [`Core::heap_alloc`] is collective over the whole job: rank 0 allocates from the
+//! [`CoreContext::heap_alloc`] is collective over the whole job: rank 0 allocates from the
 //! shared [`HeapAllocator`] and publishes the result through the word for this call's
 //! parity; the world barrier (Release/Acquire) carries it to every core, which reads
 //! it after the barrier. Every core counts its calls, so all agree on the parity.
@@ -28,7 +28,7 @@ impl CoreContext {
         Ok(region)
     }
 
-    /// Returns a region from [`Core::heap_alloc_local`].
+    /// Returns a region from [`CoreContext::heap_alloc_local`].
     pub fn heap_free_local(&self, region: HeapRegion) -> Result<(), AllocError> {
         self.heap().free(region, &self.waiter(), &self.segment().slot(0).bell)
     }
@@ -54,8 +54,8 @@ impl CoreContext {
         decode_result(word.load(Ordering::Relaxed), bytes)
     }
 
-    /// Collective over the job: returns a region from [`Core::heap_alloc`]. Nobody may use
-    /// it afterwards; the barrier first makes sure everyone has stopped.
+    /// Collective over the job: returns a region from [`CoreContext::heap_alloc`].
+    /// Nobody may use it afterwards; the barrier first makes sure everyone has stopped.
     pub fn heap_free(&self, region: HeapRegion) -> Result<(), AllocError> {
         let word = self.heap().published(self.next_heap_call());
         self.barrier()?;

@@ -36,7 +36,9 @@ const SEALS: SealFlag = SealFlag::F_SEAL_SHRINK.union(SealFlag::F_SEAL_GROW).uni
 /// own, then its pid, attach state, physical core ID and wait mark.
 #[repr(C)]
 pub struct CoreSlot {
+    /// Rung after changing memory this core owns; waits on that memory sleep here.
     pub bell: CachePadded<Doorbell>,
+    /// The process's pid, written at attach (0 before).
     pub pid: AtomicU32,
     /// One of [`slot_state`].
     pub state: AtomicU32,
@@ -49,14 +51,18 @@ pub struct CoreSlot {
 
 /// Values of [`CoreSlot::state`].
 pub mod slot_state {
+    /// The core has not attached yet (a fresh segment is all zero).
     pub const NOT_ATTACHED: u32 = 0;
+    /// Attached and running; exiting with status 0 in this state is a failure.
     pub const ATTACHED: u32 = 1;
+    /// Left cleanly: its context was dropped.
     pub const FINALIZED: u32 = 2;
 }
 
 /// The segment's job-wide synchronisation region (`shm_layout::SYNC_BYTES`).
 #[repr(C)]
 pub struct SyncArea {
+    /// The world barrier, of every core of the job.
     pub world_barrier: BarrierState,
 }
 
@@ -69,7 +75,9 @@ const _: () = {
 /// Why a segment could not be created.
 #[derive(Debug)]
 pub enum CreateError {
+    /// The configuration has no valid layout.
     Config(ConfigError),
+    /// Creating, sizing, sealing or mapping the memfd failed.
     Os(std::io::Error),
 }
 
@@ -80,28 +88,40 @@ pub enum AttachError {
     NotInJob(&'static str),
     /// An environment variable is present but unreadable.
     BadEnv {
+        /// Name of the variable.
         var: &'static str,
+        /// Its value as found.
         value: String,
     },
     /// The fd could not be inspected or mapped.
     Os(std::io::Error),
     /// The segment is smaller than a header, or its size disagrees with its header.
     Size {
+        /// Bytes of the segment as found.
         found: u64,
+        /// Bytes it should have.
         expected: u64,
     },
+    /// The header's magic is not `shm_layout::MAGIC`: not an sccemu segment.
     BadMagic(u64),
+    /// The segment's layout version is not the one this library speaks.
     Version {
+        /// Version in the header.
         found: u32,
+        /// `shm_layout::LAYOUT_VERSION` of this library.
         expected: u32,
     },
     /// The segment may still be resized: it is not sealed.
     NotSealed,
+    /// The header's configuration has no valid layout.
     Config(ConfigError),
     /// The rank or size from the environment disagrees with the segment's config.
     Rank {
+        /// Rank from the environment.
         rank: u32,
+        /// Size from the environment.
         size: u32,
+        /// Cores in the segment's config.
         cores: u32,
     },
 }
@@ -201,14 +221,18 @@ impl Segment {
         Ok(Segment { map, file, header, layout })
     }
 
+    /// The header as written at creation (its `job` words change later: read them
+    /// through [`Segment::job`]).
     pub fn header(&self) -> &Header {
         &self.header
     }
 
+    /// The job's configuration.
     pub fn config(&self) -> &Config {
         &self.header.config
     }
 
+    /// Where every region of the segment lies.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -230,6 +254,7 @@ impl Segment {
         unsafe { &*self.map.as_ptr().add(offset).cast::<T>() }
     }
 
+    /// The job's abort state, shared by every core.
     pub fn job(&self) -> &JobControl {
         let offset = self.layout.header.offset + core::mem::offset_of!(Header, job);
         // SAFETY: JobControl matches shm_layout::JobWords (asserted in `abort`), which the
@@ -237,12 +262,14 @@ impl Segment {
         unsafe { self.view(offset) }
     }
 
+    /// The job-wide synchronisation region.
     pub fn sync_area(&self) -> &SyncArea {
         // SAFETY: the sync region is line-aligned, SYNC_BYTES long (asserted to fit
         // SyncArea above) and holds nothing else.
         unsafe { self.view(self.layout.sync.offset) }
     }
 
+    /// The shared heap's allocator.
     pub fn heap_allocator(&self) -> &HeapAllocator {
         // SAFETY: the allocator region is line-aligned and ALLOCATOR_BYTES long (asserted
         // to fit HeapAllocator in `heap`), used only as a HeapAllocator.

@@ -32,14 +32,35 @@ pub struct Flag {
 /// Why an MPB put or get was refused. Nothing was copied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MpbError {
-    RankOutOfRange { rank: u32, size: u32 },
-    OutOfBounds { offset: usize, len: usize, mpb_bytes: usize },
+    /// The target is not a core of the job.
+    RankOutOfRange {
+        /// The target rank.
+        rank: u32,
+        /// Cores in the job.
+        size: u32,
+    },
+    /// The bytes `offset..offset + len` run past the end of the MPB.
+    OutOfBounds {
+        /// First byte, from the start of the MPB.
+        offset: usize,
+        /// Bytes to copy.
+        len: usize,
+        /// Bytes of one MPB.
+        mpb_bytes: usize,
+    },
 }
 
 /// Why a flag operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlagError {
-    RankOutOfRange { rank: u32, size: u32 },
+    /// The target is not a core of the job.
+    RankOutOfRange {
+        /// The target rank.
+        rank: u32,
+        /// Cores in the job.
+        size: u32,
+    },
+    /// The job aborted (some core died) while the call waited.
     Aborted(JobAborted),
 }
 
@@ -127,7 +148,7 @@ impl CoreContext {
         self.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes)
     }
 
-    /// Collective: returns a region from [`Core::mpb_alloc`].
+    /// Collective: returns a region from [`CoreContext::mpb_alloc`].
     pub fn mpb_free(&self, region: MpbRegion) -> Result<(), AllocError> {
         self.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner()).free(region)
     }

@@ -17,8 +17,11 @@ use crate::segment::view::{AtomicsOnly, atomics_at};
 
 /// Values of [`WindowEntry::state`].
 pub mod entry_state {
+    /// Unused: free to claim.
     pub const FREE: u32 = 0;
+    /// Claimed by a leader that is filling in the description.
     pub const CLAIMED: u32 = 1;
+    /// Describes a live window.
     pub const LIVE: u32 = 2;
 }
 
@@ -26,15 +29,19 @@ pub mod entry_state {
 #[repr(C)]
 #[derive(Default)]
 pub struct WindowEntry {
+    /// One of [`entry_state`].
     pub state: AtomicU32,
     /// 0 = DRAM, 1 = MPB.
     pub placement: AtomicU32,
+    /// Bytes of one element.
     pub elem_bytes: AtomicU32,
+    /// Cores the window spans.
     pub cores: AtomicU32,
     /// Heap offset of the window's control block.
     pub control_offset: AtomicU64,
-    /// Heap offset (DRAM) or MPB offset (MPB) of the data, and its bytes in all.
+    /// Heap offset (DRAM) or MPB offset (MPB) of the data.
     pub data_offset: AtomicU64,
+    /// Bytes of the data allocation (MPB: the region reserved in every MPB).
     pub data_bytes: AtomicU64,
 }
 
@@ -46,11 +53,17 @@ const _: () = assert!(size_of::<WindowEntry>() <= WINDOW_ENTRY_BYTES);
 /// What an entry describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowInfo {
+    /// 0 = DRAM, 1 = MPB.
     pub placement: u32,
+    /// Bytes of one element.
     pub elem_bytes: u32,
+    /// Cores the window spans.
     pub cores: u32,
+    /// Heap offset of the window's control block.
     pub control_offset: u64,
+    /// Heap offset (DRAM) or MPB offset (MPB) of the data.
     pub data_offset: u64,
+    /// Bytes of the data allocation (MPB: the region reserved in every MPB).
     pub data_bytes: u64,
 }
 

@@ -11,7 +11,9 @@ use crate::protocol::abort::JobAborted;
 /// A byte range `offset..offset + len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Range {
+    /// First byte, from the start of the allocator's memory.
     pub offset: usize,
+    /// Bytes in the range.
     pub len: usize,
 }
 
@@ -26,9 +28,12 @@ impl Range {
 pub enum AllocError {
     /// No free range of `requested` bytes (`free` bytes are free in all).
     Exhausted {
+        /// Bytes asked for.
         requested: usize,
+        /// Bytes free in all, across every range.
         free: usize,
     },
+    /// Allocations must be at least one byte.
     ZeroSize,
     /// The range is not allocated (never was, or was freed already).
     NotAllocated(Range),
@@ -62,6 +67,7 @@ impl From<JobAborted> for AllocError {
     }
 }
 
+/// The free ranges of one allocator, sorted by offset (invariants in the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FreeList {
     granule: usize,
@@ -80,6 +86,7 @@ impl FreeList {
         FreeList { granule, free }
     }
 
+    /// The free ranges, sorted by offset.
     pub fn ranges(&self) -> &[Range] {
         &self.free
     }

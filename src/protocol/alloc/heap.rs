@@ -11,6 +11,8 @@
 //! alternates with the call's parity; it is rewritten two calls later, after a barrier
 //! that every core passes only after reading it. Sub-communicators do the same with
 //! their own leader (see `comm`).
+//!
+//! [`Core::heap_alloc`]: crate::segment::CoreContext::heap_alloc
 
 use crossbeam_utils::CachePadded;
 
@@ -117,6 +119,7 @@ impl<const N: usize> HeapAllocator<N> {
         self.with_list(waiter, bell, |list| list.alloc(bytes))
     }
 
+    /// Returns `range` to the heap; sleeps on `bell` while another core holds the lock.
     pub fn free(&self, range: Range, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), AllocError> {
         self.with_list(waiter, bell, |list| list.free(range))
     }
@@ -143,6 +146,7 @@ pub fn encode_result(result: &Result<Range, AllocError>) -> u64 {
     }
 }
 
+/// The result a publication word carries, for an allocation of `bytes` ([`encode_result`]).
 pub fn decode_result(word: u64, bytes: usize) -> Result<Range, AllocError> {
     const ERROR: u64 = 1 << 63;
     match word {

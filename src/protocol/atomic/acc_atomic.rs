@@ -32,11 +32,14 @@ impl<T: Element + AtomicElem> AccElem for T {}
 /// A run of contiguous atomic elements (4- or 8-byte words).
 #[derive(Clone, Copy)]
 pub enum Words<'a> {
+    /// Elements of 4 bytes.
     W32(&'a [AtomicU32]),
+    /// Elements of 8 bytes.
     W64(&'a [AtomicU64]),
 }
 
 impl<'a> Words<'a> {
+    /// Elements in the run.
     pub fn len(&self) -> usize {
         match self {
             Words::W32(w) => w.len(),
@@ -44,10 +47,12 @@ impl<'a> Words<'a> {
         }
     }
 
+    /// Whether the run has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Element `i`'s word; panics if `i` is out of range.
     #[inline]
     pub fn word(&self, i: usize) -> Word<'a> {
         match self {

@@ -63,10 +63,12 @@ pub struct Bells<'a> {
 }
 
 impl QueueCtl {
+    /// An empty queue, not stopping.
     pub fn new() -> QueueCtl {
         QueueCtl::default()
     }
 
+    /// The agent's own doorbell, for [`Bells::work`].
     pub fn work_bell(&self) -> &Doorbell {
         &self.work
     }
@@ -109,6 +111,7 @@ impl<'a, P: Payload> Queue<'a, P> {
         Queue { ctl, bells, seqs, slots, slot_bytes }
     }
 
+    /// Slots in the queue: messages that may be in flight at once.
     pub fn capacity(&self) -> usize {
         self.seqs.len()
     }
@@ -201,6 +204,7 @@ impl Default for Consumer {
 }
 
 impl Consumer {
+    /// A consumer at the start of a fresh queue.
     pub fn new() -> Consumer {
         Consumer { head: 0 }
     }

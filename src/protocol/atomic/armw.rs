@@ -21,8 +21,11 @@ mod sealed {
 /// How an element's bits add.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// Integers: wrapping add of the bits.
     Int,
+    /// f32 in the low 32 bits: float add by compare-and-swap.
     F32,
+    /// f64 bits: float add by compare-and-swap.
     F64,
 }
 
@@ -82,17 +85,24 @@ impl AtomicElem for f64 {
 /// A read-modify-write operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RmwOp {
+    /// Adds (wrapping for integers, float add for floats).
     Add,
+    /// Bitwise or; integers only.
     Or,
+    /// Bitwise and; integers only.
     And,
+    /// Bitwise exclusive or; integers only.
     Xor,
+    /// Replaces the value.
     Swap,
 }
 
 /// The atomic word an element lives in.
 #[derive(Clone, Copy)]
 pub enum Word<'a> {
+    /// A 4-byte element.
     W32(&'a AtomicU32),
+    /// An 8-byte element.
     W64(&'a AtomicU64),
 }
 
@@ -187,6 +197,7 @@ impl Word<'_> {
         }
     }
 
+    /// The bits, with Acquire.
     #[inline]
     pub fn load(self) -> u64 {
         match self {
@@ -195,6 +206,7 @@ impl Word<'_> {
         }
     }
 
+    /// Stores `bits` with Release.
     #[inline]
     pub fn store(self, bits: u64) {
         match self {

@@ -10,16 +10,27 @@ use std::fmt;
 /// A predefined reduction operation.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Op {
+    /// `a + b` (`MPI_SUM`); integers wrap.
     Sum,
+    /// `a * b` (`MPI_PROD`); integers wrap.
     Prod,
+    /// The smaller (`MPI_MIN`).
     Min,
+    /// The larger (`MPI_MAX`).
     Max,
+    /// `a & b` (`MPI_BAND`); integers only.
     BitAnd,
+    /// `a | b` (`MPI_BOR`); integers only.
     BitOr,
+    /// `a ^ b` (`MPI_BXOR`); integers only.
     BitXor,
+    /// 1 if both are nonzero, else 0 (`MPI_LAND`).
     LogicalAnd,
+    /// 1 if either is nonzero, else 0 (`MPI_LOR`).
     LogicalOr,
+    /// The incoming value (`MPI_REPLACE`): an atomic put.
     Replace,
+    /// The target value, unchanged (`MPI_NO_OP`): an atomic get.
     NoOp,
     /// Scaled sum, `a + alpha * b` (AXPY).
     Axpy(f64),
@@ -50,7 +61,9 @@ impl Op {
 /// An op applied to a type it does not apply to.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OpError {
+    /// The op refused.
     pub op: Op,
+    /// The element type's [`Element::NAME`].
     pub type_name: &'static str,
 }
 
@@ -64,7 +77,9 @@ impl std::error::Error for OpError {}
 
 /// An element type that reductions and accumulates apply to.
 pub trait Element: bytemuck::Pod + PartialOrd + fmt::Debug + Send + Sync + 'static {
+    /// The type's name in messages (`"f64"`).
     const NAME: &'static str;
+    /// Whether the type is a float: bitwise ops do not apply to it.
     const IS_FLOAT: bool;
 
     /// `a op b`, for an op already checked with [`Element::check`].

@@ -46,6 +46,7 @@ pub struct Stripe {
 pub type StripeLocks = [CachePadded<Stripe>];
 
 impl Stripe {
+    /// An unlocked stripe.
     pub fn new() -> Stripe {
         Stripe::default()
     }
@@ -61,6 +62,7 @@ impl Stripe {
         waiter.wait_until(bell, || (self.serving.load(Ordering::Acquire) == ticket).then_some(()))
     }
 
+    /// Passes the lock to the next ticket; rings `bell` only if a later ticket was taken.
     pub fn unlock(&self, bell: &Doorbell) {
         // Release: the granule's writes happen before the next holder's Acquire.
         let served = self.serving.fetch_add(1, Ordering::Release).wrapping_add(1);
@@ -106,6 +108,7 @@ impl Striping {
         })
     }
 
+    /// The stripe that guards byte `byte` of the part: granules take stripes round-robin.
     pub fn stripe_of(&self, byte: usize) -> usize {
         (byte / self.granule) % self.stripes
     }

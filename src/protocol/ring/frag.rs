@@ -2,10 +2,11 @@
 //!
 //! A message of `total` bytes from `src` with `tag` travels as one or more fragments in
 //! order; the first carries [`FragHeader::first`]. Each channel (the shared receive
-//! buffer in [`crate::protocol::ring::srb`], the per-peer MPB slots in [`crate::protocol::ring::perpeer`]) encodes the
-//! header in its own memory and validates it on the way in: a header that would make
-//! the receiver read past its ring, name a core that does not exist, or contradict the
-//! message it continues is reported as [`CorruptError`], never trusted.
+//! buffer in [`crate::protocol::ring::srb`], the per-peer MPB slots in
+//! [`crate::protocol::ring::perpeer`]) encodes the header in its own memory and
+//! validates it on the way in: a header that would make the receiver read past its
+//! ring, name a core that does not exist, or contradict the message it continues is
+//! reported as [`CorruptError`], never trusted.
 
 use std::fmt;
 
@@ -15,12 +16,15 @@ pub const MAX_FRAGMENT: u32 = (1 << 30) - 1;
 /// One fragment's header, as the receiver decoded it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FragHeader {
+    /// Rank of the sender.
     pub src: u32,
+    /// Tag of the message.
     pub tag: u32,
     /// Payload bytes in this fragment.
     pub len: u32,
     /// Bytes of the whole message (meaningful on the first fragment).
     pub total: u32,
+    /// Whether this fragment starts a message (the others continue the one in progress).
     pub first: bool,
 }
 
@@ -28,18 +32,40 @@ pub struct FragHeader {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CorruptKind {
     /// An entry or fragment longer than the memory that holds it.
-    LengthPastRing { len: u32, capacity: u32 },
+    LengthPastRing {
+        /// The length claimed, in bytes.
+        len: u32,
+        /// Bytes of the memory that holds it.
+        capacity: u32,
+    },
     /// A source rank that is not a core of the job.
-    BadSource { src: u32 },
+    BadSource {
+        /// The rank claimed.
+        src: u32,
+    },
     /// A first fragment longer than its message.
-    FragmentPastMessage { len: u32, total: u32 },
+    FragmentPastMessage {
+        /// Bytes of the fragment.
+        len: u32,
+        /// Bytes of the message it claims to start.
+        total: u32,
+    },
     /// A continuation fragment with no message in progress from its source, or with
     /// another tag.
-    StrayContinuation { src: u32 },
+    StrayContinuation {
+        /// The source claimed.
+        src: u32,
+    },
     /// A new message from a source whose previous message is still incomplete.
-    MessageInterrupted { src: u32 },
+    MessageInterrupted {
+        /// The source claimed.
+        src: u32,
+    },
     /// A header word with bits that no sender sets.
-    BadControlWord { word: u32 },
+    BadControlWord {
+        /// The word as read.
+        word: u32,
+    },
 }
 
 /// Corrupted shared channel state, detected by the receiver that owns it.
@@ -51,6 +77,7 @@ pub struct CorruptError {
     pub owner: u32,
     /// Where in that memory (ring counter or slot index).
     pub position: u32,
+    /// What the bad header claimed.
     pub kind: CorruptKind,
 }
 

@@ -1,5 +1,6 @@
 //! The two-sided rings: the post-K shared receive buffer ([`srb`]), RCKMPI's per-peer
-//! MPB slots ([`perpeer`]), and the fragment header both carry ([`frag`]), and their sizes for a job ([`sizing`]).
+//! MPB slots ([`perpeer`]), the fragment header both carry ([`frag`]), and their sizes
+//! for a job ([`sizing`]).
 //!
 //! Placement in the segment and the message layer on top live in `p2p`.
 

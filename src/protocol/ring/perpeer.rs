@@ -63,6 +63,7 @@ pub struct SlotCtl {
 const _: () = assert!(size_of::<SlotCtl>() == CTL_BYTES);
 
 impl SlotCtl {
+    /// A slot with nothing sent, taken, written or freed.
     pub fn new() -> SlotCtl {
         SlotCtl::default()
     }
@@ -71,6 +72,7 @@ impl SlotCtl {
 /// A fragment waiting in a slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Incoming {
+    /// The fragment's header, decoded and validated.
     pub header: FragHeader,
     /// The payload is in the pair's DRAM ring rather than inline in the slot.
     pub in_dram: bool,
@@ -91,6 +93,9 @@ pub struct PerPeer<'a, B: Payload> {
 }
 
 impl<'a, B: Payload> PerPeer<'a, B> {
+    /// The channel from `src` to `owner`: `ctl` is in the receiver's slot for the
+    /// sender, `ack` in the sender's slot for the receiver; `slot` holds the header and
+    /// inline payload, `dram` is the pair's DRAM ring, if the job has one.
     pub fn new(
         ctl: &'a SlotCtl,
         ack: &'a SlotCtl,

@@ -22,8 +22,13 @@ pub const MIN_PAIR_DRAM: usize = 4096;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChannelUnavailable {
     /// Per-peer slots of at least `MIN_SLOT` bytes do not fit the MPB share.
-    MpbTooSmall { cores: u32, share: usize },
-    /// The symmetric allocation at attach failed.
+    MpbTooSmall {
+        /// Cores in the job: one slot per possible sender.
+        cores: u32,
+        /// Bytes of each MPB the channels may take (half of it).
+        share: usize,
+    },
+    /// The symmetric allocation at attach failed; the allocator's error, as text.
     Allocation(String),
 }
 
@@ -44,12 +49,15 @@ impl std::error::Error for ChannelUnavailable {}
 /// The channel sizes a config gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sizes {
+    /// The protocol.
     pub kind: ChannelKind,
+    /// Cores in the job.
     pub cores: usize,
     /// SRB: the receive ring.
     pub ring: usize,
-    /// perpeer: the MPB bytes taken and each sender's slot in them.
+    /// Bytes the channel takes of every core's MPB (SRB: its counters).
     pub mpb_share: usize,
+    /// perpeer: each sender's slot in that share (a multiple of `MIN_SLOT`).
     pub slot: usize,
     /// perpeer: each pair's DRAM ring (0: none, everything goes through the MPB).
     pub pair_dram: usize,

@@ -74,6 +74,7 @@ pub struct SrbCounters {
 }
 
 impl SrbCounters {
+    /// Counters of an empty ring, no sender waiting.
     pub fn new() -> SrbCounters {
         SrbCounters::default()
     }
@@ -88,7 +89,9 @@ const _: () = assert!(size_of::<SrbCounters>() <= COUNTER_BYTES);
 /// In production both are the same bytes of the segment (the word overlays the first
 /// four bytes of its header); in models the words are separate loom atomics.
 pub trait RingMem {
+    /// The payload memory.
     type Bytes: Payload;
+    /// The ring's bytes, headers included.
     fn bytes(&self) -> &Self::Bytes;
     /// The control word of the header at ring offset `offset` (a multiple of 16).
     fn ctl(&self, offset: usize) -> &AtomicU32;
@@ -113,6 +116,7 @@ pub struct LoomRing {
 
 #[cfg(sccemu_loom)]
 impl LoomRing {
+    /// A zeroed ring of `cap` bytes (a multiple of [`HEADER`]), every control word 0.
     pub fn new(cap: usize) -> LoomRing {
         LoomRing {
             bytes: crate::protocol::payload::LoomBytes::new(cap),
@@ -144,6 +148,7 @@ pub struct Reservation {
 pub struct Entry {
     pos: u32,
     len: u32,
+    /// The fragment's header, decoded and validated.
     pub header: FragHeader,
 }
 
@@ -244,6 +249,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
         self.counters.space_waiters.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Sender: undoes [`Srb::add_space_waiter`] once it stops waiting for space.
     pub fn remove_space_waiter(&self) {
         self.counters.space_waiters.fetch_sub(1, Ordering::Relaxed);
     }

@@ -30,8 +30,28 @@ use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::core::facade::env;
 use crate::core::pin::{self, PinError, PinPolicy};
 use crate::segment::mapping::{CreateError, Segment, slot_state};
-use crate::segment::wait_mark::{WaitMark, blocked_cores};
+use crate::segment::wait_mark::{Blocked, blocked_cores};
 use crate::sync::Ordering;
+
+/// The environment variable that turns on checking mode (`sccrun --check`): interfaces
+/// compare what both sides of a call must agree on.
+pub const CHECK_VAR: &str = "SCCEMU_CHECK";
+
+/// `program` as a path to run: itself if it names a directory, else the first
+/// executable of that name on `PATH`.
+pub fn find_program(program: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let executable = |p: &std::path::Path| {
+        nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok() && p.metadata().is_ok_and(|m| m.is_file())
+    };
+    let found = if program.components().count() > 1 {
+        executable(program).then(|| program.to_path_buf())
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| executable(p)))
+            .unwrap_or_default()
+    };
+    found.ok_or_else(|| format!("program {} not found or not executable", program.display()))
+}
 
 /// What happens to the ranks' stdout and stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -294,7 +314,7 @@ pub struct Running {
 /// The first of a run of identical samples in which every live core was blocked.
 #[derive(Default)]
 struct DeadlockWatch {
-    since: Option<(Instant, Vec<(u32, WaitMark, u32)>)>,
+    since: Option<(Instant, Blocked)>,
 }
 
 /// How often the monitor samples the slots for a deadlock.
@@ -362,8 +382,8 @@ impl Running {
         };
         match &watch.since {
             Some((at, seen)) if *seen == sample => {
-                if at.elapsed() >= after {
-                    if self.segment.abort(None, AbortCause::Deadlock) {
+                if at.elapsed() >= after && self.segment.abort(None, AbortCause::Deadlock) {
+                    {
                         let mut report = String::from("sccemu: deadlock: every live core is blocked");
                         for (rank, mark, _) in &sample {
                             let id = self.segment.slot(*rank).core_id.load(Ordering::Relaxed);

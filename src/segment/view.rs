@@ -71,6 +71,16 @@ pub fn atomic_u32_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU32
     Some(unsafe { &*ptr.cast::<AtomicU32>() })
 }
 
+/// The byte at `offset` of `bytes`, viewed as an atomic (RCCE's byte flags in the MPB).
+/// Panics if it is out of bounds (callers check bounds, with a typed error, first).
+#[inline]
+pub fn atomic_u8_at(bytes: SharedBytes<'_>, offset: usize) -> &std::sync::atomic::AtomicU8 {
+    assert!(offset < crate::protocol::payload::Payload::len(&bytes), "atomic past its region");
+    // SAFETY: in bounds (asserted), and a byte is always aligned; shared bytes are only
+    // accessed by atomics or by raw byte copies, never through non-atomic references.
+    unsafe { std::sync::atomic::AtomicU8::from_ptr(bytes.addr(offset)) }
+}
+
 /// The 64-bit atomic at `offset` of `bytes`, or `None` if it is misaligned.
 #[inline]
 pub fn atomic_u64_at(bytes: SharedBytes<'_>, offset: usize) -> Option<&AtomicU64> {

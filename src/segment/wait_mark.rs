@@ -120,9 +120,12 @@ impl Drop for MarkGuard<'_> {
     }
 }
 
+/// Each blocked core's rank, mark and count of marks so far.
+pub type Blocked = Vec<(u32, WaitMark, u32)>;
+
 /// One sample of every slot: `Some` with each live core's mark and counter when every
 /// live core (attached, not finalized, not known to have exited) is marked.
-pub fn blocked_cores(segment: &Segment, exited: impl Fn(u32) -> bool) -> Option<Vec<(u32, WaitMark, u32)>> {
+pub fn blocked_cores(segment: &Segment, exited: impl Fn(u32) -> bool) -> Option<Blocked> {
     let mut blocked = Vec::new();
     for rank in 0..segment.config().cores {
         if exited(rank) {

@@ -9,13 +9,13 @@
 //! benchmark suites beside MPICH and Open MPI and writes CSV, SVG plots and a report.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use nix::sys::signal::Signal;
 use sccemu::core::pin::PinPolicy;
-use sccemu::job::launcher::{Launch, LaunchError, Output};
+use sccemu::job::launcher::{Launch, LaunchError, Output, find_program};
 use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
 
 #[derive(Parser, Debug)]
@@ -67,6 +67,12 @@ struct Cli {
     #[arg(long)]
     tag_output: bool,
 
+    /// Checking mode: interfaces compare what both sides of a call must agree on (RCCE:
+    /// a send's size against its receive's) and stop the job on a mismatch. Same as
+    /// SCCEMU_CHECK=1.
+    #[arg(long)]
+    check: bool,
+
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
     command: Vec<OsString>,
@@ -117,21 +123,6 @@ impl Cli {
 }
 
 /// The program as the kernel will run it, or why it cannot be run.
-fn resolve_program(program: &Path) -> Result<PathBuf, String> {
-    let executable = |p: &Path| {
-        nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).is_ok()
-            && p.metadata().is_ok_and(|m| m.is_file())
-    };
-    let found = if program.components().count() > 1 {
-        executable(program).then(|| program.to_path_buf())
-    } else {
-        std::env::var_os("PATH")
-            .map(|path| std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| executable(p)))
-            .unwrap_or_default()
-    };
-    found.ok_or_else(|| format!("program {} not found or not executable", program.display()))
-}
-
 fn usage_error(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("sccrun: {message}\nUsage: sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...  (see sccrun --help)");
     ExitCode::from(2)
@@ -158,7 +149,7 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(e) => return usage_error(e),
     };
-    let program = match resolve_program(Path::new(&cli.command[0])) {
+    let program = match find_program(Path::new(&cli.command[0])) {
         Ok(program) => program,
         Err(e) => return usage_error(e),
     };
@@ -166,6 +157,9 @@ fn main() -> ExitCode {
     launch.args = cli.command[1..].to_vec();
     launch.pin = cli.pin.clone();
     launch.output = if cli.tag_output { Output::Tagged } else { Output::Inherit };
+    if cli.check {
+        launch.env.push((sccemu::job::launcher::CHECK_VAR.into(), "1".into()));
+    }
     let running = match launch.spawn() {
         Ok(running) => running,
         Err(e @ LaunchError::Pin(_)) => return usage_error(e),

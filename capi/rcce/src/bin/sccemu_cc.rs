@@ -1,10 +1,11 @@
 //! `sccemu-cc`: the C compiler for RCCE programs, in the place of the SCC's icc.
 //!
 //! `sccemu-cc [-show] CC-ARGS...` runs `$CC` (default `cc`) with RCCE's include
-//! directory first and, when it links, `librcce.a` (from this program's own directory),
-//! `-lm` and the system libraries the Rust runtime needs after the objects. icc-only
-//! flags that gcc and clang refuse are dropped silently. `-show` prints the command
-//! instead of running it.
+//! directory first and, when it links, `librcce.a`, `-lm` and the system libraries the
+//! Rust runtime needs after the objects. The archive is `$SCCEMU_RCCE_LIB`, or the
+//! newer of this program's directory's and its `deps/`'s (where `cargo test` leaves
+//! it). icc-only flags that gcc and clang refuse are dropped silently. `-show` prints
+//! the command instead of running it.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -24,6 +25,18 @@ const NO_LINK: &[&str] = &["-c", "-S", "-E", "-M", "-MM", "-fsyntax-only"];
 /// What a Rust static library needs from the system (`rustc --print native-static-libs`).
 const SYSTEM_LIBS: &[&str] = &["-lm", "-lpthread", "-ldl", "-lrt", "-lutil", "-lgcc_s", "-lc"];
 
+/// The archive to link (see the module docs).
+fn archive() -> Option<PathBuf> {
+    if let Some(lib) = std::env::var_os("SCCEMU_RCCE_LIB") {
+        return Some(lib.into());
+    }
+    let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+    let built = |p: PathBuf| Some((p.metadata().ok()?.modified().ok()?, p));
+    let found =
+        [dir.join("librcce.a"), dir.join("deps").join("librcce.a")].into_iter().filter_map(built).max();
+    found.map(|(_, p)| p)
+}
+
 fn main() -> ExitCode {
     let mut show = false;
     let mut args: Vec<String> = Vec::new();
@@ -40,16 +53,10 @@ fn main() -> ExitCode {
     let mut cmd = Command::new(&cc);
     cmd.arg(format!("-I{}", include.display())).args(&args);
     if links {
-        let dir =
-            std::env::current_exe().ok().and_then(|e| e.parent().map(PathBuf::from)).unwrap_or_default();
-        let archive = dir.join("librcce.a");
-        if !archive.exists() && !show {
-            eprintln!(
-                "sccemu-cc: {} is missing; build it with `cargo build -p sccemu-rcce`",
-                archive.display()
-            );
+        let Some(archive) = archive() else {
+            eprintln!("sccemu-cc: librcce.a is missing; build it with `cargo build -p sccemu-rcce`");
             return ExitCode::from(2);
-        }
+        };
         cmd.arg(archive).args(SYSTEM_LIBS);
     }
     if show {

@@ -16,7 +16,8 @@
 //!
 //! Layout: `state` (the per-process state and its start-up), `alloc`, `flags`,
 //! `registers`, `message`, `collective`, `power`, `launch_args` hold the logic in safe
-//! Rust over MPB offsets; `ffi` is the C boundary, and the only unsafe code.
+//! Rust over MPB offsets; `ffi` is the C boundary, and the only unsafe code;
+//! `launcher` builds and starts RCCE programs (`sccemu-cc`, `rccerun`).
 
 pub mod alloc;
 pub mod codes;
@@ -24,6 +25,7 @@ pub mod collective;
 pub mod ffi;
 pub mod flags;
 pub mod launch_args;
+pub mod launcher;
 pub mod message;
 pub mod power;
 pub mod registers;

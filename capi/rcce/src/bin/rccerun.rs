@@ -9,14 +9,10 @@
 //! code (or 128 + its signal) becomes rccerun's.
 
 use std::ffi::OsString;
-use std::path::Path;
 use std::process::ExitCode;
 
-use sccemu::job::launcher::{CHECK_VAR, Launch, find_program};
-use sccemu::{AbortCause, Config, Mesh};
-
-/// MPB per core: RCCE's 8 KiB plus sccemu's own channel counters.
-const MPB_BYTES: u32 = 8192 + 512;
+use rcce::launcher::RcceJob;
+use sccemu::AbortCause;
 
 struct Args {
     ues: u32,
@@ -82,23 +78,15 @@ fn core_ids(hostfile: Option<&str>, n: u32) -> Result<Vec<u32>, String> {
 }
 
 fn run(args: Args) -> Result<ExitCode, String> {
-    let ids = core_ids(args.hostfile.as_deref(), args.ues)?;
-    let mut config = Config::new(args.ues);
-    config.mpb_bytes = MPB_BYTES;
-    let highest = ids.iter().copied().max().unwrap_or(0);
-    config.mesh = Mesh::for_cores(args.ues.max(highest + 1));
-    config.wait = sccemu::job::resolve_wait(args.ues) as u32;
-    let program = find_program(Path::new(&args.program))?;
-    let mut launch = Launch::new(config, program);
-    let mut prefix: Vec<OsString> = vec![args.ues.to_string().into(), args.ghz.to_string().into()];
-    prefix.extend(ids.iter().map(|id| OsString::from(id.to_string())));
-    launch.args = prefix.into_iter().chain(args.rest).collect();
-    let mut sorted = ids;
-    sorted.sort_unstable();
-    launch.core_ids = Some(sorted);
-    if args.check {
-        launch.env.push((CHECK_VAR.into(), "1".into()));
-    }
+    let job = RcceJob {
+        ids: core_ids(args.hostfile.as_deref(), args.ues)?,
+        ues: args.ues,
+        ghz: args.ghz,
+        check: args.check,
+        program: args.program.into(),
+        args: args.rest,
+    };
+    let launch = rcce::launcher::launch(&job)?;
     let report = launch.spawn().map_err(|e| e.to_string())?.wait();
     if let Some(diagnosis) = report.diagnosis() {
         eprintln!("rccerun: {diagnosis}");

@@ -42,9 +42,10 @@ impl Allocator {
         self.list.ranges().iter().map(|r| r.len).sum()
     }
 
-    /// The longest free range.
-    pub fn largest_free(&self) -> usize {
-        self.list.ranges().iter().map(|r| r.len).max().unwrap_or(0)
+    /// The longest free range (the first of equals): `(offset, len)`.
+    pub fn largest_free(&self) -> Option<(usize, usize)> {
+        let best = self.list.ranges().iter().rev().max_by_key(|r| r.len)?;
+        Some((best.offset, best.len))
     }
 }
 
@@ -58,7 +59,7 @@ mod tests {
         assert_eq!(a.alloc(32), Some(0));
         let x = a.alloc(100).unwrap();
         assert_eq!(x, 32);
-        assert_eq!(a.largest_free(), 8192 - 32 - 128);
+        assert_eq!(a.largest_free(), Some((160, 8192 - 32 - 128)));
         assert_eq!(a.free_at(33), Err(NotAllocated));
         a.free_at(x).unwrap();
         assert_eq!(a.free_at(x), Err(NotAllocated), "double free");

@@ -2,8 +2,9 @@
 //!
 //! A communicator is what its C struct says: its members (world ranks, ascending), the
 //! caller's place among them, and two flags, `gather` and `release`, allocated
-//! symmetrically when it was made. `RCCE_comm_split` needs no communication: every UE
-//! evaluates the colour function for every rank.
+//! symmetrically when it was made. `RCCE_comm_split` finds the members without
+//! communication (every UE evaluates the colour function for every rank), then waits
+//! in a world barrier until every UE has cleared its copies of the new flags.
 //!
 //! Barrier (linear, sense-reversing). Each call flips the communicator's sense. A
 //! member sets `gather` to the sense in its own MPB and rings the root (the first
@@ -151,6 +152,10 @@ impl Rcce {
         let release = self.flag_alloc().inspect_err(|_| {
             let _ = self.flag_free(gather);
         })?;
+        // Each UE cleared its own copies of the new flags; until every UE has, a copy
+        // may still hold the last value of a freed communicator that used the same
+        // slots, which the new barrier would mistake for an arrival.
+        self.barrier(&self.world());
         Ok(Comm { members, my_rank, gather, release })
     }
 

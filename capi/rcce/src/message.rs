@@ -10,8 +10,9 @@
 //! and two cores that both send first deadlock, exactly as on the chip. Payload
 //! visibility rides on the flags' Release/Acquire (`flags`).
 //!
-//! The non-gory calls use the per-peer flags and buffer `RCCE_init` allocated
-//! ([`crate::state::Channels`]); the gory ones take the program's own.
+//! The non-gory calls use the per-peer flags `RCCE_init` allocated and the MPB's
+//! longest free range ([`crate::state::Channels`]); the gory ones take the program's
+//! own buffer and flags.
 //!
 //! Checking mode (`SCCEMU_CHECK=1`): before its first chunk the sender stores the
 //! message's size in the pair's word in shared DRAM; the receiver, once it sees that
@@ -43,12 +44,8 @@ impl Rcce {
     /// The non-gory channel for a message from `from` to `to`.
     pub fn channel(&self, from: u32, to: u32) -> Result<Channel, Error> {
         let ch = self.channels.as_ref().ok_or(Error::CommUndefined)?;
-        Ok(Channel {
-            buffer: ch.buffer,
-            chunk: ch.chunk,
-            ready: ch.ready[to as usize],
-            sent: ch.sent[from as usize],
-        })
+        let (buffer, chunk) = self.comm_buffer();
+        Ok(Channel { buffer, chunk, ready: ch.ready[to as usize], sent: ch.sent[from as usize] })
     }
 
     /// Sends `data` to `dest` over `ch`; returns once `dest` has copied it all.

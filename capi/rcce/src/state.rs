@@ -8,8 +8,8 @@
 //! 2. one heap allocation holding the test-and-set registers, the power state, the
 //!    checking mode's size words and the [`SHM_BYTES`] of `RCCE_shmalloc` memory;
 //! 3. the flags of `RCCE_COMM_WORLD`, then (non-gory) one `sent` and one `ready` flag
-//!    per UE and the communication buffer: the rest of the MPB, whose size is the
-//!    payload chunk of `RCCE_send` (8128 B at 2 UEs, 8032 B at 48 with byte flags).
+//!    per UE. The rest of the MPB is the communication buffer of `RCCE_send`, whose
+//!    size is its payload chunk (8128 B at 2 UEs, 8032 B at 48 with byte flags).
 //!
 //! Everything here is safe Rust over offsets; `ffi` turns C pointers into offsets.
 
@@ -46,17 +46,16 @@ pub struct Variant {
     pub maxnp: usize,
 }
 
-/// The non-gory interface's channels: per-peer flags and the communication buffer.
+/// The non-gory interface's per-peer flags. Its communication buffer is the longest
+/// free range of the MPB at the time of the call, the same on every UE since all
+/// allocations are symmetric, so every flag line or `RCCE_malloc` a program takes
+/// shrinks the payload chunk.
 #[derive(Debug)]
 pub struct Channels {
     /// `sent[s]` is set in a receiver's MPB by sender `s`.
     pub sent: Vec<Flag>,
     /// `ready[r]` is set in a sender's MPB by receiver `r`.
     pub ready: Vec<Flag>,
-    /// MPB offset of the communication buffer.
-    pub buffer: usize,
-    /// Its size: the payload chunk of one handshake.
-    pub chunk: usize,
 }
 
 /// Offsets inside the shared-DRAM block of [`Rcce::shared`].
@@ -174,11 +173,7 @@ impl Rcce {
             let sent = (0..n).map(|_| this.flag_alloc()).collect::<Result<Vec<_>, _>>().map_err(too_small)?;
             let ready =
                 (0..n).map(|_| this.flag_alloc()).collect::<Result<Vec<_>, _>>().map_err(too_small)?;
-            let chunk = this.lock(&this.mpb_alloc).largest_free() / LINE * LINE;
-            let buffer = this
-                .malloc(chunk)
-                .map_err(|e| (e, "the MPB has no room for a communication buffer".into()))?;
-            this.channels = Some(Channels { sent, ready, buffer, chunk });
+            this.channels = Some(Channels { sent, ready });
         }
         this.core.barrier().map_err(|e| (Error::NumUes, e.to_string()))?;
         RCCE.set(this).map_err(|_| (Error::CommInitialized, "RCCE_init called twice".to_owned()))?;
@@ -207,25 +202,28 @@ impl Rcce {
         self.core.heap_bytes(self.shared)
     }
 
-    /// Collective `RCCE_malloc`: `bytes` rounded up to lines, at the same offset on
-    /// every UE.
+    /// Collective `RCCE_malloc`: `bytes`, a positive multiple of the line, at the same
+    /// offset on every UE.
     pub fn malloc(&self, bytes: usize) -> Result<usize, Error> {
-        if bytes == 0 {
-            return Err(Error::Malloc);
+        if bytes == 0 || bytes % LINE != 0 {
+            return Err(Error::Alignment);
         }
-        let len = bytes.checked_next_multiple_of(LINE).ok_or(Error::Malloc)?;
-        self.lock(&self.mpb_alloc).alloc(len).ok_or(Error::Malloc)
+        self.lock(&self.mpb_alloc).alloc(bytes).ok_or(Error::Malloc)
     }
 
-    /// `RCCE_malloc_request`: as much as fits of `bytes`, halving in lines; returns the
-    /// offset and the size granted.
+    /// `RCCE_malloc_request`: `bytes` rounded up to lines, or if that does not fit,
+    /// half of it rounded up to lines, and so on down to one line; returns the offset
+    /// and the size granted.
     pub fn malloc_request(&self, bytes: usize) -> Result<(usize, usize), Error> {
         let mut want = bytes.checked_next_multiple_of(LINE).ok_or(Error::Malloc)?;
         while want >= LINE {
             if let Ok(offset) = self.malloc(want) {
                 return Ok((offset, want));
             }
-            want = (want / 2) / LINE * LINE;
+            if want == LINE {
+                break;
+            }
+            want = (want / 2).next_multiple_of(LINE);
         }
         Err(Error::Malloc)
     }
@@ -235,6 +233,11 @@ impl Rcce {
         self.lock(&self.mpb_alloc).free_at(offset).map_err(|_| Error::Target)
     }
 
+    /// The non-gory communication buffer now: the longest free MPB range.
+    pub fn comm_buffer(&self) -> (usize, usize) {
+        self.lock(&self.mpb_alloc).largest_free().unwrap_or((0, 0))
+    }
+
     /// Free MPB bytes, for the exhaustion diagnostic.
     pub fn mpb_free_bytes(&self) -> usize {
         self.lock(&self.mpb_alloc).free_bytes()
@@ -242,7 +245,7 @@ impl Rcce {
 
     /// `RCCE_shmalloc`: an offset into the shared block, the same on every UE.
     pub fn shmalloc(&self, bytes: usize) -> Option<usize> {
-        let len = bytes.max(1).checked_next_multiple_of(LINE)?;
+        let len = bytes.checked_next_multiple_of(LINE).filter(|&l| l > 0)?;
         self.lock(&self.shm_alloc).alloc(len).map(|at| self.layout.shm + at)
     }
 

@@ -165,7 +165,10 @@ pub unsafe extern "C" fn RCCE_error_string(code: c_int, buf: *mut c_char, len: *
         } else {
             Error::from_code(code).map(Error::message)
         };
-        let Some(text) = text else { return Err(Error::InvalidErrorCode) };
+        let (text, result) = match text {
+            Some(text) => (text, Ok(())),
+            None => ("", Err(Error::InvalidErrorCode)),
+        };
         let n = text.len().min(MAX_ERROR_STRING - 1);
         // SAFETY: per the contract, `buf` holds MAX_ERROR_STRING bytes; `n + 1` fit.
         unsafe {
@@ -177,7 +180,7 @@ pub unsafe extern "C" fn RCCE_error_string(code: c_int, buf: *mut c_char, len: *
                 *len = n as c_int;
             }
         }
-        Ok(())
+        result
     })
 }
 
@@ -237,6 +240,7 @@ pub extern "C" fn RCCE_shmalloc(size: usize) -> *mut u8 {
     let Ok(r) = rcce() else { return std::ptr::null_mut() };
     match r.shmalloc(size) {
         Some(at) => r.shared_bytes().addr(at),
+        None if size == 0 => std::ptr::null_mut(),
         None => {
             println!("RCCE UE {}: RCCE_shmalloc({size}): shared memory exhausted", r.rank);
             std::ptr::null_mut()

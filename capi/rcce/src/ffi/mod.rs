@@ -117,6 +117,9 @@ impl Rcce {
 
     /// The allocated flag a C `RCCE_FLAG` names.
     pub fn flag_of(&self, flag: &RcceFlag) -> Result<Flag, Error> {
+        if flag.line_address.is_null() {
+            return Err(Error::FlagNotAllocated);
+        }
         let line = self.mpb_offset_of(flag.line_address, LINE).ok_or(Error::FlagNotInCommBuffer)?;
         let slot = usize::try_from(flag.location).map_err(|_| Error::FlagNotAllocated)?;
         if line % LINE != 0 {
@@ -142,11 +145,13 @@ impl Rcce {
             let flag = |at: usize| comm.add(at).cast::<RcceFlag>().read_unaligned();
             (int(0), int(4), int(8), flag(gather_at), flag(gather_at + size_of::<RcceFlag>()))
         };
+        match initialized {
+            1 => {}
+            0 => return Err(Error::CommInitialized), // freed, or never split into
+            _ => return Err(Error::CommUndefined),
+        }
         let size =
             usize::try_from(size).ok().filter(|&s| s >= 1 && s <= maxnp).ok_or(Error::CommUndefined)?;
-        if initialized != 1 {
-            return Err(Error::CommUndefined);
-        }
         let members = (0..size)
             // SAFETY: member `i < size <= maxnp` lies inside the struct (contract above).
             .map(|i| unsafe { comm.add(12 + 4 * i).cast::<c_int>().read_unaligned() })
@@ -194,9 +199,4 @@ impl Rcce {
 /// `RCCE_COMM_WORLD`'s address, for the calls that take `RCCE_COMM *`.
 pub fn world_ptr() -> *const u8 {
     (&raw const RCCE_COMM_WORLD).cast::<u8>()
-}
-
-/// Converts a C length.
-pub fn len_of(n: i64) -> Result<usize, Error> {
-    usize::try_from(n).map_err(|_| Error::MessageLength)
 }

@@ -3,8 +3,10 @@
 
 use std::ffi::{c_char, c_int};
 
-use super::{RcceFlag, len_of, with_rcce};
-use crate::codes::{Error, FLAG_SET, FLAG_UNSET, debug};
+use sccemu::protocol::payload::Payload;
+
+use super::{RcceFlag, with_rcce};
+use crate::codes::{Error, FLAG_SET, FLAG_UNSET, LINE, debug};
 use crate::message::Channel;
 
 /// `RCCE_malloc`: `size` bytes (rounded up to lines) of MPB, at the same address on
@@ -15,6 +17,10 @@ pub extern "C" fn RCCE_malloc(size: usize) -> *mut u8 {
     let Ok(r) = crate::state::rcce() else { return std::ptr::null_mut() };
     match r.malloc(size) {
         Ok(offset) => r.local_addr(offset),
+        Err(e) if e != Error::Malloc => {
+            r.report(debug::DEBUG, "RCCE_malloc", e);
+            std::ptr::null_mut()
+        }
         Err(_) => {
             println!(
                 "RCCE UE {}: RCCE_malloc({size}): MPB exhausted, {} bytes free",
@@ -52,22 +58,43 @@ pub extern "C" fn RCCE_free(ptr: *mut u8) {
 }
 
 /// Copies between private memory and an MPB range: `to_mpb` puts `private` at `mpb` of
-/// core `id`, otherwise gets it from there.
-fn transfer(what: &str, mpb: *const u8, private: *mut u8, n: c_int, id: c_int, to_mpb: bool) -> c_int {
+/// core `id`, otherwise gets it from there. Lines (`bytes == false`) need a line-aligned
+/// MPB address and whole lines; bytes may not copy a byte onto itself. Errors are
+/// checked in this order: the ID, null addresses, an MPB address outside the MPB, its
+/// alignment, the length, the range's end.
+fn transfer(
+    what: &str,
+    mpb: *const u8,
+    private: *mut u8,
+    n: c_int,
+    id: c_int,
+    to_mpb: bool,
+    bytes: bool,
+) -> c_int {
     with_rcce(debug::COMM, what, |r| {
-        let n = len_of(n.into())?;
         let id = r.check_id(id.into())?;
-        let bad_mpb = if to_mpb { Error::Target } else { Error::Source };
-        let offset = r.mpb_offset_of(mpb, n).ok_or(bad_mpb)?;
-        if n == 0 {
-            return Ok(());
+        let (bad_mpb, bad_private) =
+            if to_mpb { (Error::Target, Error::Source) } else { (Error::Source, Error::Target) };
+        if mpb.is_null() {
+            return Err(bad_mpb);
         }
         if private.is_null() {
-            return Err(if to_mpb { Error::Source } else { Error::Target });
+            return Err(bad_private);
+        }
+        let offset = r.mpb_offset_of(mpb, 0).ok_or(bad_mpb)?;
+        let n = usize::try_from(n).map_err(|_| Error::MessageLength)?;
+        if !bytes && offset % LINE != 0 {
+            return Err(Error::Alignment);
+        }
+        if !bytes && n % LINE != 0 {
+            return Err(Error::MessageLength);
+        }
+        r.mpb_offset_of(mpb, n).ok_or(bad_mpb)?;
+        if bytes && std::ptr::eq(mpb, private) {
+            return Err(Error::DataOverlap);
         }
         // SAFETY: the C caller's buffer of `n` bytes (RCCE's contract for put/get).
         let private = unsafe { std::slice::from_raw_parts_mut(private, n) };
-        use sccemu::protocol::payload::Payload;
         if to_mpb {
             r.mpb(id).write(offset, private)
         } else {
@@ -81,26 +108,26 @@ fn transfer(what: &str, mpb: *const u8, private: *mut u8, n: c_int, id: c_int, t
 /// MPB), at the same offset of core `id`'s MPB.
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_put(target: *mut u8, source: *mut u8, nbytes: c_int, id: c_int) -> c_int {
-    transfer("RCCE_put", target, source, nbytes, id, true)
+    transfer("RCCE_put", target, source, nbytes, id, true, false)
 }
 
 /// `RCCE_get`: `nbytes` into private `target` from `source` (an address in this UE's
 /// MPB), read at the same offset of core `id`'s MPB.
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_get(target: *mut u8, source: *mut u8, nbytes: c_int, id: c_int) -> c_int {
-    transfer("RCCE_get", source, target, nbytes, id, false)
+    transfer("RCCE_get", source, target, nbytes, id, false, false)
 }
 
 /// `RCCE_put_char`: one byte.
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_put_char(target: *mut u8, source: *mut u8, id: c_int) -> c_int {
-    transfer("RCCE_put_char", target, source, 1, id, true)
+    transfer("RCCE_put_char", target, source, 1, id, true, true)
 }
 
 /// `RCCE_get_char`: one byte.
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_get_char(target: *mut u8, source: *mut u8, id: c_int) -> c_int {
-    transfer("RCCE_get_char", source, target, 1, id, false)
+    transfer("RCCE_get_char", source, target, 1, id, false, true)
 }
 
 /// `RCCE_flag_alloc`. Collective.
@@ -182,8 +209,9 @@ pub extern "C" fn RCCE_wait_until(flag: RcceFlag, val: c_int) -> c_int {
     })
 }
 
-/// The gory calls' channel: the program's buffer (an address in its MPB), chunk and
-/// flags.
+/// The gory calls' channel: the program's buffer (an address in its MPB), chunk (a
+/// positive multiple of the line) and flags. A bad buffer is the send's target or the
+/// receive's source.
 ///
 /// # Safety
 /// `ready` and `sent` must be readable or null.
@@ -193,8 +221,14 @@ unsafe fn gory_channel(
     chunk: usize,
     ready: *mut RcceFlag,
     sent: *mut RcceFlag,
+    sending: bool,
 ) -> Result<Channel, Error> {
-    let buffer = r.mpb_offset_of(combuf, chunk).ok_or(Error::Target)?;
+    let bad_buffer = if sending { Error::Target } else { Error::Source };
+    r.mpb_offset_of(combuf, 0).ok_or(bad_buffer)?;
+    if chunk == 0 || chunk % LINE != 0 {
+        return Err(Error::MessageLength);
+    }
+    let buffer = r.mpb_offset_of(combuf, chunk).ok_or(bad_buffer)?;
     // SAFETY: per the contract (null checked).
     let (ready, sent) = unsafe { (ready.as_ref(), sent.as_ref()) };
     let ready = r.flag_of(ready.ok_or(Error::FlagUndefined)?)?;
@@ -203,7 +237,7 @@ unsafe fn gory_channel(
 }
 
 macro_rules! gory {
-    ($name:ident, $what:literal, $body:expr) => {
+    ($name:ident, $what:literal, $sending:expr, $body:expr) => {
         /// The gory
         #[doc = $what]
         /// : the program's communication buffer `combuf` (in its MPB), `chunk` bytes
@@ -224,7 +258,7 @@ macro_rules! gory {
             with_rcce(debug::COMM, $what, |r| {
                 let peer = r.check_id(peer.into())?;
                 // SAFETY: per this function's contract.
-                let ch = unsafe { gory_channel(r, combuf, chunk, ready, sent)? };
+                let ch = unsafe { gory_channel(r, combuf, chunk, ready, sent, $sending)? };
                 // SAFETY: per this function's contract.
                 let buf = unsafe { private(privbuf, size)? };
                 $body(r, buf, ch, peer)
@@ -248,8 +282,10 @@ pub unsafe fn private<'a>(ptr: *mut c_char, size: usize) -> Result<&'a mut [u8],
     Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u8>(), size) })
 }
 
-gory!(RCCE_send_gory, "RCCE_send", |r: &crate::state::Rcce, buf: &mut [u8], ch, peer| r.send(buf, ch, peer));
-gory!(RCCE_recv_gory, "RCCE_recv", |r: &crate::state::Rcce, buf: &mut [u8], ch, peer| r.recv(buf, ch, peer));
+gory!(RCCE_send_gory, "RCCE_send", true, |r: &crate::state::Rcce, buf: &mut [u8], ch, peer| r
+    .send(buf, ch, peer));
+gory!(RCCE_recv_gory, "RCCE_recv", false, |r: &crate::state::Rcce, buf: &mut [u8], ch, peer| r
+    .recv(buf, ch, peer));
 
 /// The gory `RCCE_recv_test`: receives if the message's first chunk is there; `test`
 /// says whether it did.
@@ -271,7 +307,7 @@ pub unsafe extern "C" fn RCCE_recv_test_gory(
     with_rcce(debug::COMM, "RCCE_recv_test", |r| {
         let source = r.check_id(source.into())?;
         // SAFETY: per this function's contract.
-        let ch = unsafe { gory_channel(r, combuf, chunk, ready, sent)? };
+        let ch = unsafe { gory_channel(r, combuf, chunk, ready, sent, false)? };
         // SAFETY: per this function's contract.
         let done = r.recv_test(unsafe { private(privbuf, size)? }, ch, source)?;
         if !test.is_null() {

@@ -6,10 +6,14 @@
 //! domains are 2x2 tiles, numbered row-major from the mesh's corner (0..=5 on the
 //! SCC). A domain's voltage is the lowest level of [`LEVELS`] whose frequency cap
 //! covers its fastest tile; raising a tile's frequency raises its domain's voltage.
-//! `RCCE_iset_power` starts a change for the caller's whole domain and only its
-//! master (its lowest-ranked UE) may issue one; one request may be in flight per
-//! domain until `RCCE_wait_power` completes it. In real-time mode a change takes no
-//! time; with virtual time the dividers scale each core's compute.
+//! Only a domain's master (its lowest-ranked UE) changes anything; the same calls from
+//! other UEs succeed and change nothing. `RCCE_iset_power` starts a change of the whole
+//! domain's divider and of its voltage to the lowest level that allows it; one request
+//! may be in flight per domain until `RCCE_wait_power` completes it.
+//! `RCCE_set_frequency_divider` changes the domain's divider at its current voltage,
+//! and refuses a frequency that voltage cannot carry. The chip starts at 533 MHz and
+//! 1.1 V. In real-time mode a change takes no time; with virtual time the dividers
+//! scale each core's compute.
 //!
 //! Orderings are Relaxed: these words describe the model, and nothing else is
 //! published through them.
@@ -29,6 +33,8 @@ pub const STATE_BYTES: usize = 4 * 1024 + 8 * 256;
 pub const BASE_MHZ: u32 = 1600;
 /// The divider at start-up: 533 MHz.
 pub const DEFAULT_DIVIDER: u32 = 3;
+/// The voltage level at start-up (1.1 V).
+pub const DEFAULT_LEVEL: u32 = 4;
 /// Voltage levels (volts) and the highest frequency (MHz) each allows. Model inputs,
 /// set so that the default 533 MHz needs 0.8 V and 800 MHz the top levels; calibrate
 /// against the chip's own tables before relying on them.
@@ -82,7 +88,7 @@ pub fn init_shared(state: &SharedBytes<'_>, core: &Core) {
         divider_word(state, tile).store(DEFAULT_DIVIDER, Ordering::Relaxed);
     }
     for domain in 0..256 {
-        level_word(state, domain).store(level_for(DEFAULT_DIVIDER) as u32, Ordering::Relaxed);
+        level_word(state, domain).store(DEFAULT_LEVEL, Ordering::Relaxed);
     }
 }
 
@@ -124,8 +130,8 @@ impl Rcce {
         divider_word(&self.power_state(), tile).load(Ordering::Relaxed)
     }
 
-    /// Sets every tile of `domain` to `divider` and the domain's voltage to match.
-    fn set_domain(&self, domain: u32, divider: u32) -> u32 {
+    /// Sets every tile of `domain` to `divider`, and its voltage to `level`.
+    fn set_domain(&self, domain: u32, divider: u32, level: u32) {
         let state = self.power_state();
         let cols = self.cols();
         for tile in 0..tiles(&self.core) {
@@ -134,46 +140,56 @@ impl Rcce {
                 divider_word(&state, tile).store(divider, Ordering::Relaxed);
             }
         }
-        let level = level_for(divider) as u32;
         level_word(&state, domain).store(level, Ordering::Relaxed);
-        level
     }
 
-    /// `RCCE_iset_power`: starts setting the caller's domain to `divider` (clamped).
+    /// Whether this UE is its domain's master.
+    pub fn is_power_master(&self) -> bool {
+        self.domain_members().first() == Some(&self.rank)
+    }
+
+    /// `RCCE_iset_power` from the domain's master: starts setting the domain to
+    /// `divider` (clamped) at the voltage it needs.
     pub fn iset_power(&self, divider: i32) -> Result<PowerChange, Error> {
-        let members = self.domain_members();
-        if members.first() != Some(&self.rank) {
-            return Err(Error::RpcNotAllocated);
-        }
         let domain = self.power_domain();
         let state = self.power_state();
         if pending_word(&state, domain).swap(1, Ordering::Relaxed) != 0 {
             return Err(Error::MultipleRpcRequests);
         }
         let divider = clamp_divider(divider);
-        let level = self.set_domain(domain, divider);
+        let level = level_for(divider) as u32;
+        self.set_domain(domain, divider, level);
         Ok(PowerChange { domain, divider, level })
     }
 
-    /// `RCCE_wait_power`: completes the change in flight for `domain`.
-    pub fn wait_power(&self, domain: u32) -> Result<(), Error> {
-        match pending_word(&self.power_state(), domain).swap(0, Ordering::Relaxed) {
+    /// `RCCE_wait_power` from the domain's master: completes the change in flight.
+    pub fn wait_power(&self) -> Result<(), Error> {
+        match pending_word(&self.power_state(), self.power_domain()).swap(0, Ordering::Relaxed) {
             1 => Ok(()),
             _ => Err(Error::NoActiveRpcRequest),
         }
     }
 
-    /// `RCCE_set_frequency_divider`: sets the caller's tile to `divider` (clamped),
-    /// raising its domain's voltage if the new frequency needs it; returns the divider.
-    pub fn set_frequency_divider(&self, divider: i32) -> u32 {
-        let divider = clamp_divider(divider);
-        let state = self.power_state();
-        let tile = tile_of(self.core.position(), self.cols());
-        divider_word(&state, tile).store(divider, Ordering::Relaxed);
+    /// `RCCE_set_frequency_divider` from the domain's master: the domain to `divider`
+    /// (clamped) at its current voltage; returns the divider.
+    pub fn set_frequency_divider(&self, divider: i32) -> Result<u32, Error> {
         let domain = self.power_domain();
-        let needed = level_for(divider) as u32;
-        level_word(&state, domain).fetch_max(needed, Ordering::Relaxed);
-        divider
+        let state = self.power_state();
+        if pending_word(&state, domain).load(Ordering::Relaxed) != 0 {
+            return Err(Error::MultipleRpcRequests);
+        }
+        let divider = clamp_divider(divider);
+        let level = level_word(&state, domain).load(Ordering::Relaxed);
+        if LEVELS[level as usize].1 < BASE_MHZ / divider {
+            return Err(Error::Fdivider);
+        }
+        self.set_domain(domain, divider, level);
+        Ok(divider)
+    }
+
+    /// The voltage level of the caller's domain.
+    pub fn voltage_level(&self) -> u32 {
+        level_word(&self.power_state(), self.power_domain()).load(Ordering::Relaxed)
     }
 
     /// `print_dividers`: one line per tile that holds a UE.

@@ -4,7 +4,7 @@ use std::ffi::{c_int, c_longlong, c_void};
 
 use super::with_rcce;
 use crate::codes::{Error, debug};
-use crate::power::{DEFAULT_DIVIDER, level_for};
+use crate::power::DEFAULT_DIVIDER;
 use crate::state::rcce;
 
 /// `RCCE_REQUEST`: a power change in flight.
@@ -37,8 +37,9 @@ pub extern "C" fn RCCE_power_domain_size() -> c_int {
 }
 
 /// `RCCE_iset_power`: starts setting the caller's domain to divider `fdiv` (clamped to
-/// 2..16; `RCCE_POWER_DEFAULT` for 3) at the voltage it needs. Only the domain's master
-/// may, one request at a time.
+/// 2..16; `RCCE_POWER_DEFAULT` for 3) at the lowest voltage that carries it. Only the
+/// domain's master changes anything (one request at a time); from other UEs it
+/// succeeds and leaves `req` completed.
 ///
 /// # Safety
 /// `req`, `new_fdiv` and `new_vlevel` must be writable or null.
@@ -53,31 +54,37 @@ pub unsafe extern "C" fn RCCE_iset_power(
         if req.is_null() {
             return Err(Error::RpcNotAllocated);
         }
-        let tile = r.core.position().tile;
-        let old = r.divider(tile);
-        let change = r.iset_power(fdiv)?;
+        let old = r.divider(r.core.position().tile);
+        let old_level = r.voltage_level();
+        let (divider, level, in_flight) = if r.is_power_master() {
+            let change = r.iset_power(fdiv)?;
+            (change.divider, change.level, 1)
+        } else {
+            (old, old_level, 0)
+        };
         // SAFETY: non-null and writable per the contract; the others checked below.
         unsafe {
             req.write(RcceRequest {
-                release: 1,
-                old_voltage_level: level_for(old) as c_int,
-                new_voltage_level: change.level as c_int,
+                release: in_flight,
+                old_voltage_level: old_level as c_int,
+                new_voltage_level: level as c_int,
                 old_frequency_divider: old as c_int,
-                new_frequency_divider: change.divider as c_int,
+                new_frequency_divider: divider as c_int,
                 start_cycle: (r.core.wtime() * r.ghz * 1e9) as c_longlong,
             });
             if !new_fdiv.is_null() {
-                *new_fdiv = change.divider as c_int;
+                *new_fdiv = divider as c_int;
             }
             if !new_vlevel.is_null() {
-                *new_vlevel = change.level as c_int;
+                *new_vlevel = level as c_int;
             }
         }
         Ok(())
     })
 }
 
-/// `RCCE_wait_power`: completes the request `RCCE_iset_power` started.
+/// `RCCE_wait_power`: completes the request `RCCE_iset_power` started (a no-op on
+/// other UEs than the domain's master).
 ///
 /// # Safety
 /// `req` must be readable and writable or null.
@@ -86,24 +93,27 @@ pub unsafe extern "C" fn RCCE_wait_power(req: *mut RcceRequest) -> c_int {
     with_rcce(debug::RPC, "RCCE_wait_power", |r| {
         // SAFETY: per the contract (null checked).
         let req = unsafe { req.as_mut() }.ok_or(Error::NoActiveRpcRequest)?;
-        if req.release != 1 {
-            return Err(Error::StaleRpcRequest);
+        if r.is_power_master() {
+            r.wait_power()?;
         }
-        r.wait_power(r.power_domain())?;
         req.release = 0;
         Ok(())
     })
 }
 
-/// `RCCE_set_frequency_divider`: the caller's tile to `fdiv` (clamped to 2..16;
-/// `RCCE_POWER_DEFAULT` for 3); the divider set goes to `new_fdiv`.
+/// `RCCE_set_frequency_divider`: the caller's domain to `fdiv` (clamped to 2..16;
+/// `RCCE_POWER_DEFAULT` for 3) at its current voltage; the divider set goes to
+/// `new_fdiv`. Only the domain's master changes anything.
 ///
 /// # Safety
 /// `new_fdiv` must be writable or null.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn RCCE_set_frequency_divider(fdiv: c_int, new_fdiv: *mut c_int) -> c_int {
     with_rcce(debug::RPC, "RCCE_set_frequency_divider", |r| {
-        let set = r.set_frequency_divider(fdiv);
+        if !r.is_power_master() {
+            return Ok(()); // accepted and ignored, as on the chip
+        }
+        let set = r.set_frequency_divider(fdiv)?;
         if !new_fdiv.is_null() {
             // SAFETY: non-null, writable per the contract.
             unsafe { *new_fdiv = set as c_int };

@@ -1,0 +1,262 @@
+//! The RCCE interface's C tests (`tests/c/*.c`), compiled with `sccemu-cc` in every
+//! variant that applies (simplified or gory interface, byte or single-bit flags, power
+//! management, another `RCCE_MAXNP`) and run under `rccerun` at 2, 5 and 48 UEs. Each
+//! program checks itself and ends with `ok <name>`; the harness checks what a program
+//! cannot see: the launcher's exit code, the deadlock and checking-mode reports, and
+//! where the UEs were placed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+const CORES: [u32; 3] = [2, 5, 48];
+const SIMPLIFIED: &[&str] = &[];
+const GORY: &[&str] = &["-DGORY"];
+const BITS: &[&str] = &["-DSINGLEBITFLAGS"];
+const GORY_BITS: &[&str] = &["-DGORY", "-DSINGLEBITFLAGS"];
+/// Every interface and flag width.
+const ALL_VARIANTS: [&[&str]; 4] = [SIMPLIFIED, GORY, BITS, GORY_BITS];
+
+fn build_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rcce-c");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `tests/c/<name>.c` with `flags` (once per process), warnings as errors.
+fn build(name: &str, flags: &[&str]) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let key = format!("{name}{}", flags.concat().replace(['-', '=', 'D'], "_"));
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(exe) = built.get(&key) {
+        return exe.clone();
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let exe = build_dir().join(&key);
+    let out = Command::new(env!("CARGO_BIN_EXE_sccemu-cc"))
+        .args(["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror"])
+        .args(flags)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "sccemu-cc {name} {flags:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    built.insert(key, exe.clone());
+    exe
+}
+
+/// Runs `rccerun ARGS... exe PROGRAM_ARGS...`, one job at a time, failing the test if it
+/// takes more than two minutes.
+fn rccerun(args: &[&str], exe: &Path, program_args: &[&str]) -> Output {
+    static ONE_JOB: Mutex<()> = Mutex::new(());
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rccerun"))
+        .args(args)
+        .arg(exe)
+        .args(program_args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("rccerun {args:?} {} hung", exe.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// Runs `name` in `variants` at every core count; each run must pass.
+fn passes(name: &str, variants: &[&[&str]], program_args: &[&str]) {
+    for flags in variants {
+        let exe = build(name, flags);
+        for cores in CORES {
+            let n = cores.to_string();
+            let out = rccerun(&["-nue", &n], &exe, program_args);
+            let ok = format!("ok {name}");
+            assert!(
+                out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&ok),
+                "{name} {flags:?} at {cores} UEs: {:?}\n{}",
+                out.status,
+                text(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn basic_start_up_identity_and_arguments() {
+    passes("t_basic", &ALL_VARIANTS, &["alpha", "--beta=1", "42"]);
+    passes("t_basic", &[SIMPLIFIED], &[]);
+}
+
+#[test]
+fn programs_built_for_more_than_48_ues() {
+    for maxnp in ["-DRCCE_MAXNP=64", "-DRCCE_MAXNP=4096"] {
+        let exe = build("t_basic", &[maxnp]);
+        for cores in ["5", "64"] {
+            let out = rccerun(&["-nue", cores], &exe, &["alpha", "--beta=1", "42"]);
+            assert!(out.status.success(), "t_basic {maxnp} at {cores} UEs:\n{}", text(&out));
+        }
+    }
+    // A program built for 48 UEs is refused on 64, with a clear message.
+    let out = rccerun(&["-nue", "64"], &build("t_basic", SIMPLIFIED), &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("RCCE_MAXNP"), "{}", text(&out));
+}
+
+#[test]
+fn mpb_allocation_and_put_get() {
+    passes("t_mpb", &ALL_VARIANTS, &[]);
+}
+
+#[test]
+fn flags_in_both_widths() {
+    passes("t_flags", &ALL_VARIANTS, &[]);
+}
+
+#[test]
+fn synchronous_send_and_receive() {
+    passes("t_sendrecv", &ALL_VARIANTS, &[]);
+}
+
+#[test]
+fn linear_collectives() {
+    passes("t_coll", &[SIMPLIFIED, BITS], &[]);
+}
+
+#[test]
+fn communicators() {
+    passes("t_comm", &ALL_VARIANTS, &[]);
+}
+
+#[test]
+fn shared_dram_and_test_and_set_locks() {
+    passes("t_shm", &ALL_VARIANTS, &[]);
+}
+
+#[test]
+fn error_codes_for_bad_input() {
+    passes("t_errors", &ALL_VARIANTS, &[]);
+}
+
+#[test]
+fn error_strings_debug_fence_and_qsort() {
+    passes("t_misc", &[SIMPLIFIED, GORY], &[]);
+}
+
+#[test]
+fn power_management() {
+    passes("t_power", &[&["-DRC_POWER_MANAGEMENT"], &["-DRC_POWER_MANAGEMENT", "-DGORY"]], &[]);
+}
+
+#[test]
+fn a_ue_that_returns_without_finalize_leaves_the_others_running() {
+    passes("t_early_exit", &[SIMPLIFIED, GORY], &[]);
+}
+
+#[test]
+fn a_reversed_host_file_gives_the_same_ranks() {
+    for flags in [SIMPLIFIED, GORY] {
+        let exe = build("t_hostfile", flags);
+        for cores in CORES {
+            let hosts = build_dir().join(format!("hosts-reversed-{cores}"));
+            let ids: Vec<String> = (0..cores).rev().map(|i| i.to_string()).collect();
+            std::fs::write(&hosts, ids.join("\n")).unwrap();
+            let n = cores.to_string();
+            let out = rccerun(&["-nue", &n, "-f", hosts.to_str().unwrap()], &exe, &[]);
+            assert!(out.status.success(), "t_hostfile {flags:?} at {cores}:\n{}", text(&out));
+        }
+    }
+}
+
+#[test]
+fn ues_sit_on_the_cores_the_host_file_names() {
+    // RCCE_power_domain depends only on where a UE sits: 2x2 tiles, 2 cores a tile.
+    let src = build_dir().join("placement.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include \"RCCE.h\"\nint RCCE_APP(int argc, char **argv) {\n\
+         RCCE_init(&argc, &argv);\nprintf(\"rank %d domain %d\\n\", RCCE_ue(), RCCE_power_domain());\n\
+         return RCCE_finalize();\n}\n",
+    )
+    .unwrap();
+    let exe = build_dir().join("placement");
+    let cc = Command::new(env!("CARGO_BIN_EXE_sccemu-cc"))
+        .args(["-DRC_POWER_MANAGEMENT", "-Wall", "-Wextra", "-Werror"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    let hosts = build_dir().join("hosts-placement");
+    // Out of order: the UE on core 0 is rank 0, on 13 rank 1, on 47 rank 2.
+    std::fs::write(&hosts, "47\n0 # a comment\n13\n").unwrap();
+    let out = rccerun(&["-nue", "3", "-f", hosts.to_str().unwrap()], &exe, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Core 0: tile (0,0), domain 0; core 13: tile 6 = (0,1), domain 0; core 47: tile 23 = (5,3), domain 5.
+    for line in ["rank 0 domain 0", "rank 1 domain 0", "rank 2 domain 5"] {
+        assert!(stdout.contains(line), "missing {line:?}:\n{}", text(&out));
+    }
+}
+
+#[test]
+fn a_send_send_deadlock_is_reported_and_stopped() {
+    for flags in [SIMPLIFIED, GORY] {
+        let exe = build("t_deadlock", flags);
+        for cores in ["2", "5"] {
+            let out = rccerun(&["-nue", cores], &exe, &[]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "t_deadlock {flags:?} at {cores} exited 0");
+            assert!(stderr.contains("deadlock: every live core is blocked"), "{}", text(&out));
+            assert!(stderr.contains("rank 0 (core 0) sends to rank 1"), "{}", text(&out));
+            assert!(stderr.contains("rank 1 (core 1) sends to rank 0"), "{}", text(&out));
+        }
+    }
+}
+
+#[test]
+fn checking_mode_reports_a_size_mismatch() {
+    let exe = build("t_mismatch", SIMPLIFIED);
+    let out = rccerun(&["-nue", "2", "-check"], &exe, &[]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("UE 0 sends 100 bytes but UE 1 receives 64"),
+        "{}",
+        text(&out)
+    );
+    // Without checking the pair completes one handshake, as on the chip.
+    let out = rccerun(&["-nue", "2"], &exe, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn rccerun_propagates_exit_codes_and_refuses_bad_arguments() {
+    let src = build_dir().join("exit3.c");
+    std::fs::write(
+        &src,
+        "#include \"RCCE.h\"\nint RCCE_APP(int argc, char **argv) {\nRCCE_init(&argc, &argv);\n\
+         return RCCE_ue() == 1 ? 3 : RCCE_finalize();\n}\n",
+    )
+    .unwrap();
+    let exe = build_dir().join("exit3");
+    let cc = Command::new(env!("CARGO_BIN_EXE_sccemu-cc")).arg(&src).arg("-o").arg(&exe).output().unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    assert_eq!(rccerun(&["-nue", "2"], &exe, &[]).status.code(), Some(3));
+    for bad in [&["-nue", "0"][..], &["-f", "/nonexistent"][..], &["-nue", "2", "-clock", "fast"][..]] {
+        let out = rccerun(bad, &exe, &[]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out));
+    }
+}

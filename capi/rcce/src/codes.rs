@@ -22,142 +22,68 @@ pub const FLAG_UNSET: c_int = 0;
 /// `RCCE_POWER_DEFAULT`: "the default divider" wherever a divider is asked for.
 pub const POWER_DEFAULT: c_int = -99_999;
 
-/// RCCE's 27 errors, in the order of their codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(i32)]
-pub enum Error {
-    /// A bad target address (outside the MPB, or a reserved line).
-    Target = 1,
-    /// A bad source address.
-    Source,
-    /// A core ID that is not a UE of the job.
-    Id,
-    /// A bad message length.
-    MessageLength,
-    /// A flag that was never allocated.
-    FlagUndefined,
-    /// A bad number of UEs.
-    NumUes,
-    /// Overlapping source and target.
-    DataOverlap,
-    /// A misaligned address or length.
-    Alignment,
-    /// An unknown debug level.
-    DebugFlag,
-    /// A flag address outside the MPB.
-    FlagNotInCommBuffer,
-    /// A flag value other than set or unset.
-    FlagStatusUndefined,
-    /// No flag could be allocated, or the flag is not allocated.
-    FlagNotAllocated,
-    /// A value was not defined.
-    ValUndefined,
-    /// An unknown error code.
-    InvalidErrorCode,
-    /// The power controller was not allocated.
-    RpcNotAllocated,
-    /// The power controller failed.
-    RpcInternal,
-    /// A second power request while one is in flight.
-    MultipleRpcRequests,
-    /// A frequency divider outside 2..16.
-    Fdivider,
-    /// A frequency above what the domain's voltage allows.
-    FrequencyExceeded,
-    /// No power request to wait for.
-    NoActiveRpcRequest,
-    /// A power request that was already completed.
-    StaleRpcRequest,
-    /// A communicator that is not set up.
-    CommUndefined,
-    /// An unknown reduction operator.
-    IllegalOp,
-    /// An unknown reduction type.
-    IllegalType,
-    /// Memory could not be allocated.
-    Malloc,
-    /// A communicator set up twice.
-    CommInitialized,
-    /// This core is not in the host list.
-    CoreNotInHostfile,
+/// Declares [`Error`] (variants numbered from 1 in order), [`ALL`] and the messages.
+macro_rules! errors {
+    ($($variant:ident => $message:literal,)*) => {
+        /// RCCE's 27 errors, in the order of their codes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(i32)]
+        pub enum Error {
+            $(#[doc = $message] $variant,)*
+        }
+
+        const ALL: [Error; 27] = [$(Error::$variant,)*];
+
+        impl Error {
+            /// The message `RCCE_error_string` gives (shorter than [`MAX_ERROR_STRING`]).
+            pub fn message(self) -> &'static str {
+                match self {
+                    $(Error::$variant => $message,)*
+                }
+            }
+        }
+    };
 }
 
-const ALL: [Error; 27] = {
-    use Error::*;
-    [
-        Target,
-        Source,
-        Id,
-        MessageLength,
-        FlagUndefined,
-        NumUes,
-        DataOverlap,
-        Alignment,
-        DebugFlag,
-        FlagNotInCommBuffer,
-        FlagStatusUndefined,
-        FlagNotAllocated,
-        ValUndefined,
-        InvalidErrorCode,
-        RpcNotAllocated,
-        RpcInternal,
-        MultipleRpcRequests,
-        Fdivider,
-        FrequencyExceeded,
-        NoActiveRpcRequest,
-        StaleRpcRequest,
-        CommUndefined,
-        IllegalOp,
-        IllegalType,
-        Malloc,
-        CommInitialized,
-        CoreNotInHostfile,
-    ]
-};
+errors! {
+    Target => "bad target address",
+    Source => "bad source address",
+    Id => "core ID is not a UE of the job",
+    MessageLength => "bad message length",
+    FlagUndefined => "flag is undefined",
+    NumUes => "bad number of UEs",
+    DataOverlap => "source and target overlap",
+    Alignment => "misaligned address or length",
+    DebugFlag => "unknown debug level",
+    FlagNotInCommBuffer => "flag is not in the MPB",
+    FlagStatusUndefined => "flag status is neither set nor unset",
+    FlagNotAllocated => "flag is not allocated",
+    ValUndefined => "value is undefined",
+    InvalidErrorCode => "invalid error code",
+    RpcNotAllocated => "power controller not allocated",
+    RpcInternal => "power controller failure",
+    MultipleRpcRequests => "a power request is already in flight",
+    Fdivider => "frequency divider outside 2..16",
+    FrequencyExceeded => "frequency exceeds the voltage's limit",
+    NoActiveRpcRequest => "no power request in flight",
+    StaleRpcRequest => "power request already completed",
+    CommUndefined => "communicator is undefined",
+    IllegalOp => "illegal reduction operator",
+    IllegalType => "illegal reduction type",
+    Malloc => "memory allocation failed",
+    CommInitialized => "communicator already initialized",
+    CoreNotInHostfile => "core is not in the host file",
+}
 
 impl Error {
     /// The code RCCE returns for this error.
     pub fn code(self) -> c_int {
-        ERROR_BASE + self as c_int
+        ERROR_BASE + 1 + self as c_int
     }
 
     /// The error behind `code`, if it is one.
     pub fn from_code(code: c_int) -> Option<Error> {
         ALL.into_iter().find(|e| e.code() == code)
-    }
-
-    /// The message `RCCE_error_string` gives (shorter than [`MAX_ERROR_STRING`]).
-    pub fn message(self) -> &'static str {
-        use Error::*;
-        match self {
-            Target => "bad target address",
-            Source => "bad source address",
-            Id => "core ID is not a UE of the job",
-            MessageLength => "bad message length",
-            FlagUndefined => "flag is undefined",
-            NumUes => "bad number of UEs",
-            DataOverlap => "source and target overlap",
-            Alignment => "misaligned address or length",
-            DebugFlag => "unknown debug level",
-            FlagNotInCommBuffer => "flag is not in the MPB",
-            FlagStatusUndefined => "flag status is neither set nor unset",
-            FlagNotAllocated => "flag is not allocated",
-            ValUndefined => "value is undefined",
-            InvalidErrorCode => "invalid error code",
-            RpcNotAllocated => "power controller not allocated",
-            RpcInternal => "power controller failure",
-            MultipleRpcRequests => "a power request is already in flight",
-            Fdivider => "frequency divider outside 2..16",
-            FrequencyExceeded => "frequency exceeds the voltage's limit",
-            NoActiveRpcRequest => "no power request in flight",
-            StaleRpcRequest => "power request already completed",
-            CommUndefined => "communicator is undefined",
-            IllegalOp => "illegal reduction operator",
-            IllegalType => "illegal reduction type",
-            Malloc => "memory allocation failed",
-            CommInitialized => "communicator already initialized",
-            CoreNotInHostfile => "core is not in the host file",
-        }
     }
 }
 

@@ -73,7 +73,11 @@ fn rccerun(args: &[&str], exe: &Path, program_args: &[&str]) -> Output {
 }
 
 fn text(out: &Output) -> String {
-    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 /// Runs `name` in `variants` at every core count; each run must pass.

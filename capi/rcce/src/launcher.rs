@@ -3,7 +3,9 @@
 //!
 //! [`compile_command`] is `sccemu-cc`: `$CC` (default `cc`) with RCCE's include
 //! directory first and, when it links, `librcce.a`, `-lm` and the system libraries the
-//! Rust runtime needs after the objects, icc-only flags dropped. [`launch`] is
+//! Rust runtime needs after the objects; icc-only flags are dropped, and so is a
+//! `librcce.a` the Makefile names itself (`$(ARCHIVE)`), which may not be built where
+//! it says when `cargo test` built the library. [`launch`] is
 //! `rccerun`: rank `r` on the `r`-th smallest core ID, the program started as
 //! `prog N GHz id_0 ... id_{N-1} args...` with a fresh MPB sized for RCCE.
 
@@ -50,7 +52,9 @@ pub fn archive(dir: &Path) -> Option<PathBuf> {
 
 /// The compiler command for `args`, linking the archive found next to `lib_dir`.
 pub fn compile_command(args: &[String], lib_dir: &Path) -> Result<Command, String> {
-    let args: Vec<&String> = args.iter().filter(|a| !ICC_ONLY.contains(&a.as_str())).collect();
+    // `$(ARCHIVE)` from RCCE Makefiles names librcce.a, which is linked below anyway.
+    let args: Vec<&String> =
+        args.iter().filter(|a| !ICC_ONLY.contains(&a.as_str()) && !a.ends_with("librcce.a")).collect();
     let links = !args.is_empty() && !args.iter().any(|a| NO_LINK.contains(&a.as_str()));
     let mut cmd = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
     cmd.arg(format!("-I{}", include_dir().display())).args(args);

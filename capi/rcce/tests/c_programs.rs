@@ -264,3 +264,68 @@ fn rccerun_propagates_exit_codes_and_refuses_bad_arguments() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out));
     }
 }
+
+/// The examples build with their RCCE-style Makefile in every API variant, and run.
+#[test]
+fn examples_build_with_the_rcce_makefile_and_run() {
+    let profile = Path::new(env!("CARGO_BIN_EXE_rccerun")).parent().unwrap().to_path_buf();
+    let rcceroot = profile.join("rcce");
+    assert!(rcceroot.join("common/symbols").is_file(), "the build wrote no RCCEROOT");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/c");
+    for (variant, make_args) in
+        [("simplified", &[][..]), ("bits", &["SINGLEBITFLAGS=1"][..]), ("gory", &["API=gory"][..])]
+    {
+        let dir = build_dir().join(format!("examples-{variant}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(&examples).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+        let targets: &[&str] = if variant == "gory" { &["ring_shift", "shm_reduce"] } else { &["all"] };
+        let make = Command::new("make")
+            .current_dir(&dir)
+            .arg(format!("RCCEROOT={}", rcceroot.display()))
+            .args(make_args)
+            .args(["OPT=-O2 -Wall -Wextra -Werror"])
+            .args(targets)
+            .output()
+            .unwrap();
+        assert!(make.status.success(), "make {variant}:\n{}", text(&make));
+        let out = rccerun(&["-nue", "5"], &dir.join("ring_shift"), &[]);
+        assert!(
+            out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("WRONG"),
+            "{}",
+            text(&out)
+        );
+        let out = rccerun(&["-nue", "4"], &dir.join("shm_reduce"), &["100000"]);
+        assert!(String::from_utf8_lossy(&out.stdout).contains(": ok"), "{}", text(&out));
+        if variant != "gory" {
+            let out = rccerun(&["-nue", "4"], &dir.join("stencil"), &["20", "66"]);
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("matches the sequential run"),
+                "{}",
+                text(&out)
+            );
+            let out = rccerun(&["-nue", "2"], &dir.join("pingpong"), &["10"]);
+            assert!(
+                out.status.success() && String::from_utf8_lossy(&out.stdout).contains("65536 "),
+                "{}",
+                text(&out)
+            );
+        }
+    }
+    let dir = build_dir().join("examples-simplified");
+    let make = Command::new("make")
+        .current_dir(&dir)
+        .arg(format!("RCCEROOT={}", rcceroot.display()))
+        .args(["PWRMGMT=1", "freq_divider"])
+        .output()
+        .unwrap();
+    assert!(make.status.success(), "make freq_divider:\n{}", text(&make));
+    let out = rccerun(&["-nue", "8"], &dir.join("freq_divider"), &[]);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("divider 8"),
+        "{}",
+        text(&out)
+    );
+}

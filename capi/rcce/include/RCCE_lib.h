@@ -53,6 +53,17 @@ int RCCE_wait_until(RCCE_FLAG flag, RCCE_FLAG_STATUS val);
 int RCCE_put_char(t_vcharp target, t_vcharp source, int ID);
 int RCCE_get_char(t_vcharp target, t_vcharp source, int ID);
 
+/* RCCE's globals that applications read: this UE's rank, the number of UEs,
+   and every UE's MPB as an address in this process (RCCE_comm_buffer[ue] + k
+   is byte k of UE ue's MPB; line 0 is reserved).  Set by RCCE_init. */
+extern int RCCE_IAM;
+extern int RCCE_NP;
+extern t_vcharp RCCE_comm_buffer[4096];
+
+/* Makes this UE's next reads of MPB lines see what other UEs wrote (on the
+   chip it invalidates the MPB-typed lines of the L1 cache). */
+void RC_cache_invalidate(void);
+
 /* Sorts like qsort(3): num elements of size bytes at base. */
 int RCCE_qsort(char *base, size_t num, size_t size,
                int (*compare)(const void *, const void *));

@@ -35,11 +35,10 @@ pub const BASE_MHZ: u32 = 1600;
 pub const DEFAULT_DIVIDER: u32 = 3;
 /// The voltage level at start-up (1.1 V).
 pub const DEFAULT_LEVEL: u32 = 4;
-/// Voltage levels (volts) and the highest frequency (MHz) each allows. Model inputs,
-/// set so that the default 533 MHz needs 0.8 V and 800 MHz the top levels; calibrate
-/// against the chip's own tables before relying on them.
+/// Voltage levels (volts) and the highest frequency (MHz) each allows: RCCE 1.0.13's
+/// published table for the SCC, model inputs to calibrate for another chip.
 pub const LEVELS: [(f64, u32); 7] =
-    [(0.7, 460), (0.8, 598), (0.9, 660), (1.0, 700), (1.1, 800), (1.2, 800), (1.3, 800)];
+    [(0.7, 460), (0.8, 598), (0.9, 644), (1.0, 748), (1.1, 875), (1.2, 1024), (1.3, 1198)];
 
 /// The lowest voltage level whose cap covers `divider`.
 pub fn level_for(divider: u32) -> usize {

@@ -257,6 +257,13 @@ pub extern "C" fn RCCE_shfree(ptr: *mut u8) {
     });
 }
 
+/// `RC_cache_invalidate`: makes the next reads of MPB lines see other UEs' writes (a
+/// full fence; the chip invalidates its MPB-typed L1 lines).
+#[unsafe(no_mangle)]
+pub extern "C" fn RC_cache_invalidate() {
+    fence(Ordering::SeqCst);
+}
+
 /// `RCCE_shflush`: makes this UE's stores to shared memory visible (a full fence).
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_shflush() {

@@ -62,6 +62,20 @@ const fn comm_layout(maxnp: usize) -> (usize, usize) {
 #[unsafe(no_mangle)]
 pub static mut RCCE_COMM_WORLD: [u64; comm_layout(MAXNP_LIMIT).0 / 8] = [0; comm_layout(MAXNP_LIMIT).0 / 8];
 
+/// `RCCE_IAM`: this UE's rank, set by `RCCE_init`.
+#[unsafe(no_mangle)]
+pub static mut RCCE_IAM: c_int = -1;
+
+/// `RCCE_NP`: the number of UEs, set by `RCCE_init`.
+#[unsafe(no_mangle)]
+pub static mut RCCE_NP: c_int = 0;
+
+/// `RCCE_comm_buffer`: every UE's MPB as an address in this process (RCCE's
+/// `RCCE_MAXNP` limit for the array's size), set by `RCCE_init`.
+#[unsafe(no_mangle)]
+#[allow(non_upper_case_globals)] // RCCE's name
+pub static mut RCCE_comm_buffer: [*mut u8; MAXNP_LIMIT] = [std::ptr::null_mut(); MAXNP_LIMIT];
+
 /// Runs `body` for a C caller: its result, or RCCE's code for its error; a panic ends
 /// the UE instead of unwinding into C.
 pub fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {
@@ -186,13 +200,21 @@ impl Rcce {
         }
     }
 
-    /// Fills `RCCE_COMM_WORLD`.
+    /// Fills `RCCE_COMM_WORLD`, `RCCE_IAM`, `RCCE_NP` and `RCCE_comm_buffer`.
     pub fn publish_world(&self) {
         let world = (&raw mut RCCE_COMM_WORLD).cast::<u8>();
         // SAFETY: RCCE_COMM_WORLD holds an RCCE_COMM for any maxnp up to MAXNP_LIMIT
-        // (`Rcce::init` refuses larger), and only this call writes it, once, before
-        // the program reads it.
-        unsafe { self.write_comm(&self.world(), world, self.variant.maxnp) }
+        // (`Rcce::init` refuses larger), and the globals hold what they are declared
+        // to; only this call writes them, once, before the program reads them.
+        unsafe {
+            self.write_comm(&self.world(), world, self.variant.maxnp);
+            RCCE_IAM = self.rank as c_int;
+            RCCE_NP = self.size as c_int;
+            let buffers = (&raw mut RCCE_comm_buffer).cast::<*mut u8>();
+            for ue in 0..self.size {
+                buffers.add(ue as usize).write(self.mpb(ue).addr(0));
+            }
+        }
     }
 }
 

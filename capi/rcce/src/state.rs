@@ -145,6 +145,8 @@ impl Rcce {
                 &core,
             );
         }
+        // Nobody touches a register or the power state before rank 0 has set them up.
+        core.barrier().map_err(|e| (Error::NumUes, e.to_string()))?;
         let mut mpb_alloc = Allocator::new(MPB_BYTES, LINE);
         mpb_alloc.alloc(LINE); // line 0 is reserved
         let per_line = if variant.single_bit_flags { 8 * LINE } else { LINE };

@@ -113,6 +113,29 @@ mod futex {
             let _ = futex::wait(&self.0, futex::Flags::empty(), expected, None);
         }
 
+        /// Sleeps while the word still holds `expected` and `other` still holds
+        /// `other_expected`: until either changes and is woken (`futex_waitv`, which
+        /// compares both words and queues the sleeper on both atomically, as `wait` does
+        /// for one). May return spuriously.
+        pub fn wait_or(&self, expected: u32, other: &FutexWord, other_expected: u32) {
+            let entry = |word: &FutexWord, value: u32| {
+                let mut w = futex::Wait::new();
+                w.val = u64::from(value);
+                w.uaddr = futex::WaitPtr::new(word.0.as_ptr().cast());
+                // Not FUTEX2_PRIVATE: the words are shared between processes.
+                w.flags = futex::WaitFlags::SIZE_U32;
+                w
+            };
+            let both = [entry(self, expected), entry(other, other_expected)];
+            let waited = futex::waitv(&both, futex::WaitvFlags::empty(), None, futex::ClockId::Monotonic);
+            if waited == Err(rustix::io::Errno::NOSYS) {
+                // Before Linux 5.16: sleep on this word, and look at `other` every
+                // millisecond (the caller loops and compares again).
+                let tick = futex::Timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+                let _ = futex::wait(&self.0, futex::Flags::empty(), expected, Some(&tick));
+            }
+        }
+
         /// Wakes every process sleeping on the word.
         pub fn wake_all(&self) {
             // The kernel reads the count as an int: u32::MAX would be -1 and wake one.
@@ -121,21 +144,26 @@ mod futex {
     }
 }
 
-/// The kernel compares the word and queues the sleeper under one lock; the emulation
-/// does the same with a loom mutex, so a wake between the compare and the sleep is
-/// never lost here unless it would be lost in the kernel too.
+/// The kernel compares the words and queues the sleeper under one lock; the emulation
+/// does the same with one loom mutex and condvar for every word (the kernel's hash
+/// bucket, in effect), so a wake between the compare and the sleep is never lost here
+/// unless it would be lost in the kernel too. A wake on one word also wakes the
+/// sleepers of the others: spurious wake-ups, which every caller tolerates.
 #[cfg(sccemu_loom)]
 mod futex {
     use loom::sync::{Condvar, Mutex};
 
     use super::{AtomicU32, Ordering};
 
-    /// The word, with the mutex and condvar that stand in for the kernel's queue.
+    loom::lazy_static! {
+        /// The emulated kernel: its lock and its one queue.
+        static ref KERNEL: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+    }
+
+    /// The word; its sleepers queue in the emulated kernel.
     #[derive(Default)]
     pub struct FutexWord {
         word: AtomicU32,
-        queue: Mutex<()>,
-        wakeup: Condvar,
     }
 
     impl FutexWord {
@@ -151,16 +179,26 @@ mod futex {
 
         /// Sleeps while the word still holds `expected`.
         pub fn wait(&self, expected: u32) {
-            let queued = self.queue.lock().unwrap();
+            let queued = KERNEL.0.lock().unwrap();
             if self.word.load(Ordering::Relaxed) == expected {
-                drop(self.wakeup.wait(queued).unwrap());
+                drop(KERNEL.1.wait(queued).unwrap());
             }
         }
 
-        /// Wakes every thread sleeping on the word.
+        /// Sleeps while the word holds `expected` and `other` holds `other_expected`.
+        pub fn wait_or(&self, expected: u32, other: &FutexWord, other_expected: u32) {
+            let queued = KERNEL.0.lock().unwrap();
+            if self.word.load(Ordering::Relaxed) == expected
+                && other.word.load(Ordering::Relaxed) == other_expected
+            {
+                drop(KERNEL.1.wait(queued).unwrap());
+            }
+        }
+
+        /// Wakes every thread sleeping on the word (and, spuriously, on any other).
         pub fn wake_all(&self) {
-            let _queue = self.queue.lock().unwrap();
-            self.wakeup.notify_all();
+            let _queue = KERNEL.0.lock().unwrap();
+            KERNEL.1.notify_all();
         }
     }
 }

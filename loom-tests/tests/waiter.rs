@@ -1,12 +1,14 @@
 //! The waiter's sleep/wake protocol (`sccemu::waiter`): no lost wake-up, and aborts wake
-//! sleepers. A lost wake-up shows up as a loom deadlock (every thread blocked).
+//! sleepers; with background work (`Progress`), a ring of the work's doorbell wakes a
+//! sleeper on another doorbell. A lost wake-up shows up as a loom deadlock (every
+//! thread blocked).
 #![cfg(sccemu_loom)]
 
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
 use sccemu::protocol::abort::{AbortCause, JobControl};
-use sccemu::protocol::waiter::{Doorbell, Waiter};
+use sccemu::protocol::waiter::{Armed, Doorbell, Movable, Progress, Waiter};
 use sccemu::sync::{AtomicU32, Ordering};
 
 struct Shared {
@@ -76,5 +78,79 @@ fn an_abort_wakes_a_sleeper_whose_condition_never_comes() {
         assert_eq!(err.rank, Some(3));
         assert_eq!(err.cause, AbortCause::Signaled(9));
         aborter.join().unwrap();
+    });
+}
+
+/// Background work of the waiting core: a partner makes it movable (`pending`) and
+/// rings the core's own doorbell (`own`); polling it then completes what the waiting
+/// call waits for (`word`, as the partner's next step would), without ringing anyone.
+struct Work {
+    own: Doorbell,
+    pending: AtomicU32,
+    word: AtomicU32,
+}
+
+struct Pending<'a>(&'a AtomicU32);
+
+impl Movable for Pending<'_> {
+    fn movable(&self) -> bool {
+        self.0.load(Ordering::Acquire) != 0
+    }
+}
+
+impl Progress for Work {
+    fn poll(&self) -> bool {
+        let moved = self.pending.swap(0, Ordering::Acquire) != 0;
+        if moved {
+            self.word.store(1, Ordering::Release);
+        }
+        moved
+    }
+
+    fn arm(&self) -> Armed<'_> {
+        Armed::Watch(&self.own, Box::new(Pending(&self.pending)))
+    }
+}
+
+/// The waiter sleeps on the call's doorbell, which nobody rings: only the work's ring,
+/// on the other doorbell, can wake it.
+#[test]
+fn a_ring_of_the_background_doorbell_wakes_a_sleeper_on_another() {
+    loom::model(|| {
+        let s = shared();
+        let work =
+            Arc::new(Work { own: Doorbell::new(), pending: AtomicU32::new(0), word: AtomicU32::new(0) });
+        let partner = {
+            let work = work.clone();
+            thread::spawn(move || {
+                work.pending.store(1, Ordering::Release);
+                work.own.ring();
+            })
+        };
+        let waiter = Waiter::new(WaitPolicy::Block, &s.job).with_progress(&*work);
+        let seen = waiter.wait_until(&s.bell, || (work.word.load(Ordering::Acquire) == 1).then_some(()));
+        assert_eq!(seen, Ok(()));
+        partner.join().unwrap();
+    });
+}
+
+/// Sleeping on both doorbells, the call's own ring still wakes it.
+#[test]
+fn with_background_work_armed_the_calls_own_ring_still_wakes() {
+    loom::model(|| {
+        let s = shared();
+        let work =
+            Arc::new(Work { own: Doorbell::new(), pending: AtomicU32::new(0), word: AtomicU32::new(0) });
+        let waker = {
+            let s = s.clone();
+            thread::spawn(move || {
+                s.word.store(1, Ordering::Release);
+                s.bell.ring();
+            })
+        };
+        let waiter = Waiter::new(WaitPolicy::Block, &s.job).with_progress(&*work);
+        let seen = waiter.wait_until(&s.bell, || (s.word.load(Ordering::Acquire) == 1).then_some(()));
+        assert_eq!(seen, Ok(()));
+        waker.join().unwrap();
     });
 }

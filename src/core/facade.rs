@@ -10,10 +10,12 @@
 
 use std::ops::Deref;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 
 use crate::coll::{CollError, Comm};
 use crate::p2p::channel::Sizes;
-use crate::p2p::endpoint::{Endpoint, Engine};
+use crate::p2p::endpoint::Endpoint;
+use crate::p2p::engine::Engine;
 use crate::p2p::{ChannelUnavailable, RecvError, Request, RequestError, SendError, Source, Status, TagMatch};
 use crate::protocol::abort::AbortCause;
 use crate::protocol::atomic::acc_atomic::AccElem;
@@ -58,7 +60,8 @@ pub mod env {
 /// ```
 pub struct Core {
     ctx: CoreContext,
-    p2p: Engine,
+    /// The two-sided engine, also registered as the context's background work.
+    p2p: Arc<Engine>,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
@@ -95,7 +98,13 @@ impl Core {
     pub fn attach_fd(fd: OwnedFd, rank: u32, size: u32) -> Result<Core, AttachError> {
         let ctx = CoreContext::attach(fd, rank, size, crate::core::pin::pinned_cpu())?;
         // The channels take the first symmetric MPB allocation, before anything else.
-        let p2p = Engine::new(&ctx);
+        let p2p = Arc::new(Engine::new(&ctx));
+        if p2p.place().is_ok() {
+            // Every wait of the core (barrier, fence, epoch, lock, flag, collective)
+            // now drives its pending sends and receives: MPI's progress rule.
+            let fresh = ctx.set_background(p2p.clone());
+            debug_assert!(fresh.is_ok(), "a new context has no background work yet");
+        }
         Ok(Core { ctx, p2p })
     }
 

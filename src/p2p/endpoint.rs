@@ -13,18 +13,27 @@
 //! - Blocking calls keep draining this core's incoming channel, so symmetric exchanges
 //!   of large messages complete; a non-blocking send that cannot leave at once keeps
 //!   the rest in a private queue that every later call pushes on (see `progress`).
-//! - One thread per core should drive messaging: calls of one core are serialised.
-//! - Progress happens inside messaging calls. A non-blocking send whose rest is still
-//!   queued moves on at the next messaging call (any of them), not inside
-//!   [`Core::barrier`]: complete it (`wait`/`test`) before a barrier that its receiver
-//!   can only reach after receiving it. With `srb` this includes messages that other
+//! - Threads (`MPI_THREAD_MULTIPLE`): any number of threads of a core may send,
+//!   receive, probe and wait at once. A thread that waits releases the core's state
+//!   before it sleeps, so a thread blocked in a receive never keeps another from
+//!   sending; whoever changes what another thread waits for wakes it (see `engine`).
+//!   Messages of one thread to one destination keep their order; messages of
+//!   different threads are ordered as their calls happen to run, as in MPI.
+//! - Progress (MPI's progress rule): once a send and its matching receive are both
+//!   posted, one of them completes, whatever else the two cores block in. Every
+//!   blocking call of a core drives its pending sends and receives and publishes the
+//!   SRB space it consumed: messaging calls, and also [`Core::barrier`], window
+//!   fences, PSCW and lock waits, flag waits and collectives, whose waits run this
+//!   engine in the background (see `engine`). Between calls, while the program
+//!   computes, nothing moves (MPI's weak progress): a queued send waits for the
+//!   sender's next call of any kind. With `srb` this includes messages that other
 //!   cores send to the same receiver later: a queued send may hold space in the
 //!   receiver's ring, and entries reserved after it wait behind it (see `progress`).
-//! - An SRB receiver frees consumed space lazily (see `srb`): up to half its ring can
-//!   be consumed but not yet free for senders while it is outside messaging calls, so
+//! - An SRB receiver frees consumed space lazily (see `srb`) while it is in messaging
+//!   calls, and publishes all of it as soon as it blocks in anything else: only while
+//!   it computes can up to half its ring be consumed but not yet free for senders, so
 //!   a program that relies on more buffering than that (MPI calls it unsafe) may wait
 //!   for the receiver's next call.
-
 //!
 //! Choosing the protocol: `Job::channel`, `Config::channel` (and `sccrun --channel`).
 //! The default is `srb`: it runs at every job size with constant shared memory per
@@ -41,16 +50,16 @@
 //! [`Core::probe`]: crate::Core::probe
 //! [`Core::barrier`]: crate::segment::CoreContext::barrier
 
-use std::fmt;
-use std::sync::{Mutex, MutexGuard};
-
-use crate::protocol::abort::JobAborted;
-use crate::p2p::channel::{ChannelUnavailable, Placement};
-use crate::segment::CoreContext;
-use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
+use crate::p2p::channel::ChannelUnavailable;
+use crate::p2p::engine::{Engine, Locked};
 use crate::p2p::matching::{Target, TargetState};
-use crate::p2p::progress::{Ctx, Fail, State};
+use crate::p2p::progress::{Blocked, Ctx, Fail};
 use crate::p2p::request::{Request, RequestError};
+
+pub use crate::p2p::error::{RecvError, SendError};
+use crate::protocol::abort::JobAborted;
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
+use crate::segment::CoreContext;
 
 /// Which sources a receive accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -112,144 +121,6 @@ pub struct Status {
     pub len: usize,
 }
 
-/// Why a send failed. Nothing was sent unless the error is `Corrupt` or `Aborted`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SendError {
-    /// The destination is not a core of the job.
-    RankOutOfRange {
-        /// The destination.
-        rank: u32,
-        /// Cores in the job.
-        size: u32,
-    },
-    /// Messages are limited to `u32::MAX` bytes.
-    TooLarge {
-        /// Bytes of the message.
-        len: usize,
-        /// The largest message, in bytes.
-        max: usize,
-    },
-    /// The job has no two-sided channel.
-    Unavailable(ChannelUnavailable),
-    /// This core's own channel turned out corrupted while the send waited.
-    Corrupt(CorruptError),
-    /// The job aborted (some core died) while the send waited; part of the message may
-    /// have left.
-    Aborted(JobAborted),
-}
-
-/// Why a receive or probe failed. The job stays usable after `RankOutOfRange` and
-/// `Truncated`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RecvError {
-    /// The source is not a core of the job.
-    RankOutOfRange {
-        /// The requested source.
-        rank: u32,
-        /// Cores in the job.
-        size: u32,
-    },
-    /// The matched message is longer than the buffer; it was not received and stays
-    /// first in line for the next matching receive.
-    Truncated {
-        /// The matched message (its `len` is the length needed).
-        status: Status,
-        /// Bytes of the buffer.
-        capacity: usize,
-    },
-    /// The job has no two-sided channel.
-    Unavailable(ChannelUnavailable),
-    /// This core's own channel turned out corrupted while the receive waited.
-    Corrupt(CorruptError),
-    /// The job aborted (some core died) while the receive waited.
-    Aborted(JobAborted),
-}
-
-impl fmt::Display for SendError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::RankOutOfRange { rank, size } => {
-                write!(f, "send to rank {rank}: not a core of this {size}-core job")
-            }
-            Self::TooLarge { len, max } => write!(f, "message of {len} bytes exceeds {max}"),
-            Self::Unavailable(e) => e.fmt(f),
-            Self::Corrupt(e) => e.fmt(f),
-            Self::Aborted(e) => e.fmt(f),
-        }
-    }
-}
-
-impl fmt::Display for RecvError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::RankOutOfRange { rank, size } => {
-                write!(f, "receive from rank {rank}: not a core of this {size}-core job")
-            }
-            Self::Truncated { status, capacity } => write!(
-                f,
-                "message of {} bytes from rank {} (tag {}) does not fit a {capacity}-byte buffer; it is still queued",
-                status.len, status.source, status.tag
-            ),
-            Self::Unavailable(e) => e.fmt(f),
-            Self::Corrupt(e) => e.fmt(f),
-            Self::Aborted(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for SendError {}
-impl std::error::Error for RecvError {}
-
-impl From<Fail> for SendError {
-    fn from(f: Fail) -> Self {
-        match f {
-            Fail::Corrupt(e) => SendError::Corrupt(e),
-            Fail::Aborted(e) => SendError::Aborted(e),
-        }
-    }
-}
-
-impl From<Fail> for RecvError {
-    fn from(f: Fail) -> Self {
-        match f {
-            Fail::Corrupt(e) => RecvError::Corrupt(e),
-            Fail::Aborted(e) => RecvError::Aborted(e),
-        }
-    }
-}
-
-impl From<JobAborted> for SendError {
-    fn from(e: JobAborted) -> Self {
-        SendError::Aborted(e)
-    }
-}
-
-impl From<JobAborted> for RecvError {
-    fn from(e: JobAborted) -> Self {
-        RecvError::Aborted(e)
-    }
-}
-
-impl From<CorruptError> for RecvError {
-    fn from(e: CorruptError) -> Self {
-        RecvError::Corrupt(e)
-    }
-}
-
-/// A core's two-sided state: where its channels are, and its private queues.
-pub struct Engine {
-    place: Result<Placement, ChannelUnavailable>,
-    state: Mutex<State>,
-}
-
-impl Engine {
-    pub(crate) fn new(ctx: &CoreContext) -> Engine {
-        let mut mpb = ctx.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner());
-        let place = Placement::setup(ctx.segment().config(), &mut mpb);
-        Engine { place, state: Mutex::new(State::default()) }
-    }
-}
-
 /// One core's two-sided endpoint: its context and its engine. `Core`'s messaging
 /// methods delegate here.
 #[derive(Clone, Copy)]
@@ -263,18 +134,26 @@ impl<'c> Endpoint<'c> {
         Endpoint { ctx, engine }
     }
 
-
     /// The channel context and this core's locked state.
-    pub(crate) fn p2p(&self) -> Result<(Ctx<'c>, MutexGuard<'c, State>), ChannelUnavailable> {
-        let place = self.engine.place.as_ref().map_err(Clone::clone)?;
-        let cx =
-            Ctx { seg: self.ctx.segment(), place, rank: self.ctx.rank(), size: self.ctx.size(), waiter: self.ctx.waiter() };
-        Ok((cx, self.engine.state.lock().unwrap_or_else(|e| e.into_inner())))
+    pub(crate) fn p2p(&self) -> Result<(Ctx<'c>, Locked<'c>), ChannelUnavailable> {
+        let cx = self.engine.ctx(self.ctx)?;
+        Ok((cx, self.engine.lock(self.ctx)))
+    }
+
+    /// Waits in a messaging call (see [`Engine::wait`]).
+    pub(crate) fn wait(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        extra: Option<Blocked>,
+        target: Option<&mut Target<'_>>,
+    ) -> Result<bool, JobAborted> {
+        self.engine.wait(cx, st, extra, target)
     }
 
     /// The job's channel sizes, or why it has none.
     pub(crate) fn channel(&self) -> Result<crate::p2p::channel::Sizes, ChannelUnavailable> {
-        self.engine.place.as_ref().map(|p| p.sizes).map_err(Clone::clone)
+        self.engine.place().map(|p| p.sizes)
     }
 
     fn check_dest(&self, dest: u32, len: usize) -> Result<u32, SendError> {
@@ -316,37 +195,91 @@ impl<'c> Endpoint<'c> {
             let corrupt =
                 |kind: CorruptKind| CorruptError { channel: "self", owner: dest, position: 0, kind };
             st.inbox.deliver(&h, None, |d| d.copy_from_slice(data), corrupt).map_err(SendError::Corrupt)?;
+            // Another thread of this core may wait for it.
+            st.changed();
             return Ok(None);
         }
-        if !st.queue_empty(dest) {
+        if !st.may_start(dest) {
             if !block {
+                st.changed();
                 return Ok(Some(st.enqueue(dest, (tag, total), data, false, None)));
             }
-            while !st.queue_empty(dest) {
-                if !cx.progress(&mut st, None)? {
-                    cx.wait(&st, None)?;
+            while !st.may_start(dest) {
+                if cx.progress(&mut st, None)? {
+                    st.changed();
+                } else {
+                    self.wait(&cx, &mut st, None, None)?;
                 }
             }
         }
-        let (mut off, mut started, mut held) = (0, false, None);
+        if !block {
+            return self.push_or_queue(&cx, &mut st, dest, (tag, total), data);
+        }
+        let mut busy = false;
+        let sent = self.push_all(&cx, &mut st, dest, (tag, total), data, &mut busy);
+        if busy {
+            st.set_busy(dest, false);
+            // Sends of other threads to `dest` may wait for it.
+            st.changed();
+        }
+        sent.map(|()| None)
+    }
+
+    /// A non-blocking send: the fragments that go now, then the rest queued.
+    fn push_or_queue(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        dest: u32,
+        (tag, total): (u32, u32),
+        data: &[u8],
+    ) -> Result<Option<u64>, SendError> {
+        let (mut off, mut held) = (0, None);
         loop {
-            let st = &mut *st;
-            let hold = (!block).then_some(&mut held);
-            match cx.push(&mut st.inbox, None, dest, (tag, total, !started), &data[off..], hold)? {
+            match cx.push(dest, (tag, total, off == 0), &data[off..], &mut held)? {
                 Some(n) => {
                     off += n;
-                    started = true;
                     if off == data.len() {
                         return Ok(None);
                     }
                 }
-                None if !block => {
-                    return Ok(Some(st.enqueue(dest, (tag, total), &data[off..], started, held)));
-                }
                 None => {
-                    if !cx.progress(st, None)? {
-                        cx.wait(st, Some((dest, data.len() - off)))?;
+                    st.changed();
+                    return Ok(Some(st.enqueue(dest, (tag, total), &data[off..], off > 0, held)));
+                }
+            }
+        }
+    }
+
+    /// A blocking send: every fragment, progressing and waiting while `dest` is full.
+    /// Before its first wait it marks `dest` busy (and sets `busy`): the thread may
+    /// sleep mid-message with the state unlocked, and nothing else may start to `dest`
+    /// meanwhile (see `progress`).
+    fn push_all(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        dest: u32,
+        (tag, total): (u32, u32),
+        data: &[u8],
+        busy: &mut bool,
+    ) -> Result<(), SendError> {
+        let (mut off, mut held) = (0, None);
+        loop {
+            match cx.push(dest, (tag, total, off == 0), &data[off..], &mut held)? {
+                Some(n) => {
+                    off += n;
+                    if off == data.len() {
+                        return Ok(());
                     }
+                }
+                None if cx.progress(st, None)? => st.changed(),
+                None => {
+                    if !*busy {
+                        st.set_busy(dest, true);
+                        *busy = true;
+                    }
+                    self.wait(cx, st, Some((dest, data.len() - off, held)), None)?;
                 }
             }
         }
@@ -364,23 +297,35 @@ impl<'c> Endpoint<'c> {
         let capacity = buf.len();
         let (cx, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
         let mut t = Target { id: None, src, tag, buf, state: TargetState::Open };
-        st.inbox.start(&mut t);
+        let mut fresh = true;
         loop {
+            if fresh && t.state == TargetState::Open {
+                // First, or back from a sleep: take what arrived meanwhile (perhaps
+                // this receive's own message, spilled before the sleep).
+                st.inbox.start(&mut t);
+            }
             match t.state {
                 TargetState::Done(s) => return Ok(s),
                 TargetState::Truncated(status) => return Err(RecvError::Truncated { status, capacity }),
                 _ => {}
             }
-            let moved = match cx.progress(&mut st, Some(&mut t)) {
-                Ok(moved) => moved,
-                Err(e) => {
-                    st.inbox.spill(&mut t);
-                    return Err(e.into());
+            let waited = match cx.progress(&mut st, Some(&mut t)) {
+                Ok(true) => {
+                    st.changed();
+                    Ok(false)
                 }
+                Ok(false) if matches!(t.state, TargetState::Open | TargetState::Direct { .. }) => {
+                    self.wait(&cx, &mut st, None, Some(&mut t)).map_err(Fail::Aborted)
+                }
+                Ok(false) => Ok(false),
+                Err(e) => Err(e),
             };
-            if !moved && matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
-                if let Err(e) = cx.wait(&st, None) {
-                    st.inbox.spill(&mut t);
+            match waited {
+                Ok(released) => fresh = released,
+                Err(e) => {
+                    if st.inbox.spill(&mut t) {
+                        st.changed();
+                    }
                     return Err(e.into());
                 }
             }
@@ -419,8 +364,10 @@ impl<'c> Endpoint<'c> {
             if let Some(s) = st.inbox.probe(src, tag) {
                 return Ok(s);
             }
-            if !cx.progress(&mut st, None)? && st.inbox.probe(src, tag).is_none() {
-                cx.wait(&st, None)?;
+            if cx.progress(&mut st, None)? {
+                st.changed();
+            } else if st.inbox.probe(src, tag).is_none() {
+                self.wait(&cx, &mut st, None, None)?;
             }
         }
     }
@@ -434,7 +381,9 @@ impl<'c> Endpoint<'c> {
         let (src, tag) = (src.into(), tag.into());
         self.check_source(src)?;
         let (cx, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
-        cx.progress(&mut st, None)?;
+        if cx.progress(&mut st, None)? {
+            st.changed();
+        }
         Ok(st.inbox.probe(src, tag))
     }
 
@@ -452,6 +401,8 @@ impl<'c> Endpoint<'c> {
         self.check_source(src)?;
         let (_, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
         let id = st.inbox.post(src, tag);
+        // Background waits of other threads must now watch for its message.
+        st.changed();
         Ok(Request::recv(*self, id, src, tag, buf))
     }
 

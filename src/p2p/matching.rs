@@ -118,6 +118,11 @@ impl Inbox {
         &mut self.assembling[i]
     }
 
+    /// Whether non-blocking receives are posted or hold messages not yet taken.
+    pub fn has_posted(&self) -> bool {
+        !self.posted.is_empty() || !self.assigned.is_empty()
+    }
+
     /// The earliest arrived message matching, if any.
     pub fn probe(&self, src: Source, tag: TagMatch) -> Option<Status> {
         self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.status)
@@ -214,35 +219,36 @@ impl Inbox {
     }
 
     /// A non-blocking receive is dropped or finished: forget it; a message assigned to
-    /// it goes back to the arrived queue (it is never lost).
-    pub fn cancel(&mut self, id: u64) {
+    /// it goes back to the arrived queue (it is never lost). Returns whether one did.
+    pub fn cancel(&mut self, id: u64) -> bool {
         self.posted.retain(|p| p.id != id);
-        if let Some(msg) = self.assigned.remove(&id) {
-            self.unassign(id, msg);
-        }
+        let Some(msg) = self.assigned.remove(&id) else { return false };
+        self.unassign(id, msg);
+        true
     }
 
-    /// The call is returning with the target still receiving directly: the rest of the
-    /// message must go to memory the inbox owns.
-    /// (A blocking receive only returns mid-message on an error: its message goes back
-    /// to the arrived queue.)
-    pub fn spill(&mut self, t: &mut Target<'_>) {
-        if let TargetState::Direct { status, filled, seq } = t.state {
-            let mut data = Vec::with_capacity(status.len.min(PREALLOC).max(filled));
-            data.extend_from_slice(&t.buf[..filled]);
-            let msg = Msg { seq, status, data };
-            match t.id {
-                Some(id) => {
-                    self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
-                    self.assigned.insert(id, msg);
-                }
-                None => {
-                    self.retarget(status.source, Sink::Direct, Sink::Arrived(seq));
-                    self.arrived.insert(seq, msg);
-                }
+    /// The call is returning (or releasing the state to sleep) with the target still
+    /// receiving directly: the rest of the message must go to memory the inbox owns,
+    /// where the target takes it back ([`Inbox::start`], [`Inbox::resume`]) if it
+    /// resumes. (A blocking receive only returns mid-message on an error: its message
+    /// goes back to the arrived queue.) Returns whether there was such a rest.
+    pub fn spill(&mut self, t: &mut Target<'_>) -> bool {
+        let TargetState::Direct { status, filled, seq } = t.state else { return false };
+        let mut data = Vec::with_capacity(status.len.min(PREALLOC).max(filled));
+        data.extend_from_slice(&t.buf[..filled]);
+        let msg = Msg { seq, status, data };
+        match t.id {
+            Some(id) => {
+                self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
+                self.assigned.insert(id, msg);
             }
-            t.state = TargetState::Open;
+            None => {
+                self.retarget(status.source, Sink::Direct, Sink::Arrived(seq));
+                self.arrived.insert(seq, msg);
+            }
         }
+        t.state = TargetState::Open;
+        true
     }
 
     /// Delivers one fragment; `read(offset, dst)` copies its payload bytes.

@@ -1,12 +1,16 @@
 //! Two-sided messaging with MPI's semantics.
 //!
 //! Owns the channels that place the job's rings in the segment ([`channel`]), message
-//! matching, the progress engine, requests and the send/receive calls ([`endpoint`]).
+//! matching, the progress engine, the per-core engine that threads share and that
+//! every other blocking call drives in the background (`engine`), requests and the
+//! send/receive calls ([`endpoint`]).
 //!
 //! May use: [`crate::segment`] and [`crate::protocol`].
 
 pub mod channel;
 pub mod endpoint;
+pub(crate) mod engine;
+pub mod error;
 pub(crate) mod matching;
 pub(crate) mod progress;
 pub mod request;

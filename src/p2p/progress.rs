@@ -2,9 +2,11 @@
 //!
 //! Every blocking two-sided call is a loop of *progress* (drain this core's incoming
 //! channel(s) through [`Inbox`](crate::p2p::matching::Inbox), push queued sends as far as
-//! they go without blocking) and *wait* (sleep on this core's own doorbell until
-//! something may have changed). A core that waits for anything (an incoming message,
-//! room in a peer's channel) sleeps on its own doorbell, so one sleep covers both:
+//! they go without blocking) and *wait* (`engine`: poll, then sleep on this core's own
+//! doorbell until something [`Ctx::watch`] covers may have changed). The waits of every
+//! other blocking call of the core run the same progress in the background (`engine`).
+//! A core that waits for anything (an incoming message, room in a peer's channel)
+//! sleeps on its own doorbell, so one sleep covers both:
 //! senders ring the receiver after publishing; a perpeer receiver rings the sender
 //! whose slot or DRAM bytes it frees; an SRB sender that waits for space counts itself
 //! in the receiver's `space_waiters` and rings it, and the receiver, which stops
@@ -17,12 +19,17 @@
 //!
 //! SRB reservations are a fetch-add, decided on a hint: two senders can both see room
 //! for one entry, and the later one's reservation does not fit until the receiver
-//! drains. A blocking send waits for it in place. A non-blocking send must not (its
-//! receiver may only drain after a barrier that the sender has yet to reach): the
-//! reservation stays with the queued send, at the front of its destination's queue,
-//! and a later progress call fills it once it fits. Until then the receiver stops at
-//! the unpublished entry, as at any reservation being written, so later entries
-//! (from any sender) wait behind it.
+//! drains. No send waits for it in place (the receiver may only drain once the
+//! sender's core has made progress elsewhere): the reservation stays with the send (a
+//! blocking send's loop, or the queued send at the front of its destination's queue),
+//! and a later push fills it once it fits, which the waits watch for. Until then the
+//! receiver stops at the unpublished entry, as at any reservation being written, so
+//! later entries (from any sender) wait behind it.
+//!
+//! Sends to one destination never interleave their fragments (the receiver assembles
+//! one message per source at a time): a blocking send in the middle of a message marks
+//! its destination busy ([`State::set_busy`]), and nothing else starts to it until it
+//! is done.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -72,11 +79,40 @@ pub(crate) struct State {
     outbox: Vec<VecDeque<Pending>>,
     unfinished: HashSet<u64>,
     next_send: u64,
+    /// By destination: whether a blocking send is in the middle of a message to it
+    /// (its thread may sleep with the state unlocked): no other message to it may
+    /// start meanwhile.
+    busy: Vec<bool>,
 }
 
+/// A destination that a waiting call cannot send to yet: the rank, the bytes still to
+/// go, and the SRB reservation held for them, if any.
+pub(crate) type Blocked = (u32, usize, Option<srb::Reservation>);
+
 impl State {
-    pub fn queue_empty(&self, dest: u32) -> bool {
-        self.outbox.get(dest as usize).is_none_or(VecDeque::is_empty)
+    /// Whether a new message to `dest` may start now: no queued send, no blocking send
+    /// of another thread in the middle of one (sends to one destination leave in order
+    /// and never interleave their fragments).
+    pub fn may_start(&self, dest: u32) -> bool {
+        self.outbox.get(dest as usize).is_none_or(VecDeque::is_empty) && !self.is_busy(dest)
+    }
+
+    fn is_busy(&self, dest: u32) -> bool {
+        self.busy.get(dest as usize).is_some_and(|&b| b)
+    }
+
+    /// Marks `dest` as being sent to by a blocking send (or no longer).
+    pub fn set_busy(&mut self, dest: u32, busy: bool) {
+        if self.busy.len() <= dest as usize {
+            self.busy.resize(dest as usize + 1, false);
+        }
+        self.busy[dest as usize] = busy;
+    }
+
+    /// Whether the state has work that other calls' waits should drive: unfinished
+    /// sends, posted receives, or SRB space consumed but not yet published.
+    pub fn active(&self) -> bool {
+        !self.unfinished.is_empty() || self.inbox.has_posted() || self.inbox.srb_pos != self.inbox.srb_published
     }
 
     /// Queues the rest of a send, with the space reserved for its next fragment if
@@ -132,13 +168,29 @@ impl Ctx<'_> {
         move |kind| CorruptError { channel, owner, position, kind }
     }
 
-    /// Whether a fragment waits for this core.
-    pub fn incoming(&self, inbox: &Inbox) -> bool {
+    /// Whether a fragment waits for this core, an SRB consumer at `pos` that last
+    /// published `published` (a waiter's copy of its inbox's: another thread may move
+    /// on meanwhile, and then wakes it, see `engine`).
+    pub fn incoming_at(&self, pos: u32, published: u32) -> bool {
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, self.rank);
-            return ring.has_entry(inbox.srb_pos) || ring.owes_space(inbox.srb_pos, inbox.srb_published);
+            return ring.has_entry(pos) || ring.owes_space(pos, published);
         }
         (0..self.size).any(|s| s != self.rank && self.place.perpeer(self.seg, s, self.rank).has_incoming())
+    }
+
+    /// Publishes the SRB space this core consumed, now rather than lazily (it leaves
+    /// messaging for a while: see `engine`), ringing the senders that wait for it.
+    /// True if anything was published.
+    pub fn flush_consumed(&self, inbox: &mut Inbox) -> bool {
+        if !self.srb_mode() || inbox.srb_pos == inbox.srb_published {
+            return false;
+        }
+        let ring = self.place.srb(self.seg, self.rank);
+        if ring.flush_consumed(inbox.srb_pos, &mut inbox.srb_published) {
+            self.seg.ring_all();
+        }
+        true
     }
 
     /// Delivers the fragments waiting for this core; true if there were any. Unless
@@ -216,51 +268,30 @@ impl Ctx<'_> {
     }
 
     /// Sends the next fragment of a message to `dest` if the channel has room:
-    /// `Some(bytes sent)`, or `None` when it is full. `held` is `None` for a blocking
-    /// send, which waits here for an SRB reservation that does not fit yet; a
-    /// non-blocking send passes its reservation slot instead, where such a reservation
-    /// is kept and filled by a later call with the same `rest` (module docs).
+    /// `Some(bytes sent)`, or `None` when it is full. `held` keeps an SRB reservation
+    /// that does not fit yet; a later call with the same `rest` fills it once it fits
+    /// (module docs). Never waits.
     pub fn push(
         &self,
-        inbox: &mut Inbox,
-        mut target: Tgt<'_, '_>,
         dest: u32,
         (tag, total, first): (u32, u32, bool),
         rest: &[u8],
-        held: Option<&mut Option<srb::Reservation>>,
+        held: &mut Option<srb::Reservation>,
     ) -> Result<Option<usize>, Fail> {
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, dest);
             let n = rest.len().min(ring.max_payload() as usize);
             let len = srb::entry_len(n as u32);
-            let (r, fits) = match held.as_ref().and_then(|h| **h) {
+            let (r, fits) = match *held {
                 Some(r) => (r, ring.fits(&r)),
                 None => match ring.try_reserve(len) {
                     Some(reserved) => reserved,
                     None => return Ok(None),
                 },
             };
-            if let Some(h) = held {
-                *h = (!fits).then_some(r);
-                if !fits {
-                    return Ok(None);
-                }
-            } else if !fits {
-                // Another sender got there first: the reservation must be filled, so
-                // wait for it, draining our own ring meanwhile (module docs).
-                ring.add_space_waiter();
-                self.seg.slot(dest).bell.ring_after_rmw();
-                let waited = (|| loop {
-                    if ring.fits(&r) {
-                        return Ok(());
-                    }
-                    self.drain(inbox, target.as_deref_mut(), true)?;
-                    let bell = &self.seg.slot(self.rank).bell;
-                    let inbox = &*inbox;
-                    self.waiter.wait_until(bell, || (ring.fits(&r) || self.incoming(inbox)).then_some(()))?;
-                })();
-                ring.remove_space_waiter();
-                waited.map_err(|e: Fail| e)?;
+            *held = (!fits).then_some(r);
+            if !fits {
+                return Ok(None);
             }
             ring.publish(r, &self.header(tag, total, n, first), &rest[..n]);
             self.seg.slot(dest).bell.ring();
@@ -287,20 +318,17 @@ impl Ctx<'_> {
     }
 
     /// Pushes queued non-blocking sends as far as they go; true if any fragment left.
-    pub fn push_queued(&self, st: &mut State, mut target: Tgt<'_, '_>) -> Result<bool, Fail> {
+    /// Skips destinations that a blocking send is in the middle of.
+    pub fn push_queued(&self, st: &mut State) -> Result<bool, Fail> {
         let mut any = false;
-        let State { inbox, outbox, unfinished, .. } = st;
+        let State { outbox, unfinished, busy, .. } = st;
         for (dest, queue) in outbox.iter_mut().enumerate() {
+            if queue.is_empty() || busy.get(dest).is_some_and(|&b| b) {
+                continue;
+            }
             while let Some(p) = queue.front_mut() {
                 let rest = &p.data[p.off..];
-                match self.push(
-                    inbox,
-                    target.as_deref_mut(),
-                    dest as u32,
-                    (p.tag, p.total, !p.started),
-                    rest,
-                    Some(&mut p.reserved),
-                )? {
+                match self.push(dest as u32, (p.tag, p.total, !p.started), rest, &mut p.reserved)? {
                     None => break,
                     Some(n) => {
                         any = true;
@@ -318,42 +346,58 @@ impl Ctx<'_> {
     }
 
     /// Drains, then pushes queued sends; true if anything moved.
-    pub fn progress(&self, st: &mut State, mut target: Tgt<'_, '_>) -> Result<bool, Fail> {
-        let drained = self.drain(&mut st.inbox, target.as_deref_mut(), false)?;
-        Ok(self.push_queued(st, target)? || drained)
+    pub fn progress(&self, st: &mut State, target: Tgt<'_, '_>) -> Result<bool, Fail> {
+        let drained = self.drain(&mut st.inbox, target, false)?;
+        Ok(self.push_queued(st)? || drained)
     }
 
-    /// Sleeps until a fragment arrives for this core, or one of the queued sends (or
-    /// `extra`: a destination and the bytes left for it) could move.
-    pub fn wait(&self, st: &State, extra: Option<(u32, usize)>) -> Result<(), JobAborted> {
-        let blocked: Vec<(u32, usize, Option<srb::Reservation>)> = st
+    /// Prepares a wait: what it watches (the SRB position, the destinations it cannot
+    /// send to yet: the fronts of the queues and `extra`). For SRB destinations it
+    /// counts this core among the ring's space waiters and rings the receiver, which
+    /// may owe space (see `srb`); [`Ctx::unwatch`] undoes that.
+    pub fn watch(&self, st: &State, extra: Option<Blocked>) -> Watch {
+        let blocked: Vec<Blocked> = st
             .outbox
             .iter()
             .enumerate()
+            .filter(|&(d, _)| !st.is_busy(d as u32))
             .filter_map(|(d, q)| q.front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
-            .chain(extra.map(|(d, n)| (d, n, None)))
+            .chain(extra)
             .collect();
-        let srb = self.srb_mode();
-        if srb {
+        if self.srb_mode() {
             for &(d, ..) in &blocked {
                 self.place.srb(self.seg, d).add_space_waiter();
                 self.seg.slot(d).bell.ring_after_rmw();
             }
         }
-        let bell = &self.seg.slot(self.rank).bell;
+        Watch { pos: st.inbox.srb_pos, published: st.inbox.srb_published, blocked }
+    }
+
+    /// Undoes the registrations of [`Ctx::watch`].
+    pub fn unwatch(&self, w: &Watch) {
+        if self.srb_mode() {
+            w.blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).remove_space_waiter());
+        }
+    }
+
+    /// Whether something the watch covers could move: a fragment arrived (at the
+    /// watched position), or a blocked destination has room.
+    pub fn movable(&self, w: &Watch) -> bool {
         // A held reservation moves once it fits; the hint of `can_push` counts it as
         // taken space and could stay false.
-        let movable = |&(d, n, r): &(u32, usize, Option<srb::Reservation>)| match r {
+        let movable = |&(d, n, r): &Blocked| match r {
             Some(r) => self.place.srb(self.seg, d).fits(&r),
             None => self.can_push(d, n),
         };
-        let ready = || (self.incoming(&st.inbox) || blocked.iter().any(movable)).then_some(());
-        let result = self.waiter.wait_until(bell, ready);
-        if srb {
-            blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).remove_space_waiter());
-        }
-        result
+        self.incoming_at(w.pos, w.published) || w.blocked.iter().any(movable)
     }
+}
+
+/// What a waiting call watches (see [`Ctx::watch`]).
+pub(crate) struct Watch {
+    pos: u32,
+    published: u32,
+    blocked: Vec<Blocked>,
 }
 
 #[cfg(test)]
@@ -398,7 +442,9 @@ mod tests {
         let mut inbox = Inbox::default();
         assert!(receiver.drain(&mut inbox, None, true).unwrap());
         // The hint counts `_after` as taken and says full: the wait must look at `lost`.
-        sender.wait(&st, None).unwrap();
+        let watch = sender.watch(&st, None);
+        assert!(sender.movable(&watch));
+        sender.unwatch(&watch);
         assert!(sender.progress(&mut st, None).unwrap());
         assert!(st.send_finished(id));
         receiver.drain(&mut inbox, None, true).unwrap();

@@ -11,9 +11,11 @@
 
 use std::fmt;
 
-use crate::p2p::endpoint::Endpoint;
+use crate::p2p::channel::ChannelUnavailable;
+use crate::p2p::endpoint::{Endpoint, RecvError, SendError, Source, Status, TagMatch};
+use crate::p2p::engine::Locked;
 use crate::p2p::matching::{Target, TargetState};
-use crate::p2p::endpoint::{RecvError, SendError, Source, Status, TagMatch};
+use crate::p2p::progress::Ctx;
 
 /// Why a request failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,42 +71,68 @@ impl<'a> Request<'a> {
         if let Some(done) = &self.finished {
             return done.clone().map(Some);
         }
+        let (cx, mut st) = self.ep.p2p().map_err(|e| self.unavailable(e))?;
         let outcome = match &mut self.op {
-            Op::Send { id, status } => {
-                let id = id.expect("unfinished sends have an id");
-                let (cx, mut st) =
-                    self.ep.p2p().map_err(|e| RequestError::Send(SendError::Unavailable(e)))?;
-                match cx.progress(&mut st, None) {
-                    Err(e) => Some(Err(RequestError::Send(e.into()))),
-                    Ok(_) => st.send_finished(id).then_some(Ok(*status)),
-                }
-            }
+            Op::Send { id, status } => Self::test_send(&cx, &mut st, id, *status),
             Op::Recv { id, src, tag, buf } => {
-                let capacity = buf.len();
-                let (cx, mut st) =
-                    self.ep.p2p().map_err(|e| RequestError::Recv(RecvError::Unavailable(e)))?;
                 let mut t = Target { id: Some(*id), src: *src, tag: *tag, buf, state: TargetState::Open };
-                st.inbox.resume(&mut t);
-                let mut failed = None;
-                if matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
-                    failed = cx.progress(&mut st, Some(&mut t)).err();
+                let outcome = Self::test_recv(&cx, &mut st, &mut t);
+                if st.inbox.spill(&mut t) {
+                    st.changed();
                 }
-                match (failed, t.state) {
-                    (Some(e), _) => {
-                        st.inbox.spill(&mut t);
-                        Some(Err(RequestError::Recv(e.into())))
-                    }
-                    (None, TargetState::Done(s)) => Some(Ok(s)),
-                    (None, TargetState::Truncated(status)) => {
-                        Some(Err(RequestError::Recv(RecvError::Truncated { status, capacity })))
-                    }
-                    (None, _) => {
-                        st.inbox.spill(&mut t);
-                        None
-                    }
-                }
+                outcome
             }
         };
+        self.finish(outcome)
+    }
+
+    /// Waits until the request completes.
+    pub fn wait(mut self) -> Result<Status, RequestError> {
+        if let Some(done) = &self.finished {
+            return done.clone();
+        }
+        let ep = self.ep;
+        let (cx, mut st) = ep.p2p().map_err(|e| self.unavailable(e))?;
+        // Tests and waits under one hold of the state, so that no change between them
+        // goes unseen (the wait's watch starts from what the test saw).
+        let outcome = match &mut self.op {
+            Op::Send { id, status } => loop {
+                if let Some(done) = Self::test_send(&cx, &mut st, id, *status) {
+                    break done;
+                }
+                if let Err(e) = ep.wait(&cx, &mut st, None, None) {
+                    break Err(RequestError::Send(SendError::Aborted(e)));
+                }
+            },
+            Op::Recv { id, src, tag, buf } => {
+                let mut t = Target { id: Some(*id), src: *src, tag: *tag, buf, state: TargetState::Open };
+                let done = loop {
+                    if let Some(done) = Self::test_recv(&cx, &mut st, &mut t) {
+                        break done;
+                    }
+                    if let Err(e) = ep.wait(&cx, &mut st, None, Some(&mut t)) {
+                        break Err(RequestError::Recv(RecvError::Aborted(e)));
+                    }
+                };
+                if st.inbox.spill(&mut t) {
+                    st.changed();
+                }
+                done
+            }
+        };
+        drop(st);
+        self.finish(Some(outcome)).map(|s| s.expect("finished"))
+    }
+
+    fn unavailable(&self, e: ChannelUnavailable) -> RequestError {
+        match self.op {
+            Op::Send { .. } => RequestError::Send(SendError::Unavailable(e)),
+            Op::Recv { .. } => RequestError::Recv(RecvError::Unavailable(e)),
+        }
+    }
+
+    /// Records a finished outcome.
+    fn finish(&mut self, outcome: Option<Result<Status, RequestError>>) -> Result<Option<Status>, RequestError> {
         match outcome {
             None => Ok(None),
             Some(done) => {
@@ -114,21 +142,40 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// Waits until the request completes.
-    pub fn wait(mut self) -> Result<Status, RequestError> {
-        loop {
-            if let Some(s) = self.test()? {
-                return Ok(s);
+    fn test_send(
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        id: &Option<u64>,
+        status: Status,
+    ) -> Option<Result<Status, RequestError>> {
+        let id = id.expect("unfinished sends have an id");
+        match cx.progress(st, None) {
+            Err(e) => Some(Err(RequestError::Send(e.into()))),
+            Ok(moved) => {
+                if moved {
+                    st.changed();
+                }
+                st.send_finished(id).then_some(Ok(status))
             }
-            let err = |e| match self.op {
-                Op::Send { .. } => RequestError::Send(SendError::Aborted(e)),
-                Op::Recv { .. } => RequestError::Recv(RecvError::Aborted(e)),
-            };
-            let (cx, st) = self.ep.p2p().map_err(|e| match self.op {
-                Op::Send { .. } => RequestError::Send(SendError::Unavailable(e)),
-                Op::Recv { .. } => RequestError::Recv(RecvError::Unavailable(e)),
-            })?;
-            cx.wait(&st, None).map_err(err)?;
+        }
+    }
+
+    /// One test of a receive whose target is `t` (Open, or receiving directly from an
+    /// earlier round of the same call).
+    fn test_recv(cx: &Ctx<'_>, st: &mut Locked<'_>, t: &mut Target<'_>) -> Option<Result<Status, RequestError>> {
+        let capacity = t.buf.len();
+        st.inbox.resume(t);
+        if matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
+            match cx.progress(st, Some(t)) {
+                Err(e) => return Some(Err(RequestError::Recv(e.into()))),
+                Ok(true) => st.changed(),
+                Ok(false) => {}
+            }
+        }
+        match t.state {
+            TargetState::Done(s) => Some(Ok(s)),
+            TargetState::Truncated(status) => Some(Err(RequestError::Recv(RecvError::Truncated { status, capacity }))),
+            _ => None,
         }
     }
 
@@ -143,7 +190,11 @@ impl Drop for Request<'_> {
         // Always for receives: a request that failed may still hold its message.
         if let Op::Recv { id, .. } = &self.op {
             if let Ok((_, mut st)) = self.ep.p2p() {
-                st.inbox.cancel(*id);
+                // A message it held goes back to the queue, where another thread's
+                // receive may wait for it.
+                if st.inbox.cancel(*id) {
+                    st.changed();
+                }
             }
         }
     }

@@ -18,6 +18,18 @@
 //! waker bumped `seq` before the sleeper read it, the sleeper's `Acquire` load of
 //! `seq` makes the change visible to the condition; otherwise the futex compare fails
 //! or the wake arrives. A sleeper-free ring costs one fence and one load.
+//!
+//! Background progress ([`Progress`]): a waiter may carry the core's background work
+//! (its pending two-sided operations, registered by the layer that owns them). The
+//! waiter drives it while it waits: [`Progress::poll`] between polls and after every
+//! sleep, and [`Progress::arm`] before every sleep. Arming may name a second doorbell,
+//! the one that the work's partners ring (the core's own): the sleeper then counts
+//! itself on both doorbells before its fence, evaluates its condition *and* the work's
+//! ([`Movable::movable`]) after it, and sleeps on both words at once
+//! (`FutexWord::wait_or`, `futex_waitv`), so a ring of either is a Dekker pair with the
+//! sleeper exactly as above and neither can be lost. Work that cannot be looked at now
+//! ([`Armed::Busy`]: another thread of the core holds it) is retried after a yield;
+//! its holder holds it only for bounded stretches and never across a sleep.
 
 use std::time::{Duration, Instant};
 
@@ -90,6 +102,36 @@ impl Doorbell {
     }
 }
 
+/// A core's background work, driven by every wait of the core (module docs).
+pub trait Progress: Sync {
+    /// Moves what can move now, without blocking and without waiting for a lock that
+    /// the waiting caller may hold; true if anything moved.
+    fn poll(&self) -> bool;
+
+    /// Prepares a sleep: registers whatever the work's partners must see to ring this
+    /// core, and says what to watch while asleep.
+    fn arm(&self) -> Armed<'_>;
+}
+
+/// What background work asks of a sleep ([`Progress::arm`]).
+pub enum Armed<'a> {
+    /// Nothing to watch: sleep on the call's doorbell alone.
+    Idle,
+    /// The work is in another thread's hands for a moment: do not sleep; yield, poll
+    /// and arm again.
+    Busy,
+    /// Sleep on this doorbell too (the one the work's partners ring), until the watch
+    /// says the work can move. Dropping the watch undoes what arming registered.
+    Watch(&'a Doorbell, Box<dyn Movable + 'a>),
+}
+
+/// The work's side of a sleeper's condition (see [`Armed::Watch`]).
+pub trait Movable {
+    /// Evaluated after the sleeper's SeqCst fence, like its own condition: whether the
+    /// work could move now (the sleeper then polls instead of sleeping).
+    fn movable(&self) -> bool;
+}
+
 /// Waits on behalf of one core, under the job's wait policy.
 #[derive(Clone, Copy)]
 pub struct Waiter<'a> {
@@ -97,12 +139,25 @@ pub struct Waiter<'a> {
     job: &'a JobControl,
     /// The one CPU this core is pinned to, if it is (see [`Waiter::handoff_cpu`]).
     cpu: Option<u16>,
+    /// The core's background work, driven while waiting.
+    progress: Option<&'a dyn Progress>,
 }
 
 impl<'a> Waiter<'a> {
-    /// A waiter under `policy` that checks `job` for aborts, pinned to no known CPU.
+    /// A waiter under `policy` that checks `job` for aborts, pinned to no known CPU,
+    /// with no background work.
     pub fn new(policy: WaitPolicy, job: &'a JobControl) -> Waiter<'a> {
-        Waiter { policy, job, cpu: None }
+        Waiter { policy, job, cpu: None, progress: None }
+    }
+
+    /// The same waiter, driving `progress` while it waits.
+    pub fn with_progress(self, progress: &'a dyn Progress) -> Waiter<'a> {
+        Waiter { progress: Some(progress), ..self }
+    }
+
+    /// The wait policy.
+    pub fn policy(&self) -> WaitPolicy {
+        self.policy
     }
 
     /// The same waiter, for a core pinned to `cpu` (if any).
@@ -159,6 +214,42 @@ impl<'a> Waiter<'a> {
         mut ready: impl FnMut() -> Option<T>,
         partner_elsewhere: impl Fn() -> bool,
     ) -> Result<T, JobAborted> {
+        match self.awake(&mut ready, partner_elsewhere)? {
+            Some(v) => Ok(v),
+            None => self.asleep(bell, ready),
+        }
+    }
+
+    /// Only the awake part of [`Waiter::wait_until`] (spin, then yield): polls `ready`
+    /// until it yields a value, or `Ok(None)` once the awake budget is spent; never
+    /// sleeps. For a caller that must release something before it sleeps (then
+    /// [`Waiter::sleep_until`]). Under `Spin` the budget never ends.
+    pub fn spin_until<T>(&self, mut ready: impl FnMut() -> Option<T>) -> Result<Option<T>, JobAborted> {
+        self.awake(&mut ready, || false)
+    }
+
+    /// Only the sleeping part of [`Waiter::wait_until`]: sleeps on `bell` between
+    /// changes until `ready` yields a value, without spinning first (the caller spent
+    /// the awake budget already, see [`Waiter::spin_until`]). Under `Spin`, which never
+    /// sleeps, it polls.
+    pub fn sleep_until<T>(
+        &self,
+        bell: &Doorbell,
+        mut ready: impl FnMut() -> Option<T>,
+    ) -> Result<T, JobAborted> {
+        if self.policy == WaitPolicy::Spin {
+            let spun = self.awake(&mut ready, || false)?;
+            return Ok(spun.expect("a spinning waiter never gives up"));
+        }
+        self.asleep(bell, ready)
+    }
+
+    /// Polls `ready` (and the background work) while the awake budget lasts.
+    fn awake<T>(
+        &self,
+        ready: &mut impl FnMut() -> Option<T>,
+        partner_elsewhere: impl Fn() -> bool,
+    ) -> Result<Option<T>, JobAborted> {
         let backoff = Backoff::new();
         // Read only once spinning is over: a clock read (22 ns here) at the start would
         // delay noticing a partner that answers at once.
@@ -175,7 +266,7 @@ impl<'a> Waiter<'a> {
             // A handoff spin is far inside the awake budget: no clock read.
             let done_spinning = !handoff && (backoff.is_completed() || self.policy == WaitPolicy::Block);
             if done_spinning && self.may_sleep(&mut started) {
-                break;
+                return Ok(None);
             }
             match self.policy {
                 WaitPolicy::Block if handoff => {
@@ -189,26 +280,72 @@ impl<'a> Waiter<'a> {
                 }
                 WaitPolicy::Adaptive | WaitPolicy::Spin => backoff.snooze(),
             }
+            if let Some(p) = self.progress {
+                p.poll();
+            }
             if let Some(v) = ready() {
-                return Ok(v);
+                return Ok(Some(v));
             }
         }
+    }
+
+    /// Sleeps on `bell` (and on the background work's doorbell, if it has one) until
+    /// `ready` yields a value (module docs).
+    fn asleep<T>(&self, bell: &Doorbell, mut ready: impl FnMut() -> Option<T>) -> Result<T, JobAborted> {
         loop {
+            let (other, watch) = match self.progress.map_or(Armed::Idle, |p| p.arm()) {
+                Armed::Idle => (None, None),
+                Armed::Busy => {
+                    self.job.check()?;
+                    yield_now();
+                    if let Some(v) = ready() {
+                        return Ok(v);
+                    }
+                    self.poll_progress();
+                    continue;
+                }
+                Armed::Watch(own, watch) => (Some(own).filter(|&o| !std::ptr::eq(o, bell)), Some(watch)),
+            };
             bell.sleepers.fetch_add(1, Ordering::Relaxed);
-            // SeqCst fence: pairs with the one in `Doorbell::ring` (module docs).
+            if let Some(o) = other {
+                o.sleepers.fetch_add(1, Ordering::Relaxed);
+            }
+            // SeqCst fence: pairs with the one in `Doorbell::ring` of either doorbell
+            // (module docs); the watch is read after it, as the condition is.
             fence(Ordering::SeqCst);
             let seen = bell.seq.load(Ordering::Acquire);
+            // Acquire, as for `seen`: a ring of `other` that we read makes its change
+            // visible to the watch.
+            let seen_other = other.map(|o| o.seq.load(Ordering::Acquire));
             let value = ready();
+            let movable = value.is_none() && watch.as_ref().is_some_and(|w| w.movable());
             let aborted = self.job.check();
-            if value.is_none() && aborted.is_ok() {
-                bell.seq.wait(seen);
+            if value.is_none() && aborted.is_ok() && !movable {
+                match (other, seen_other) {
+                    (Some(o), Some(s)) => bell.seq.wait_or(seen, &o.seq, s),
+                    _ => bell.seq.wait(seen),
+                }
             }
             bell.sleepers.fetch_sub(1, Ordering::Relaxed);
+            if let Some(o) = other {
+                o.sleepers.fetch_sub(1, Ordering::Relaxed);
+            }
+            drop(watch);
             if let Some(v) = value {
                 return Ok(v);
             }
             aborted?;
+            // Work that could move but did not (its state busy in another thread):
+            // give that thread the CPU rather than spin on it.
+            if !self.poll_progress() && movable {
+                yield_now();
+            }
         }
+    }
+
+    /// Polls the background work, if any; true if it moved.
+    fn poll_progress(&self) -> bool {
+        self.progress.is_some_and(|p| p.poll())
     }
 
     /// Whether the awake budget, counted from the first call (`started`), is spent.

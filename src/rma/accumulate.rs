@@ -160,7 +160,7 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
                 let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
                 let part = win.part_region(me);
                 let state =
-                    OwnerState::start::<T>(ctx.segment(), agent_seg, owner, me, part, ctx.wait_policy())
+                    OwnerState::start::<T>(ctx.segment(), agent_seg, owner, me, part, ctx.waiter())
                         .map_err(os)?;
                 AccState::Owner { block, state }
             }

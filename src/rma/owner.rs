@@ -202,7 +202,8 @@ pub struct OwnerState<'c> {
     block: OwnerBlock,
     seg: &'c Segment,
     me: u32,
-    policy: WaitPolicy,
+    /// This core's waiter (which drives its background work while it waits).
+    waiter: Waiter<'c>,
     /// Requests this core issued, and the staging half to use next.
     issued: Cell<u64>,
     next_half: Cell<usize>,
@@ -213,15 +214,17 @@ pub struct OwnerState<'c> {
 
 impl<'c> OwnerState<'c> {
     /// Starts this process's agent for `part` (this core's part, absolute), serving
-    /// `block`'s queue of rank `me`. `agent_seg` is a second mapping of the segment.
+    /// `block`'s queue of rank `me`. `agent_seg` is a second mapping of the segment;
+    /// `waiter` is this core's, under whose policy the agent waits too.
     pub fn start<T: AccElem>(
         seg: &'c Segment,
         agent_seg: Segment,
         block: OwnerBlock,
         me: u32,
         part: Region,
-        policy: WaitPolicy,
+        waiter: Waiter<'c>,
     ) -> std::io::Result<OwnerState<'c>> {
+        let policy = waiter.policy();
         let agent = std::thread::Builder::new()
             .name(format!("sccemu-acc-agent-{me}"))
             .spawn(move || agent::<T>(&agent_seg, block, me, part, policy))?;
@@ -229,7 +232,7 @@ impl<'c> OwnerState<'c> {
             block,
             seg,
             me,
-            policy,
+            waiter,
             issued: Cell::new(0),
             next_half: Cell::new(0),
             scratch: std::cell::RefCell::new(vec![0; SLOT_BYTES - 4]),
@@ -238,7 +241,7 @@ impl<'c> OwnerState<'c> {
     }
 
     fn waiter(&self) -> Waiter<'c> {
-        Waiter::new(self.policy, self.seg.job())
+        self.waiter
     }
 
     fn push(&self, target: u32, msg: &[u8]) -> Result<(), JobAborted> {

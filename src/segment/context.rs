@@ -9,16 +9,22 @@
 //! Attaching registers the process in its control slot; dropping the context marks the
 //! slot finalized: a rank that exits with status 0 without that is reported as a
 //! failure, since its peers may be waiting for it.
+//!
+//! Background work: a layer above (the two-sided engine) registers a [`Background`]
+//! once, at attach. Every wait through the context's waiter then drives it (the
+//! context is the waiter's [`Progress`]), so that barriers, fences, epochs, locks,
+//! flags and collectives keep the core's pending sends and receives moving: MPI's
+//! progress rule. The layers below never name the layer that registers it.
 
 use std::os::fd::OwnedFd;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use shm_layout::{Mesh, WaitPolicy};
 
 use crate::protocol::abort::JobAborted;
 use crate::protocol::alloc::freelist::FreeList;
-use crate::protocol::waiter::Waiter;
+use crate::protocol::waiter::{Armed, Progress, Waiter};
 use crate::segment::mapping::{AttachError, Segment, slot_state};
 use crate::segment::mpb::MPB_GRANULE;
 use crate::segment::wait_mark::{MarkGuard, WaitMark};
@@ -50,6 +56,15 @@ impl MeshPosition {
     }
 }
 
+/// Work that a layer above carries on in the background of this core's waits (module
+/// docs): [`Progress`], given the context.
+pub trait Background: Send + Sync {
+    /// [`Progress::poll`].
+    fn poll(&self, ctx: &CoreContext) -> bool;
+    /// [`Progress::arm`].
+    fn arm<'a>(&'a self, ctx: &'a CoreContext) -> Armed<'a>;
+}
+
 /// One attached core's context.
 pub struct CoreContext {
     segment: Segment,
@@ -62,6 +77,8 @@ pub struct CoreContext {
     pub(crate) mpb_allocator: Mutex<FreeList>,
     /// How many world-collective heap calls this core has made (see `collective_alloc`).
     pub(crate) heap_calls: Mutex<u64>,
+    /// The background work every wait drives, once registered.
+    background: OnceLock<Arc<dyn Background>>,
 }
 
 impl CoreContext {
@@ -78,7 +95,8 @@ impl CoreContext {
         slot.pid.store(std::process::id(), Ordering::Relaxed);
         slot.state.store(slot_state::ATTACHED, Ordering::Release);
         let mpb_allocator = Mutex::new(FreeList::new(config.mpb_bytes as usize, MPB_GRANULE));
-        Ok(CoreContext { segment, rank, size, policy, cpu, mpb_allocator, heap_calls: Mutex::new(0) })
+        let heap_calls = Mutex::new(0);
+        Ok(CoreContext { segment, rank, size, policy, cpu, mpb_allocator, heap_calls, background: OnceLock::new() })
     }
 
     /// This core's rank, `0..size`.
@@ -145,8 +163,23 @@ impl CoreContext {
         self.waiter().handoff_cpu()
     }
 
+    /// This core's waiter, driving the registered background work while it waits.
     pub(crate) fn waiter(&self) -> Waiter<'_> {
+        match self.background.get() {
+            Some(_) => self.plain_waiter().with_progress(self),
+            None => self.plain_waiter(),
+        }
+    }
+
+    /// This core's waiter without the background work: for that work's own waits.
+    pub(crate) fn plain_waiter(&self) -> Waiter<'_> {
         Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)
+    }
+
+    /// Registers the work that every later wait of this core drives (once; a second
+    /// registration is refused and returned).
+    pub(crate) fn set_background(&self, work: Arc<dyn Background>) -> Result<(), Arc<dyn Background>> {
+        self.background.set(work)
     }
 
     /// Wakes whoever waits on core `rank`'s doorbell ([`CoreContext::wait_on`]); call it
@@ -189,6 +222,16 @@ impl CoreContext {
     /// usable, but its launcher no longer counts it as live.
     pub fn leave(&self) {
         self.segment.slot(self.rank).state.store(slot_state::FINALIZED, Ordering::Release);
+    }
+}
+
+impl Progress for CoreContext {
+    fn poll(&self) -> bool {
+        self.background.get().is_some_and(|b| b.poll(self))
+    }
+
+    fn arm(&self) -> Armed<'_> {
+        self.background.get().map_or(Armed::Idle, |b| b.arm(self))
     }
 }
 

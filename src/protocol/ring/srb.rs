@@ -367,6 +367,22 @@ impl<'a, M: RingMem> Srb<'a, M> {
         waiting
     }
 
+    /// Receiver leaving messaging for a while (a barrier, an epoch): publishes what it
+    /// consumed up to `pos` now rather than lazily. Returns whether senders wait: the
+    /// caller then rings them.
+    pub fn flush_consumed(&self, pos: u32, published: &mut u32) -> bool {
+        if pos == *published {
+            // Nothing consumed since the last publication: nothing to give a sender.
+            return false;
+        }
+        self.publish_consumer(pos, published);
+        // SeqCst fence (free after the publishing RMW), as in `free_consumed`: either we
+        // see a sleeping sender and ring it, or its check after its fence sees what we
+        // published.
+        fence_after_rmw();
+        self.counters.space_waiters.load(Ordering::Relaxed) != 0
+    }
+
     fn publish_consumer(&self, pos: u32, published: &mut u32) {
         // Release: our reads and zeroing happen-before a sender's Acquire fetch_or that
         // sees the new value (module docs). An RMW rather than a store, although only we

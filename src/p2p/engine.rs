@@ -1,0 +1,297 @@
+//! The two-sided engine of one core: its channels' placement and its private state,
+//! shared by every thread of the process (`MPI_THREAD_MULTIPLE`), and the background
+//! progress that every other blocking call of the core drives (MPI's progress rule).
+//!
+//! Threads. The state is behind one mutex; a call holds it while it moves fragments.
+//! A call that must wait ([`Engine::wait`]) first polls *with the state locked* (the
+//! waiter's awake budget: the single-thread fast path pays nothing more), but lets go
+//! at once if another thread asks for the lock (`contended`). Before it sleeps it
+//! releases the state:
+//! - a receive that was filling its buffer directly moves what it has to memory the
+//!   inbox owns (`spill`), since other threads drain meanwhile and only the running
+//!   call can reach its buffer; it takes the message back (or another) when it wakes;
+//! - it copies what it watches ([`Watch`]: the SRB position, blocked destinations),
+//!   counts itself in `sleeping` *while still holding the lock*, unlocks and sleeps on
+//!   the core's own doorbell until the watch fires or `generation` moves;
+//! - a thread that changes the state in a way other calls may wait for (a message
+//!   delivered or queued, a send or receive posted, finished or cancelled) marks its
+//!   guard ([`Locked::changed`]); on unlock, if `sleeping` is nonzero, it bumps
+//!   `generation` and rings the core's own doorbell.
+//!
+//! No lost wake-up between threads: a sleeper's increment of `sleeping` precedes its
+//! unlock, so a later holder (whose lock synchronises with that unlock) sees it; the
+//! holder's `generation` RMW and its ring's fence, against the sleeper's registration
+//! on the doorbell and the waiter's SeqCst fence before it reads `generation`, are the
+//! waiter's Dekker pair (`protocol::waiter`). Wake-ups from other cores are as before:
+//! whoever frees room or delivers a fragment rings this core's doorbell.
+//!
+//! Background progress ([`Background`]): registered in the core's context at attach,
+//! so that every wait of a barrier, fence, epoch, lock, flag or collective polls it.
+//! `poll` runs progress if the state has work (`active`: unfinished sends, posted
+//! receives, unpublished SRB space, which it publishes at once) and the lock is free
+//! (`try_lock`: never a lock the waiting caller might hold). Before each sleep `arm`
+//! registers the wait as above (`sleeping`, SRB space waiters) and hands the waiter the
+//! core's own doorbell to sleep on as well, with a watch that fires when the work can
+//! move or the state changed. A corrupted channel found in the background disables
+//! it; the next messaging call reports the corruption.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
+use crate::p2p::channel::{ChannelUnavailable, Placement};
+use crate::p2p::matching::Target;
+use crate::p2p::progress::{Blocked, Ctx, State, Watch};
+use crate::protocol::abort::JobAborted;
+use crate::protocol::waiter::{Armed, Doorbell, Movable};
+use crate::segment::CoreContext;
+use crate::segment::context::Background;
+use crate::sync::{AtomicU32, Ordering};
+
+/// A core's two-sided state: where its channels are, its private queues, and what its
+/// threads need to share them (module docs). Process-local: none of it is shared memory.
+pub struct Engine {
+    place: Result<Placement, ChannelUnavailable>,
+    state: Mutex<State>,
+    /// Threads that released the state to sleep and want to hear of changes.
+    sleeping: AtomicU32,
+    /// Bumped, then the own doorbell rung, by a change made while threads sleep.
+    generation: AtomicU32,
+    /// Threads waiting to lock the state: a holder that only polls lets go.
+    contended: AtomicU32,
+    /// Whether the state has background work (`State::active`, as of the last unlock):
+    /// a hint that spares idle polls the lock.
+    active: AtomicU32,
+    /// The background found the channel corrupted and stopped (module docs).
+    broken: AtomicU32,
+}
+
+impl Engine {
+    pub(crate) fn new(ctx: &CoreContext) -> Engine {
+        let mut mpb = ctx.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner());
+        let place = Placement::setup(ctx.segment().config(), &mut mpb);
+        Engine {
+            place,
+            state: Mutex::new(State::default()),
+            sleeping: AtomicU32::new(0),
+            generation: AtomicU32::new(0),
+            contended: AtomicU32::new(0),
+            active: AtomicU32::new(0),
+            broken: AtomicU32::new(0),
+        }
+    }
+
+    /// The placement of the job's channels, or why it has none.
+    pub(crate) fn place(&self) -> Result<&Placement, ChannelUnavailable> {
+        self.place.as_ref().map_err(Clone::clone)
+    }
+
+    /// The channel context of this core (its waits drive no background: they are it).
+    pub(crate) fn ctx<'c>(&'c self, ctx: &'c CoreContext) -> Result<Ctx<'c>, ChannelUnavailable> {
+        Ok(Ctx { seg: ctx.segment(), place: self.place()?, rank: ctx.rank(), size: ctx.size(), waiter: ctx.plain_waiter() })
+    }
+
+    /// Locks the state, telling a holder that only polls to let go.
+    pub(crate) fn lock<'c>(&'c self, ctx: &'c CoreContext) -> Locked<'c> {
+        let guard = self.try_lock().unwrap_or_else(|| self.lock_contended());
+        Locked { engine: self, guard: Some(guard), own: &ctx.segment().slot(ctx.rank()).bell, changed: false }
+    }
+
+    fn try_lock(&self) -> Option<MutexGuard<'_, State>> {
+        match self.state.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    fn lock_contended(&self) -> MutexGuard<'_, State> {
+        // Relaxed: a hint for the holder's polls; the mutex orders the state itself.
+        self.contended.fetch_add(1, Ordering::Relaxed);
+        let guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.contended.fetch_sub(1, Ordering::Relaxed);
+        guard
+    }
+
+    /// Waits until something this call may want could have moved: a fragment for this
+    /// core, room at a blocked destination (the queues' fronts and `extra`), or a
+    /// change by another thread. Polls with `st` locked, then sleeps with it released
+    /// (module docs); `target`, the call's receive, is spilled before that. Returns
+    /// whether the state was released (then the caller looks at it afresh).
+    pub(crate) fn wait(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        extra: Option<Blocked>,
+        target: Option<&mut Target<'_>>,
+    ) -> Result<bool, JobAborted> {
+        // What this call changed, other threads hear of now, not after our spin.
+        st.announce();
+        let watch = cx.watch(st, extra);
+        let result = self.wait_watching(cx, st, &watch, target);
+        cx.unwatch(&watch);
+        result
+    }
+
+    fn wait_watching(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        watch: &Watch,
+        target: Option<&mut Target<'_>>,
+    ) -> Result<bool, JobAborted> {
+        // Relaxed: a hint (module docs).
+        let contended = || self.contended.load(Ordering::Relaxed) != 0;
+        let ready = || (cx.movable(watch) || contended()).then_some(());
+        if cx.waiter.spin_until(ready)?.is_some() && !contended() {
+            return Ok(false);
+        }
+        if let Some(t) = target {
+            if st.inbox.spill(t) {
+                st.changed();
+            }
+        }
+        // Tell the sleepers of a change now: once counted below, we would wake
+        // ourselves with it.
+        st.announce();
+        // Relaxed, both: read and counted under the lock, which orders them for the
+        // next holder (module docs).
+        let generation = self.generation.load(Ordering::Relaxed);
+        self.sleeping.fetch_add(1, Ordering::Relaxed);
+        st.unlock();
+        // Relaxed load of `generation`: the waiter's SeqCst fence before the condition,
+        // against the changer's RMW and ring fence, decide (module docs); the state
+        // itself is read under the lock once awake.
+        let moved = || self.generation.load(Ordering::Relaxed) != generation;
+        let result = cx.waiter.sleep_until(st.own, || (cx.movable(watch) || moved()).then_some(()));
+        st.relock();
+        self.sleeping.fetch_sub(1, Ordering::Relaxed);
+        result.map(|()| true)
+    }
+}
+
+/// The state, locked: tells sleeping threads of changes when it unlocks (module docs).
+pub(crate) struct Locked<'c> {
+    engine: &'c Engine,
+    guard: Option<MutexGuard<'c, State>>,
+    /// The core's own doorbell, which sleeping threads of the core sleep on.
+    own: &'c Doorbell,
+    changed: bool,
+}
+
+impl Locked<'_> {
+    /// Marks a change that other calls of the core may wait for.
+    pub(crate) fn changed(&mut self) {
+        self.changed = true;
+    }
+
+    /// If the state changed while other threads sleep, wakes them: bumps `generation`
+    /// and rings the own doorbell. Call it holding the state.
+    fn announce(&mut self) {
+        // Relaxed load of `sleeping`: every sleeper counted itself before its unlock,
+        // which our lock synchronises with (module docs).
+        if std::mem::take(&mut self.changed) && self.engine.sleeping.load(Ordering::Relaxed) != 0 {
+            // Relaxed: the ring's fence (free after this RMW) orders it before the load
+            // of the doorbell's sleepers, the waker's half of the Dekker pair.
+            self.engine.generation.fetch_add(1, Ordering::Relaxed);
+            self.own.ring_after_rmw();
+        }
+    }
+
+    fn unlock(&mut self) {
+        let Some(guard) = self.guard.as_ref() else { return };
+        // Relaxed: a hint for `Background::poll`, which locks before it trusts it.
+        self.engine.active.store(u32::from(guard.active()), Ordering::Relaxed);
+        self.announce();
+        self.guard = None;
+    }
+
+    fn relock(&mut self) {
+        let guard = self.engine.try_lock().unwrap_or_else(|| self.engine.lock_contended());
+        self.guard = Some(guard);
+    }
+}
+
+impl Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.guard.as_ref().expect("the state is locked outside waits")
+    }
+}
+
+impl DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.guard.as_mut().expect("the state is locked outside waits")
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.unlock();
+    }
+}
+
+impl Background for Engine {
+    fn poll(&self, ctx: &CoreContext) -> bool {
+        // Relaxed: hints; the state is looked at under the lock.
+        if self.active.load(Ordering::Relaxed) == 0 || self.broken.load(Ordering::Relaxed) != 0 {
+            return false;
+        }
+        let (Ok(cx), Some(guard)) = (self.ctx(ctx), self.try_lock()) else { return false };
+        let mut st = Locked { engine: self, guard: Some(guard), own: &ctx.segment().slot(ctx.rank()).bell, changed: false };
+        match cx.progress(&mut st, None) {
+            Ok(moved) => {
+                if moved {
+                    st.changed();
+                }
+                cx.flush_consumed(&mut st.inbox) || moved
+            }
+            Err(_) => {
+                self.broken.store(1, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    fn arm<'a>(&'a self, ctx: &'a CoreContext) -> Armed<'a> {
+        let Ok(cx) = self.ctx(ctx) else { return Armed::Idle };
+        if self.broken.load(Ordering::Relaxed) != 0 {
+            return Armed::Idle;
+        }
+        let Some(guard) = self.try_lock() else { return Armed::Busy };
+        let own = &ctx.segment().slot(ctx.rank()).bell;
+        let mut st = Locked { engine: self, guard: Some(guard), own, changed: false };
+        // Idle work watches only for changes: another thread may post some.
+        let active = st.active();
+        let watch = active.then(|| cx.watch(&st, None));
+        // Relaxed, both: under the lock, as in `Engine::wait`.
+        let generation = self.generation.load(Ordering::Relaxed);
+        self.sleeping.fetch_add(1, Ordering::Relaxed);
+        st.unlock();
+        Armed::Watch(own, Box::new(BackgroundWait { engine: self, cx, watch, generation }))
+    }
+}
+
+/// A background wait in progress (see [`Background::arm`]).
+struct BackgroundWait<'a> {
+    engine: &'a Engine,
+    cx: Ctx<'a>,
+    watch: Option<Watch>,
+    generation: u32,
+}
+
+impl Movable for BackgroundWait<'_> {
+    fn movable(&self) -> bool {
+        // Relaxed: as in `Engine::wait`.
+        self.engine.generation.load(Ordering::Relaxed) != self.generation
+            || self.watch.as_ref().is_some_and(|w| self.cx.movable(w))
+    }
+}
+
+impl Drop for BackgroundWait<'_> {
+    fn drop(&mut self) {
+        if let Some(w) = &self.watch {
+            self.cx.unwatch(w);
+        }
+        self.engine.sleeping.fetch_sub(1, Ordering::Relaxed);
+    }
+}

@@ -13,6 +13,7 @@ pub mod exchange;
 pub mod halo;
 pub mod measure;
 pub mod pt2pt;
+pub mod rcce;
 pub mod rma;
 pub mod srb;
 pub mod stencil;
@@ -63,6 +64,11 @@ pub const SUITES: &[Suite] = &[
         name: "stencil",
         about: "9-point stencil CFD automaton, rows split across cores: time per step and speedup per version (RCKMPI paper)",
         run: stencil::suite,
+    },
+    Suite {
+        name: rcce::NAME,
+        about: "RCCE's C ping-pong (examples/c/pingpong.c on librcce) beside sccemu's two-sided ping-pong, 32 B-64 KiB, 2 cores",
+        run: rcce::run,
     },
 ];
 

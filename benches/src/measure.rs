@@ -4,6 +4,8 @@
 //! the median with the 10th and 90th percentiles as its spread. Jobs with more cores
 //! than CPUs are marked oversubscribed. Nothing here asserts a time.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 /// One measured configuration: (implementation, pattern, cores, message size).
@@ -32,6 +34,10 @@ pub struct Row {
 pub struct SuiteParams {
     /// Tiny sizes and few repetitions: a smoke test, not a measurement.
     pub quick: bool,
+    /// Where suites that compile programs put them (`sccrun bench` passes its
+    /// `DIR/build`); a temporary directory of their own when `None`.
+    #[serde(default)]
+    pub build_dir: Option<PathBuf>,
 }
 
 impl SuiteParams {

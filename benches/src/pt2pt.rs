@@ -207,6 +207,22 @@ pub fn rows(
     }
 }
 
+/// Timed samples per size of the ping-pong latency at full scale.
+const LATENCY_REPS: u32 = 15;
+
+/// The two-sided ping-pong between 2 cores over `kind`, one row of one-way µs per size
+/// (rows of `suite`, implementation `name`, pattern `latency`). The rcce suite measures
+/// sccemu's side with it.
+pub fn latency(
+    suite: &str,
+    params: &SuiteParams,
+    kind: ChannelKind,
+    name: &str,
+    sizes: Vec<usize>,
+) -> Vec<Row> {
+    rows(suite, "latency", 2, kind, name, Plan::new(params, sizes, LATENCY_REPS), pingpong)
+}
+
 pub fn run(params: &SuiteParams) -> Vec<Row> {
     let latency_sizes: Vec<usize> = if params.quick {
         vec![1, 8, 4096]
@@ -229,15 +245,7 @@ pub fn run(params: &SuiteParams) -> Vec<Row> {
         line_pingpong,
     );
     for (kind, name) in PROTOCOLS {
-        out.extend(rows(
-            "pt2pt",
-            "latency",
-            2,
-            kind,
-            name,
-            Plan::new(params, latency_sizes.clone(), 15),
-            pingpong,
-        ));
+        out.extend(latency("pt2pt", params, kind, name, latency_sizes.clone()));
         out.extend(rows(
             "pt2pt",
             "bandwidth",

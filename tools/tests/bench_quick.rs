@@ -64,6 +64,27 @@ fn quick_stencil_without_peers_reports_every_version() {
 }
 
 #[test]
+fn quick_rcce_without_peers_sets_the_c_program_beside_sccemu() {
+    sccemu::job::init();
+    let dir = tempfile::tempdir().unwrap();
+    bench::run(&args(&["rcce", "--quick", "--peers", "none"], dir.path())).unwrap();
+    let csv = read(&dir.path().join("rcce.csv"));
+    assert!(!csv.contains("failed"), "{csv}");
+    // Every size the C program prints, for it and for both of sccemu's protocols.
+    for implementation in ["rcce", "sccemu-perpeer", "sccemu-srb"] {
+        for bytes in [32, 65536] {
+            let row = format!("rcce,{implementation},latency,2,{bytes},");
+            assert!(csv.lines().any(|l| l.starts_with(&row)), "no {row} row: {csv}");
+        }
+    }
+    assert!(dir.path().join("build/rcce/pingpong").is_file());
+    let report = read(&dir.path().join("report.md"));
+    assert!(report.contains("## rcce"), "{report}");
+    assert!(report.contains("No MPI peer"), "{report}");
+    assert!(report.contains("Time relative to `rcce`"), "{report}");
+}
+
+#[test]
 fn unknown_suites_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let err = bench::run(&args(&["no-such-suite", "--peers", "none"], dir.path())).unwrap_err();

@@ -55,6 +55,8 @@ pub enum Baseline {
     Pattern(&'static str),
     /// Speedup: the same pattern's time at one core over its time at N.
     OneCore,
+    /// Time over this implementation's at the same pattern, cores and bytes.
+    Implementation(&'static str),
 }
 
 /// 2^first .. 2^(first + N - 1).
@@ -234,6 +236,17 @@ pub const CATALOG: &[SuiteSpec] = &[
             sizes: Scaled { full: &[1024, 8192], quick: &[1024] },
             inner: 20,
         }],
+    },
+    SuiteSpec {
+        name: "rcce",
+        about: "RCCE's synchronous send/recv ping-pong: the C program examples/c/pingpong.c, \
+                built at run time with sccemu-cc -O2 and run as 2 UEs the way rccerun runs it, \
+                beside sccemu's two-sided ping-pong (the pt2pt suite's latency, over both \
+                channel protocols) at every size the program prints: one-way µs and MB/s. \
+                The program prints the mean of its round trips per size, so the rcce rows' \
+                spread is over launches of it. No MPI runs this suite.",
+        baseline: Some(Baseline::Implementation("rcce")),
+        peers: &[],
     },
 ];
 

@@ -109,10 +109,10 @@ pub fn run(args: &BenchArgs) -> Result<(), BenchError> {
     // A job child that reached this far (a `main` without `init`) runs its entry here,
     // before any side effect.
     sccemu::job::init();
-    let params = SuiteParams { quick: args.quick };
     let suites = chosen_suites(&args.suites)?;
     let out = args.out.as_path();
     let (plots, logs, build) = (out.join("plots"), out.join("logs"), out.join("build"));
+    let params = SuiteParams { quick: args.quick, build_dir: Some(build.clone()) };
     // Plots of an earlier run in the same directory must not pass for this run's.
     if plots.is_dir() {
         std::fs::remove_dir_all(&plots).map_err(BenchError::io(&plots))?;
@@ -235,6 +235,7 @@ impl Session<'_> {
             name: name.into(),
             about: about.into(),
             baseline,
+            has_peers: spec.is_some_and(|s| !s.peers.is_empty()),
             sccemu,
             rows,
             plots,

@@ -10,6 +10,10 @@ use super::catalog::Baseline;
 use super::metadata::Metadata;
 use super::peer_run::Incident;
 
+mod ratios;
+
+use ratios::ratio_text;
+
 /// Where sccemu's side of a suite stands.
 #[derive(Clone, Debug)]
 pub enum SccemuSide {
@@ -24,6 +28,8 @@ pub struct SuiteResult {
     pub about: String,
     /// What the suite's table of ratios divides by, if it has one.
     pub baseline: Option<Baseline>,
+    /// Whether the suite has MPI peer programs (some compare sccemu with itself only).
+    pub has_peers: bool,
     pub sccemu: SccemuSide,
     pub rows: Vec<Row>,
     /// Plot paths relative to the report.
@@ -174,8 +180,12 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
             let _ = writeln!(md, "sccemu: not measured (the suite failed: {why})\n");
         }
     }
-    for peer in unavailable_peers {
-        let _ = writeln!(md, "{peer}\n");
+    if suite.has_peers {
+        for peer in unavailable_peers {
+            let _ = writeln!(md, "{peer}\n");
+        }
+    } else {
+        let _ = writeln!(md, "No MPI peer: this suite compares implementations on sccemu.\n");
     }
     line_cost(md, &suite.line_cost);
     for plot in &suite.plots {
@@ -188,10 +198,8 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
         let _ = writeln!(md, "No figures.\n");
     } else {
         table(md, &suite.rows);
-        match suite.baseline {
-            Some(Baseline::Pattern(baseline)) => baseline_table(md, &suite.rows, baseline),
-            Some(Baseline::OneCore) => speedup_table(md, &suite.rows),
-            None => {}
+        if let Some(baseline) = suite.baseline {
+            ratios::table(md, &suite.rows, baseline);
         }
     }
     if !suite.incidents.is_empty() {
@@ -276,85 +284,6 @@ fn table(md: &mut String, rows: &[Row]) {
     md.push('\n');
 }
 
-/// Each pattern's time divided by the baseline pattern's, per implementation, at the
-/// same cores and bytes: how much a synchronization mode costs over the baseline.
-fn baseline_table(md: &mut String, rows: &[Row], baseline: &str) {
-    let title = format!("Time relative to `{baseline}` (same implementation, cores and bytes):");
-    relative_table(
-        md,
-        rows,
-        &title,
-        |r| r.pattern != baseline,
-        |median, pattern, cores, bytes| {
-            Some(ratio_text(median(pattern, cores, bytes)? / median(baseline, cores, bytes)?))
-        },
-    );
-}
-
-/// Speedup over one core, per implementation: time at 1 core over time at N, for the
-/// same pattern and bytes.
-fn speedup_table(md: &mut String, rows: &[Row]) {
-    let title = "Speedup over one core (time at 1 core / time at N; linear is N):";
-    relative_table(
-        md,
-        rows,
-        title,
-        |r| r.cores > 1,
-        |median, pattern, cores, bytes| {
-            Some(format!("{:.2}", median(pattern, 1, bytes)? / median(pattern, cores, bytes)?))
-        },
-    );
-}
-
-/// A median lookup for one implementation: (pattern, cores, bytes) to µs.
-type Median<'a> = &'a dyn Fn(&str, u32, u64) -> Option<f64>;
-
-/// A table with one row per (pattern, cores, bytes) of the rows `keep` selects and one
-/// column per implementation, whose cells `cell` derives from that implementation's
-/// medians; rows with no cell at all are left out, and so is a table with no row.
-fn relative_table(
-    md: &mut String,
-    rows: &[Row],
-    title: &str,
-    keep: impl Fn(&Row) -> bool,
-    cell: impl Fn(Median<'_>, &str, u32, u64) -> Option<String>,
-) {
-    let (implementations, keys) = columns_and_keys(rows, keep);
-    let mut lines = Vec::new();
-    for (pattern, cores, bytes) in &keys {
-        let cells: Vec<String> = implementations
-            .iter()
-            .map(|implementation| {
-                let median = |pattern: &str, cores: u32, bytes: u64| {
-                    rows.iter()
-                        .find(|r| {
-                            r.implementation == *implementation
-                                && r.pattern == pattern
-                                && r.cores == cores
-                                && r.bytes == bytes
-                        })
-                        .map(|r| r.median_us)
-                        .filter(|m| m.is_finite() && *m > 0.0)
-                };
-                cell(&median, pattern, *cores, *bytes).unwrap_or_else(|| "—".to_owned())
-            })
-            .collect();
-        if cells.iter().any(|c| c != "—") {
-            lines.push(format!("| {pattern} | {cores} | {bytes} | {} |", cells.join(" | ")));
-        }
-    }
-    if lines.is_empty() {
-        return;
-    }
-    let _ = writeln!(md, "{title}\n");
-    let _ = writeln!(md, "| pattern | cores | bytes | {} |", implementations.join(" | "));
-    let _ = writeln!(md, "|---|---:|---:|{}", "---:|".repeat(implementations.len()));
-    for line in lines {
-        let _ = writeln!(md, "{line}");
-    }
-    md.push('\n');
-}
-
 /// Three significant digits, whatever the magnitude (µs or MB/s).
 fn us(value: f64) -> String {
     match value.abs() {
@@ -363,11 +292,6 @@ fn us(value: f64) -> String {
         v if v < 1000.0 => format!("{value:.1}"),
         _ => format!("{value:.0}"),
     }
-}
-
-/// Two decimals, or two significant digits for ratios far below 1.
-fn ratio_text(ratio: f64) -> String {
-    if ratio >= 0.095 { format!("{ratio:.2}") } else { format!("{ratio:.1e}") }
 }
 
 fn cell(row: &Row) -> String {
@@ -400,6 +324,7 @@ mod tests {
             name: "halo".into(),
             about: "about".into(),
             baseline: Some(Baseline::Pattern("halo-p2p")),
+            has_peers: true,
             sccemu: SccemuSide::Measured,
             rows,
             plots: vec!["plots/halo.svg".into()],

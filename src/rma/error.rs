@@ -91,6 +91,15 @@ pub enum RmaError {
     },
     /// The reduction op is not defined on the element type (a bitwise op on a float).
     Op(OpError),
+    /// The job aborted (some core died) while an ARMW waited for its element's
+    /// atomicity domain (a stripe lock, or this core's owner-computes requests).
+    Aborted(JobAborted),
+}
+
+impl From<JobAborted> for RmaError {
+    fn from(e: JobAborted) -> Self {
+        RmaError::Aborted(e)
+    }
 }
 
 /// Why a synchronization call was refused (nothing was synchronized), or failed.
@@ -190,6 +199,7 @@ impl fmt::Display for RmaError {
                 write!(f, "the buffer holds {found} elements, the operation moves {expected}")
             }
             Self::Op(e) => e.fmt(f),
+            Self::Aborted(e) => e.fmt(f),
         }
     }
 }

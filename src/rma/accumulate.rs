@@ -139,7 +139,7 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
         placement: Placement,
         strategy: AccStrategy,
     ) -> Result<Window<'c, T>, WindowError> {
-        let win = Window::<T>::create(ctx, len, placement)?;
+        let win = Window::<T>::create_agreed(ctx, len, placement, strategy)?;
         let n = ctx.size() as usize;
         let me = ctx.rank();
         let heap = ctx.segment().layout().heap;

@@ -39,6 +39,8 @@ use std::marker::PhantomData;
 use crossbeam_utils::CachePadded;
 use shm_layout::{LINE, Region};
 
+use crate::protocol::agree::Fingerprint;
+use crate::rma::accumulate::AccStrategy;
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::CoreContext;
 use crate::rma::epoch::Epochs;
@@ -123,6 +125,14 @@ enum Data {
 /// A window of `T` elements over every core of the job. Collective calls (allocation,
 /// [`Window::fence`], [`Window::free`]) must be made by every core in the same order.
 ///
+/// Every core must create a window with the same element type, placement and
+/// accumulate strategy (lengths may differ), and free the same window at the same
+/// point. A program that breaks this is erroneous, as in MPI: without checking mode it
+/// may hang or corrupt the window. In checking mode ([`CoreContext::checking`])
+/// creation and [`Window::free`] first compare those arguments across the cores and
+/// return [`WindowError::Mismatch`] on every core, naming the ranks that disagree;
+/// nothing is allocated or freed, and the job goes on.
+///
 /// # Examples
 ///
 /// Three cores pass values round a ring through each epoch kind: a fence epoch, a
@@ -191,6 +201,25 @@ impl<'c, T: Plain> Window<'c, T> {
     /// Collective: allocates a window whose part on this core holds `len` elements
     /// (zeroed). Other cores may pass other lengths, including 0.
     pub fn create(ctx: &'c CoreContext, len: usize, placement: Placement) -> Result<Window<'c, T>, WindowError> {
+        Window::create_agreed(ctx, len, placement, AccStrategy::Atomic)
+    }
+
+    /// [`Window::create`], first comparing in checking mode what every core must pass
+    /// alike (element type, placement, accumulate strategy; the lengths may differ).
+    pub(crate) fn create_agreed(
+        ctx: &'c CoreContext,
+        len: usize,
+        placement: Placement,
+        strategy: AccStrategy,
+    ) -> Result<Window<'c, T>, WindowError> {
+        let (kind, granularity) = match strategy {
+            AccStrategy::Atomic => (0, 0),
+            AccStrategy::CallerComputes { granularity } => (1, granularity as u64),
+            AccStrategy::OwnerComputes => (2, 0),
+        };
+        let fingerprint = Fingerprint::new("window").element::<T>().field("placement", placement as u64);
+        let fingerprint = fingerprint.field("accumulate strategy", kind).field("accumulate granularity", granularity);
+        ctx.agree_world(&fingerprint)??;
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);
         }
@@ -334,6 +363,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// and nothing is freed: the window is then leaked, as if dropped (its memory is
     /// never reused, so accesses still in flight stay safe).
     pub fn free(self) -> Result<(), WindowError> {
+        self.ctx.agree_world(&Fingerprint::new("window free").field("window", self.meta.offset as u64))??;
         let open = self.epochs.borrow().passive_or_pscw_open();
         let vote = |r: u32| self.ctl.sizes + r as usize * 8;
         self.meta_bytes().write(vote(self.ctx.rank()), &u64::from(open).to_le_bytes());

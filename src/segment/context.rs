@@ -9,6 +9,11 @@
 //! Attaching registers the process in its control slot; dropping the context marks the
 //! slot finalized: a rank that exits with status 0 without that is reported as a
 //! failure, since its peers may be waiting for it.
+//!
+//! Checking mode ([`CHECK_VAR`], read once at attach; [`CoreContext::checking`]): every
+//! job-wide collective call first compares its arguments across the cores through the
+//! segment's checking slots and the world barrier ([`CoreContext::agree_world`], the
+//! protocol of `protocol::agree`).
 
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
@@ -17,12 +22,25 @@ use std::time::Duration;
 use shm_layout::{Mesh, WaitPolicy};
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::agree::{Disagreement, Fingerprint, MEMBER_BYTES, agree};
 use crate::protocol::alloc::freelist::FreeList;
 use crate::protocol::waiter::Waiter;
 use crate::segment::mapping::{AttachError, Segment, slot_state};
 use crate::segment::mpb::MPB_GRANULE;
 use crate::segment::wait_mark::{MarkGuard, WaitMark};
 use crate::sync::Ordering;
+
+/// The environment variable that turns on checking mode (`sccrun --check`,
+/// `Job::check`): on when set to anything but `0`.
+pub const CHECK_VAR: &str = "SCCEMU_CHECK";
+
+// `agree` finds member r's slots at r * MEMBER_BYTES: the layout's per-core stride.
+const _: () = assert!(shm_layout::CHECK_BYTES == MEMBER_BYTES && MEMBER_BYTES % shm_layout::LINE == 0);
+
+/// Whether the environment asks for checking mode.
+fn checking_from_env() -> bool {
+    std::env::var_os(CHECK_VAR).is_some_and(|v| v != "0")
+}
 
 /// Where a core sits on the mesh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +80,10 @@ pub struct CoreContext {
     pub(crate) mpb_allocator: Mutex<FreeList>,
     /// How many world-collective heap calls this core has made (see `collective_alloc`).
     pub(crate) heap_calls: Mutex<u64>,
+    /// Checking mode, from the environment at attach.
+    checking: bool,
+    /// How many job-wide argument checks this core has made (their sequence numbers).
+    world_checks: Mutex<u64>,
 }
 
 impl CoreContext {
@@ -78,7 +100,17 @@ impl CoreContext {
         slot.pid.store(std::process::id(), Ordering::Relaxed);
         slot.state.store(slot_state::ATTACHED, Ordering::Release);
         let mpb_allocator = Mutex::new(FreeList::new(config.mpb_bytes as usize, MPB_GRANULE));
-        Ok(CoreContext { segment, rank, size, policy, cpu, mpb_allocator, heap_calls: Mutex::new(0) })
+        Ok(CoreContext {
+            segment,
+            rank,
+            size,
+            policy,
+            cpu,
+            mpb_allocator,
+            heap_calls: Mutex::new(0),
+            checking: checking_from_env(),
+            world_checks: Mutex::new(0),
+        })
     }
 
     /// This core's rank, `0..size`.
@@ -180,6 +212,31 @@ impl CoreContext {
     pub fn barrier(&self) -> Result<(), JobAborted> {
         let home = &self.segment.slot(0).bell;
         self.segment.sync_area().world_barrier.wait(self.size, &self.waiter(), home)
+    }
+
+    /// Whether checking mode is on: collectives and collective allocations compare
+    /// their arguments across the cores and refuse, on every core, a call whose
+    /// arguments disagree. Set by `sccrun --check`, `Job::check(true)` or
+    /// `SCCEMU_CHECK=1`, read once at attach.
+    pub fn checking(&self) -> bool {
+        self.checking
+    }
+
+    /// In checking mode, compares `fingerprint` across every core of the job (the
+    /// protocol of `protocol::agree`, on the segment's checking slots and the world
+    /// barrier); `Ok(Ok(()))` at once otherwise. Every core must call it at the same
+    /// point: job-wide collective calls do, first thing.
+    pub fn agree_world(&self, fingerprint: &Fingerprint) -> Result<Result<(), Disagreement>, JobAborted> {
+        if !self.checking {
+            return Ok(Ok(()));
+        }
+        let seq = {
+            let mut checks = self.world_checks.lock().unwrap_or_else(|e| e.into_inner());
+            *checks += 1;
+            *checks
+        };
+        let slots = self.segment.bytes(self.segment.layout().checks.region());
+        agree(&slots, self.size, self.rank, seq, fingerprint, || self.barrier())
     }
 }
 

@@ -99,11 +99,7 @@ fn collective_mismatches(core: &Core, _: ()) -> Result<Vec<Seen>, String> {
     world.allgather(&[me], &mut all, algorithm).s()?;
 
     // Different calls: rank 0 gathers while the others scatter.
-    let r = if me == 0 {
-        world.gather(0, &[1u8], &mut [0u8; 4])
-    } else {
-        world.scatter(0, &[], &mut [0u8])
-    };
+    let r = if me == 0 { world.gather(0, &[1u8], &mut [0u8; 4]) } else { world.scatter(0, &[], &mut [0u8]) };
     seen.push(coll_mismatch(r)?);
     // A barrier against an alltoall.
     let r = if me == 3 { world.barrier() } else { world.alltoall(&[0u8; 4], &mut [0u8; 4]) };
@@ -156,7 +152,8 @@ fn collective_mismatches_are_typed_errors_on_every_rank() {
 fn window_mismatches(core: &Core, _: ()) -> Result<Vec<Seen>, String> {
     let me = core.rank();
     let mut seen = Vec::new();
-    let strategy = if me == 1 { AccStrategy::CallerComputes { granularity: 64 } } else { AccStrategy::Atomic };
+    let strategy =
+        if me == 1 { AccStrategy::CallerComputes { granularity: 64 } } else { AccStrategy::Atomic };
     seen.push(window_mismatch(core.window_with::<u64>(8, Placement::Dram, strategy))?);
     let strategy = AccStrategy::CallerComputes { granularity: if me == 2 { 128 } else { 64 } };
     seen.push(window_mismatch(core.window_with::<u64>(8, Placement::Dram, strategy))?);
@@ -227,7 +224,9 @@ fn correct_program(core: &Core, _: ()) -> Result<(bool, Vec<u64>), String> {
     half.allreduce(&[u64::from(me)], &mut m, Op::Max).s()?;
     out.push(m[0]);
     half.free().s()?;
-    for strategy in [AccStrategy::Atomic, AccStrategy::CallerComputes { granularity: 16 }, AccStrategy::OwnerComputes] {
+    for strategy in
+        [AccStrategy::Atomic, AccStrategy::CallerComputes { granularity: 16 }, AccStrategy::OwnerComputes]
+    {
         let w = core.window_with::<u64>(4, Placement::Dram, strategy).s()?;
         w.fence().s()?;
         w.accumulate((me + 1) % core.size(), 0, &[u64::from(me); 4], Op::Sum).s()?;

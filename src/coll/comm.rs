@@ -12,7 +12,7 @@
 //!   the collective's sequence number (see `allgather`); the last is the member's own
 //!   rendezvous flag (see `coll`);
 //! - per member, a line of checking-mode slots: in checking mode every collective
-//!   first compares its arguments across the members there ([`Comm::agree`], the
+//!   first compares its arguments across the members there (`Comm::agree`, the
 //!   protocol of `protocol::agree`, with the communicator's barrier).
 //!
 //! Collectives also need *staging*: per member, two halves of `capacity` bytes in one

@@ -7,13 +7,21 @@
 //! Each communicator owns one *area* in the shared heap, allocated by its leader (comm
 //! rank 0) and learned by the others through the parent's collectives:
 //! - a [`BarrierState`], whose sleepers use the leader's doorbell;
-//! - two publication words for the leader's later allocations (by call parity);
+//! - two publication words for the leader's later allocations (by call parity), and the
+//!   count of members that dropped the communicator without `free`;
 //! - per member, one line-aligned run of `size + 1` step flags, written by peers with
 //!   the collective's sequence number (see `allgather`); the last is the member's own
 //!   rendezvous flag (see `coll`);
 //! - per member, a line of checking-mode slots: in checking mode every collective
 //!   first compares its arguments across the members there (`Comm::agree`, the
 //!   protocol of `protocol::agree`, with the communicator's barrier).
+//!
+//! Dropping without [`Comm::free`]: each member adds one to the area's drop count
+//! (AcqRel), and the member that brings it to the communicator's size returns the area
+//! and the staging to the heap. Every member has then dropped it, so nobody touches that
+//! memory again; the AcqRel increments form one release sequence, so every member's
+//! last access to the area or staging happens before the last member's return of it.
+//! Nothing needs a collective call, so a dropped communicator costs nothing later.
 //!
 //! Collectives also need *staging*: per member, two halves of `capacity` bytes in one
 //! heap block, used alternately by call parity. A half is rewritten two calls later;
@@ -40,6 +48,8 @@ use crate::segment::view::{AtomicsOnly, atomics_at};
 const LINE: usize = shm_layout::LINE;
 /// Offset of the publication words in an area, after the barrier.
 const PUBLISH_AT: usize = size_of::<BarrierState>().next_multiple_of(LINE);
+/// Offset of the drop count, after the two publication words.
+const DROPPED_AT: usize = PUBLISH_AT + 16;
 const FLAGS_AT: usize = PUBLISH_AT + LINE;
 const _: () = assert!(MEMBER_BYTES % LINE == 0);
 
@@ -160,6 +170,9 @@ fn flags_stride(size: usize) -> usize {
 /// members and returns [`CollError::Mismatch`] on every member, naming the members that
 /// disagree; the communicator stays usable.
 ///
+/// A communicator dropped without [`Comm::free`] does not leak: the last member to drop
+/// it returns its memory to the heap.
+///
 /// # Examples
 ///
 /// Collectives over the world and over a split into even and odd ranks:
@@ -211,6 +224,8 @@ pub struct Comm<'c> {
     staging: RefCell<Option<(HeapRegion, usize)>>,
     /// Checking-mode argument checks made so far (their sequence numbers).
     checks: Cell<u64>,
+    /// Set once `free` returns the memory (else the drop counts this member out).
+    released: Cell<bool>,
 }
 
 impl<'c> Comm<'c> {
@@ -236,6 +251,7 @@ impl<'c> Comm<'c> {
             allocs: Cell::new(0),
             staging: RefCell::new(None),
             checks: Cell::new(0),
+            released: Cell::new(false),
         }
     }
 
@@ -422,6 +438,7 @@ impl<'c> Comm<'c> {
     pub fn free(self) -> Result<(), CollError> {
         self.agree(Fingerprint::new("comm free"))?;
         self.barrier_unchecked()?;
+        self.released.set(true);
         if self.rank == 0 {
             if let Some((staging, _)) = *self.staging.borrow() {
                 self.ctx.heap_free_local(staging)?;
@@ -429,5 +446,26 @@ impl<'c> Comm<'c> {
             self.ctx.heap_free_local(self.area)?;
         }
         Ok(())
+    }
+}
+
+/// Dropped without [`Comm::free`]: the last member to drop the communicator returns its
+/// memory (module docs).
+impl Drop for Comm<'_> {
+    fn drop(&mut self) {
+        if self.released.get() {
+            return;
+        }
+        let dropped: &AtomicU32 = self.area_word(DROPPED_AT);
+        // AcqRel: Release orders this member's accesses to the area and staging before
+        // its increment; the last member's Acquire sees every earlier increment's
+        // Release (one release sequence), so all accesses happen before the return.
+        if dropped.fetch_add(1, Ordering::AcqRel) + 1 == self.size() {
+            // Fails only if the job is aborting, when nothing needs the memory.
+            if let Some((staging, _)) = *self.staging.borrow() {
+                let _ = self.ctx.heap_free_local(staging);
+            }
+            let _ = self.ctx.heap_free_local(self.area);
+        }
     }
 }

@@ -243,6 +243,14 @@ impl<'c, T: Plain> Window<'c, T> {
         }
     }
 
+    /// The heap block of the accumulate state, if the strategy has one.
+    pub(crate) fn acc_block(&self) -> Option<HeapRegion> {
+        match &*self.acc.0.borrow() {
+            Some(AccState::Caller { block, .. } | AccState::Owner { block, .. }) => Some(*block),
+            None => None,
+        }
+    }
+
     /// Collective, after the barrier of `free`: stops the agent and frees the block.
     pub(crate) fn acc_free(&self) -> Result<(), WindowError> {
         self.acc.1.set(false);

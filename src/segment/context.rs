@@ -84,6 +84,8 @@ pub struct CoreContext {
     checking: bool,
     /// How many job-wide argument checks this core has made (their sequence numbers).
     world_checks: Mutex<u64>,
+    /// Windows dropped without `free`, until reclaimed (see `reclaim`).
+    pub(crate) orphans: Mutex<Vec<crate::segment::reclaim::Orphan>>,
 }
 
 impl CoreContext {
@@ -110,6 +112,7 @@ impl CoreContext {
             heap_calls: Mutex::new(0),
             checking: checking_from_env(),
             world_checks: Mutex::new(0),
+            orphans: Mutex::new(Vec::new()),
         })
     }
 
@@ -251,6 +254,11 @@ impl CoreContext {
 
 impl Drop for CoreContext {
     fn drop(&mut self) {
+        // One line for what this core leaves unreclaimed; not when the job is aborting,
+        // since then the failure is the news.
+        if let Some(report) = self.orphan_report().filter(|_| self.check_job().is_ok()) {
+            eprintln!("{report}");
+        }
         self.leave();
     }
 }

@@ -27,7 +27,7 @@ use bytemuck::Pod;
 
 use crate::segment::collective_alloc::HeapRegion;
 use crate::coll::comm::{CollError, Comm};
-use crate::protocol::agree::{Fingerprint, hash, op_word};
+use crate::protocol::agree::{Fingerprint, hash_words, op_word};
 use crate::protocol::atomic::op::{Element, Op, combine_into};
 use crate::protocol::payload::Payload;
 use Phase::{Read, Write};
@@ -328,7 +328,7 @@ impl Comm<'_> {
         counts: &[usize],
         op: Op,
     ) -> Result<(), CollError> {
-        let counts_word = hash(bytemuck::cast_slice(&counts.iter().map(|&c| c as u64).collect::<Vec<u64>>()));
+        let counts_word = hash_words(counts.iter().map(|&c| c as u64));
         let fingerprint = Fingerprint::new("reduce_scatter").field("op", op_word(op)).field("counts", counts_word);
         self.agree(fingerprint.element::<T>())?;
         let (n, me) = (self.size() as usize, self.rank() as usize);

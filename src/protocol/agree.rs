@@ -111,6 +111,13 @@ pub fn hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
+/// [`hash`] of `words`' little-endian bytes, without collecting them.
+pub fn hash_words(words: impl IntoIterator<Item = u64>) -> u64 {
+    words.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, w| {
+        w.to_le_bytes().iter().fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    })
+}
+
 /// One word for a reduction op, its AXPY factor included.
 pub fn op_word(op: Op) -> u64 {
     match op {
@@ -204,5 +211,6 @@ mod tests {
         assert_eq!(verdict(&slots(&[(&a, 1), (&h, 1)]), &a).unwrap().what, "element size");
         assert_ne!(op_word(Op::Axpy(2.0)), op_word(Op::Axpy(3.0)));
         assert_ne!(op_word(Op::Sum), op_word(Op::Max));
+        assert_eq!(hash_words([1, 2]), hash(&[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]));
     }
 }

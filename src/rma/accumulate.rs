@@ -23,7 +23,7 @@
 //! `MPI_Fetch_and_op` and `MPI_Compare_and_swap`): each is one CPU atomic, run
 //! - under `Atomic`, bare: the accumulates are CPU atomics on the same words;
 //! - under `CallerComputes`, holding the stripe locks that guard the element's bytes
-//!   (`stripes::with_span_locked`; why locks rather than atomic combines: `stripes`);
+//!   (`stripes::lock_span`; why locks rather than atomic combines: `stripes`);
 //! - under `OwnerComputes`, after this core's own pending requests are applied (so
 //!   that it lands after the accumulates it follows, in issue order), holding the
 //!   owner's stripe locks, under which its agent combines (`owner`).
@@ -224,23 +224,28 @@ impl<'c, T: Plain> Window<'c, T> {
     /// Enters the atomicity domain of an ARMW on bytes `at..at + width` of `target`'s
     /// part (module docs) under a strategy with locks ([`Window::acc_locks`]), until the
     /// guard drops: holds the stripes that guard those bytes. Rank and range are
-    /// checked.
+    /// checked. Nothing to hold (`None`) under `Atomic`.
     #[inline(never)]
-    pub(crate) fn locked_domain(&self, target: u32, at: usize, width: usize) -> Result<SpanGuard<'c>, RmaError> {
-        match &*self.acc.0.borrow() {
+    pub(crate) fn locked_domain(
+        &self,
+        target: u32,
+        at: usize,
+        width: usize,
+    ) -> Result<Option<SpanGuard<'c>>, RmaError> {
+        Ok(Some(match &*self.acc.0.borrow() {
             Some(AccState::Caller { abs, stripings, .. }) => {
                 let bytes = self.ctx.segment().bytes(*abs);
                 let locks = stripes_at(bytes, target as usize * stripes_bytes(1), MAX_STRIPES);
                 // The striping of `acc_dispatch`: the same locks guard the same bytes.
                 let striping = stripings[target as usize];
                 let bell = &self.ctx.segment().slot(target).bell;
-                Ok(lock_span(locks, striping, at, at + width, &self.ctx.waiter(), bell)?)
+                lock_span(locks, striping, at, at + width, &self.ctx.waiter(), bell)?
             }
             Some(AccState::Owner { state, stripings, .. }) => {
-                Ok(state.armw_domain(target, stripings[target as usize], at, at + width)?)
+                state.armw_domain(target, stripings[target as usize], at, at + width)?
             }
-            None => unreachable!("the flag is set only with a state"),
-        }
+            None => return Ok(None),
+        }))
     }
 
     /// The heap block of the accumulate state, if the strategy has one.

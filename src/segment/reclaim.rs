@@ -31,7 +31,7 @@
 //! Communicators need no agreement: their memory is the heap's alone, and the last
 //! member to drop one returns it (see `coll::comm`).
 
-use crate::protocol::agree::{Fingerprint, MEMBER_BYTES, hash};
+use crate::protocol::agree::{Fingerprint, MEMBER_BYTES, hash_words};
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::context::CoreContext;
 use crate::segment::mapping::SharedBytes;
@@ -81,8 +81,7 @@ impl CoreContext {
         let orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
         let mut ids: Vec<u64> = orphans.iter().map(|o| o.id).collect();
         ids.sort_unstable();
-        let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
-        Fingerprint::new("orphans").field("orphans", ids.len() as u64).field("identities", hash(&bytes))
+        Fingerprint::new("orphans").field("orphans", ids.len() as u64).field("identities", hash_words(ids))
     }
 
     /// The segment's orphan slots, for `agree`.

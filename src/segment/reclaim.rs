@@ -116,8 +116,8 @@ impl CoreContext {
         let (count, bytes) = self.orphaned();
         (count > 0).then(|| {
             format!(
-                "sccemu: rank {}: {count} window(s) dropped without free were never reclaimed ({bytes} bytes): \
-                 the other cores did not drop the same windows",
+                "sccemu: rank {}: {count} window(s) dropped without free ({bytes} bytes) were not reclaimed: \
+                 that waits for a collective allocation after every core dropped them",
                 self.rank()
             )
         })

@@ -284,8 +284,8 @@ fn errors(core: &Core, _: ()) -> Result<(), String> {
         check(wf.local().get(0).s()? == 0.5 * n as f64, || "f64 sum".into())?;
     }
     wf.free().s()?;
-    // Dropped without free (the memory leaks, as for any window): the agent stops and
-    // is joined, and the job goes on.
+    // Dropped without free (reclaimed at a later collective allocation, once every core
+    // dropped it): the agent stops and is joined, and the job goes on.
     let leaked = core.window_with::<u64>(4, Placement::Dram, AccStrategy::OwnerComputes).s()?;
     leaked.fence_with(Assert::NONE).s()?;
     leaked.accumulate((core.rank() + 1) % n, 0, &[1], Op::Sum).s()?;

@@ -22,8 +22,10 @@ use core::str::FromStr;
 pub const MAGIC: u64 = u64::from_le_bytes(*b"SCCEMU\0\x01");
 /// Bumped whenever a header field or a region moves, or a protocol word in the segment
 /// changes its format (2: the barrier's count and generation share one word; 3: each
-/// control slot holds its core's physical core ID and what it is blocked on).
-pub const LAYOUT_VERSION: u32 = 3;
+/// control slot holds its core's physical core ID and what it is blocked on; 4: a line
+/// per core for the argument fingerprints of checking mode, and one for the summaries
+/// of the objects it dropped without freeing them).
+pub const LAYOUT_VERSION: u32 = 4;
 /// Alignment of every region: a 64-byte cache line and its adjacent-line prefetch partner.
 pub const LINE: usize = 128;
 /// Bytes of one core's control slot (doorbell; pid, state, core ID and wait mark; see
@@ -31,6 +33,13 @@ pub const LINE: usize = 128;
 pub const SLOT_BYTES: usize = 2 * LINE;
 /// Bytes of the job-wide synchronisation area (the world barrier).
 pub const SYNC_BYTES: usize = 2 * LINE;
+/// Bytes of one core's checking-mode slot: the fingerprints of its arguments to
+/// job-wide collective calls, two of them (used by call parity; see `sccemu::protocol::agree`).
+pub const CHECK_BYTES: usize = LINE;
+/// Bytes of one core's orphan slot: summaries of the windows it dropped without
+/// freeing them, compared across cores before they are reclaimed (two of them, by
+/// call parity; see `sccemu::segment::reclaim`).
+pub const ORPHAN_BYTES: usize = LINE;
 /// Bytes of the shared heap allocator's state: a lock line, then its free list.
 pub const ALLOCATOR_BYTES: usize = 16 * 1024;
 /// Entries in the window table; each describes one live collective window.
@@ -360,6 +369,10 @@ pub struct Layout {
     pub allocator: Region,
     /// Per-core control slots: doorbell, pid, state.
     pub slots: PerCore,
+    /// Per-core checking-mode slots: argument fingerprints of job-wide collectives.
+    pub checks: PerCore,
+    /// Per-core orphan slots: summaries of dropped, unfreed windows.
+    pub orphans: PerCore,
     /// Per-core message-passing buffers.
     pub mpbs: PerCore,
     /// Per-core receive rings in shared DRAM.
@@ -372,12 +385,14 @@ pub struct Layout {
 
 impl Layout {
     /// Every region in segment order, with its name.
-    pub fn regions(&self) -> [(&'static str, Region); 8] {
+    pub fn regions(&self) -> [(&'static str, Region); 10] {
         [
             ("header", self.header),
             ("sync", self.sync),
             ("allocator", self.allocator),
             ("slots", self.slots.region()),
+            ("checks", self.checks.region()),
+            ("orphans", self.orphans.region()),
             ("mpbs", self.mpbs.region()),
             ("rings", self.rings.region()),
             ("window_table", self.window_table),
@@ -409,11 +424,25 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         PerCore { offset: whole.offset, stride, elem_len, count: cores }
     };
     let slots = per_core(SLOT_BYTES);
+    let checks = per_core(CHECK_BYTES);
+    let orphans = per_core(ORPHAN_BYTES);
     let mpbs = per_core(config.mpb_bytes as usize);
     let rings = per_core(config.ring_bytes as usize);
     let window_table = region(WINDOW_TABLE_ENTRIES * WINDOW_ENTRY_BYTES);
     let heap = region(config.heap_bytes as usize);
-    Ok(Layout { header, sync, allocator, slots, mpbs, rings, window_table, heap, total: cursor })
+    Ok(Layout {
+        header,
+        sync,
+        allocator,
+        slots,
+        checks,
+        orphans,
+        mpbs,
+        rings,
+        window_table,
+        heap,
+        total: cursor,
+    })
 }
 
 #[cfg(test)]

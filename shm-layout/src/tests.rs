@@ -15,7 +15,7 @@ fn check_invariants(config: &Config) {
     let (_, last) = regions[regions.len() - 1];
     assert_eq!(layout.total, last.offset + last.len.div_ceil(LINE) * LINE, "total is the end of the heap");
     assert!(layout.header.len >= size_of::<Header>());
-    for per_core in [layout.slots, layout.mpbs, layout.rings] {
+    for per_core in [layout.slots, layout.checks, layout.orphans, layout.mpbs, layout.rings] {
         assert_eq!(per_core.count, config.cores as usize);
         assert_eq!(per_core.stride % LINE, 0, "stride {} shares lines between cores", per_core.stride);
         assert!(per_core.stride >= per_core.elem_len);
@@ -34,6 +34,8 @@ fn check_invariants(config: &Config) {
         assert!(per_core.get(per_core.count).is_none());
     }
     assert_eq!(layout.slots.elem_len, SLOT_BYTES);
+    assert_eq!(layout.checks.elem_len, CHECK_BYTES);
+    assert_eq!(layout.orphans.elem_len, ORPHAN_BYTES);
     assert_eq!(layout.mpbs.elem_len, config.mpb_bytes as usize);
     assert_eq!(layout.rings.elem_len, config.ring_bytes as usize);
     assert_eq!(layout.heap.len as u64, config.heap_bytes);

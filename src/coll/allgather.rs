@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::coll::collectives::Phase;
 use crate::coll::comm::{CollError, Comm};
+use crate::protocol::agree::Fingerprint;
 use crate::sync::Ordering;
 use shm_layout::WaitPolicy;
 
@@ -83,6 +84,8 @@ impl Comm<'_> {
         algorithm: Allgather,
     ) -> Result<(), CollError> {
         let n = self.size() as usize;
+        let fingerprint = Fingerprint::new("allgather").field("allgather algorithm", self.algorithm_word(algorithm));
+        self.agree(fingerprint.field("count", send.len() as u64).element::<T>())?;
         let block = size_of_val(send);
         let local = if recv.len() == send.len() * n {
             Ok(())
@@ -132,6 +135,19 @@ impl Comm<'_> {
             }
             Ok(())
         })
+    }
+
+    /// The algorithm as it will run, for checking mode: `Auto` is `Shared`, C is
+    /// lowered to its divisor of n, and on one member every algorithm is the same.
+    fn algorithm_word(&self, algorithm: Allgather) -> u64 {
+        let n = self.size() as usize;
+        match algorithm {
+            _ if n == 1 => 1,
+            Allgather::Auto | Allgather::Shared => 1,
+            Allgather::Ring => 2,
+            Allgather::RecursiveDoubling => 3,
+            Allgather::Concurrent { index, split } => 4 | (groups(n, index) as u64) << 8 | u64::from(split) << 40,
+        }
     }
 
     /// [`Allgather::Shared`] without the barrier, when every core has a CPU (see the
@@ -214,14 +230,17 @@ impl Comm<'_> {
                 })
                 .collect(),
             Allgather::RecursiveDoubling => concurrent_steps(n, me, 1),
-            Allgather::Concurrent { index, .. } => {
-                let groups = (1..=(index as usize).clamp(1, n)).rev().find(|c| n % c == 0).unwrap_or(1);
-                concurrent_steps(n, me, groups)
-            }
+            Allgather::Concurrent { index, .. } => concurrent_steps(n, me, groups(n, index)),
             // Resolved before any step is planned.
             Allgather::Auto | Allgather::Shared => Vec::new(),
         }
     }
+}
+
+/// C, the number of groups of [`Allgather::Concurrent`]: `index` lowered to the largest
+/// divisor of `n` not above it.
+fn groups(n: usize, index: u32) -> usize {
+    (1..=(index as usize).clamp(1, n)).rev().find(|c| n % c == 0).unwrap_or(1)
 }
 
 /// What one step sends, and which of this member's flags it then waits for.

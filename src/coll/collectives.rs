@@ -27,6 +27,7 @@ use bytemuck::Pod;
 
 use crate::segment::collective_alloc::HeapRegion;
 use crate::coll::comm::{CollError, Comm};
+use crate::protocol::agree::{Fingerprint, hash_words, op_word};
 use crate::protocol::atomic::op::{Element, Op, combine_into};
 use crate::protocol::payload::Payload;
 use Phase::{Read, Write};
@@ -82,7 +83,7 @@ impl<'c> Comm<'c> {
             }
             self.rendezvous(round.call())?;
             if lo == 0 {
-                round.agree(block_bytes, local)?;
+                round.agree(block_bytes, local.clone())?;
             }
             body(&round, lo..hi, Phase::Read)?;
             lo = hi;
@@ -97,7 +98,7 @@ impl Comm<'_> {
     /// Every member has written its half for round `call` (module docs).
     fn rendezvous(&self, call: u32) -> Result<(), CollError> {
         if self.context().wait_policy() == WaitPolicy::Block {
-            return self.barrier();
+            return self.barrier_unchecked();
         }
         self.meet_by_flags(call)
     }
@@ -181,6 +182,7 @@ fn per_round<T>(payload: usize) -> usize {
 impl Comm<'_> {
     /// Root's `buf` is copied to every member's `buf` (all the same length).
     pub fn bcast<T: Pod>(&self, root: u32, buf: &mut [T]) -> Result<(), CollError> {
+        self.agree(Fingerprint::new("bcast").field("root", root.into()).field("count", buf.len() as u64).element::<T>())?;
         self.check_rank(root)?;
         let me = self.rank();
         let data = bytes_mut(buf);
@@ -197,6 +199,7 @@ impl Comm<'_> {
     /// Every member's `send` is stored at `recv[rank * send.len()..]` on `root`
     /// (`recv` is ignored elsewhere and may be empty).
     pub fn gather<T: Pod>(&self, root: u32, send: &[T], recv: &mut [T]) -> Result<(), CollError> {
+        self.agree(Fingerprint::new("gather").field("root", root.into()).field("count", send.len() as u64).element::<T>())?;
         self.check_rank(root)?;
         let (n, me, block) = (self.size() as usize, self.rank(), size_of_val(send));
         let local = if me == root { expect_len(recv.len(), send.len() * n) } else { Ok(()) };
@@ -217,6 +220,7 @@ impl Comm<'_> {
 
     /// Root's `send[rank * recv.len()..]` goes to member `rank`'s `recv`.
     pub fn scatter<T: Pod>(&self, root: u32, send: &[T], recv: &mut [T]) -> Result<(), CollError> {
+        self.agree(Fingerprint::new("scatter").field("root", root.into()).field("count", recv.len() as u64).element::<T>())?;
         self.check_rank(root)?;
         let (n, me, block) = (self.size() as usize, self.rank() as usize, size_of_val(recv));
         let local = if me as u32 == root { expect_len(send.len(), recv.len() * n) } else { Ok(()) };
@@ -240,6 +244,7 @@ impl Comm<'_> {
 
     /// Block `j` of every member's `send` goes to member `j`'s `recv` at block `rank`.
     pub fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<(), CollError> {
+        self.agree(Fingerprint::new("alltoall").field("count", send.len() as u64).element::<T>())?;
         let (n, me) = (self.size() as usize, self.rank() as usize);
         let local = expect_len(recv.len(), send.len())
             .and_then(|()| expect_len(send.len(), send.len().div_ceil(n) * n));
@@ -259,6 +264,8 @@ impl Comm<'_> {
 
     /// `recv` on `root` becomes the element-wise reduction of every member's `send`.
     pub fn reduce<T: Element>(&self, root: u32, send: &[T], recv: &mut [T], op: Op) -> Result<(), CollError> {
+        let fingerprint = Fingerprint::new("reduce").field("root", root.into()).field("op", op_word(op));
+        self.agree(fingerprint.field("count", send.len() as u64).element::<T>())?;
         self.check_rank(root)?;
         let me = self.rank();
         let local = T::check(op)
@@ -281,6 +288,8 @@ impl Comm<'_> {
     /// everyone copies the slices out (a rendezvous and a barrier, n times less
     /// combining each).
     pub fn allreduce<T: Element>(&self, send: &[T], recv: &mut [T], op: Op) -> Result<(), CollError> {
+        let fingerprint = Fingerprint::new("allreduce").field("op", op_word(op));
+        self.agree(fingerprint.field("count", send.len() as u64).element::<T>())?;
         let local = T::check(op).map_err(CollError::Op).and_then(|()| expect_len(recv.len(), send.len()));
         let (n, me) = (self.size() as usize, self.rank() as usize);
         let elem = size_of::<T>();
@@ -301,7 +310,7 @@ impl Comm<'_> {
             let mine = slice(me);
             reduce_all(round, mine.start * elem, &mut acc[mine.clone()], op);
             round.put_own(slices_at + mine.start * elem, bytes(&acc[mine]));
-            self.barrier()?;
+            self.barrier_unchecked()?;
             for rank in (0..n).filter(|&rank| rank != me) {
                 let theirs = slice(rank);
                 round.get(rank as u32, slices_at + theirs.start * elem, bytes_mut(&mut acc[theirs]));
@@ -319,6 +328,9 @@ impl Comm<'_> {
         counts: &[usize],
         op: Op,
     ) -> Result<(), CollError> {
+        let counts_word = hash_words(counts.iter().map(|&c| c as u64));
+        let fingerprint = Fingerprint::new("reduce_scatter").field("op", op_word(op)).field("counts", counts_word);
+        self.agree(fingerprint.element::<T>())?;
         let (n, me) = (self.size() as usize, self.rank() as usize);
         let local = T::check(op).map_err(CollError::Op).and_then(|()| {
             expect_len(counts.len(), n)?;

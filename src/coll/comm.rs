@@ -7,10 +7,21 @@
 //! Each communicator owns one *area* in the shared heap, allocated by its leader (comm
 //! rank 0) and learned by the others through the parent's collectives:
 //! - a [`BarrierState`], whose sleepers use the leader's doorbell;
-//! - two publication words for the leader's later allocations (by call parity);
+//! - two publication words for the leader's later allocations (by call parity), and the
+//!   count of members that dropped the communicator without `free`;
 //! - per member, one line-aligned run of `size + 1` step flags, written by peers with
 //!   the collective's sequence number (see `allgather`); the last is the member's own
-//!   rendezvous flag (see `coll`).
+//!   rendezvous flag (see `coll`);
+//! - per member, a line of checking-mode slots: in checking mode every collective
+//!   first compares its arguments across the members there (`Comm::agree`, the
+//!   protocol of `protocol::agree`, with the communicator's barrier).
+//!
+//! Dropping without [`Comm::free`]: each member adds one to the area's drop count
+//! (AcqRel), and the member that brings it to the communicator's size returns the area
+//! and the staging to the heap. Every member has then dropped it, so nobody touches that
+//! memory again; the AcqRel increments form one release sequence, so every member's
+//! last access to the area or staging happens before the last member's return of it.
+//! Nothing needs a collective call, so a dropped communicator costs nothing later.
 //!
 //! Collectives also need *staging*: per member, two halves of `capacity` bytes in one
 //! heap block, used alternately by call parity. A half is rewritten two calls later;
@@ -22,6 +33,7 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::agree::{Disagreement, Fingerprint, MEMBER_BYTES, agree};
 use crate::protocol::barrier::BarrierState;
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::CoreContext;
@@ -36,10 +48,13 @@ use crate::segment::view::{AtomicsOnly, atomics_at};
 const LINE: usize = shm_layout::LINE;
 /// Offset of the publication words in an area, after the barrier.
 const PUBLISH_AT: usize = size_of::<BarrierState>().next_multiple_of(LINE);
+/// Offset of the drop count, after the two publication words.
+const DROPPED_AT: usize = PUBLISH_AT + 16;
 const FLAGS_AT: usize = PUBLISH_AT + LINE;
+const _: () = assert!(MEMBER_BYTES % LINE == 0);
 
 /// Why a collective or communicator call failed. Nothing was sent.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CollError {
     /// A root or peer rank outside `0..size`.
     RankOutOfRange {
@@ -60,6 +75,17 @@ pub enum CollError {
         /// The lowest member that disagrees.
         rank: u32,
     },
+    /// Checking mode: the members passed different arguments to this collective (or
+    /// are not in the same collective call); every member gets this error and the
+    /// communicator stays usable. Without checking mode such a program is erroneous.
+    Mismatch {
+        /// What differs: `"call"`, `"root"`, `"op"`, `"count"`, `"counts"`, `"element
+        /// size"`, `"element type"`, `"allgather algorithm"`.
+        what: &'static str,
+        /// The members (ranks in this communicator) whose value differs from the one
+        /// most members passed (on a tie, the lowest such rank's value).
+        ranks: Vec<u32>,
+    },
     /// The reduction op does not apply to the element type.
     Op(OpError),
     /// Allocating a communicator's area or staging from the heap failed.
@@ -79,6 +105,9 @@ impl fmt::Display for CollError {
             }
             Self::Disagreement { rank } => {
                 write!(f, "member {rank} passed a different size or invalid arguments to this collective")
+            }
+            Self::Mismatch { what, ranks } => {
+                write!(f, "checking mode: members {ranks:?} disagree with the others on the {what}")
             }
             Self::Op(e) => e.fmt(f),
             Self::Alloc(e) => write!(f, "no shared memory for the collective: {e}"),
@@ -110,8 +139,19 @@ impl From<OpError> for CollError {
     }
 }
 
+impl From<Disagreement> for CollError {
+    fn from(d: Disagreement) -> Self {
+        CollError::Mismatch { what: d.what, ranks: d.ranks }
+    }
+}
+
 /// Bytes of the area of a communicator with `size` members.
 fn area_bytes(size: usize) -> usize {
+    checks_at(size) + size * MEMBER_BYTES
+}
+
+/// Offset of the checking-mode slots in the area.
+fn checks_at(size: usize) -> usize {
     FLAGS_AT + size * flags_stride(size)
 }
 
@@ -120,6 +160,18 @@ fn flags_stride(size: usize) -> usize {
 }
 
 /// A communicator, used by one thread of its core.
+///
+/// Every collective (and `split`, `free`, `barrier`) must be called by every member,
+/// in the same order, with the arguments MPI would require to match: the same root,
+/// op, element type and counts (per the call), and the same allgather algorithm. A
+/// program that breaks this is erroneous, as in MPI: without checking mode it may hang
+/// or give different results on different members. In checking mode
+/// ([`CoreContext::checking`]) each call first compares those arguments across the
+/// members and returns [`CollError::Mismatch`] on every member, naming the members that
+/// disagree; the communicator stays usable.
+///
+/// A communicator dropped without [`Comm::free`] does not leak: the last member to drop
+/// it returns its memory to the heap.
 ///
 /// # Examples
 ///
@@ -170,11 +222,16 @@ pub struct Comm<'c> {
     allocs: Cell<u64>,
     /// Staging block and its per-half capacity, if any.
     staging: RefCell<Option<(HeapRegion, usize)>>,
+    /// Checking-mode argument checks made so far (their sequence numbers).
+    checks: Cell<u64>,
+    /// Set once `free` returns the memory (else the drop counts this member out).
+    released: Cell<bool>,
 }
 
 impl<'c> Comm<'c> {
     /// Collective over the job: the communicator of every core.
     pub fn world(ctx: &'c CoreContext) -> Result<Comm<'c>, CollError> {
+        ctx.agree_world(&Fingerprint::new("comm world"))??;
         let members: Vec<u32> = (0..ctx.size()).collect();
         let area = ctx.heap_alloc(area_bytes(members.len()))?;
         if ctx.rank() == 0 {
@@ -193,6 +250,8 @@ impl<'c> Comm<'c> {
             calls: Cell::new(0),
             allocs: Cell::new(0),
             staging: RefCell::new(None),
+            checks: Cell::new(0),
+            released: Cell::new(false),
         }
     }
 
@@ -262,8 +321,34 @@ impl<'c> Comm<'c> {
 
     /// Waits until every member has entered the barrier.
     pub fn barrier(&self) -> Result<(), CollError> {
+        self.agree(Fingerprint::new("barrier"))?;
+        self.barrier_unchecked()
+    }
+
+    /// The communicator's barrier, without the checking-mode agreement: for the
+    /// collectives' own synchronisation, after their entry point checked.
+    pub(crate) fn barrier_unchecked(&self) -> Result<(), CollError> {
+        Ok(self.wait_barrier()?)
+    }
+
+    fn wait_barrier(&self) -> Result<(), JobAborted> {
         let state: &BarrierState = self.area_word(0);
-        Ok(state.wait(self.size(), &self.ctx.waiter(), self.bell(0))?)
+        state.wait(self.size(), &self.ctx.waiter(), self.bell(0))
+    }
+
+    /// In checking mode, compares `fingerprint` across the members (`protocol::agree`,
+    /// on the area's checking slots, with the communicator's barrier) and returns
+    /// [`CollError::Mismatch`] on every member if they disagree; nothing otherwise.
+    /// Every collective entry point calls it first.
+    pub(crate) fn agree(&self, fingerprint: Fingerprint) -> Result<(), CollError> {
+        if !self.ctx.checking() {
+            return Ok(());
+        }
+        let seq = self.checks.get() + 1;
+        self.checks.set(seq);
+        let n = self.members.len();
+        let slots = self.ctx.heap_bytes(self.area).slice(checks_at(n), n * MEMBER_BYTES);
+        Ok(agree(&slots, self.size(), self.rank, seq, &fingerprint, || self.wait_barrier())??)
     }
 
     /// Collective: the leader allocates `bytes` from the heap; every member learns it.
@@ -275,7 +360,7 @@ impl<'c> Comm<'c> {
             // Relaxed: the barrier below publishes it.
             word.store(encode_result(&self.ctx.heap_alloc_local(bytes)), Ordering::Relaxed);
         }
-        self.barrier()?;
+        self.barrier_unchecked()?;
         Ok(decode_result(word.load(Ordering::Relaxed), bytes)?)
     }
 
@@ -287,7 +372,7 @@ impl<'c> Comm<'c> {
         }
         let capacity = bytes.max(4096).next_power_of_two();
         // Everyone has finished with the old block before the leader frees it.
-        self.barrier()?;
+        self.barrier_unchecked()?;
         if let Some((old, _)) = current {
             if self.rank == 0 {
                 self.ctx.heap_free_local(old)?;
@@ -311,6 +396,7 @@ impl<'c> Comm<'c> {
     /// none and gets `None`.
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm<'c>>, CollError> {
         const UNDEFINED: u64 = u64::MAX;
+        self.agree(Fingerprint::new("comm split"))?;
         let mine = [color.map_or(UNDEFINED, u64::from), key as i64 as u64];
         let mut all = vec![0u64; 2 * self.members.len()];
         self.allgather(&mine, &mut all, crate::coll::allgather::Allgather::Shared)?;
@@ -350,7 +436,9 @@ impl<'c> Comm<'c> {
 
     /// Collective: releases the communicator's shared memory.
     pub fn free(self) -> Result<(), CollError> {
-        self.barrier()?;
+        self.agree(Fingerprint::new("comm free"))?;
+        self.barrier_unchecked()?;
+        self.released.set(true);
         if self.rank == 0 {
             if let Some((staging, _)) = *self.staging.borrow() {
                 self.ctx.heap_free_local(staging)?;
@@ -358,5 +446,26 @@ impl<'c> Comm<'c> {
             self.ctx.heap_free_local(self.area)?;
         }
         Ok(())
+    }
+}
+
+/// Dropped without [`Comm::free`]: the last member to drop the communicator returns its
+/// memory (module docs).
+impl Drop for Comm<'_> {
+    fn drop(&mut self) {
+        if self.released.get() {
+            return;
+        }
+        let dropped: &AtomicU32 = self.area_word(DROPPED_AT);
+        // AcqRel: Release orders this member's accesses to the area and staging before
+        // its increment; the last member's Acquire sees every earlier increment's
+        // Release (one release sequence), so all accesses happen before the return.
+        if dropped.fetch_add(1, Ordering::AcqRel) + 1 == self.size() {
+            // Fails only if the job is aborting, when nothing needs the memory.
+            if let Some((staging, _)) = *self.staging.borrow() {
+                let _ = self.ctx.heap_free_local(staging);
+            }
+            let _ = self.ctx.heap_free_local(self.area);
+        }
     }
 }

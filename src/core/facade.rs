@@ -199,7 +199,8 @@ impl Core {
     }
 
     /// Collective: allocates a window (like [`Core::window`]) whose accumulates use
-    /// `strategy`. Every core must pass the same strategy.
+    /// `strategy`. Every core must pass the same strategy (compared in checking mode,
+    /// see [`CoreContext::checking`]).
     pub fn window_with<T: AccElem + Plain>(
         &self,
         len: usize,

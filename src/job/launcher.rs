@@ -34,8 +34,9 @@ use crate::segment::wait_mark::{Blocked, blocked_cores};
 use crate::sync::Ordering;
 
 /// The environment variable that turns on checking mode (`sccrun --check`): interfaces
-/// compare what both sides of a call must agree on.
-pub const CHECK_VAR: &str = "SCCEMU_CHECK";
+/// compare what both sides of a call must agree on (read at attach by
+/// [`crate::segment::CoreContext::checking`]).
+pub const CHECK_VAR: &str = crate::segment::context::CHECK_VAR;
 
 /// `program` as a path to run: itself if it names a directory, else the first
 /// executable of that name on `PATH`.

@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};
 
 use crate::core::facade::Core;
-use crate::job::launcher::{JobReport, Launch, LaunchError, Output};
+use crate::job::launcher::{CHECK_VAR, JobReport, Launch, LaunchError, Output};
 use crate::core::pin::{PinPolicy, available_cpu_count};
 
 const ENTRY_VAR: &str = "SCCEMU_JOB_ENTRY";
@@ -138,12 +138,13 @@ pub struct Job {
     wait: Option<WaitPolicy>,
     pin: PinPolicy,
     core_ids: Option<Vec<u32>>,
+    check: Option<bool>,
 }
 
 impl Job {
     /// `cores` cores with the SCC's defaults, `--wait auto` and compact pinning.
     pub fn new(cores: u32) -> Job {
-        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None }
+        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None, check: None }
     }
 
     /// How cores wait (default: `Adaptive`, or `Block` with more cores than CPUs).
@@ -191,6 +192,15 @@ impl Job {
     /// The two-sided channel protocol (`srb` or `perpeer`).
     pub fn channel(mut self, channel: ChannelKind) -> Job {
         self.config.channel = channel as u32;
+        self
+    }
+
+    /// Checking mode for every rank (`sccrun --check`): collectives and collective
+    /// allocations compare their arguments across the cores and refuse, on every core,
+    /// a call whose arguments disagree (see `CoreContext::checking`). Without this call
+    /// the ranks inherit `SCCEMU_CHECK` from this process's environment.
+    pub fn check(mut self, on: bool) -> Job {
+        self.check = Some(on);
         self
     }
 
@@ -254,6 +264,9 @@ impl Job {
             (ARG_VAR.into(), arg_json.into()),
             (EXE_VAR.into(), exe_identity().unwrap_or_default().into()),
         ];
+        if let Some(on) = self.check {
+            launch.env.push((CHECK_VAR.into(), if on { "1" } else { "0" }.into()));
+        }
         let running = launch.spawn().map_err(JobError::Launch)?;
         let collectors: Vec<_> = readers
             .into_iter()

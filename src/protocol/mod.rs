@@ -2,8 +2,9 @@
 //!
 //! Owns every protocol that cores run against each other through shared memory: the
 //! waiter (spin, yield, futex), job abort, flags, the barrier, fence, post-start-
-//! complete-wait, the reader-writer ticket lock, the two-sided rings ([`ring`]), the
-//! shared allocators ([`alloc`]) and the atomic and accumulate combining ([`atomic`]).
+//! complete-wait, the reader-writer ticket lock, argument agreement for checking mode
+//! ([`agree`]), the two-sided rings ([`ring`]), the shared allocators ([`alloc`]) and
+//! the atomic and accumulate combining ([`atomic`]).
 //!
 //! May use: [`crate::sync`] (std atomics, or loom's under `--cfg sccemu_loom`) and
 //! `shm_layout`, nothing else of the crate. Protocol state is a `#[repr(C)]` view that
@@ -12,6 +13,7 @@
 //! build compiles, so every model drives this code and no copy of it.
 
 pub mod abort;
+pub mod agree;
 pub mod alloc;
 pub mod atomic;
 pub mod barrier;

@@ -15,8 +15,18 @@
 //! same element; one origin's calls on the same element apply in issue order; results
 //! are bit-identical across strategies for integers (wrapping arithmetic, same
 //! combine function) and agree for floats up to the order of concurrent updates.
-//! Plain put/get are not atomic with accumulates (as in MPI); `fetch_add` and the other
-//! ARMW calls of `rma` are atomic with accumulates only under `Atomic`.
+//! Plain put/get are not atomic with accumulates (as in MPI).
+//!
+//! ARMW (`fetch_add` and the rest of the fetch-and-op family, `swap`,
+//! `compare_and_swap`, atomic `load` and `store`, in `transfer`) shares the
+//! accumulates' atomicity domain under every strategy (MPI requires it of
+//! `MPI_Fetch_and_op` and `MPI_Compare_and_swap`): each is one CPU atomic, run
+//! - under `Atomic`, bare: the accumulates are CPU atomics on the same words;
+//! - under `CallerComputes`, holding the stripe locks that guard the element's bytes
+//!   (`stripes::lock_span`; why locks rather than atomic combines: `stripes`);
+//! - under `OwnerComputes`, after this core's own pending requests are applied (so
+//!   that it lands after the accumulates it follows, in issue order), holding the
+//!   owner's stripe locks, under which its agent combines (`owner`).
 //!
 //! Every call checks the epoch, rank, bounds, alignment, lengths and the op for the
 //! element type first, and returns an [`AccError`] having done nothing. Under
@@ -26,7 +36,7 @@
 //! [`Core::window`]: crate::Core::window
 //! [`Core::window_with`]: crate::Core::window_with
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use shm_layout::Region;
@@ -37,11 +47,11 @@ use crate::rma::acc_view::{stripes_at, words_at};
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::CoreContext;
 use crate::protocol::atomic::op::{Op, OpError};
-use crate::rma::owner::{OwnerBlock, OwnerState};
+use crate::rma::owner::{OwnerBlock, OwnerState, owner_striping};
 use crate::protocol::payload::Payload;
 use crate::rma::transfer::Vector;
 use crate::segment::mapping::Segment;
-use crate::protocol::atomic::stripes::{MAX_STRIPES, Striping, striped_combine};
+use crate::protocol::atomic::stripes::{MAX_STRIPES, Striping, SpanGuard, lock_span, striped_combine};
 use crate::segment::view::Plain;
 use crate::rma::window::{Placement, Window};
 use crate::rma::error::{RmaError, WindowError};
@@ -103,13 +113,17 @@ impl fmt::Display for AccError {
 
 impl std::error::Error for AccError {}
 
-/// A window's accumulate state (a field of [`Window`]); empty means `Atomic`.
+/// A window's accumulate state (a field of [`Window`]); empty means `Atomic`. The flag
+/// says whether there is a state (so whether ARMW takes locks), readable without a
+/// borrow.
 #[derive(Default)]
-pub struct AccSlot<'c>(RefCell<Option<AccState<'c>>>);
+pub struct AccSlot<'c>(RefCell<Option<AccState<'c>>>, Cell<bool>);
 
 enum AccState<'c> {
-    Caller { block: HeapRegion, abs: Region, granularity: usize },
-    Owner { block: HeapRegion, state: OwnerState<'c> },
+    /// `stripings[t]`: how target `t`'s part is striped (computed once: an ARMW would
+    /// otherwise spend a third of its time on the divisions of `Striping::new`).
+    Caller { block: HeapRegion, abs: Region, granularity: usize, stripings: Vec<Striping> },
+    Owner { block: HeapRegion, state: OwnerState<'c>, stripings: Vec<Striping> },
 }
 
 fn stripes_bytes(n: usize) -> usize {
@@ -125,7 +139,7 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
         placement: Placement,
         strategy: AccStrategy,
     ) -> Result<Window<'c, T>, WindowError> {
-        let win = Window::<T>::create(ctx, len, placement)?;
+        let win = Window::<T>::create_agreed(ctx, len, placement, strategy)?;
         let n = ctx.size() as usize;
         let me = ctx.rank();
         let heap = ctx.segment().layout().heap;
@@ -143,7 +157,10 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
                 let abs = Region { offset: heap.offset + block.offset, len: block.len };
                 let share = stripes_bytes(1);
                 ctx.segment().bytes(abs).zero(me as usize * share, share);
-                AccState::Caller { block, abs, granularity }
+                let stripings = (0..n as u32)
+                    .map(|t| Striping::new(granularity, win.part_region(t).len, size_of::<T>()))
+                    .collect();
+                AccState::Caller { block, abs, granularity, stripings }
             }
             AccStrategy::OwnerComputes => {
                 let block = match ctx.heap_alloc(OwnerBlock::bytes(n)) {
@@ -162,17 +179,20 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
                 let state =
                     OwnerState::start::<T>(ctx.segment(), agent_seg, owner, me, part, ctx.waiter())
                         .map_err(os)?;
-                AccState::Owner { block, state }
+                let stripings =
+                    (0..n as u32).map(|t| owner_striping(win.part_region(t).len, size_of::<T>())).collect();
+                AccState::Owner { block, state, stripings }
             }
         };
         *win.acc.0.borrow_mut() = Some(state);
+        win.acc.1.set(true);
         // Every core's share is initialised before anyone uses it.
         ctx.barrier()?;
         Ok(win)
     }
 }
 
-impl<T: Plain> Window<'_, T> {
+impl<'c, T: Plain> Window<'c, T> {
     /// The accumulate strategy this window was created with.
     pub fn acc_strategy(&self) -> AccStrategy {
         match &*self.acc.0.borrow() {
@@ -194,12 +214,55 @@ impl<T: Plain> Window<'_, T> {
         }
     }
 
+    /// Whether ARMW on this window takes locks (any strategy but `Atomic`): a plain
+    /// load of a private flag, so that the lock-free path stays as short as before.
+    #[inline(always)]
+    pub(crate) fn acc_locks(&self) -> bool {
+        self.acc.1.get()
+    }
+
+    /// Enters the atomicity domain of an ARMW on bytes `at..at + width` of `target`'s
+    /// part (module docs) under a strategy with locks ([`Window::acc_locks`]), until the
+    /// guard drops: holds the stripes that guard those bytes. Rank and range are
+    /// checked. Nothing to hold (`None`) under `Atomic`.
+    #[inline(never)]
+    pub(crate) fn locked_domain(
+        &self,
+        target: u32,
+        at: usize,
+        width: usize,
+    ) -> Result<Option<SpanGuard<'c>>, RmaError> {
+        Ok(Some(match &*self.acc.0.borrow() {
+            Some(AccState::Caller { abs, stripings, .. }) => {
+                let bytes = self.ctx.segment().bytes(*abs);
+                let locks = stripes_at(bytes, target as usize * stripes_bytes(1), MAX_STRIPES);
+                // The striping of `acc_dispatch`: the same locks guard the same bytes.
+                let striping = stripings[target as usize];
+                let bell = &self.ctx.segment().slot(target).bell;
+                lock_span(locks, striping, at, at + width, &self.ctx.waiter(), bell)?
+            }
+            Some(AccState::Owner { state, stripings, .. }) => {
+                state.armw_domain(target, stripings[target as usize], at, at + width)?
+            }
+            None => return Ok(None),
+        }))
+    }
+
+    /// The heap block of the accumulate state, if the strategy has one.
+    pub(crate) fn acc_block(&self) -> Option<HeapRegion> {
+        match &*self.acc.0.borrow() {
+            Some(AccState::Caller { block, .. } | AccState::Owner { block, .. }) => Some(*block),
+            None => None,
+        }
+    }
+
     /// Collective, after the barrier of `free`: stops the agent and frees the block.
     pub(crate) fn acc_free(&self) -> Result<(), WindowError> {
+        self.acc.1.set(false);
         let block = match self.acc.0.borrow_mut().take() {
             None => return Ok(()),
             Some(AccState::Caller { block, .. }) => block,
-            Some(AccState::Owner { block, state }) => {
+            Some(AccState::Owner { block, state, .. }) => {
                 drop(state);
                 block
             }
@@ -287,11 +350,11 @@ impl<T: AccElem + Plain> Window<'_, T> {
         }
         match &*self.acc.0.borrow() {
             None => accumulate_words(words, op, src, result),
-            Some(AccState::Caller { abs, granularity, .. }) => {
+            Some(AccState::Caller { abs, stripings, .. }) => {
                 let share = stripes_bytes(1);
                 let bytes = self.ctx.segment().bytes(*abs);
                 let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
-                let striping = Striping::new(*granularity, part.len(), size_of::<T>());
+                let striping = stripings[target as usize];
                 let bell = &self.ctx.segment().slot(target).bell;
                 striped_combine(locks, striping, &part, at, op, src, result, &self.ctx.waiter(), bell)?;
             }

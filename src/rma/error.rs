@@ -4,12 +4,13 @@
 use std::fmt;
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::agree::Disagreement;
 use crate::protocol::fence::AssertError;
 use crate::protocol::alloc::freelist::AllocError;
 use crate::protocol::atomic::op::OpError;
 
 /// Why a window could not be allocated or freed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WindowError {
     /// The heap or the MPB has no room (every core gets the same error).
     Alloc(AllocError),
@@ -38,6 +39,19 @@ pub enum WindowError {
     },
     /// The owner-computes agent thread could not be started.
     AgentStart,
+    /// Checking mode: the cores passed different arguments to this collective window
+    /// call (or are not in the same call); every core gets this error, nothing was
+    /// allocated or freed, and the job goes on. Without checking mode such a program is
+    /// erroneous.
+    Mismatch {
+        /// What differs: `"call"`, `"element size"`, `"element type"`, `"placement"`,
+        /// `"accumulate strategy"`, `"accumulate granularity"`, or `"window"` (freeing
+        /// different windows).
+        what: &'static str,
+        /// The ranks whose value differs from the one most cores passed (on a tie, the
+        /// lowest such rank's value).
+        ranks: Vec<u32>,
+    },
     /// The job aborted (some core died) during the collective call.
     Aborted(JobAborted),
 }
@@ -91,6 +105,15 @@ pub enum RmaError {
     },
     /// The reduction op is not defined on the element type (a bitwise op on a float).
     Op(OpError),
+    /// The job aborted (some core died) while an ARMW waited for its element's
+    /// atomicity domain (a stripe lock, or this core's owner-computes requests).
+    Aborted(JobAborted),
+}
+
+impl From<JobAborted> for RmaError {
+    fn from(e: JobAborted) -> Self {
+        RmaError::Aborted(e)
+    }
 }
 
 /// Why a synchronization call was refused (nothing was synchronized), or failed.
@@ -145,6 +168,12 @@ impl From<JobAborted> for WindowError {
     }
 }
 
+impl From<Disagreement> for WindowError {
+    fn from(d: Disagreement) -> Self {
+        WindowError::Mismatch { what: d.what, ranks: d.ranks }
+    }
+}
+
 impl From<AllocError> for WindowError {
     fn from(e: AllocError) -> Self {
         WindowError::Alloc(e)
@@ -164,6 +193,9 @@ impl fmt::Display for WindowError {
                 write!(f, "cannot free a window while rank {rank} has a lock or PSCW epoch open on it")
             }
             Self::AgentStart => write!(f, "could not start the owner-computes agent thread"),
+            Self::Mismatch { what, ranks } => {
+                write!(f, "checking mode: ranks {ranks:?} disagree with the others on the window's {what}")
+            }
             Self::Aborted(e) => e.fmt(f),
         }
     }
@@ -190,6 +222,7 @@ impl fmt::Display for RmaError {
                 write!(f, "the buffer holds {found} elements, the operation moves {expected}")
             }
             Self::Op(e) => e.fmt(f),
+            Self::Aborted(e) => e.fmt(f),
         }
     }
 }

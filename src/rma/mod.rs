@@ -1,7 +1,7 @@
 //! One-sided communication: windows and everything done through them.
 //!
-//! Owns window creation and free ([`window`]), put/get/ARMW and request-based and
-//! strided transfers ([`transfer`]), epochs and their synchronisation ([`epoch`], with
+//! Owns window creation and free ([`window`]), load/store access to parts ([`part`]),
+//! put/get/ARMW and request-based and strided transfers ([`transfer`]), epochs and their synchronisation ([`epoch`], with
 //! the fence, PSCW and lock protocols of `protocol`), RAII lock epochs ([`lock`]),
 //! accumulate and its strategies ([`accumulate`], `acc_view`), the owner-computes
 //! agent ([`owner`]) and the errors of it all ([`error`]).
@@ -14,6 +14,7 @@ pub mod epoch;
 pub mod error;
 pub mod lock;
 pub mod owner;
+pub mod part;
 pub mod transfer;
 pub mod window;
 
@@ -21,4 +22,5 @@ pub use accumulate::{AccError, AccStrategy};
 pub use error::{RmaError, SyncError, WindowError};
 pub use lock::{LockAllEpoch, LockEpoch};
 pub use transfer::{Request as RmaRequest, Vector};
-pub use window::{Local, Part, Placement, Window};
+pub use part::{Local, Part};
+pub use window::{Placement, Window};

@@ -21,8 +21,8 @@
 //!   `space` doorbell (the owner's slot doorbell) until the agent frees a slot; a busy
 //!   staging buffer blocks it on its own doorbell.
 //!
-//! Footprint: `OwnerBlock::STRIDE` (about 390 KiB: 130 KiB of queue, 256 KiB of
-//! staging) of shared heap per core and owner-computes window.
+//! Footprint: `OwnerBlock::STRIDE` (about 400 KiB: 130 KiB of queue, 8 KiB of stripe
+//! locks, 256 KiB of staging) of shared heap per core and owner-computes window.
 //!
 //! Completion: `accumulate` returns once the request is enqueued (the origin buffer is
 //! free). Every call that completes RMA (flush, unlock, fence, complete, free) first
@@ -30,8 +30,15 @@
 //! get_accumulate and fetch_and_op return when their own request has been applied.
 //! Order: one origin's requests to one owner are applied in queue (issue) order.
 //!
-//! The agent is the only writer of its owner's part under this strategy (the owner's
-//! own accumulates go through its queue too), which is the owner-local lock. One agent
+//! The agent is the only combiner of its owner's part under this strategy (the owner's
+//! own accumulates go through its queue too). It combines each request granule by
+//! granule (`OWNER_GRANULE` bytes), holding that granule's stripe lock from the owner's
+//! share of the block (`stripes`); ARMW on the part (`transfer`) takes the same locks,
+//! after waiting for its origin's own pending requests ([`OwnerState::armw_domain`]), so that
+//! an ARMW is atomic with the agent's combines and lands after the accumulates its
+//! origin issued before it. The agent never waits for anything else while it holds a
+//! stripe, and ARMW holders only run one CPU atomic, so the agent waits at most that
+//! long. One agent
 //! thread per process and window maps the segment itself (a second mapping of the
 //! job's memfd), sleeps on the queue's own doorbell through the waiter when idle, and
 //! stops when the window is freed or dropped (which the owner's process does when its
@@ -48,11 +55,13 @@ use shm_layout::{LINE, Region, WaitPolicy};
 use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::protocol::atomic::acc_atomic::AccElem;
 use crate::protocol::atomic::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
-use crate::rma::acc_view::{combine_staged, u64s_at};
+use crate::rma::acc_view::{combine_staged, stripes_at, u64s_at};
 use crate::protocol::atomic::op::Op;
 use crate::protocol::payload::Payload;
 use crate::segment::mapping::{Segment, SharedBytes};
-use crate::protocol::atomic::stripes::CombineTarget;
+use crate::protocol::atomic::stripes::{
+    MAX_STRIPES, Stripe, Striping, SpanGuard, for_each_granule_locked, lock_span, striped_combine,
+};
 use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
 use crate::segment::view::atomics_at;
 use crate::protocol::waiter::Waiter;
@@ -69,6 +78,15 @@ pub const INLINE_BYTES: usize = SLOT_BYTES - 4 - HEADER;
 pub const HALVES: usize = 4;
 /// Bytes per staging buffer (the largest chunk of a staged request).
 pub const HALF_BYTES: usize = 64 * 1024;
+/// Bytes the agent combines under one stripe lock: an ARMW waits for at most one such
+/// granule of a concurrent combine.
+pub const OWNER_GRANULE: usize = 4096;
+
+/// How an owner's part of `part_bytes`, of `elem`-byte elements, is striped: the same
+/// for the agent and for ARMW origins.
+pub fn owner_striping(part_bytes: usize, elem: usize) -> Striping {
+    Striping::new(OWNER_GRANULE, part_bytes, elem)
+}
 
 const INLINE_ACC: u32 = 0;
 const STAGED_ACC: u32 = 1;
@@ -101,7 +119,8 @@ impl OwnerBlock {
     const SEQS: usize = lines(size_of::<QueueCtl>());
     const SLOTS: usize = Self::SEQS + lines(CAP * 8);
     const ORIGIN: usize = Self::SLOTS + CAP * SLOT_BYTES;
-    const STAGING: usize = Self::ORIGIN + lines(size_of::<OriginCtl>());
+    const STRIPES: usize = Self::ORIGIN + lines(size_of::<OriginCtl>());
+    const STAGING: usize = Self::STRIPES + MAX_STRIPES * size_of::<CachePadded<Stripe>>();
     /// Bytes of one rank's share: its queue, completion words and staging.
     pub const STRIDE: usize = Self::STAGING + HALVES * HALF_BYTES;
 
@@ -131,6 +150,11 @@ impl OwnerBlock {
 
     fn origin<'s>(&self, seg: &'s Segment, rank: u32) -> &'s OriginCtl {
         atomics_at(self.share(seg, rank), Self::ORIGIN)
+    }
+
+    /// `rank`'s stripe locks, which guard its part (zeroed by `init`).
+    pub fn stripes<'s>(&self, seg: &'s Segment, rank: u32) -> &'s [CachePadded<Stripe>] {
+        stripes_at(self.share(seg, rank), Self::STRIPES, MAX_STRIPES)
     }
 
     fn staging<'s>(&self, seg: &'s Segment, rank: u32, half: usize) -> SharedBytes<'s> {
@@ -332,6 +356,21 @@ impl<'c> OwnerState<'c> {
         let issued = self.issued.get();
         self.wait_completion(|| applied.load(Ordering::Acquire) == issued)
     }
+
+    /// Enters the agent's atomicity domain for an ARMW on bytes `at..end` of `target`'s
+    /// part, striped by `striping` (module docs): once this core's requests are applied,
+    /// holds `target`'s stripes that guard those bytes until the guard drops.
+    pub fn armw_domain(
+        &self,
+        target: u32,
+        striping: Striping,
+        at: usize,
+        end: usize,
+    ) -> Result<SpanGuard<'c>, JobAborted> {
+        self.quiesce()?;
+        let locks = self.block.stripes(self.seg, target);
+        lock_span(locks, striping, at, end, &self.waiter(), &self.seg.slot(target).bell)
+    }
 }
 
 impl Drop for OwnerState<'_> {
@@ -350,8 +389,12 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
     let part = seg.bytes(part);
     let mut consumer = Consumer::new();
     let mut msg = vec![0u8; SLOT_BYTES];
-    let (mut data, mut old, mut scratch) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
+    let (mut data, mut old) = (Vec::<T>::new(), Vec::<T>::new());
     let n = seg.config().cores;
+    let locks = block.stripes(seg, me);
+    let striping = owner_striping(part.len(), size_of::<T>());
+    // Stripe waiters sleep on the owner's doorbell, which ARMW holders ring on unlock.
+    let bell = &seg.slot(me).bell;
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
         if !(HEADER..=SLOT_BYTES).contains(&len) {
             // Corrupted: no origin to acknowledge, so its quiesce could never finish.
@@ -376,9 +419,16 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
             return;
         };
         let half = req.half as usize;
-        if req.kind == STAGED_ACC {
+        let end = at + count * size_of::<T>();
+        // Each granule under its stripe (module docs); a wait for a stripe fails only
+        // when the job aborts, and then the agent stops.
+        let locked = if req.kind == STAGED_ACC {
             // Straight from the origin's staging buffer into the part: one pass.
-            combine_staged::<T>(part, at, op, block.staging(seg, req.origin, half), count);
+            let staging = block.staging(seg, req.origin, half);
+            for_each_granule_locked(locks, striping, at, end, &waiter, bell, |p0, p1| {
+                let src = staging.slice(p0 - at, p1 - p0);
+                combine_staged::<T>(part, p0, op, src, (p1 - p0) / size_of::<T>());
+            })
         } else {
             data.clear();
             data.resize(count, T::zeroed());
@@ -391,11 +441,15 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
             if req.kind == STAGED_GET_ACC {
                 old.clear();
                 old.resize(count, T::zeroed());
-                part.combine(at, op, &data, Some(&mut old), &mut scratch);
+                let done = striped_combine(locks, striping, &part, at, op, &data, Some(&mut old), &waiter, bell);
                 block.staging(seg, req.origin, half).write(0, bytemuck::cast_slice(&old));
+                done
             } else {
-                part.combine(at, op, &data, None, &mut scratch);
+                striped_combine(locks, striping, &part, at, op, &data, None, &waiter, bell)
             }
+        };
+        if locked.is_err() {
+            return;
         }
         let origin = block.origin(seg, req.origin);
         if staged {

@@ -28,8 +28,11 @@
 //! Freeing is collective: each core writes into its size-table word (unused after
 //! allocation) whether it still has an epoch open, then a barrier (nobody still
 //! accesses; the votes are visible to all); unless some core voted no, both regions
-//! return to their allocators. A window dropped without `free` leaks its memory (the drop of
-//! one core cannot be collective).
+//! return to their allocators. A window dropped without `free` (or whose `free` was
+//! refused) becomes an orphan of its core (`segment::reclaim`): its memory returns to
+//! the allocators at the first job-wide collective allocation after every core dropped
+//! it (the drop of one core cannot be collective, so the cores compare what they
+//! dropped there).
 //!
 //! [`Window`] has an example of every epoch kind.
 
@@ -39,7 +42,10 @@ use std::marker::PhantomData;
 use crossbeam_utils::CachePadded;
 use shm_layout::{LINE, Region};
 
+use crate::protocol::agree::Fingerprint;
+use crate::rma::accumulate::AccStrategy;
 use crate::segment::collective_alloc::HeapRegion;
+use crate::segment::reclaim::Orphan;
 use crate::segment::CoreContext;
 use crate::rma::epoch::Epochs;
 use crate::protocol::fence::FenceState;
@@ -49,7 +55,8 @@ use crate::protocol::payload::Payload;
 use crate::protocol::pscw::PairWords;
 use crate::protocol::rwlock::{AllLock, TicketRwLock};
 use crate::segment::mapping::SharedBytes;
-use crate::segment::view::{AtomicsOnly, Plain, atomics_at, bytes_of, bytes_of_mut, zeroed};
+use crate::rma::part::Part;
+use crate::segment::view::{AtomicsOnly, Plain, atomics_at};
 use crate::rma::error::{RmaError, WindowError};
 
 /// Where a window's parts live.
@@ -123,6 +130,18 @@ enum Data {
 /// A window of `T` elements over every core of the job. Collective calls (allocation,
 /// [`Window::fence`], [`Window::free`]) must be made by every core in the same order.
 ///
+/// Every core must create a window with the same element type, placement and
+/// accumulate strategy (lengths may differ), and free the same window at the same
+/// point. A program that breaks this is erroneous, as in MPI: without checking mode it
+/// may hang or corrupt the window. In checking mode ([`CoreContext::checking`])
+/// creation and [`Window::free`] first compare those arguments across the cores and
+/// return [`WindowError::Mismatch`] on every core, naming the ranks that disagree;
+/// nothing is allocated or freed, and the job goes on.
+///
+/// A window dropped without [`Window::free`] does not leak: its memory returns to the
+/// heap (and MPBs) at the first job-wide collective allocation after every core dropped
+/// it ([`CoreContext::orphaned`] counts what waits for that).
+///
 /// # Examples
 ///
 /// Three cores pass values round a ring through each epoch kind: a fence epoch, a
@@ -182,6 +201,8 @@ pub struct Window<'c, T: Plain> {
     pub(crate) pending_stores: Cell<bool>,
     /// This window's window-table entry (rank 0 lists it).
     table_entry: Option<usize>,
+    /// Set once `free` returns the memory (else the drop makes the window an orphan).
+    released: Cell<bool>,
     /// Accumulate strategy state (see `accumulate`).
     pub(crate) acc: crate::rma::accumulate::AccSlot<'c>,
     _elem: PhantomData<T>,
@@ -191,6 +212,25 @@ impl<'c, T: Plain> Window<'c, T> {
     /// Collective: allocates a window whose part on this core holds `len` elements
     /// (zeroed). Other cores may pass other lengths, including 0.
     pub fn create(ctx: &'c CoreContext, len: usize, placement: Placement) -> Result<Window<'c, T>, WindowError> {
+        Window::create_agreed(ctx, len, placement, AccStrategy::Atomic)
+    }
+
+    /// [`Window::create`], first comparing in checking mode what every core must pass
+    /// alike (element type, placement, accumulate strategy; the lengths may differ).
+    pub(crate) fn create_agreed(
+        ctx: &'c CoreContext,
+        len: usize,
+        placement: Placement,
+        strategy: AccStrategy,
+    ) -> Result<Window<'c, T>, WindowError> {
+        let (kind, granularity) = match strategy {
+            AccStrategy::Atomic => (0, 0),
+            AccStrategy::CallerComputes { granularity } => (1, granularity as u64),
+            AccStrategy::OwnerComputes => (2, 0),
+        };
+        let fingerprint = Fingerprint::new("window").element::<T>().field("placement", placement as u64);
+        let fingerprint = fingerprint.field("accumulate strategy", kind).field("accumulate granularity", granularity);
+        ctx.agree_world(&fingerprint)??;
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);
         }
@@ -276,11 +316,28 @@ impl<'c, T: Plain> Window<'c, T> {
             pending_stores: Cell::new(false),
             table_entry,
             acc: Default::default(),
+            released: Cell::new(false),
             _elem: PhantomData,
         };
         win.part_bytes(ctx.rank()).zero(0, sizes[me]);
-        ctx.barrier().map_err(|e| fail(e.into()))?;
+        if let Err(e) = ctx.barrier() {
+            // The job is aborting: `fail` returns the control block, and nothing will
+            // reclaim the rest.
+            win.released.set(true);
+            return Err(fail(e.into()));
+        }
         Ok(win)
+    }
+}
+
+/// A window dropped without `free` (or whose `free` was refused) becomes an orphan of
+/// this core, reclaimed once every core dropped it (module docs). Its owner-computes
+/// agent, if any, stops when the accumulate state drops, right after this.
+impl<T: Plain> Drop for Window<'_, T> {
+    fn drop(&mut self) {
+        if !self.released.get() {
+            self.ctx.orphan(self.as_orphan());
+        }
     }
 }
 
@@ -331,9 +388,10 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// Collective: frees the window. If any core still has a lock or PSCW epoch open
     /// on it, every core gets [`WindowError::EpochOpen`] naming the lowest such rank,
-    /// and nothing is freed: the window is then leaked, as if dropped (its memory is
-    /// never reused, so accesses still in flight stay safe).
+    /// and nothing is freed: the window is then dropped without free, and its memory
+    /// is reclaimed once every core dropped it (see `segment::reclaim`).
     pub fn free(self) -> Result<(), WindowError> {
+        self.ctx.agree_world(&Fingerprint::new("window free").field("window", self.meta.offset as u64))??;
         let open = self.epochs.borrow().passive_or_pscw_open();
         let vote = |r: u32| self.ctl.sizes + r as usize * 8;
         self.meta_bytes().write(vote(self.ctx.rank()), &u64::from(open).to_le_bytes());
@@ -350,6 +408,8 @@ impl<'c, T: Plain> Window<'c, T> {
         if let Some(rank) = (0..self.ctx.size()).find(voted_open) {
             return Err(WindowError::EpochOpen { rank });
         }
+        // From here every core returns the memory itself: the drop must not orphan it.
+        self.released.set(true);
         if let Some(entry) = self.table_entry {
             crate::segment::wintable::unregister(self.ctx.segment(), entry);
         }
@@ -361,6 +421,19 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         self.ctx.heap_free(self.meta)?;
         Ok(())
+    }
+
+    /// What this window holds, as an orphan of this core (`segment::reclaim`).
+    fn as_orphan(&self) -> Orphan {
+        let mut heap = vec![self.meta];
+        let mut mpb = Vec::new();
+        match self.data {
+            Data::None => {}
+            Data::Heap(r) => heap.push(r),
+            Data::Mpb(r) => mpb.push(r),
+        }
+        heap.extend(self.acc_block());
+        Orphan { id: self.meta.offset as u64, heap, mpb, table_entry: self.table_entry }
     }
 
     #[inline]
@@ -425,67 +498,5 @@ impl<'c, T: Plain> Window<'c, T> {
     pub fn shared_query(&self, rank: u32) -> Result<Part<'_, 'c, T>, RmaError> {
         self.check_rank(rank)?;
         Ok(Part { win: self, rank })
-    }
-}
-
-/// Safe load/store access to one core's part: this core's own ([`Window::local`]) or
-/// another's ([`Window::shared_query`]). Copies are always memory-safe; ordering them
-/// against other cores' accesses is the job of the epoch rules (fence, post/wait,
-/// lock, sync), exactly as for MPI's loads and stores on a window.
-pub struct Part<'w, 'c, T: Plain> {
-    win: &'w Window<'c, T>,
-    rank: u32,
-}
-
-/// This core's own part.
-pub type Local<'w, 'c, T> = Part<'w, 'c, T>;
-
-impl<T: Plain> Part<'_, '_, T> {
-    /// Whose part this is.
-    pub fn rank(&self) -> u32 {
-        self.rank
-    }
-
-    /// Elements in the part.
-    pub fn len(&self) -> usize {
-        self.win.parts[self.rank as usize].len / size_of::<T>()
-    }
-
-    /// Whether the part has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Copies elements `index..index + dst.len()` into `dst`.
-    pub fn read(&self, index: usize, dst: &mut [T]) -> Result<(), RmaError> {
-        let at = self.win.check_range(self.rank(), index, dst.len())?;
-        self.win.part_bytes(self.rank()).read(at, bytes_of_mut(dst));
-        Ok(())
-    }
-
-    /// Copies `src` to elements `index..index + src.len()`.
-    pub fn write(&self, index: usize, src: &[T]) -> Result<(), RmaError> {
-        let at = self.win.check_range(self.rank(), index, src.len())?;
-        self.win.part_bytes(self.rank()).write(at, bytes_of(src));
-        Ok(())
-    }
-
-    /// The element at `index`.
-    pub fn get(&self, index: usize) -> Result<T, RmaError> {
-        let mut v = [zeroed::<T>()];
-        self.read(index, &mut v)?;
-        Ok(v[0])
-    }
-
-    /// Stores `value` at element `index`.
-    pub fn set(&self, index: usize, value: T) -> Result<(), RmaError> {
-        self.write(index, std::slice::from_ref(&value))
-    }
-
-    /// The whole part.
-    pub fn to_vec(&self) -> Vec<T> {
-        let mut v = vec![zeroed::<T>(); self.len()];
-        self.read(0, &mut v).expect("the whole part is in range");
-        v
     }
 }

@@ -3,8 +3,11 @@
 //! [`CoreContext::heap_alloc`] is collective over the whole job: rank 0 allocates from the
 //! shared [`HeapAllocator`] and publishes the result through the word for this call's
 //! parity; the world barrier (Release/Acquire) carries it to every core, which reads
-//! it after the barrier. Every core counts its calls, so all agree on the parity.
+//! it after the barrier. Every core counts its calls, so all agree on the parity. The
+//! same barrier carries the cores' orphan lists, and after it the windows every core
+//! dropped without `free` are reclaimed (see `reclaim`).
 
+use crate::protocol::agree::agree;
 use crate::segment::context::CoreContext;
 use crate::protocol::alloc::freelist::{AllocError, Range};
 use crate::protocol::alloc::heap::{HeapAllocator, decode_result, encode_result};
@@ -45,13 +48,20 @@ impl CoreContext {
         if bytes == 0 {
             return Err(AllocError::ZeroSize);
         }
-        let word = self.heap().published(self.next_heap_call());
+        let call = self.next_heap_call();
+        let word = self.heap().published(call);
         if self.rank() == 0 {
             // Relaxed: the barrier below publishes it.
             word.store(encode_result(&self.heap_alloc_local(bytes)), Ordering::Relaxed);
         }
-        self.barrier()?;
-        decode_result(word.load(Ordering::Relaxed), bytes)
+        // The barrier, which also compares the orphan lists (`reclaim`).
+        let orphans = self.orphan_fingerprint();
+        let alike = agree(&self.orphan_slots(), self.size(), self.rank(), call, &orphans, || self.barrier())?;
+        let result = decode_result(word.load(Ordering::Relaxed), bytes);
+        if alike.is_ok() {
+            self.reclaim();
+        }
+        result
     }
 
     /// Collective over the job: returns a region from [`CoreContext::heap_alloc`].

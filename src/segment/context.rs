@@ -15,6 +15,11 @@
 //! context is the waiter's [`Progress`]), so that barriers, fences, epochs, locks,
 //! flags and collectives keep the core's pending sends and receives moving: MPI's
 //! progress rule. The layers below never name the layer that registers it.
+//!
+//! Checking mode ([`CHECK_VAR`], read once at attach; [`CoreContext::checking`]): every
+//! job-wide collective call first compares its arguments across the cores through the
+//! segment's checking slots and the world barrier ([`CoreContext::agree_world`], the
+//! protocol of `protocol::agree`).
 
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -23,12 +28,25 @@ use std::time::Duration;
 use shm_layout::{Mesh, WaitPolicy};
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::agree::{Disagreement, Fingerprint, MEMBER_BYTES, agree};
 use crate::protocol::alloc::freelist::FreeList;
 use crate::protocol::waiter::{Armed, Progress, Waiter};
 use crate::segment::mapping::{AttachError, Segment, slot_state};
 use crate::segment::mpb::MPB_GRANULE;
 use crate::segment::wait_mark::{MarkGuard, WaitMark};
 use crate::sync::Ordering;
+
+/// The environment variable that turns on checking mode (`sccrun --check`,
+/// `Job::check`): on when set to anything but `0`.
+pub const CHECK_VAR: &str = "SCCEMU_CHECK";
+
+// `agree` finds member r's slots at r * MEMBER_BYTES: the layout's per-core stride.
+const _: () = assert!(shm_layout::CHECK_BYTES == MEMBER_BYTES && MEMBER_BYTES % shm_layout::LINE == 0);
+
+/// Whether the environment asks for checking mode.
+fn checking_from_env() -> bool {
+    std::env::var_os(CHECK_VAR).is_some_and(|v| v != "0")
+}
 
 /// Where a core sits on the mesh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +97,12 @@ pub struct CoreContext {
     pub(crate) heap_calls: Mutex<u64>,
     /// The background work every wait drives, once registered.
     background: OnceLock<Arc<dyn Background>>,
+    /// Checking mode, from the environment at attach.
+    checking: bool,
+    /// How many job-wide argument checks this core has made (their sequence numbers).
+    world_checks: Mutex<u64>,
+    /// Windows dropped without `free`, until reclaimed (see `reclaim`).
+    pub(crate) orphans: Mutex<Vec<crate::segment::reclaim::Orphan>>,
 }
 
 impl CoreContext {
@@ -95,8 +119,19 @@ impl CoreContext {
         slot.pid.store(std::process::id(), Ordering::Relaxed);
         slot.state.store(slot_state::ATTACHED, Ordering::Release);
         let mpb_allocator = Mutex::new(FreeList::new(config.mpb_bytes as usize, MPB_GRANULE));
-        let heap_calls = Mutex::new(0);
-        Ok(CoreContext { segment, rank, size, policy, cpu, mpb_allocator, heap_calls, background: OnceLock::new() })
+        Ok(CoreContext {
+            segment,
+            rank,
+            size,
+            policy,
+            cpu,
+            mpb_allocator,
+            heap_calls: Mutex::new(0),
+            background: OnceLock::new(),
+            checking: checking_from_env(),
+            world_checks: Mutex::new(0),
+            orphans: Mutex::new(Vec::new()),
+        })
     }
 
     /// This core's rank, `0..size`.
@@ -214,6 +249,31 @@ impl CoreContext {
         let home = &self.segment.slot(0).bell;
         self.segment.sync_area().world_barrier.wait(self.size, &self.waiter(), home)
     }
+
+    /// Whether checking mode is on: collectives and collective allocations compare
+    /// their arguments across the cores and refuse, on every core, a call whose
+    /// arguments disagree. Set by `sccrun --check`, `Job::check(true)` or
+    /// `SCCEMU_CHECK=1`, read once at attach.
+    pub fn checking(&self) -> bool {
+        self.checking
+    }
+
+    /// In checking mode, compares `fingerprint` across every core of the job (the
+    /// protocol of `protocol::agree`, on the segment's checking slots and the world
+    /// barrier); `Ok(Ok(()))` at once otherwise. Every core must call it at the same
+    /// point: job-wide collective calls do, first thing.
+    pub fn agree_world(&self, fingerprint: &Fingerprint) -> Result<Result<(), Disagreement>, JobAborted> {
+        if !self.checking {
+            return Ok(Ok(()));
+        }
+        let seq = {
+            let mut checks = self.world_checks.lock().unwrap_or_else(|e| e.into_inner());
+            *checks += 1;
+            *checks
+        };
+        let slots = self.segment.bytes(self.segment.layout().checks.region());
+        agree(&slots, self.size, self.rank, seq, fingerprint, || self.barrier())
+    }
 }
 
 impl CoreContext {
@@ -237,6 +297,11 @@ impl Progress for CoreContext {
 
 impl Drop for CoreContext {
     fn drop(&mut self) {
+        // One line for what this core leaves unreclaimed; not when the job is aborting,
+        // since then the failure is the news.
+        if let Some(report) = self.orphan_report().filter(|_| self.check_job().is_ok()) {
+            eprintln!("{report}");
+        }
         self.leave();
     }
 }

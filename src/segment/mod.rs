@@ -3,7 +3,7 @@
 //! Owns the mapping and its validation ([`mapping`]), typed views of shared memory and
 //! the byte copies in and out of it ([`view`]), the per-core message-passing buffers
 //! ([`mpb`]), the shared heap's collective allocation ([`collective_alloc`]), the
-//! window table ([`wintable`]) and the job's host clock (`clock`).
+//! reclaiming of windows dropped without free ([`reclaim`]), the window table ([`wintable`]) and the job's host clock (`clock`).
 //!
 //! May use: [`crate::protocol`] and [`crate::sync`]. Every offset comes from
 //! `shm_layout::Layout`; this layer and `view` hold the crate's unsafe code for shared
@@ -14,6 +14,7 @@ pub mod collective_alloc;
 pub mod context;
 pub mod mapping;
 pub mod mpb;
+pub mod reclaim;
 pub mod view;
 pub mod wait_mark;
 pub mod wintable;

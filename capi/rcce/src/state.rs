@@ -150,13 +150,14 @@ impl Rcce {
         let mut mpb_alloc = Allocator::new(MPB_BYTES, LINE);
         mpb_alloc.alloc(LINE); // line 0 is reserved
         let per_line = if variant.single_bit_flags { 8 * LINE } else { LINE };
+        let check = core.checking();
         let mut this = Rcce {
             core,
             rank,
             size,
             ghz,
             variant,
-            check: std::env::var_os(sccemu::job::launcher::CHECK_VAR).is_some_and(|v| v != "0"),
+            check,
             mpb_offset: region.offset,
             shared,
             layout,

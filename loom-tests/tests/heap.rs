@@ -1,5 +1,6 @@
 //! The shared heap allocator's lock (`sccemu::heap`): two cores allocating and freeing at
-//! once get disjoint ranges, and the free list ends whole.
+//! once get disjoint ranges, and the free list ends whole: freed neighbours merge, so the
+//! whole heap can be allocated again as one range.
 #![cfg(sccemu_loom)]
 
 use loom::sync::Arc;
@@ -45,5 +46,8 @@ fn concurrent_allocations_are_disjoint_and_frees_merge() {
         s.heap.free(mine, &waiter, &s.bell).unwrap();
         freer.join().unwrap();
         assert_eq!(s.heap.free_bytes(&waiter, &s.bell).unwrap(), 4 * HEAP_GRANULE);
+        // The neighbours merged: the whole heap is one range again.
+        let all = s.heap.alloc(4 * HEAP_GRANULE, &waiter, &s.bell).unwrap();
+        assert_eq!((all.offset, all.len), (0, 4 * HEAP_GRANULE));
     });
 }

@@ -126,14 +126,23 @@ mod futex {
                 w.flags = futex::WaitFlags::SIZE_U32;
                 w
             };
-            let both = [entry(self, expected), entry(other, other_expected)];
-            let waited = futex::waitv(&both, futex::WaitvFlags::empty(), None, futex::ClockId::Monotonic);
-            if waited == Err(rustix::io::Errno::NOSYS) {
-                // Before Linux 5.16: sleep on this word, and look at `other` every
-                // millisecond (the caller loops and compares again).
-                let tick = futex::Timespec { tv_sec: 0, tv_nsec: 1_000_000 };
-                let _ = futex::wait(&self.0, futex::Flags::empty(), expected, Some(&tick));
+            use rustix::io::Errno;
+            use std::sync::atomic::{AtomicBool, Ordering as StdOrdering};
+            // Set once futex_waitv has failed for a reason other than the words having
+            // changed: ENOSYS before Linux 5.16, EPERM under seccomp profiles that do not
+            // know it (containers). Relaxed: a hint; a stale read costs one failed call.
+            static NO_WAITV: AtomicBool = AtomicBool::new(false);
+            if !NO_WAITV.load(StdOrdering::Relaxed) {
+                let both = [entry(self, expected), entry(other, other_expected)];
+                match futex::waitv(&both, futex::WaitvFlags::empty(), None, futex::ClockId::Monotonic) {
+                    Ok(_) | Err(Errno::AGAIN | Errno::INTR | Errno::TIMEDOUT) => return,
+                    Err(_) => NO_WAITV.store(true, StdOrdering::Relaxed),
+                }
             }
+            // Without futex_waitv: sleep on this word, and look at `other` every
+            // millisecond (the caller loops and compares again), so no caller spins.
+            let tick = futex::Timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+            let _ = futex::wait(&self.0, futex::Flags::empty(), expected, Some(&tick));
         }
 
         /// Wakes every process sleeping on the word.

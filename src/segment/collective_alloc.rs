@@ -55,11 +55,16 @@ impl CoreContext {
             word.store(encode_result(&self.heap_alloc_local(bytes)), Ordering::Relaxed);
         }
         // The barrier, which also compares the orphan lists (`reclaim`).
-        let orphans = self.orphan_fingerprint();
-        let alike = agree(&self.orphan_slots(), self.size(), self.rank(), call, &orphans, || self.barrier())?;
+        let (fingerprint, orphans) = self.take_orphans();
+        let alike = agree(&self.orphan_slots(), self.size(), self.rank(), call, &fingerprint, || self.barrier());
         let result = decode_result(word.load(Ordering::Relaxed), bytes);
-        if alike.is_ok() {
-            self.reclaim();
+        match alike {
+            Ok(Ok(())) => self.reclaim(orphans),
+            Ok(Err(_)) => self.keep_orphans(orphans),
+            Err(e) => {
+                self.keep_orphans(orphans);
+                return Err(e.into());
+            }
         }
         result
     }

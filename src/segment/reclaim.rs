@@ -76,12 +76,24 @@ impl CoreContext {
         (orphans.len(), orphans.iter().map(|o| o.bytes(self.size())).sum())
     }
 
-    /// This core's orphan list as a fingerprint: how many, and their identities.
-    pub(crate) fn orphan_fingerprint(&self) -> Fingerprint {
-        let orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
+    /// Takes this core's orphan list out (so that a window another thread drops meanwhile
+    /// waits for the next comparison) with its fingerprint: how many, and their
+    /// identities.
+    pub(crate) fn take_orphans(&self) -> (Fingerprint, Vec<Orphan>) {
+        let orphans = std::mem::take(&mut *self.orphans.lock().unwrap_or_else(|e| e.into_inner()));
         let mut ids: Vec<u64> = orphans.iter().map(|o| o.id).collect();
         ids.sort_unstable();
-        Fingerprint::new("orphans").field("orphans", ids.len() as u64).field("identities", hash_words(ids))
+        let fingerprint =
+            Fingerprint::new("orphans").field("orphans", ids.len() as u64).field("identities", hash_words(ids));
+        (fingerprint, orphans)
+    }
+
+    /// Puts back orphans taken out by [`CoreContext::take_orphans`] that the cores did not
+    /// agree on, ahead of any dropped since.
+    pub(crate) fn keep_orphans(&self, mut taken: Vec<Orphan>) {
+        let mut orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
+        taken.append(&mut orphans);
+        *orphans = taken;
     }
 
     /// The segment's orphan slots, for `agree`.
@@ -89,10 +101,9 @@ impl CoreContext {
         self.segment().bytes(self.segment().layout().orphans.region())
     }
 
-    /// After every core's list was found equal: returns every orphan's memory (module
-    /// docs) and empties the list.
-    pub(crate) fn reclaim(&self) {
-        let orphans = std::mem::take(&mut *self.orphans.lock().unwrap_or_else(|e| e.into_inner()));
+    /// After every core's list was found equal: returns the memory of every orphan taken
+    /// out for the comparison (module docs).
+    pub(crate) fn reclaim(&self, orphans: Vec<Orphan>) {
         for orphan in orphans {
             for &region in &orphan.mpb {
                 // Every core, in its own replica (allocated there, so it cannot fail).

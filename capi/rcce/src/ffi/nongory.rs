@@ -92,8 +92,16 @@ fn reduce(
     with_rcce(debug::COMM, what, |r| {
         let (ty, op) = (ReduceType::from_c(ty)?, ReduceOp::from_c(op)?);
         let comm = comm_at(r, comm, maxnp)?;
-        let bytes = usize::try_from(num).map_err(|_| Error::MessageLength)? * ty.size();
-        // SAFETY: the program's buffers of `num` elements (RCCE's contract).
+        let count = usize::try_from(num).map_err(|_| Error::MessageLength)?;
+        let bytes = count.checked_mul(ty.size()).ok_or(Error::MessageLength)?;
+        // RCCE's root receives the contributions into `input`, so an in-place call could
+        // not work (and two overlapping buffers cannot both be borrowed mutably).
+        let (i, o) = (input as usize, out as usize);
+        if bytes > 0 && !out.is_null() && i < o.saturating_add(bytes) && o < i.saturating_add(bytes) {
+            return Err(Error::DataOverlap);
+        }
+        // SAFETY: the program's buffers of `num` elements (RCCE's contract), disjoint
+        // (checked above).
         let input = unsafe { private(input, bytes)? };
         match root {
             Some(root) => {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use sccemu::{Allgather, Assert, CollError, Core, Group, Job, LockKind, Op, Placement, Window};
+use sccemu::{AccStrategy, Allgather, Assert, CollError, Core, Group, Job, LockKind, Op, Placement, Window};
 
 #[path = "api_fuzz/model.rs"]
 mod model;
@@ -47,13 +47,13 @@ fn run_step<'c>(
     mine: usize,
 ) -> String {
     let (me, n) = (core.rank(), core.size());
-    let placement = if script.mpb { Placement::Mpb } else { Placement::Dram };
     let w = win.as_ref().expect("a window is always live between steps");
     let world = || core.world().expect("world communicator");
     match step {
         Step::Put { t, index, len } => text(w.put(t.rank(me, n), *index, &vec![me; *len])),
         Step::Get { t, index, len } => text(w.get(t.rank(me, n), *index, &mut vec![0; *len])),
         Step::FetchAdd64 { t, index } => text(w.fetch_add(t.rank(me, n), *index, 1u64)),
+        Step::Acc { t, index, len } => text(w.accumulate(t.rank(me, n), *index, &vec![1; *len], Op::Sum)),
         Step::Cas32 { t, index } => text(w.compare_and_swap(t.rank(me, n), *index, 0u32, me)),
         Step::LenOf { t } => match w.len_of(t.rank(me, n)) {
             Ok(len) => format!("{len:?}"),
@@ -95,7 +95,7 @@ fn run_step<'c>(
                 }
             }
             let freed = win.take().expect("live").free();
-            match core.window::<u32>(PART, placement) {
+            match new_window(core, script) {
                 Ok(new) => *win = Some(new),
                 Err(e) => return format!("new window: {e:?}"),
             }
@@ -189,11 +189,17 @@ fn fuzz_rank(core: &Core, script: Script) -> Result<Vec<String>, String> {
     })
 }
 
-fn run_script(core: &Core, script: &Script) -> Result<Vec<String>, String> {
+/// Collective: the script's window (its placement and accumulate strategy).
+fn new_window<'c>(core: &'c Core, script: &Script) -> Result<Win<'c>, sccemu::WindowError> {
     let placement = if script.mpb { Placement::Mpb } else { Placement::Dram };
+    let strategy = if script.owner { AccStrategy::OwnerComputes } else { AccStrategy::Atomic };
+    core.window_with::<u32>(PART, placement, strategy)
+}
+
+fn run_script(core: &Core, script: &Script) -> Result<Vec<String>, String> {
     let mine = core.mpb_alloc(MINE).map_err(|e| e.to_string())?.offset;
     FLAG.with(|f| core.flag_alloc().map(|flag| f.set(Some(flag)))).map_err(|e| e.to_string())?;
-    let mut win = Some(core.window::<u32>(PART, placement).map_err(|e| e.to_string())?);
+    let mut win = Some(new_window(core, script).map_err(|e| e.to_string())?);
     let outcomes = script.steps.iter().map(|step| run_step(core, &mut win, script, step, mine)).collect();
     epilogue(core, win.expect("live"))?;
     Ok(outcomes)

@@ -55,6 +55,11 @@ pub(crate) enum Step {
         t: Target,
         index: usize,
     },
+    Acc {
+        t: Target,
+        index: usize,
+        len: usize,
+    },
     Cas32 {
         t: Target,
         index: usize,
@@ -119,6 +124,8 @@ pub(crate) enum Step {
 pub(crate) struct Script {
     pub(crate) n: u32,
     pub(crate) mpb: bool,
+    /// Windows accumulate through the owner-computes agents (else atomics).
+    pub(crate) owner: bool,
     pub(crate) steps: Vec<Step>,
 }
 
@@ -219,6 +226,10 @@ impl Model {
             Step::FetchAdd64 { t, index } => {
                 as_text(self.atomic(*t, *index, 8).map_err(|e| format!("{e:?}")))
             }
+            Step::Acc { t, index, len } => match self.rma(*t, *index, *len) {
+                Ok(()) => ok(),
+                Err(e) => err(sccemu::AccError::Rma(e)),
+            },
             Step::Cas32 { t, index } => as_text(self.atomic(*t, *index, 4).map_err(|e| format!("{e:?}"))),
             Step::LenOf { t } => {
                 let rank = t.rank(self.me, self.n);
@@ -387,6 +398,7 @@ fn step(n: u32) -> impl Strategy<Value = Step> {
         1 => (target(n), index(), len()).prop_map(|(t, index, len)| Step::Get { t, index, len }),
         1 => (target(n), index()).prop_map(|(t, index)| Step::FetchAdd64 { t, index }),
         1 => (target(n), index()).prop_map(|(t, index)| Step::Cas32 { t, index }),
+        1 => (target(n), index(), len()).prop_map(|(t, index, len)| Step::Acc { t, index, len }),
         1 => target(n).prop_map(|t| Step::LenOf { t }),
         2 => Just(Step::Fence),
         3 => (target(n), any::<bool>()).prop_map(|(t, exclusive)| Step::Lock { t, exclusive }),
@@ -412,10 +424,11 @@ fn step(n: u32) -> impl Strategy<Value = Step> {
 }
 
 pub(crate) fn script() -> impl Strategy<Value = Script> {
-    (3u32..=4, any::<bool>()).prop_flat_map(|(n, mpb)| {
+    (3u32..=4, any::<bool>(), any::<bool>()).prop_flat_map(|(n, mpb, owner)| {
         prop::collection::vec(step(n), 1..=30).prop_map(move |steps| Script {
             n,
             mpb,
+            owner,
             steps: sanitize(n, steps),
         })
     })

@@ -14,6 +14,8 @@
 //! only once every earlier ticket has unlocked, so a writer is alone, and nobody else
 //! writes the word until its store admits the next ticket; `read` is only advanced by
 //! the one holder whose ticket equals it, so readers never pass a waiting writer.
+//! A waiting ticket is never behind `read` or `write` and at most `MAX_AHEAD` ahead;
+//! a waiter that sees otherwise reports the lock corrupted instead of waiting forever.
 //! Every advance is a Release RMW or the holder's Release store, every wait an Acquire
 //! load; each writer's store starts a release sequence that the readers' RMWs continue,
 //! so every critical section happens-before the next conflicting one. An exclusive epoch thus costs
@@ -65,7 +67,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::protocol::abort::JobAborted;
+use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::protocol::waiter::{Doorbell, Waiter};
 use crate::sync::{AtomicU32, AtomicU64, Ordering, fence_after_rmw, yield_now};
 
@@ -92,6 +94,11 @@ pub struct TicketRwLock {
 
 /// Fills the lock's cache line: 16 bytes of counters and 12 hint slots.
 const CPU_SLOTS: usize = 12;
+
+/// Most tickets that can be ahead of a waiting one: each core holds at most one ticket
+/// of a lock at a time (one lock epoch per target and window) and a job has at most
+/// 1024 cores; the margin is generous, the check is for overwritten counters.
+const MAX_AHEAD: u32 = 1 << 20;
 
 /// One step of `write` in [`TicketRwLock::served`].
 const WRITE_ONE: u64 = 1 << 32;
@@ -171,15 +178,30 @@ impl TicketRwLock {
         let me = self.ticket(cpu);
         // Acquire: synchronizes with the Release advances of `served` by every earlier
         // holder (one release sequence), so their accesses happen-before ours.
-        waiter.wait_handoff(
+        let outcome = waiter.wait_handoff(
             bell,
-            || (turn(self.served.load(Ordering::Acquire)) == me).then_some(me),
+            || {
+                let served = self.served.load(Ordering::Acquire);
+                if turn(served) == me {
+                    return Some(Ok(me));
+                }
+                // `read` and `write` never pass a waiting ticket, and trail it by the
+                // tickets still ahead: fewer than MAX_AHEAD. Anything else means the
+                // counters were overwritten, and waiting would never end.
+                let far = |half: u32| me.wrapping_sub(half) > MAX_AHEAD;
+                (far(write_of(served)) || far(read_of(served))).then_some(Err(()))
+            },
             || self.ahead_on_other_cpus(write_of(self.served.load(Ordering::Relaxed)), me, cpu),
-        )
+        )?;
+        outcome.map_err(|()| JobAborted { rank: None, cause: AbortCause::Corrupted })
     }
 
     /// Waits until this core may write alone, then until no lock_all epoch is open
     /// (announcing itself in `all`, whose doorbell is `home`). `bell` is the target's.
+    /// Counters that no sequence of tickets can produce (a ticket behind `write` or
+    /// `read`, or more than `MAX_AHEAD` ahead) are corrupted shared state: the call
+    /// fails with `JobAborted { rank: None, cause: Corrupted }` instead of waiting
+    /// forever, and the caller stops the job.
     #[inline]
     pub fn lock_exclusive(
         &self,
@@ -196,7 +218,9 @@ impl TicketRwLock {
         entered
     }
 
-    /// Waits until this core may read beside other readers.
+    /// Waits until this core may read beside other readers. Like
+    /// [`TicketRwLock::lock_exclusive`], fails with `JobAborted { rank: None, cause:
+    /// Corrupted }` if the counters are found overwritten; the caller stops the job.
     #[inline]
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
         let me = self.take_turn(waiter, bell, read_of)?;

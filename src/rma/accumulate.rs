@@ -204,6 +204,17 @@ impl<'c, T: Plain> Window<'c, T> {
         }
     }
 
+    /// With `OwnerComputes`, `owner`'s request queue as absolute regions of the segment:
+    /// its control words, its `seq` words and its slots. For the corruption tests only
+    /// (see `CoreContext::segment_for_tests`).
+    #[doc(hidden)]
+    pub fn owner_queue_for_tests(&self, owner: u32) -> Option<[Region; 3]> {
+        match &*self.acc.0.borrow() {
+            Some(AccState::Owner { state, .. }) if owner < self.ctx.size() => Some(state.queue_regions(owner)),
+            _ => None,
+        }
+    }
+
     /// Waits until this core's owner-computes requests are applied at their targets
     /// (called by every call that completes RMA). Free for the other strategies.
     #[inline]

@@ -11,6 +11,7 @@
 
 use std::ops::Deref;
 
+use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::protocol::rwlock::LockKind;
 use crate::sync::{Ordering, fence, fence_after_rmw};
 use crate::segment::view::Plain;
@@ -90,6 +91,18 @@ impl<'c, T: Plain> Window<'c, T> {
         Ok(())
     }
 
+    /// The error of a failed lock wait. A lock found corrupted (`rank: None`, see
+    /// `rwlock`) stops the job here, as this core's finding (fail-stop).
+    fn fail_stop(&self, e: JobAborted) -> SyncError {
+        if e.cause != AbortCause::Corrupted || e.rank.is_some() {
+            return e.into();
+        }
+        let mine = JobAborted { rank: Some(self.ctx.rank()), cause: AbortCause::Corrupted };
+        self.ctx.segment().abort(mine.rank, mine.cause);
+        // The first failure recorded, or ours while another core is still recording its own.
+        self.ctx.check_job().err().unwrap_or(mine).into()
+    }
+
     /// Opens a passive-target epoch on `target` (`MPI_Win_lock`), waiting for the lock.
     pub fn lock(&self, kind: LockKind, target: u32) -> Result<LockEpoch<'_, 'c, T>, SyncError> {
         self.check_lock_rank(target)?;
@@ -102,13 +115,14 @@ impl<'c, T: Plain> Window<'c, T> {
         let waiter = self.ctx.waiter();
         let bell = &self.ctx.segment().slot(target).bell;
         let lock = &self.target_ctl(target).lock;
-        match kind {
-            LockKind::Shared => lock.lock_shared(&waiter, bell)?,
+        let locked = match kind {
+            LockKind::Shared => lock.lock_shared(&waiter, bell),
             LockKind::Exclusive => {
                 let home = &self.ctx.segment().slot(0).bell;
-                lock.lock_exclusive(&waiter, bell, &self.window_ctl().all, home)?;
+                lock.lock_exclusive(&waiter, bell, &self.window_ctl().all, home)
             }
-        }
+        };
+        locked.map_err(|e| self.fail_stop(e))?;
         let mut e = self.epochs.borrow_mut();
         let generation = e.next_generation();
         e.locks[target as usize] = Some((kind, generation));

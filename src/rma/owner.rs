@@ -148,6 +148,12 @@ impl OwnerBlock {
         Queue::new(ctl, bells, seqs, seg.bytes(slots_abs), SLOT_BYTES)
     }
 
+    /// `rank`'s queue as absolute regions: control words, `seq` words, slots.
+    pub fn regions(&self, rank: u32) -> [Region; 3] {
+        let at = |offset: usize, len: usize| Region { offset: self.abs.offset + rank as usize * Self::STRIDE + offset, len };
+        [at(0, Self::SEQS), at(Self::SEQS, CAP * 8), at(Self::SLOTS, CAP * SLOT_BYTES)]
+    }
+
     fn origin<'s>(&self, seg: &'s Segment, rank: u32) -> &'s OriginCtl {
         atomics_at(self.share(seg, rank), Self::ORIGIN)
     }
@@ -269,7 +275,9 @@ impl<'c> OwnerState<'c> {
     }
 
     fn push(&self, target: u32, msg: &[u8]) -> Result<(), JobAborted> {
-        self.block.queue(self.seg, target).push(msg, &self.waiter())?;
+        let pushed = self.block.queue(self.seg, target).push(msg, &self.waiter());
+        // A queue found corrupted (`rank: None`, see `acc_queue`) stops the job here.
+        pushed.map_err(|e| if e.cause == AbortCause::Corrupted && e.rank.is_none() { corrupted(self.seg, self.me) } else { e })?;
         self.issued.set(self.issued.get() + 1);
         Ok(())
     }
@@ -354,7 +362,20 @@ impl<'c> OwnerState<'c> {
     pub fn quiesce(&self) -> Result<(), JobAborted> {
         let applied = &self.block.origin(self.seg, self.me).applied;
         let issued = self.issued.get();
-        self.wait_completion(|| applied.load(Ordering::Acquire) == issued)
+        // More applied than issued (every push counted before this, on this thread):
+        // a request in some queue claimed this core as its origin, so shared memory is
+        // corrupted, and the count would never match again (a hang).
+        let ahead = || applied.load(Ordering::Acquire).wrapping_sub(issued) as i64 > 0;
+        self.wait_completion(|| applied.load(Ordering::Acquire) == issued || ahead())?;
+        if ahead() {
+            return Err(corrupted(self.seg, self.me));
+        }
+        Ok(())
+    }
+
+    /// `owner`'s request queue as absolute regions (for the corruption tests).
+    pub fn queue_regions(&self, owner: u32) -> [Region; 3] {
+        self.block.regions(owner)
     }
 
     /// Enters the agent's atomicity domain for an ARMW on bytes `at..end` of `target`'s
@@ -382,6 +403,13 @@ impl Drop for OwnerState<'_> {
     }
 }
 
+/// Stops the job (fail-stop) on corrupted shared state found by core `me`; returns the
+/// abort error every core now gets.
+fn corrupted(seg: &Segment, me: u32) -> JobAborted {
+    seg.abort(Some(me), AbortCause::Corrupted);
+    seg.job().check().err().unwrap_or(JobAborted { rank: Some(me), cause: AbortCause::Corrupted })
+}
+
 /// The agent thread: applies requests to `part` until stopped or the job aborts.
 fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, policy: WaitPolicy) {
     let waiter = Waiter::new(policy, seg.job());
@@ -396,7 +424,9 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
     // Stripe waiters sleep on the owner's doorbell, which ARMW holders ring on unlock.
     let bell = &seg.slot(me).bell;
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
-        if !(HEADER..=SLOT_BYTES).contains(&len) {
+        // At most a slot's payload (`Queue::max_message`): the queue copies nothing out
+        // of a longer one, so `msg` would hold a stale request.
+        if !(HEADER..=SLOT_BYTES - 4).contains(&len) {
             // Corrupted: no origin to acknowledge, so its quiesce could never finish.
             seg.abort(Some(me), AbortCause::Corrupted);
             return;
@@ -406,7 +436,8 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
         let at = req.at as usize;
         let op = op_of(req.op, req.alpha);
         let staged = req.kind != INLINE_ACC;
-        let in_bounds = at % size_of::<T>() == 0
+        let in_bounds = [INLINE_ACC, STAGED_ACC, STAGED_GET_ACC].contains(&req.kind)
+            && at % size_of::<T>() == 0
             && at.checked_add(count * size_of::<T>()).is_some_and(|end| end <= part.len())
             && req.origin < n
             && (req.half as usize) < HALVES

@@ -481,6 +481,15 @@ impl<'c, T: Plain> Window<'c, T> {
         atomics_at(self.meta_bytes(), self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>()))
     }
 
+    /// Where `rank`'s lock words (its [`TicketRwLock`]) live, as an absolute region of
+    /// the segment: for the corruption tests only (see `CoreContext::segment_for_tests`).
+    #[doc(hidden)]
+    pub fn lock_region_for_tests(&self, rank: u32) -> Result<Region, RmaError> {
+        self.check_rank(rank)?;
+        let at = self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>());
+        Ok(Region { offset: self.meta_abs.offset + at, len: size_of::<TicketRwLock>() })
+    }
+
     /// The PSCW counters of the pair (`origin`, `target`), in `origin`'s row.
     pub(crate) fn pscw_pair(&self, origin: u32, target: u32) -> &'c PairWords {
         let at = self.ctl.posts + origin as usize * self.ctl.post_stride;

@@ -192,6 +192,15 @@ impl CoreContext {
         &self.segment
     }
 
+    /// The mapped segment, for the corruption tests only (`tests/corruption.rs`): they
+    /// overwrite protocol words behind the protocols' backs, from a running job, to
+    /// check that the damage is detected rather than trusted. Nothing else outside the
+    /// crate should touch the segment directly, hence hidden.
+    #[doc(hidden)]
+    pub fn segment_for_tests(&self) -> &Segment {
+        &self.segment
+    }
+
     /// This core's CPU when that decides between spinning and yielding (see
     /// [`Waiter::handoff_cpu`]).
     pub(crate) fn handoff_cpu(&self) -> Option<u16> {

@@ -28,10 +28,13 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::protocol::abort::JobAborted;
+use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::protocol::payload::Payload;
 use crate::protocol::waiter::{Doorbell, Waiter};
 use crate::sync::{AtomicU32, AtomicU64, Ordering, fence};
+
+/// What `push` returns for a `seq` word that was overwritten.
+const CORRUPTED: JobAborted = JobAborted { rank: None, cause: AbortCause::Corrupted };
 
 /// The queue's shared control words (owned by the consumer's core).
 #[repr(C)]
@@ -143,7 +146,9 @@ impl<'a, P: Payload> Queue<'a, P> {
         &self.seqs[(pos % self.seqs.len() as u64) as usize]
     }
 
-    /// Enqueues `msg`, waiting (on `space`) while the queue is full.
+    /// Enqueues `msg`, waiting (on `space`) while the queue is full. Fails with
+    /// `JobAborted { rank: None, cause: Corrupted }` if the `seq` word of its position
+    /// holds a value no lap can give (the caller stops the job).
     pub fn push(&self, msg: &[u8], waiter: &Waiter<'_>) -> Result<(), JobAborted> {
         assert!(msg.len() <= self.max_message(), "message larger than a slot");
         let cap = self.seqs.len() as u64;
@@ -162,6 +167,11 @@ impl<'a, P: Payload> Queue<'a, P> {
                 }
                 crate::sync::Backoff::new().snooze();
             } else if lag < 0 {
+                // A slot is at most one lap behind (claimed for `pos - cap` and not yet
+                // written, or written and not yet consumed); farther is corrupted.
+                if lag < -(cap as i64) {
+                    return Err(CORRUPTED);
+                }
                 // Full: the slot still holds the message of position pos - cap. Wait
                 // for the consumer to free it (flow control), then try again.
                 let slot = self.seq(pos);
@@ -177,9 +187,16 @@ impl<'a, P: Payload> Queue<'a, P> {
                 freed?;
                 pos = self.ctl.tail.load(Ordering::Relaxed);
             } else {
-                // Another producer took this position: look again.
+                // Another producer took this position: look again. Its claim of `tail`
+                // happened before its store of `seq` (or the consumer's, after it),
+                // which our Acquire load saw, so `tail` has moved past `pos`; if it has
+                // not, `seq` was overwritten, and looking again would spin forever.
                 crate::sync::Backoff::new().snooze();
-                pos = self.ctl.tail.load(Ordering::Relaxed);
+                let now = self.ctl.tail.load(Ordering::Relaxed);
+                if now == pos {
+                    return Err(CORRUPTED);
+                }
+                pos = now;
             }
         }
         let at = (pos % cap) as usize * self.slot_bytes;

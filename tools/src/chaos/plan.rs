@@ -102,8 +102,9 @@ pub enum Step {
     SendRecv { len: usize },
     /// `irecv` from the left, `isend` to the right, then wait for both.
     Ring { len: usize },
-    /// A window created, synchronised, accessed and freed.
-    Window { placement: Placement, strategy: AccStrategy, sync: Sync, op: RmaOp, root: u32 },
+    /// A window created, synchronised, accessed and freed; gets and accumulates move
+    /// `elems` elements (beyond an owner-computes inline request at 600).
+    Window { placement: Placement, strategy: AccStrategy, sync: Sync, op: RmaOp, root: u32, elems: usize },
     /// A collective over the world communicator.
     Collective { coll: Coll, len: usize },
 }
@@ -160,18 +161,28 @@ fn cores_for(rng: &mut Rng, allowed: &[u32]) -> u32 {
     unreachable!("the weights sum to total")
 }
 
+fn window(rng: &mut Rng, placement: Placement, elems: usize, root: u32) -> Step {
+    Step::Window {
+        placement,
+        strategy: rng.pick(&STRATEGIES),
+        sync: rng.pick(&[Sync::Fence, Sync::Pscw, Sync::Lock, Sync::LockAll]),
+        op: rng.pick(&[RmaOp::Put, RmaOp::Get, RmaOp::Accumulate, RmaOp::FetchAdd]),
+        root,
+        elems,
+    }
+}
+
 fn step(rng: &mut Rng, cores: u32) -> Step {
     let root = rng.below(u64::from(cores)) as u32;
     match rng.below(10) {
         0 | 1 => Step::SendRecv { len: rng.pick(&[0, 8, 200, 5000, 70_000]) },
         2 => Step::Ring { len: rng.pick(&[1, 64, 3000, 40_000]) },
-        3..=6 => Step::Window {
-            placement: rng.pick(&[Placement::Dram, Placement::Mpb]),
-            strategy: rng.pick(&STRATEGIES),
-            sync: rng.pick(&[Sync::Fence, Sync::Pscw, Sync::Lock, Sync::LockAll]),
-            op: rng.pick(&[RmaOp::Put, RmaOp::Get, RmaOp::Accumulate, RmaOp::FetchAdd]),
-            root,
-        },
+        3..=6 => {
+            let placement = rng.pick(&[Placement::Dram, Placement::Mpb]);
+            let elems =
+                if placement == Placement::Dram { rng.pick(&[1, 16, 600]) } else { rng.pick(&[1, 16]) };
+            window(rng, placement, elems, root)
+        }
         _ => Step::Collective {
             coll: rng.pick(&[Coll::Barrier, Coll::Bcast { root }, Coll::Allreduce, Coll::Allgather]),
             len: rng.pick(&[1, 3, 100, 2000]),

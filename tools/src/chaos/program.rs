@@ -62,9 +62,10 @@ pub fn rank_main(core: &Core, plan: Plan) -> Result<usize, String> {
             Step::SendRecv { len } => send_recv(core, i, len, &mid)?,
             Step::Ring { len } => ring(core, i, len, &mid)?,
             Step::Collective { coll, len } => collective(&comm, i, coll, len, &mid)?,
-            Step::Window { placement, strategy, sync, op, root } => {
-                let win = core.window_with::<u64>(core.size() as usize, placement, strategy).map_err(s)?;
-                window(core, &win, i, sync, op, root, &mid)?;
+            Step::Window { placement, strategy, sync, op, root, elems } => {
+                let len = elems.max(core.size() as usize);
+                let win = core.window_with::<u64>(len, placement, strategy).map_err(s)?;
+                window(core, &win, i, (sync, op, root, elems), &mid)?;
                 win.free().map_err(s)?;
             }
         }
@@ -144,12 +145,11 @@ fn window(
     core: &Core,
     win: &sccemu::Window<'_, u64>,
     i: usize,
-    sync: Sync,
-    op: RmaOp,
-    root: u32,
+    (sync, op, root, elems): (Sync, RmaOp, u32, usize),
     mid: &dyn Fn(),
 ) -> Result<(), String> {
     let (me, n) = (core.rank(), core.size());
+    let len = win.len();
     let (left, right) = ((me + n - 1) % n, (me + 1) % n);
     let target = if sync == Sync::Pscw { right } else { root };
     let origins: Vec<u32> = match sync {
@@ -157,20 +157,22 @@ fn window(
         _ if me == root => (0..n).collect(),
         _ => Vec::new(),
     };
-    let init: Vec<u64> = (0..n as usize).map(|k| value(i, me, k)).collect();
+    let init: Vec<u64> = (0..len).map(|k| value(i, me, k)).collect();
     if op == RmaOp::Get {
         win.local().write(0, &init).map_err(s)?;
     }
     if matches!(sync, Sync::Lock | Sync::LockAll) {
         core.barrier().map_err(s)?; // the parts are initialised before anyone reads them
     }
-    let mut got = [0u64];
+    let mut got = vec![0u64; elems];
     let mut fetched = None;
     let access = |got: &mut [u64], fetched: &mut Option<u64>| -> Result<(), String> {
         match op {
             RmaOp::Put => win.put(target, me as usize, &[value(i, me, 0)]).map_err(s),
-            RmaOp::Get => win.get(target, me as usize, got).map_err(s),
-            RmaOp::Accumulate => win.accumulate(target, 0, &[u64::from(me) + 1], Op::Sum).map_err(s),
+            RmaOp::Get => win.get(target, 0, got).map_err(s),
+            RmaOp::Accumulate => {
+                win.accumulate(target, 0, &vec![u64::from(me) + 1; elems], Op::Sum).map_err(s)
+            }
             RmaOp::FetchAdd => {
                 *fetched = Some(win.fetch_and_op(target, 0, 1, Op::Sum).map_err(s)?);
                 Ok(())
@@ -213,15 +215,17 @@ fn window(
     match op {
         RmaOp::Put => {
             let want = |k: usize| if origins.contains(&(k as u32)) { value(i, k as u32, 0) } else { 0 };
-            check((0..n as usize).all(|k| local[k] == want(k)), i, || format!("put: part {local:?}"))
+            check((0..len).all(|k| local[k] == want(k)), i, || format!("put: part {local:?}"))
         }
         RmaOp::Get => {
-            check(got[0] == value(i, target, me as usize), i, || format!("get from {target}: {}", got[0]))?;
+            let ok = (0..elems).all(|k| got[k] == value(i, target, k));
+            check(ok, i, || format!("get from {target}: {:?}", &got[..1]))?;
             check(local == init, i, || "get changed the target's part".into())
         }
         RmaOp::Accumulate => {
             let sum: u64 = origins.iter().map(|&o| u64::from(o) + 1).sum();
-            check(local[0] == sum && local[1..].iter().all(|&v| v == 0), i, || format!("acc: {local:?}"))
+            let want = |k: usize| if k < elems { sum } else { 0 };
+            check((0..len).all(|k| local[k] == want(k)), i, || format!("acc: {:?}", &local[..1]))
         }
         RmaOp::FetchAdd => {
             let origins_of_target = if sync == Sync::Pscw { 1 } else { u64::from(n) };

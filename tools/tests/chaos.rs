@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use sccemu::{ChannelKind, Job};
+use sccemu::{ChannelKind, Job, WaitPolicy};
 use sccemu_tools::chaos::program::rank_main;
 use sccemu_tools::chaos::{ChaosArgs, Outcome, Plan, campaign, report};
 
@@ -19,7 +19,11 @@ fn a_sample_of_seeds_is_clean_and_the_programs_check_out_without_a_fault() {
         plan.fault.victim = u32::MAX;
         let steps = plan.steps.len();
         let channel = if plan.perpeer { ChannelKind::PerPeer } else { ChannelKind::Srb };
-        let done = Job::new(plan.cores).channel(channel).run(&plan, rank_main);
+        let mut job = Job::new(plan.cores).channel(channel);
+        if plan.block {
+            job = job.wait(WaitPolicy::Block);
+        }
+        let done = job.run(&plan, rank_main);
         assert_eq!(done.expect("a program without a fault"), vec![steps; plan.cores as usize], "seed {seed}");
     }
     let args = ChaosArgs { seeds: 1000..1050, cores: Vec::new(), limit: 20 };

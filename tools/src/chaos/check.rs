@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use sccemu::{ChannelKind, Job, JobOutcome, RankFailure};
+use sccemu::{ChannelKind, Job, JobOutcome, RankFailure, WaitPolicy};
 
 use super::plan::Plan;
 use super::program::{WRONG, rank_main};
@@ -144,7 +144,11 @@ pub fn run(plan: Plan, limit: Duration) -> Result<RunResult, String> {
     let job = builder
         .spawn(move || {
             let channel = if job_plan.perpeer { ChannelKind::PerPeer } else { ChannelKind::Srb };
-            let outcome = Job::new(job_plan.cores).channel(channel).run_outcome(&job_plan, rank_main);
+            let mut job = Job::new(job_plan.cores).channel(channel);
+            if job_plan.block {
+                job = job.wait(WaitPolicy::Block);
+            }
+            let outcome = job.run_outcome(&job_plan, rank_main);
             let _ = tx.send(outcome.map_err(|e| e.to_string()));
         })
         .map_err(|e| format!("cannot start the job thread: {e}"))?;

@@ -3,14 +3,15 @@
 //! fail-stop promises.
 //!
 //! What is generated ([`plan`]): a job of 2 to 48 cores (48 a minority) over either
-//! two-sided channel (shared receive buffers, or per-peer rings up to 16 cores), a
+//! two-sided channel (shared receive buffers, or per-peer rings up to 16 cores), with
+//! the default or the blocking wait policy, a
 //! program of 1 to 10 steps that every rank runs — blocking send/recv pairs, isend/irecv rings,
 //! windows in DRAM or the MPBs with each accumulate strategy and each synchronisation
 //! (fence, PSCW, lock/unlock, lock_all) carrying puts, gets, accumulates or fetch-adds,
 //! and collectives (barrier, bcast, allreduce, allgather) — ending in a barrier; and a
 //! fault: a victim rank, a step, before or in the middle of it (an epoch, request or
-//! exchange open), and a death: SIGKILL, a panic, `exit(0)` without finalizing, or
-//! `abort()`.
+//! exchange open), after a sleep of 0, 1 or 10 ms, and a death: SIGKILL, a panic,
+//! `exit(0)` without finalizing, or `abort()`.
 //!
 //! What is checked ([`check`]): every result computed before the fault equals the
 //! program's model ([`program`]); the launcher names the victim and how it died, and

@@ -118,6 +118,9 @@ pub struct Fault {
     /// 0: before the step; 1: in the middle of it (an epoch or request open).
     pub phase: u32,
     pub kind: FaultKind,
+    /// Milliseconds the victim sleeps at its fault point first, so that its peers are
+    /// deeper into their calls when it dies.
+    pub delay_ms: u64,
 }
 
 /// Everything a rank needs to run one seed's program.
@@ -127,6 +130,8 @@ pub struct Plan {
     pub cores: u32,
     /// The two-sided channel: per-peer MPB rings instead of the shared receive buffers.
     pub perpeer: bool,
+    /// Blocked calls sleep on a futex at once (`--wait block`) instead of the default.
+    pub block: bool,
     pub steps: Vec<Step>,
     pub fault: Fault,
     /// Marks this run's processes (found again in their environment if any is left).
@@ -196,6 +201,7 @@ impl Plan {
         let mut rng = Rng::new(seed);
         let cores = cores_for(&mut rng, allowed);
         let perpeer = cores <= 16 && rng.below(3) == 0;
+        let block = rng.below(3) == 0;
         let len = 1 + rng.below(10) as usize;
         let steps: Vec<Step> = (0..len).map(|_| step(&mut rng, cores)).collect();
         let fault = Fault {
@@ -203,8 +209,9 @@ impl Plan {
             step: rng.below(len as u64 + 1) as usize,
             phase: rng.below(2) as u32,
             kind: rng.pick(&FaultKind::ALL),
+            delay_ms: rng.pick(&[0, 0, 1, 10]),
         };
-        Plan { seed, cores, perpeer, steps, fault, token }
+        Plan { seed, cores, perpeer, block, steps, fault, token }
     }
 }
 

@@ -51,6 +51,7 @@ pub fn rank_main(core: &Core, plan: Plan) -> Result<usize, String> {
     let fault = plan.fault;
     let at = |step: usize, phase: u32| {
         if me == fault.victim && step == fault.step && phase == fault.phase {
+            std::thread::sleep(std::time::Duration::from_millis(fault.delay_ms));
             die(fault.kind);
         }
     };

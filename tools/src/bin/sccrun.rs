@@ -7,6 +7,9 @@
 //!
 //! `sccrun bench [SUITE...] [--quick] [--peers mpich,openmpi] [--out DIR]` runs the
 //! benchmark suites beside MPICH and Open MPI and writes CSV, SVG plots and a report.
+//!
+//! `sccrun chaos [--seeds A..B] [--cores 2,8,48]` runs the fault campaign: random
+//! programs with one rank killed at a random point, each outcome checked.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -23,7 +26,7 @@ use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
     name = "sccrun",
     version,
     about = "Run a program as N cores of an emulated SCC-like many-core chip",
-    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...\n       sccrun bench [SUITE]... [--quick] [--peers mpich,openmpi] [--out DIR]",
+    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...\n       sccrun bench [SUITE]... [--quick] [--peers mpich,openmpi] [--out DIR]\n       sccrun chaos [--seeds A..B] [--cores N,...] [--limit SECONDS]",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -82,6 +85,8 @@ struct Cli {
 enum Tool {
     /// Run benchmark suites beside MPICH and Open MPI; write CSV, SVG plots and report.md.
     Bench(sccemu_tools::bench::BenchArgs),
+    /// Fault campaign: random programs, one rank killed at a random point, outcome checked.
+    Chaos(sccemu_tools::chaos::ChaosArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -138,6 +143,16 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("sccrun bench: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        (Some(Tool::Chaos(args)), _) => {
+            return match sccemu_tools::chaos::run(args) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("sccrun chaos: {e}");
                     ExitCode::FAILURE
                 }
             };

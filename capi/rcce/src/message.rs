@@ -17,7 +17,8 @@
 //! Checking mode (`SCCEMU_CHECK=1`): before its first chunk the sender stores the
 //! message's size in the pair's word in shared DRAM; the receiver, once it sees that
 //! chunk's `sent` (which orders the word before it), compares, and stops the job with
-//! both sizes on a mismatch, where RCCE would silently fall out of step.
+//! both sizes on a mismatch, where RCCE would silently fall out of step. In this mode an
+//! empty message makes one empty handshake, so that it is compared too.
 
 use sccemu::protocol::payload::Payload;
 use sccemu::segment::WaitMark;
@@ -40,6 +41,13 @@ pub struct Channel {
     pub sent: Flag,
 }
 
+/// The chunks of a message; in checking mode an empty message still makes one (empty)
+/// handshake, so that its size is compared with the receiver's.
+fn pieces(data: &[u8], chunk: usize, check: bool) -> impl Iterator<Item = &[u8]> {
+    let one_empty = (check && data.is_empty()).then_some(data);
+    data.chunks(chunk / LINE * LINE).chain(one_empty)
+}
+
 impl Rcce {
     /// The non-gory channel for a message from `from` to `to`.
     pub fn channel(&self, from: u32, to: u32) -> Result<Channel, Error> {
@@ -56,12 +64,12 @@ impl Rcce {
         if ch.chunk < LINE {
             return Err(Error::MessageLength);
         }
-        if self.check && !data.is_empty() {
+        if self.check {
             // Relaxed: published by the Release of the first `sent` below.
             self.size_word(self.rank, dest).store(data.len() as u64, Ordering::Relaxed);
         }
         let own = self.mpb(self.rank);
-        for piece in data.chunks(ch.chunk / LINE * LINE) {
+        for piece in pieces(data, ch.chunk, self.check) {
             own.write(ch.buffer, piece);
             let padded = piece.len().next_multiple_of(LINE);
             own.zero(ch.buffer + piece.len(), padded - piece.len());
@@ -82,10 +90,16 @@ impl Rcce {
         }
         let total = buf.len();
         let sender = self.mpb(src);
-        for (k, piece) in buf.chunks_mut(ch.chunk / LINE * LINE).enumerate() {
+        let check = self.check;
+        let pieces: Box<dyn Iterator<Item = &mut [u8]>> = if check && buf.is_empty() {
+            Box::new(std::iter::once(buf))
+        } else {
+            Box::new(buf.chunks_mut(ch.chunk / LINE * LINE))
+        };
+        for (k, piece) in pieces.enumerate() {
             self.wait_flag(ch.sent, true, self.rank, WaitMark::Recv { peer: src });
             self.flag_write(ch.sent, false, self.rank);
-            if k == 0 && self.check {
+            if k == 0 && check {
                 self.check_size(src, total);
             }
             sender.read(ch.buffer, piece);

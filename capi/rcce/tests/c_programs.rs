@@ -264,6 +264,24 @@ fn checking_mode_reports_a_size_mismatch() {
     // Without checking the pair completes one handshake, as on the chip.
     let out = rccerun(&["-nue", "2"], &exe, &[]);
     assert!(out.status.success(), "{}", text(&out));
+    // An empty send against a receive that expects bytes is caught too.
+    let src = build_dir().join("empty_mismatch.c");
+    std::fs::write(
+        &src,
+        "#include \"RCCE.h\"\nint RCCE_APP(int argc, char **argv) {\nchar b[100];\nRCCE_init(&argc, &argv);\n\
+         if (RCCE_ue() == 0) RCCE_send(b, 0, 1); else if (RCCE_ue() == 1) RCCE_recv(b, 100, 0);\n\
+         return RCCE_finalize();\n}\n",
+    )
+    .unwrap();
+    let exe = build_dir().join("empty_mismatch");
+    let cc = Command::new(env!("CARGO_BIN_EXE_sccemu-cc")).arg(&src).arg("-o").arg(&exe).output().unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    let out = rccerun(&["-nue", "2", "-check"], &exe, &[]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("UE 0 sends 0 bytes but UE 1 receives 100"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

@@ -10,37 +10,8 @@
 
 #include "RCCE.h"
 
-static const char *test_name = "t_hostfile";
-static int me = -1;
-
-#ifdef __GNUC__
-__attribute__((format(printf, 2, 3), noreturn))
-#endif
-static void fail_at(int line, const char *fmt, ...)
-{
-    va_list ap;
-    printf("rank %d: FAIL %s (line %d): ", me, test_name, line);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    fflush(stdout);
-#ifdef SCCEMU_TEST_ABORT
-    abort();
-#else
-    exit(1);
-#endif
-}
-
-#define CHECK(cond, ...) \
-    do { if (!(cond)) fail_at(__LINE__, __VA_ARGS__); } while (0)
-#define CHECK_RC(call, want)                                                  \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != (want))                                                    \
-            fail_at(__LINE__, "%s returned %d, expected %s (%d)", #call, rc_, \
-                    #want, (int)(want));                                      \
-    } while (0)
+#define TEST_NAME "t_hostfile"
+#include "test_check.h"
 
 #define MSG 3000
 

@@ -10,6 +10,7 @@
 
 pub(crate) mod acc_view;
 pub mod accumulate;
+pub(crate) mod control;
 pub mod epoch;
 pub mod error;
 pub mod lock;

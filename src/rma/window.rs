@@ -21,11 +21,7 @@
 //! barrier, refuses the window with the same error and frees the control block. Errors
 //! found after step 2 are alike on every core for the same reason.
 //!
-//! Control block layout (each piece line-aligned): [`WindowCtl`] (fence barrier and
-//! lock_all words, home rank 0); the size table (n × u64); n × [`TargetCtl`] (each
-//! target's ticket lock, owned by the target); n rows of n PSCW pair slots (core o's
-//! row holds, per target t, t's post count for o and o's completion count at t).
-//! Freeing is collective: each core writes into its size-table word (unused after
+//! The control block's layout is in `rma::control`. Freeing is collective: each core writes into its size-table word (unused after
 //! allocation) whether it still has an epoch open, then a barrier (nobody still
 //! accesses; the votes are visible to all); unless some core voted no, both regions
 //! return to their allocators. A window dropped without `free` (or whose `free` was
@@ -39,8 +35,7 @@
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 
-use crossbeam_utils::CachePadded;
-use shm_layout::{LINE, Region};
+use shm_layout::Region;
 
 use crate::protocol::agree::Fingerprint;
 use crate::rma::accumulate::AccStrategy;
@@ -48,15 +43,15 @@ use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::reclaim::Orphan;
 use crate::segment::CoreContext;
 use crate::rma::epoch::Epochs;
-use crate::protocol::fence::FenceState;
 use crate::protocol::alloc::heap::HEAP_GRANULE;
 use crate::segment::mpb::MpbRegion;
 use crate::protocol::payload::Payload;
 use crate::protocol::pscw::PairWords;
-use crate::protocol::rwlock::{AllLock, TicketRwLock};
+use crate::protocol::rwlock::TicketRwLock;
 use crate::segment::mapping::SharedBytes;
 use crate::rma::part::Part;
-use crate::segment::view::{AtomicsOnly, Plain, atomics_at};
+use crate::segment::view::{Plain, atomics_at};
+use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::error::{RmaError, WindowError};
 
 /// Where a window's parts live.
@@ -68,57 +63,8 @@ pub enum Placement {
     Mpb,
 }
 
-/// Window-wide protocol words (home: rank 0).
-#[repr(C)]
-#[derive(Default)]
-pub struct WindowCtl {
-    /// The barrier of every fence on the window.
-    pub fence: FenceState,
-    /// `lock_all` holders against exclusive lockers of any target, in one word.
-    pub all: AllLock,
-}
-
-/// One target's protocol words (owned by the target): its lock, on a line of its own.
-#[repr(C)]
-#[derive(Default)]
-pub struct TargetCtl {
-    /// The target's reader-writer lock, for lock epochs on its part.
-    pub lock: CachePadded<TicketRwLock>,
-}
-
-// SAFETY: made of atomics only (through BarrierState, AllLock), valid as zero bytes.
-unsafe impl AtomicsOnly for WindowCtl {}
-// SAFETY: made of atomics only (TicketRwLock), valid as zero bytes.
-unsafe impl AtomicsOnly for TargetCtl {}
-// SAFETY: two atomic words, valid as zero bytes.
-unsafe impl AtomicsOnly for PairWords {}
-
 /// Size-table value of a core whose part does not fit a byte count.
 const TOO_LARGE: u64 = u64::MAX;
-
-fn lines(bytes: usize) -> usize {
-    bytes.div_ceil(LINE) * LINE
-}
-
-/// Offsets within the control block, a pure function of the job size.
-#[derive(Clone, Copy, Debug)]
-struct CtlLayout {
-    sizes: usize,
-    targets: usize,
-    posts: usize,
-    post_stride: usize,
-    total: usize,
-}
-
-impl CtlLayout {
-    fn new(n: usize) -> CtlLayout {
-        let sizes = lines(size_of::<WindowCtl>());
-        let targets = sizes + lines(n * 8);
-        let posts = targets + n * lines(size_of::<TargetCtl>());
-        let post_stride = lines(n * size_of::<PairWords>());
-        CtlLayout { sizes, targets, posts, post_stride, total: posts + n * post_stride }
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Data {

@@ -1,0 +1,74 @@
+//! A window's control block in the shared heap: its protocol words and where they lie.
+//!
+//! The block holds, in order: the window-wide words ([`WindowCtl`]: the fence barrier
+//! and the `lock_all` word, home rank 0); the size table (n x u64, each core's part
+//! length, reused at `free` for the votes); n [`TargetCtl`]s (each target's ticket lock,
+//! owned by the target); and n rows of n PSCW pair words (origin o's row holds, per
+//! target t, t's post count for o and o's completion count at t). Every element starts
+//! on a 128-byte line ([`lines`]), so no two cores' hot words share one, and every word
+//! is valid as zero bytes: creation zeroes the block.
+
+use crossbeam_utils::CachePadded;
+use shm_layout::LINE;
+
+use crate::protocol::fence::FenceState;
+use crate::protocol::pscw::PairWords;
+use crate::protocol::rwlock::{AllLock, TicketRwLock};
+use crate::segment::view::AtomicsOnly;
+
+/// Window-wide protocol words (home: rank 0).
+#[repr(C)]
+#[derive(Default)]
+pub struct WindowCtl {
+    /// The barrier of every fence on the window.
+    pub fence: FenceState,
+    /// `lock_all` holders against exclusive lockers of any target, in one word.
+    pub all: AllLock,
+}
+
+/// One target's protocol words (owned by the target): its lock, on a line of its own.
+#[repr(C)]
+#[derive(Default)]
+pub struct TargetCtl {
+    /// The target's reader-writer lock, for lock epochs on its part.
+    pub lock: CachePadded<TicketRwLock>,
+}
+
+// SAFETY: made of atomics only (through BarrierState, AllLock), valid as zero bytes.
+unsafe impl AtomicsOnly for WindowCtl {}
+// SAFETY: made of atomics only (TicketRwLock), valid as zero bytes.
+unsafe impl AtomicsOnly for TargetCtl {}
+// SAFETY: two atomic words, valid as zero bytes.
+unsafe impl AtomicsOnly for PairWords {}
+
+/// `bytes` rounded up to whole lines (128 B), so that no two cores' words share one.
+pub(crate) fn lines(bytes: usize) -> usize {
+    bytes.div_ceil(LINE) * LINE
+}
+
+/// Offsets within the control block, a pure function of the job size.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CtlLayout {
+    /// The size table: each core's part length (n x u64).
+    pub(crate) sizes: usize,
+    /// Each target's [`TargetCtl`].
+    pub(crate) targets: usize,
+    /// Each origin's row of PSCW pair words.
+    pub(crate) posts: usize,
+    /// Bytes of one row.
+    pub(crate) post_stride: usize,
+    /// Bytes of the whole block.
+    pub(crate) total: usize,
+}
+
+impl CtlLayout {
+    /// The layout for `n` cores.
+    pub(crate) fn new(n: usize) -> CtlLayout {
+        let sizes = lines(size_of::<WindowCtl>());
+        let targets = sizes + lines(n * 8);
+        let posts = targets + n * lines(size_of::<TargetCtl>());
+        let post_stride = lines(n * size_of::<PairWords>());
+        CtlLayout { sizes, targets, posts, post_stride, total: posts + n * post_stride }
+    }
+}
+

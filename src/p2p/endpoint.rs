@@ -77,6 +77,15 @@ pub enum TagMatch {
     Tag(u32),
     /// `MPI_ANY_TAG`.
     Any,
+    /// Any tag that agrees with `tag` on the bits of `mask`: how a layer above keeps
+    /// contexts apart (a communicator's id in the high bits) while accepting any
+    /// user tag in the low ones.
+    Masked {
+        /// The bits to agree with.
+        tag: u32,
+        /// Which bits must agree.
+        mask: u32,
+    },
 }
 
 /// Accepts a message from any rank.
@@ -106,7 +115,11 @@ impl Source {
 impl TagMatch {
     /// Whether a message tagged `tag` is accepted.
     pub fn matches(self, tag: u32) -> bool {
-        self == TagMatch::Any || self == TagMatch::Tag(tag)
+        match self {
+            TagMatch::Any => true,
+            TagMatch::Tag(t) => t == tag,
+            TagMatch::Masked { tag: t, mask } => (t ^ tag) & mask == 0,
+        }
     }
 }
 
@@ -418,5 +431,19 @@ impl<'c> Endpoint<'c> {
         let recv = self.irecv(src, recv_tag, buf).map_err(RequestError::Recv)?;
         self.send(dest, send_tag, data).map_err(RequestError::Send)?;
         recv.wait()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TagMatch;
+
+    #[test]
+    fn masked_tags_match_on_the_masked_bits_only() {
+        let context_7 = TagMatch::Masked { tag: 7 << 16, mask: 0xffff_0000 };
+        assert!(context_7.matches(7 << 16));
+        assert!(context_7.matches((7 << 16) | 0xffff));
+        assert!(!context_7.matches(8 << 16));
+        assert!(!context_7.matches(0x8007_0000));
     }
 }

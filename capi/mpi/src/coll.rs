@@ -1,0 +1,1 @@
+//! Collectives (placeholder of the skeleton: the collectives work replaces this file).

@@ -1,0 +1,235 @@
+//! Communicators: sccemu communicators with a message context and a topology.
+//!
+//! A communicator ([`CommObj`]) pairs an `sccemu::Comm` (its members, in rank order,
+//! as world ranks, and the collectives' shared state) with a *context id*: the upper
+//! bits of every tag its point-to-point messages carry ([`CommObj::wire_tag`]), so that
+//! messages of different communicators never match each other. `MPI_ANY_TAG` receives
+//! match on the context bits only (`TagMatch::Masked`).
+//!
+//! Context ids are chosen collectively: each process keeps a bitmap of the ids its
+//! live communicators use; creating a communicator ORs the members' bitmaps together
+//! (an allreduce over the parent) and takes the lowest id free everywhere. So no two
+//! live communicators that share a process share an id, and a freed id is reused.
+//! Siblings of one `MPI_Comm_split` may share an id: they share no process.
+//!
+//! The collectives' state is not `Sync`, so it sits behind a mutex per communicator;
+//! MPI forbids two threads from running collectives on one communicator at once, so
+//! the mutex is never contended by a correct program, and point-to-point calls (which
+//! need only the immutable fields) never take it.
+
+use std::ffi::c_int;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use sccemu::{Comm, Op};
+
+use crate::error::{MpiError, MpiResult, class, fail};
+use crate::handles::Table;
+use crate::state::mpi;
+use crate::topology::Topology;
+
+/// `MPI_COMM_NULL`: the communicator table's base.
+pub const COMM_NULL: c_int = 0x4400_0000;
+/// `MPI_COMM_WORLD`.
+pub const WORLD: c_int = COMM_NULL | 1;
+/// `MPI_COMM_SELF`.
+pub const SELF: c_int = COMM_NULL | 2;
+
+/// Bits of a wire tag that carry the user's tag (`SCCEMU_MPI_TAG_UB` is the largest).
+pub const TAG_BITS: u32 = 19;
+/// The largest user tag.
+pub const TAG_UB: c_int = (1 << TAG_BITS) - 1;
+/// The wire tag bit of a synchronous-mode message (`MPI_Ssend`), whose receiver
+/// acknowledges it (`p2p`).
+pub const SYNC_BIT: u32 = 1 << TAG_BITS;
+/// Where the context id starts in a wire tag.
+const CONTEXT_SHIFT: u32 = TAG_BITS + 1;
+/// Context ids fit the wire tag's upper bits.
+const CONTEXTS: usize = 1 << (32 - CONTEXT_SHIFT);
+const CONTEXT_WORDS: usize = CONTEXTS / 64;
+/// The context of synchronous-mode acknowledgements, which no communicator gets.
+pub const ACK_CONTEXT: u32 = CONTEXTS as u32 - 1;
+
+/// One communicator.
+pub struct CommObj {
+    /// The context id in the upper bits of its wire tags.
+    pub context: u32,
+    /// This process's rank in it.
+    pub rank: u32,
+    /// World ranks of the members, by rank.
+    pub members: Vec<u32>,
+    /// Cartesian or graph topology, if it has one.
+    pub topology: Topology,
+    coll: Mutex<Comm<'static>>,
+}
+
+impl CommObj {
+    /// Members.
+    pub fn size(&self) -> u32 {
+        self.members.len() as u32
+    }
+
+    /// The collectives' state.
+    pub fn coll(&self) -> MutexGuard<'_, Comm<'static>> {
+        self.coll.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The wire tag of user tag `tag` (checked: `0..=TAG_UB`).
+    pub fn wire_tag(&self, tag: c_int) -> MpiResult<u32> {
+        if !(0..=TAG_UB).contains(&tag) {
+            return fail(class::TAG, format!("tag {tag} is outside 0..={TAG_UB}"));
+        }
+        Ok(self.context << CONTEXT_SHIFT | tag as u32)
+    }
+
+    /// What a receive with user tag `tag` (or `MPI_ANY_TAG`, -1) accepts: messages of
+    /// this context, in either mode.
+    pub fn tag_match(&self, tag: c_int) -> MpiResult<sccemu::TagMatch> {
+        if tag == -1 {
+            let mask = !((1u32 << CONTEXT_SHIFT) - 1);
+            return Ok(sccemu::TagMatch::Masked { tag: self.context << CONTEXT_SHIFT, mask });
+        }
+        Ok(sccemu::TagMatch::Masked { tag: self.wire_tag(tag)?, mask: !SYNC_BIT })
+    }
+
+    /// The tag of the acknowledgement of a synchronous-mode message with `wire` tag:
+    /// its context and the low 8 bits of its user tag, in the acknowledgement context.
+    pub fn ack_tag(wire: u32) -> u32 {
+        let context = wire >> CONTEXT_SHIFT;
+        ACK_CONTEXT << CONTEXT_SHIFT | context << 8 | (wire & 0xff)
+    }
+
+    /// The user tag of a wire tag.
+    pub fn user_tag(wire: u32) -> c_int {
+        (wire & ((1 << TAG_BITS) - 1)) as c_int
+    }
+
+    /// Checks a peer rank and gives its world rank.
+    pub fn world_rank(&self, rank: c_int) -> MpiResult<u32> {
+        match usize::try_from(rank).ok().and_then(|r| self.members.get(r)) {
+            Some(&w) => Ok(w),
+            None => fail(class::RANK, format!("rank {rank} is not in a communicator of {}", self.size())),
+        }
+    }
+
+    /// The rank here of world rank `world`, if a member.
+    pub fn rank_of_world(&self, world: u32) -> Option<u32> {
+        self.members.iter().position(|&m| m == world).map(|r| r as u32)
+    }
+}
+
+struct Comms {
+    table: Table<Arc<CommObj>>,
+    /// Context ids in use by this process's live communicators.
+    contexts: [u64; CONTEXT_WORDS],
+}
+
+static COMMS: Mutex<Comms> = Mutex::new(Comms { table: Table::new(COMM_NULL), contexts: [0; CONTEXT_WORDS] });
+
+fn comms() -> MutexGuard<'static, Comms> {
+    COMMS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Builds `MPI_COMM_WORLD` (context 0) and `MPI_COMM_SELF` (context 1) at `MPI_Init`.
+pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
+    let world = Comm::world(core).map_err(coll_error)?;
+    let me = core.rank();
+    let single = world.split(Some(me), 0).map_err(coll_error)?.expect("every rank has a colour");
+    let mut c = comms();
+    let world = c.table.predefine(Arc::new(obj(0, world)));
+    let single = c.table.predefine(Arc::new(obj(1, single)));
+    debug_assert_eq!((world, single), (WORLD, SELF));
+    c.contexts[0] |= 0b11;
+    c.contexts[ACK_CONTEXT as usize / 64] |= 1 << (ACK_CONTEXT % 64);
+    Ok(())
+}
+
+fn obj(context: u32, comm: Comm<'static>) -> CommObj {
+    CommObj {
+        context,
+        rank: comm.rank(),
+        members: comm.members().to_vec(),
+        topology: Topology::None,
+        coll: Mutex::new(comm),
+    }
+}
+
+/// The communicator `handle` names.
+pub fn lookup(handle: c_int) -> MpiResult<Arc<CommObj>> {
+    if handle == COMM_NULL {
+        return fail(class::COMM, "MPI_COMM_NULL is not a communicator");
+    }
+    match comms().table.get(handle) {
+        Some(c) => Ok(c.clone()),
+        None => fail(class::COMM, format!("{handle:#x} is not a communicator handle")),
+    }
+}
+
+/// Maps an sccemu collective error to an MPI error.
+pub fn coll_error(e: sccemu::CollError) -> MpiError {
+    use sccemu::CollError as E;
+    let class = match &e {
+        E::RankOutOfRange { .. } => class::RANK,
+        E::Mismatch { .. } => class::NOT_SAME,
+        E::Aborted(_) => class::OTHER,
+        _ => class::OTHER,
+    };
+    MpiError::new(class, e.to_string())
+}
+
+/// Collective over `parent`: a context id free on every member.
+fn agree_context(parent: &CommObj) -> MpiResult<u32> {
+    let mine = comms().contexts;
+    let mut all = [0u64; CONTEXT_WORDS];
+    parent.coll().allreduce(&mine, &mut all, Op::BitOr).map_err(coll_error)?;
+    for (w, word) in all.iter().enumerate() {
+        if *word != u64::MAX {
+            return Ok((w * 64) as u32 + word.trailing_ones());
+        }
+    }
+    fail(class::INTERN, format!("all {CONTEXTS} communicator context ids are in use"))
+}
+
+/// Collective over `parent`: the communicator of the members with this `color`
+/// (`None`: MPI_UNDEFINED, which joins none), ordered by `key`.
+pub fn split(
+    parent: &CommObj,
+    color: Option<u32>,
+    key: c_int,
+    topology: Topology,
+) -> MpiResult<Option<c_int>> {
+    let context = agree_context(parent)?;
+    let Some(child) = parent.coll().split(color, key).map_err(coll_error)? else { return Ok(None) };
+    let mut obj = obj(context, child);
+    obj.topology = topology;
+    let mut c = comms();
+    c.contexts[context as usize / 64] |= 1 << (context % 64);
+    Ok(Some(c.table.insert(Arc::new(obj))))
+}
+
+/// Frees a user communicator. MPI makes this collective, but nothing here needs the
+/// other members: the sccemu communicator's shared memory returns to the heap when
+/// its last member drops it (`sccemu::Comm`'s drop count).
+pub fn free(handle: c_int) -> MpiResult<()> {
+    lookup(handle)?;
+    let mut c = comms();
+    if c.table.is_predefined(handle) {
+        return fail(class::COMM, "a predefined communicator cannot be freed");
+    }
+    let Some(obj) = c.table.remove(handle) else {
+        return fail(class::COMM, "the communicator was freed meanwhile");
+    };
+    c.contexts[obj.context as usize / 64] &= !(1 << (obj.context % 64));
+    drop(c);
+    crate::errhandler::forget(handle);
+    Ok(())
+}
+
+/// Live user communicators (for tests of leaks).
+pub fn live() -> usize {
+    comms().table.live()
+}
+
+/// The world rank of this process.
+pub fn my_world_rank() -> MpiResult<u32> {
+    Ok(mpi()?.core.rank())
+}

@@ -1,0 +1,164 @@
+//! MPI error classes and codes, and the library's error type.
+//!
+//! A call that fails builds an [`MpiError`]: its class and a sentence saying what was
+//! wrong. The code returned to C is the class, plus the sentence's slot in a small ring
+//! of recent messages (`class + CLASSES * (slot + 1)`), so that `MPI_Error_string`
+//! can give the specific sentence while `MPI_Error_class` recovers the class from any
+//! code. Once the ring wraps, an old code still gives its class, with the class's
+//! generic text.
+
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+/// The error classes of `mpi.h`, with their generic texts.
+pub mod class {
+    use std::ffi::c_int;
+
+    macro_rules! classes {
+        ($($name:ident = $value:expr, $text:expr;)*) => {
+            $(#[doc = $text] pub const $name: c_int = $value;)*
+            /// The generic text of `class`.
+            pub fn text(class: c_int) -> Option<&'static str> {
+                match class { $($value => Some($text),)* _ => None }
+            }
+        };
+    }
+
+    classes! {
+        SUCCESS = 0, "no error";
+        BUFFER = 1, "invalid buffer pointer";
+        COUNT = 2, "invalid count argument";
+        TYPE = 3, "invalid datatype";
+        TAG = 4, "invalid tag";
+        COMM = 5, "invalid communicator";
+        RANK = 6, "invalid rank";
+        REQUEST = 7, "invalid request";
+        ROOT = 8, "invalid root";
+        GROUP = 9, "invalid group";
+        OP = 10, "invalid operation";
+        TOPOLOGY = 11, "invalid topology";
+        DIMS = 12, "invalid dimension argument";
+        ARG = 13, "invalid argument";
+        UNKNOWN = 14, "unknown error";
+        TRUNCATE = 15, "message truncated";
+        OTHER = 16, "other error";
+        INTERN = 17, "internal error";
+        IN_STATUS = 18, "error code is in status";
+        PENDING = 19, "pending request";
+        ASSERT = 22, "invalid assert argument";
+        BASE = 24, "invalid base address";
+        DISP = 26, "invalid displacement";
+        INFO_KEY = 31, "invalid info key";
+        INFO_NOKEY = 32, "info key not found";
+        INFO_VALUE = 33, "invalid info value";
+        INFO = 34, "invalid info object";
+        LOCKTYPE = 37, "invalid lock type";
+        NO_MEM = 39, "out of memory";
+        NOT_SAME = 40, "arguments differ across processes";
+        RMA_CONFLICT = 46, "conflicting one-sided accesses";
+        RMA_SYNC = 47, "wrong synchronization of one-sided calls";
+        SIZE = 49, "invalid size";
+        UNSUPPORTED_OPERATION = 52, "unsupported operation";
+        WIN = 53, "invalid window";
+        RMA_RANGE = 55, "target memory is outside the window";
+        RMA_ATTACH = 56, "memory cannot be attached";
+        RMA_SHARED = 57, "memory cannot be shared";
+        RMA_FLAVOR = 58, "wrong window flavor for this call";
+    }
+
+    /// Classes take codes below this; larger codes carry a message slot.
+    pub const CLASSES: c_int = 64;
+}
+
+/// Why a call failed: its MPI error class and what exactly was wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MpiError {
+    /// The error class (`MPI_ERR_*`).
+    pub class: c_int,
+    /// One sentence for the user.
+    pub what: String,
+}
+
+/// What library calls return.
+pub type MpiResult<T> = Result<T, MpiError>;
+
+impl MpiError {
+    /// An error of `class` explained by `what`.
+    pub fn new(class: c_int, what: impl Into<String>) -> MpiError {
+        MpiError { class, what: what.into() }
+    }
+}
+
+impl std::fmt::Display for MpiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let generic = class::text(self.class).unwrap_or("error");
+        write!(f, "{generic}: {}", self.what)
+    }
+}
+
+impl std::error::Error for MpiError {}
+
+/// Shorthand for `Err(MpiError::new(class, what))`.
+pub fn fail<T>(class: c_int, what: impl Into<String>) -> MpiResult<T> {
+    Err(MpiError::new(class, what))
+}
+
+const SLOTS: usize = 256;
+
+struct Recent {
+    next: usize,
+    texts: Vec<String>,
+}
+
+static RECENT: Mutex<Recent> = Mutex::new(Recent { next: 0, texts: Vec::new() });
+
+/// The code to return for `e`, remembering its sentence for `MPI_Error_string`.
+pub fn code_of(e: &MpiError) -> c_int {
+    let mut recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+    let slot = recent.next % SLOTS;
+    recent.next = recent.next.wrapping_add(1);
+    let text = e.to_string();
+    match recent.texts.get_mut(slot) {
+        Some(t) => *t = text,
+        None => recent.texts.push(text),
+    }
+    e.class + class::CLASSES * (slot as c_int + 1)
+}
+
+/// The class of an error code, or `None` if `code` is not one.
+pub fn class_of(code: c_int) -> Option<c_int> {
+    let class = code.checked_rem(class::CLASSES)?;
+    (code >= 0 && class::text(class).is_some() && code / class::CLASSES <= SLOTS as c_int).then_some(class)
+}
+
+/// The text for an error code: its sentence while remembered, else its class's text.
+pub fn text_of(code: c_int) -> Option<String> {
+    let class = class_of(code)?;
+    let slot = code / class::CLASSES;
+    if slot > 0 {
+        let recent = RECENT.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = recent.texts.get(slot as usize - 1) {
+            // A newer error may have taken the slot: only trust a text of this class.
+            if t.starts_with(class::text(class).unwrap_or_default()) {
+                return Some(t.clone());
+            }
+        }
+    }
+    class::text(class).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_carry_their_class_and_sentence() {
+        let code = code_of(&MpiError::new(class::RANK, "rank 9 of 4"));
+        assert_eq!(class_of(code), Some(class::RANK));
+        assert_eq!(text_of(code).unwrap(), "invalid rank: rank 9 of 4");
+        assert_eq!(class_of(class::WIN), Some(class::WIN));
+        assert_eq!(text_of(class::WIN).unwrap(), "invalid window");
+        assert_eq!(class_of(-5), None);
+        assert_eq!(class_of(54), None, "54 is no class");
+    }
+}

@@ -1,0 +1,366 @@
+//! Start-up and shut-down, the error interface, info objects and memory.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use crate::error::{MpiError, class, fail};
+use crate::ffi::{Scope, WORLD, c, entry};
+use crate::{comm, errhandler, info, state};
+
+fn init(required: c_int) -> crate::error::MpiResult<c_int> {
+    if state::initialized() {
+        return fail(class::OTHER, "MPI is already initialized");
+    }
+    let core = match sccemu::Core::attach() {
+        Ok(core) => core,
+        Err(sccemu::segment::AttachError::NotInJob(_)) => crate::launcher::run_as_singleton(),
+        Err(e) => return fail(class::OTHER, format!("cannot join the sccemu job: {e}")),
+    };
+    let core: &'static sccemu::Core = Box::leak(Box::new(core));
+    let provided = required.clamp(0, state::THREAD_MULTIPLE);
+    let mpi = state::install(state::Mpi {
+        core,
+        thread_level: provided,
+        main_thread: std::thread::current().id(),
+    })?;
+    comm::init_predefined(mpi.core)?;
+    Ok(provided)
+}
+
+/// `MPI_Init`.
+///
+/// # Safety
+/// `argc` and `argv` are null or `main`'s (they are not read).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+    entry("MPI_Init", WORLD, || init(0).map(drop))
+}
+
+/// `MPI_Init_thread`: every level up to `MPI_THREAD_MULTIPLE` is provided.
+///
+/// # Safety
+/// As [`MPI_Init`]; `provided` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    entry("MPI_Init_thread", WORLD, || {
+        if !(0..=state::THREAD_MULTIPLE).contains(&required) {
+            return fail(class::ARG, format!("thread level {required} is none of MPI_THREAD_*"));
+        }
+        let level = init(required)?;
+        c!(out(provided, level, "provided"))
+    })
+}
+
+/// `MPI_Initialized`.
+///
+/// # Safety
+/// `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
+    entry("MPI_Initialized", WORLD, || c!(out(flag, state::initialized() as c_int, "flag")))
+}
+
+/// `MPI_Finalized`.
+///
+/// # Safety
+/// `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    entry("MPI_Finalized", WORLD, || c!(out(flag, state::finalized() as c_int, "flag")))
+}
+
+/// `MPI_Finalize`: a barrier of `MPI_COMM_WORLD` (so that no process leaves while
+/// another may still target its windows), then every later call is an error.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Finalize() -> c_int {
+    entry("MPI_Finalize", WORLD, || {
+        crate::request::wait_detached()?;
+        let mpi = state::mpi()?;
+        comm::lookup(comm::WORLD)?.coll().barrier().map_err(comm::coll_error)?;
+        state::finalize();
+        mpi.core.leave();
+        Ok(())
+    })
+}
+
+/// `MPI_Query_thread`.
+///
+/// # Safety
+/// `provided` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
+    entry("MPI_Query_thread", WORLD, || c!(out(provided, state::mpi()?.thread_level, "provided")))
+}
+
+/// `MPI_Is_thread_main`.
+///
+/// # Safety
+/// `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
+    entry("MPI_Is_thread_main", WORLD, || {
+        c!(out(flag, (state::mpi()?.main_thread == std::thread::current().id()) as c_int, "flag"))
+    })
+}
+
+/// `MPI_Abort`: aborts the whole job (whatever `comm`), exiting with `errorcode`.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    match state::installed() {
+        Some(mpi) => {
+            eprintln!("sccemu MPI: MPI_Abort({errorcode}) on rank {}", mpi.core.rank());
+            mpi.core.abort(errorcode)
+        }
+        None => std::process::exit(errorcode),
+    }
+}
+
+/// `MPI_Wtime`: seconds since an arbitrary point of this process's past.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
+}
+
+/// `MPI_Wtick`: `MPI_Wtime`'s resolution (a nanosecond clock).
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    1e-9
+}
+
+/// `MPI_Get_processor_name`: the emulated core, e.g. `sccemu core 5 (tile 2)`.
+///
+/// # Safety
+/// `name` holds `MPI_MAX_PROCESSOR_NAME` chars; `resultlen` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    entry("MPI_Get_processor_name", WORLD, || {
+        let core = state::mpi()?.core;
+        let id = core.core_id(core.rank()).unwrap_or(core.rank());
+        c!(out_string(name, resultlen, 256, &format!("sccemu core {id} (tile {})", id / 2)))
+    })
+}
+
+/// `MPI_Get_version`.
+///
+/// # Safety
+/// Both point to ints.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+    entry("MPI_Get_version", WORLD, || {
+        c!(out(version, 3, "version"))?;
+        c!(out(subversion, 1, "subversion"))
+    })
+}
+
+/// `MPI_Get_library_version`.
+///
+/// # Safety
+/// `version` holds `MPI_MAX_LIBRARY_VERSION_STRING` chars; `resultlen` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    entry("MPI_Get_library_version", WORLD, || {
+        let text = concat!("sccemu MPI ", env!("CARGO_PKG_VERSION"), " (MPI 3.1 subset on sccemu)");
+        c!(out_string(version, resultlen, 256, text))
+    })
+}
+
+/// `MPI_Error_string`.
+///
+/// # Safety
+/// `string` holds `MPI_MAX_ERROR_STRING` chars; `resultlen` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Error_string(
+    errorcode: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    entry("MPI_Error_string", WORLD, || {
+        let text = crate::error::text_of(errorcode)
+            .ok_or_else(|| MpiError::new(class::ARG, format!("{errorcode} is not an error code")))?;
+        c!(out_string(string, resultlen, 512, &text))
+    })
+}
+
+/// `MPI_Error_class`.
+///
+/// # Safety
+/// `errorclass` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
+    entry("MPI_Error_class", WORLD, || {
+        let c = crate::error::class_of(errorcode)
+            .ok_or_else(|| MpiError::new(class::ARG, format!("{errorcode} is not an error code")))?;
+        c!(out(errorclass, c, "errorclass"))
+    })
+}
+
+fn set_handler(object: c_int, handler: c_int) -> crate::error::MpiResult<()> {
+    if !errhandler::is_valid(handler) {
+        return fail(class::ARG, format!("{handler:#x} is not an error handler"));
+    }
+    errhandler::set(object, handler);
+    Ok(())
+}
+
+/// `MPI_Comm_set_errhandler`: `MPI_ERRORS_ARE_FATAL` or `MPI_ERRORS_RETURN`.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Comm_set_errhandler(comm: c_int, errhandler: c_int) -> c_int {
+    entry("MPI_Comm_set_errhandler", Scope::Comm(comm), || {
+        comm::lookup(comm)?;
+        set_handler(comm, errhandler)
+    })
+}
+
+/// `MPI_Comm_get_errhandler`.
+///
+/// # Safety
+/// `errhandler` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, errhandler: *mut c_int) -> c_int {
+    entry("MPI_Comm_get_errhandler", Scope::Comm(comm), || {
+        comm::lookup(comm)?;
+        c!(out(errhandler, errhandler::of(comm), "errhandler"))
+    })
+}
+
+/// `MPI_Win_set_errhandler`.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Win_set_errhandler(win: c_int, errhandler: c_int) -> c_int {
+    entry("MPI_Win_set_errhandler", Scope::Win(win), || {
+        crate::win::check_handle(win)?;
+        set_handler(win, errhandler)
+    })
+}
+
+/// `MPI_Win_get_errhandler`.
+///
+/// # Safety
+/// `errhandler` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Win_get_errhandler(win: c_int, errhandler: *mut c_int) -> c_int {
+    entry("MPI_Win_get_errhandler", Scope::Win(win), || {
+        crate::win::check_handle(win)?;
+        c!(out(errhandler, errhandler::of(win), "errhandler"))
+    })
+}
+
+/// `MPI_Errhandler_free`: the predefined handlers stay; the handle becomes null.
+///
+/// # Safety
+/// `errhandler` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
+    entry("MPI_Errhandler_free", WORLD, || {
+        let h = c!(read(errhandler, "errhandler"))?;
+        if !errhandler::is_valid(h) {
+            return fail(class::ARG, format!("{h:#x} is not an error handler"));
+        }
+        c!(out(errhandler, errhandler::NULL, "errhandler"))
+    })
+}
+
+/// `MPI_Alloc_mem`: memory in the job's shared segment when it fits, so that a window
+/// created over it (`MPI_Win_create`) is remotely accessible in place.
+///
+/// # Safety
+/// `baseptr` points to a `void *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, info: c_int, baseptr: *mut c_void) -> c_int {
+    entry("MPI_Alloc_mem", WORLD, || {
+        info::pairs(info)?;
+        let size = usize::try_from(size).map_err(|_| MpiError::new(class::SIZE, format!("size {size}")))?;
+        let p = crate::win::alloc_mem(size)?;
+        c!(out(baseptr.cast::<*mut c_void>(), p, "baseptr"))
+    })
+}
+
+/// `MPI_Free_mem`.
+///
+/// # Safety
+/// `base` came from `MPI_Alloc_mem` and is not used after.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
+    entry("MPI_Free_mem", WORLD, || crate::win::free_mem(base))
+}
+
+/// `MPI_Info_create`.
+///
+/// # Safety
+/// `info` points to an `MPI_Info`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Info_create(info_out: *mut c_int) -> c_int {
+    entry("MPI_Info_create", WORLD, || c!(out(info_out, info::create(), "info")))
+}
+
+/// `MPI_Info_set`.
+///
+/// # Safety
+/// `key` and `value` are NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Info_set(handle: c_int, key: *const c_char, value: *const c_char) -> c_int {
+    entry("MPI_Info_set", WORLD, || info::set(handle, &c!(string(key, "key"))?, &c!(string(value, "value"))?))
+}
+
+/// `MPI_Info_get`.
+///
+/// # Safety
+/// `key` is a NUL-terminated string; `value` holds `valuelen + 1` chars; `flag`
+/// points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Info_get(
+    handle: c_int,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    entry("MPI_Info_get", WORLD, || {
+        let found = info::get(handle, &c!(string(key, "key"))?)?;
+        c!(out(flag, found.is_some() as c_int, "flag"))?;
+        match found {
+            Some(v) => {
+                let max =
+                    usize::try_from(valuelen).map_err(|_| MpiError::new(class::ARG, "negative valuelen"))?;
+                c!(out_string(value, std::ptr::null_mut(), max + 1, &v))
+            }
+            None => Ok(()),
+        }
+    })
+}
+
+/// `MPI_Info_delete`.
+///
+/// # Safety
+/// `key` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Info_delete(handle: c_int, key: *const c_char) -> c_int {
+    entry("MPI_Info_delete", WORLD, || info::delete(handle, &c!(string(key, "key"))?))
+}
+
+/// `MPI_Info_get_nkeys`.
+///
+/// # Safety
+/// `nkeys` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Info_get_nkeys(handle: c_int, nkeys: *mut c_int) -> c_int {
+    entry("MPI_Info_get_nkeys", WORLD, || c!(out(nkeys, info::pairs(handle)?.len() as c_int, "nkeys")))
+}
+
+/// `MPI_Info_free`: the handle becomes `MPI_INFO_NULL`.
+///
+/// # Safety
+/// `info` points to an `MPI_Info`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Info_free(handle: *mut c_int) -> c_int {
+    entry("MPI_Info_free", WORLD, || {
+        info::free(c!(read(handle, "info"))?)?;
+        c!(out(handle, info::INFO_NULL, "info"))
+    })
+}

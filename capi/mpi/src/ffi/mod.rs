@@ -1,0 +1,206 @@
+//! The C boundary: every exported `MPI_*` symbol, and the only unsafe code of the
+//! library.
+//!
+//! Each entry point runs its body through [`entry`]: the body checks its arguments,
+//! turns C pointers into slices (see [`buffer`]) and calls the safe logic; `entry`
+//! turns an error into the code to return, or, under `MPI_ERRORS_ARE_FATAL`, into a
+//! job abort with a message naming the call and the rank. No Rust panic unwinds into
+//! C: `entry` catches it and aborts the job the same way.
+//!
+//! Files: [`env`] (start-up, errors, info, memory), [`comm`] (communicators, groups,
+//! topologies), [`p2p`] (point-to-point and requests), [`datatype`], [`coll`]
+//! (collectives), [`rma`] (windows).
+
+use std::ffi::c_int;
+use std::panic::AssertUnwindSafe;
+
+use crate::errhandler;
+use crate::error::{MpiError, MpiResult, class, code_of, fail};
+use crate::state;
+
+pub mod buffer;
+pub mod coll;
+pub mod comm;
+pub mod datatype;
+pub mod env;
+pub mod p2p;
+pub mod rma;
+
+pub use buffer::user_buffer;
+pub use p2p::{status_of, write_status};
+
+/// The object whose error handler applies to a call's errors.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope {
+    /// A communicator (or a call with none: `MPI_COMM_WORLD`'s handler).
+    Comm(c_int),
+    /// A window.
+    Win(c_int),
+}
+
+/// `MPI_COMM_WORLD`.
+pub const WORLD: Scope = Scope::Comm(crate::comm::WORLD);
+
+/// Calls one of the pointer helpers below from an entry point. Every use is in the
+/// body of an `unsafe extern "C"` entry point, on pointers that are that entry
+/// point's own parameters (or derived from them as its `# Safety` section says), so
+/// the helper's contract is the entry point's own; the macros only keep that one
+/// argument out of two hundred call sites.
+macro_rules! c {
+    ($helper:ident ( $($arg:expr),* $(,)? )) => {{
+        // SAFETY: the pointers are parameters of the calling C entry point, valid as
+        // its `# Safety` section requires; see the macro's documentation.
+        unsafe { $crate::ffi::$helper($($arg),*) }
+    }};
+    ($path:ident :: $helper:ident ( $($arg:expr),* $(,)? )) => {{
+        // SAFETY: as above.
+        unsafe { $crate::ffi::$path::$helper($($arg),*) }
+    }};
+}
+pub(crate) use c;
+
+/// Runs the body of the MPI call `name` for a C caller and returns its code.
+pub fn entry(name: &'static str, scope: Scope, body: impl FnOnce() -> MpiResult<()>) -> c_int {
+    let error = match std::panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => return class::SUCCESS,
+        Ok(Err(e)) => e,
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            fatal(name, &MpiError::new(class::INTERN, format!("internal error: {why}")))
+        }
+    };
+    let object = match scope {
+        Scope::Comm(c) | Scope::Win(c) => c,
+    };
+    let handler = match errhandler::of(object) {
+        h if h == errhandler::RETURN => h,
+        // An invalid object has no handler of its own: MPI_COMM_WORLD's applies.
+        _ => errhandler::of(crate::comm::WORLD),
+    };
+    if handler == errhandler::RETURN && state::initialized() && !state::finalized() {
+        code_of(&error)
+    } else {
+        fatal(name, &error)
+    }
+}
+
+/// Ends the job after `error` in `name`: one line on stderr naming the call and the
+/// rank, then the job aborts (every other core's calls fail naming this rank).
+pub fn fatal(name: &str, error: &MpiError) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    match state::installed() {
+        Some(mpi) => {
+            eprintln!("sccemu MPI: {name} on rank {}: {error}", mpi.core.rank());
+            mpi.core.abort(1)
+        }
+        None => {
+            eprintln!("sccemu MPI: {name}: {error}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// Writes `value` through the C out-parameter `out`.
+///
+/// # Safety
+/// `out` is null or points to a writable `T` (an out-parameter of the calling entry
+/// point, whose own contract says so).
+pub unsafe fn out<T>(out: *mut T, value: T, what: &str) -> MpiResult<()> {
+    if out.is_null() {
+        return fail(class::ARG, format!("{what} is a null pointer"));
+    }
+    // SAFETY: non-null; MPI requires an out-parameter to point to a writable object of
+    // its type, which is the caller's side of this call's contract.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Reads the C in-parameter `p`.
+///
+/// # Safety
+/// `p` is null or points to a readable `T`.
+pub unsafe fn read<T: Copy>(p: *const T, what: &str) -> MpiResult<T> {
+    if p.is_null() {
+        return fail(class::ARG, format!("{what} is a null pointer"));
+    }
+    // SAFETY: non-null; the caller passes a readable object of its type (MPI's
+    // contract for in-parameters).
+    Ok(unsafe { p.read() })
+}
+
+/// The `n` values of the C array `p` (empty for `n == 0`, whatever `p` is).
+///
+/// # Safety
+/// `p` is null or points to `n` readable values that live as long as `'a` and that
+/// nobody writes meanwhile.
+pub unsafe fn array<'a, T>(p: *const T, n: c_int, what: &str) -> MpiResult<&'a [T]> {
+    let n =
+        usize::try_from(n).map_err(|_| MpiError::new(class::COUNT, format!("{what}: negative count {n}")))?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return fail(class::ARG, format!("{what} is a null pointer"));
+    }
+    // SAFETY: non-null; MPI's contract: `p` points to `n` readable values, which live
+    // for the duration of the call (the slice does not outlive it in any caller).
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// The `n` values of the C array `p`, to write.
+///
+/// # Safety
+/// `p` is null or points to `n` writable values that live as long as `'a` and that
+/// nobody else accesses meanwhile.
+pub unsafe fn array_mut<'a, T>(p: *mut T, n: usize, what: &str) -> MpiResult<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return fail(class::ARG, format!("{what} is a null pointer"));
+    }
+    // SAFETY: non-null; MPI's contract: `p` points to `n` writable values that no one
+    // else accesses during the call.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// Writes a C string into `buf` (at most `max` bytes with the NUL) and its length
+/// into `len`.
+///
+/// # Safety
+/// `buf` is null or holds `max` writable chars; `len` is null or points to an int.
+pub unsafe fn out_string(
+    buf: *mut std::ffi::c_char,
+    len: *mut c_int,
+    max: usize,
+    text: &str,
+) -> MpiResult<()> {
+    let bytes = &text.as_bytes()[..text.len().min(max.saturating_sub(1))];
+    // SAFETY: `buf` holds `max` chars, and at most `max` are written (this function's
+    // contract).
+    let dst = unsafe { array_mut(buf.cast::<u8>(), bytes.len() + 1, "string buffer")? };
+    dst[..bytes.len()].copy_from_slice(bytes);
+    dst[bytes.len()] = 0;
+    if !len.is_null() {
+        // SAFETY: `len` points to an int (this function's contract).
+        unsafe { out(len, bytes.len() as c_int, "length")? };
+    }
+    Ok(())
+}
+
+/// The Rust string of the C string `p`.
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string.
+pub unsafe fn string(p: *const std::ffi::c_char, what: &str) -> MpiResult<String> {
+    if p.is_null() {
+        return fail(class::ARG, format!("{what} is a null pointer"));
+    }
+    // SAFETY: non-null; MPI's contract: a NUL-terminated string.
+    Ok(unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}

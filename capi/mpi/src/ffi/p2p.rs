@@ -1,0 +1,766 @@
+//! Point-to-point calls and request completion.
+
+use std::ffi::{c_int, c_void};
+
+use crate::comm::{self, CommObj};
+use crate::datatype;
+use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::buffer::Buffer;
+use crate::ffi::{Scope, WORLD, c, entry};
+use crate::p2p::{self, recv_error, send_error};
+use crate::request::{self, Pending, REQUEST_NULL, Status};
+use crate::state::mpi;
+
+/// `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE`.
+const STATUS_IGNORE: usize = 1;
+
+/// `MPI_Status` as `mpi.h` lays it out.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MpiStatus {
+    /// `MPI_SOURCE`.
+    pub source: c_int,
+    /// `MPI_TAG`.
+    pub tag: c_int,
+    /// `MPI_ERROR`.
+    pub error: c_int,
+    /// Whether the operation was cancelled.
+    pub cancelled: c_int,
+    /// Bytes received.
+    pub count: i64,
+}
+
+/// Writes `status` unless `p` is `MPI_STATUS_IGNORE` (or null).
+///
+/// # Safety
+/// `p` is null, `MPI_STATUS_IGNORE`, or points to a writable `MPI_Status`.
+pub unsafe fn write_status(p: *mut MpiStatus, status: Status, error: c_int) -> MpiResult<()> {
+    if p.is_null() || p as usize == STATUS_IGNORE {
+        return Ok(());
+    }
+    let s = MpiStatus {
+        source: status.source,
+        tag: status.tag,
+        error,
+        cancelled: status.cancelled as c_int,
+        count: status.bytes as i64,
+    };
+    c!(out(p, s, "status"))
+}
+
+/// # Safety
+/// `p` is null, `MPI_STATUS_IGNORE`, or points to a readable `MPI_Status`.
+pub unsafe fn status_of(p: *const MpiStatus) -> MpiResult<MpiStatus> {
+    if p.is_null() || p as usize == STATUS_IGNORE {
+        return fail(class::ARG, "MPI_Get_count needs a status, not MPI_STATUS_IGNORE");
+    }
+    c!(read(p, "status"))
+}
+
+struct Message<'m> {
+    comm: std::sync::Arc<CommObj>,
+    buf: Buffer<'m>,
+}
+
+fn message(buf: *const c_void, count: c_int, map: &datatype::TypeMap, comm: c_int) -> MpiResult<Message<'_>> {
+    let comm = comm::lookup(comm)?;
+    Ok(Message { comm, buf: c!(user_buffer(buf, count, map))? })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI_Send's, plus the call's name and mode
+fn send_call(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    sync: bool,
+) -> c_int {
+    entry(name, Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let m = message(buf, count, &map, comm)?;
+        p2p::send(&m.comm, dest, tag, &m.buf.bytes()?, sync)
+    })
+}
+
+/// `MPI_Send`.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    send_call("MPI_Send", buf, count, datatype, dest, tag, comm, false)
+}
+
+/// `MPI_Rsend`: a standard send (a matching receive is posted, so it is as good).
+///
+/// # Safety
+/// As [`MPI_Send`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Rsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    send_call("MPI_Rsend", buf, count, datatype, dest, tag, comm, false)
+}
+
+/// `MPI_Ssend`: returns once the matching receive has started.
+///
+/// # Safety
+/// As [`MPI_Send`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ssend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    send_call("MPI_Ssend", buf, count, datatype, dest, tag, comm, true)
+}
+
+fn recv_into(m: &Message<'_>, source: c_int, tag: c_int) -> MpiResult<Status> {
+    let match_tag = p2p::tag_match(&m.comm, tag)?;
+    let Some(src) = p2p::source(&m.comm, source)? else { return Ok(Status::EMPTY) };
+    match m.buf.contiguous_mut()? {
+        Some(slice) => p2p::recv(&m.comm, src, match_tag, slice),
+        None => {
+            let mut tmp = vec![0u8; m.buf.data_len()?];
+            let result = p2p::recv(&m.comm, src, match_tag, &mut tmp);
+            // A truncated message still delivers what fits.
+            m.buf.unpack(&tmp[..result.as_ref().map_or(tmp.len(), |s| s.bytes)])?;
+            result
+        }
+    }
+}
+
+/// `MPI_Recv`.
+///
+/// # Safety
+/// `buf` has room for `count` elements of `datatype`; `status` is an `MPI_Status` or
+/// `MPI_STATUS_IGNORE`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    source: c_int,
+    tag: c_int,
+    comm: c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Recv", Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let m = message(buf, count, &map, comm)?;
+        let s = recv_into(&m, source, tag)?;
+        c!(write_status(status, s, 0))
+    })
+}
+
+/// A send in flight: sccemu copies the data out at the start, so only the
+/// request is kept.
+struct PendingSend {
+    request: sccemu::Request<'static>,
+}
+
+impl Pending for PendingSend {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        Ok(self.request.test().map_err(request_error)?.map(|_| Status::EMPTY))
+    }
+
+    fn wait(self: Box<Self>) -> MpiResult<Status> {
+        self.request.wait().map_err(request_error)?;
+        Ok(Status::EMPTY)
+    }
+}
+
+/// A receive in flight, into the user's buffer or, for a non-contiguous datatype,
+/// into `staging`, unpacked at completion.
+struct PendingRecv {
+    // Field order matters: the request borrows `staging`'s heap buffer and must drop
+    // first.
+    request: Option<sccemu::Request<'static>>,
+    staging: Option<Vec<u8>>,
+    comm: std::sync::Arc<CommObj>,
+    map: std::sync::Arc<datatype::TypeMap>,
+    base: usize,
+    count: c_int,
+    /// The user buffer when it is received into in place.
+    direct: Option<(usize, usize)>,
+}
+
+// SAFETY: the raw buffer address is the user's receive buffer, which MPI hands to the
+// library until completion, from whichever thread completes it.
+unsafe impl Send for PendingRecv {}
+
+impl PendingRecv {
+    /// The user's receive buffer.
+    fn user_buffer(&self) -> MpiResult<Buffer<'_>> {
+        // SAFETY: the buffer `MPI_Irecv` was given, which MPI leaves to the library
+        // until the request completes; its arguments were checked when it started.
+        unsafe { Buffer::new(self.base as *const c_void, self.count, &self.map) }
+    }
+
+    fn finish(&mut self, s: sccemu::Status) -> MpiResult<Status> {
+        let status = p2p::received(&self.comm, s)?;
+        if let Some(staging) = &self.staging {
+            let buf = self.user_buffer()?;
+            buf.unpack(&staging[..s.len])?;
+        }
+        Ok(status)
+    }
+
+    fn failed(&mut self, e: sccemu::RequestError) -> MpiError {
+        match e {
+            sccemu::RequestError::Recv(sccemu::RecvError::Truncated { status, capacity }) => {
+                self.request = None;
+                let result = match (&mut self.staging, self.direct) {
+                    (Some(staging), _) => p2p::truncated(&self.comm, status, capacity, staging),
+                    (None, Some((at, len))) => {
+                        // SAFETY: as in `irecv`: the user's receive buffer, the
+                        // library's until completion; the sccemu request that borrowed
+                        // it is gone.
+                        let buf = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
+                        p2p::truncated(&self.comm, status, capacity, buf)
+                    }
+                    (None, None) => p2p::truncated(&self.comm, status, capacity, &mut []),
+                };
+                if let Some(staging) = &self.staging {
+                    let _ = self.user_buffer().and_then(|b| b.unpack(&staging[..capacity]));
+                }
+                result.expect_err("a truncated receive reports it")
+            }
+            e => request_error(e),
+        }
+    }
+}
+
+impl Pending for PendingRecv {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        let Some(request) = &mut self.request else { return Ok(Some(Status::EMPTY)) };
+        match request.test() {
+            Ok(Some(s)) => self.finish(s).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    fn wait(mut self: Box<Self>) -> MpiResult<Status> {
+        let Some(request) = self.request.take() else { return Ok(Status::EMPTY) };
+        match request.wait() {
+            Ok(s) => self.finish(s),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+}
+
+fn request_error(e: sccemu::RequestError) -> MpiError {
+    match e {
+        sccemu::RequestError::Send(e) => send_error(e),
+        sccemu::RequestError::Recv(e) => recv_error(e),
+    }
+}
+
+fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+    let wire = m.comm.wire_tag(tag)?;
+    if dest == p2p::PROC_NULL {
+        return Ok(Box::new(request::Done(Status::EMPTY)));
+    }
+    let to = m.comm.world_rank(dest)?;
+    let core = mpi()?.core;
+    let request = core.isend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
+    Ok(Box::new(PendingSend { request }))
+}
+
+fn irecv(m: &Message<'_>, source: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+    let match_tag = p2p::tag_match(&m.comm, tag)?;
+    let Some(src) = p2p::source(&m.comm, source)? else { return Ok(Box::new(request::Done(Status::EMPTY))) };
+    let core = mpi()?.core;
+    let len = m.buf.data_len()?;
+    let mut pending = PendingRecv {
+        request: None,
+        staging: None,
+        comm: m.comm.clone(),
+        map: std::sync::Arc::new(m.buf.map().clone()),
+        base: m.buf.base() as usize,
+        count: m.buf.count() as c_int,
+        direct: None,
+    };
+    let target: &'static mut [u8] = match m.buf.contiguous_mut()? {
+        Some(slice) => {
+            pending.direct = Some((slice.as_mut_ptr() as usize, slice.len()));
+            slice
+        }
+        None => {
+            let staging = pending.staging.insert(vec![0u8; len]);
+            // SAFETY: the vector's heap buffer is owned by `pending`, never resized,
+            // and outlives the request that borrows it (declared first, so dropped
+            // first); nothing else touches it until the request completes.
+            unsafe { std::slice::from_raw_parts_mut(staging.as_mut_ptr(), len) }
+        }
+    };
+    pending.request = Some(core.irecv(src, match_tag, target).map_err(recv_error)?);
+    Ok(Box::new(pending))
+}
+
+/// `MPI_Isend`.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Isend", Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let m = message(buf, count, &map, comm)?;
+        let op = isend(&m, dest, tag)?;
+        c!(out(request, request::insert(op), "request"))
+    })
+}
+
+/// `MPI_Irecv`.
+///
+/// # Safety
+/// `buf` has room for `count` elements of `datatype` and is not touched until the
+/// request completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    source: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Irecv", Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let m = message(buf, count, &map, comm)?;
+        let op = irecv(&m, source, tag)?;
+        c!(out(request, request::insert(op), "request"))
+    })
+}
+
+/// `MPI_Sendrecv`.
+///
+/// # Safety
+/// As [`MPI_Send`] and [`MPI_Recv`]; the buffers do not overlap.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Sendrecv", Scope::Comm(comm), || {
+        let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
+        let (sm, rm) = (message(sendbuf, sendcount, &smap, comm)?, message(recvbuf, recvcount, &rmap, comm)?);
+        let send = isend(&sm, dest, sendtag)?;
+        let s = recv_into(&rm, source, recvtag);
+        let sent = send.wait();
+        let s = s?;
+        sent?;
+        c!(write_status(status, s, 0))
+    })
+}
+
+/// `MPI_Sendrecv_replace`.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Sendrecv_replace", Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let m = message(buf, count, &map, comm)?;
+        // The outgoing data is copied out by the send's start, so the buffer is free.
+        let send = isend(&m, dest, sendtag)?;
+        let s = recv_into(&m, source, recvtag);
+        let sent = send.wait();
+        let s = s?;
+        sent?;
+        c!(write_status(status, s, 0))
+    })
+}
+
+/// `MPI_Probe`.
+///
+/// # Safety
+/// `status` is an `MPI_Status` or `MPI_STATUS_IGNORE`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: c_int, status: *mut MpiStatus) -> c_int {
+    entry("MPI_Probe", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let t = p2p::tag_match(&c, tag)?;
+        let Some(src) = p2p::source(&c, source)? else { return c!(write_status(status, Status::EMPTY, 0)) };
+        let s = mpi()?.core.probe(src, t).map_err(recv_error)?;
+        c!(write_status(status, probed(&c, s), 0))
+    })
+}
+
+fn probed(c: &CommObj, s: sccemu::Status) -> Status {
+    Status {
+        source: c.rank_of_world(s.source).map_or(p2p::ANY_SOURCE, |r| r as c_int),
+        tag: CommObj::user_tag(s.tag),
+        bytes: s.len,
+        cancelled: false,
+    }
+}
+
+/// `MPI_Iprobe`.
+///
+/// # Safety
+/// `flag` points to an int; `status` is an `MPI_Status` or `MPI_STATUS_IGNORE`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Iprobe", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let t = p2p::tag_match(&c, tag)?;
+        let Some(src) = p2p::source(&c, source)? else {
+            c!(out(flag, 1, "flag"))?;
+            return c!(write_status(status, Status::EMPTY, 0));
+        };
+        match mpi()?.core.iprobe(src, t).map_err(recv_error)? {
+            Some(s) => {
+                c!(out(flag, 1, "flag"))?;
+                c!(write_status(status, probed(&c, s), 0))
+            }
+            None => c!(out(flag, 0, "flag")),
+        }
+    })
+}
+
+/// `MPI_Wait`: the handle becomes `MPI_REQUEST_NULL`.
+///
+/// # Safety
+/// `request` points to an `MPI_Request`; `status` is an `MPI_Status` or ignored.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Wait(request: *mut c_int, status: *mut MpiStatus) -> c_int {
+    entry("MPI_Wait", WORLD, || {
+        let h = c!(read(request, "request"))?;
+        let s = request::wait(h);
+        if h != REQUEST_NULL && !matches!(&s, Err(e) if e.class == class::REQUEST) {
+            c!(out(request, REQUEST_NULL, "request"))?;
+        }
+        c!(write_status(status, s?, 0))
+    })
+}
+
+/// `MPI_Test`.
+///
+/// # Safety
+/// As [`MPI_Wait`]; `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Test(request: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+    entry("MPI_Test", WORLD, || {
+        let h = c!(read(request, "request"))?;
+        match request::test(h) {
+            Ok(Some(s)) => {
+                c!(out(request, REQUEST_NULL, "request"))?;
+                c!(out(flag, 1, "flag"))?;
+                c!(write_status(status, s, 0))
+            }
+            Ok(None) => c!(out(flag, 0, "flag")),
+            Err(e) => {
+                if e.class != class::REQUEST {
+                    c!(out(request, REQUEST_NULL, "request"))?;
+                }
+                Err(e)
+            }
+        }
+    })
+}
+
+fn requests<'a>(count: c_int, array: *mut c_int) -> MpiResult<&'a mut [c_int]> {
+    let n = usize::try_from(count).map_err(|_| MpiError::new(class::COUNT, format!("count {count}")))?;
+    c!(array_mut(array, n, "array_of_requests"))
+}
+
+fn statuses<'a>(count: usize, array: *mut MpiStatus) -> MpiResult<Option<&'a mut [MpiStatus]>> {
+    if array.is_null() || array as usize == STATUS_IGNORE {
+        return Ok(None);
+    }
+    c!(array_mut(array, count, "array_of_statuses")).map(Some)
+}
+
+/// `MPI_Waitall`: completes every request; if some fail, `MPI_ERR_IN_STATUS` with each
+/// one's code in its status.
+///
+/// # Safety
+/// `array_of_requests` holds `count` requests; `array_of_statuses` holds `count`
+/// statuses or is `MPI_STATUSES_IGNORE`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    array_of_requests: *mut c_int,
+    array_of_statuses: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Waitall", WORLD, || {
+        let reqs = requests(count, array_of_requests)?;
+        let mut sts = statuses(reqs.len(), array_of_statuses)?;
+        request::check_all(reqs)?;
+        let mut failed = None;
+        for (i, h) in reqs.iter_mut().enumerate() {
+            let result = request::wait(*h);
+            *h = REQUEST_NULL;
+            let (s, code) = match result {
+                Ok(s) => (s, 0),
+                Err(e) => {
+                    let code = crate::error::code_of(&e);
+                    failed.get_or_insert(e);
+                    (Status::EMPTY, code)
+                }
+            };
+            if let Some(sts) = sts.as_deref_mut() {
+                c!(write_status(&mut sts[i], s, code))?;
+            }
+        }
+        match failed {
+            None => Ok(()),
+            Some(e) if sts.is_none() => Err(e),
+            Some(e) => Err(MpiError::new(class::IN_STATUS, e.what)),
+        }
+    })
+}
+
+/// `MPI_Testall`: completes all only if all are complete.
+///
+/// # Safety
+/// As [`MPI_Waitall`]; `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Testall(
+    count: c_int,
+    array_of_requests: *mut c_int,
+    flag: *mut c_int,
+    array_of_statuses: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Testall", WORLD, || {
+        let reqs = requests(count, array_of_requests)?;
+        request::check_all(reqs)?;
+        // Complete what has completed, keeping the statuses until all have.
+        let mut done = vec![None; reqs.len()];
+        for (i, h) in reqs.iter().enumerate() {
+            if *h == REQUEST_NULL {
+                done[i] = Some(Status::EMPTY);
+            } else if let Some(s) = request::test(*h)? {
+                done[i] = Some(s);
+            }
+        }
+        // A completed request cannot be un-completed: keep its result as a finished
+        // request until the rest are done.
+        let all = done.iter().all(Option::is_some);
+        if !all {
+            for (i, s) in done.iter().enumerate() {
+                if let (Some(s), true) = (s, reqs[i] != REQUEST_NULL) {
+                    reqs[i] = request::insert(Box::new(request::Done(*s)));
+                }
+            }
+            return c!(out(flag, 0, "flag"));
+        }
+        let mut sts = statuses(reqs.len(), array_of_statuses)?;
+        for (i, s) in done.into_iter().enumerate() {
+            reqs[i] = REQUEST_NULL;
+            if let Some(sts) = sts.as_deref_mut() {
+                c!(write_status(&mut sts[i], s.unwrap_or(Status::EMPTY), 0))?;
+            }
+        }
+        c!(out(flag, 1, "flag"))
+    })
+}
+
+/// `MPI_Waitany`.
+///
+/// # Safety
+/// `array_of_requests` holds `count` requests; `index` points to an int; `status` is
+/// an `MPI_Status` or ignored.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Waitany(
+    count: c_int,
+    array_of_requests: *mut c_int,
+    index: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Waitany", WORLD, || {
+        let reqs = requests(count, array_of_requests)?;
+        match request::wait_any(reqs)? {
+            Some((i, s)) => {
+                reqs[i] = REQUEST_NULL;
+                c!(out(index, i as c_int, "index"))?;
+                c!(write_status(status, s, 0))
+            }
+            None => {
+                c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
+                c!(write_status(status, Status::EMPTY, 0))
+            }
+        }
+    })
+}
+
+/// `MPI_Testany`.
+///
+/// # Safety
+/// As [`MPI_Waitany`]; `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Testany(
+    count: c_int,
+    array_of_requests: *mut c_int,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Testany", WORLD, || {
+        let reqs = requests(count, array_of_requests)?;
+        request::check_all(reqs)?;
+        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| **h != REQUEST_NULL) {
+            if let Some(s) = request::test(*h)? {
+                *h = REQUEST_NULL;
+                c!(out(index, i as c_int, "index"))?;
+                c!(out(flag, 1, "flag"))?;
+                return c!(write_status(status, s, 0));
+            }
+        }
+        let none_active = reqs.iter().all(|&h| h == REQUEST_NULL);
+        c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
+        c!(out(flag, none_active as c_int, "flag"))?;
+        if none_active { c!(write_status(status, Status::EMPTY, 0)) } else { Ok(()) }
+    })
+}
+
+/// `MPI_Waitsome`: waits for at least one, then takes every completed one.
+///
+/// # Safety
+/// As [`MPI_Waitall`]; `outcount` points to an int; `array_of_indices` holds `incount`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Waitsome(
+    incount: c_int,
+    array_of_requests: *mut c_int,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Waitsome", WORLD, || {
+        let reqs = requests(incount, array_of_requests)?;
+        let Some((first, s)) = request::wait_any(reqs)? else {
+            return c!(out(outcount, crate::ffi::comm::UNDEFINED, "outcount"));
+        };
+        reqs[first] = REQUEST_NULL;
+        let mut done = vec![(first, s)];
+        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| **h != REQUEST_NULL) {
+            if let Some(s) = request::test(*h)? {
+                *h = REQUEST_NULL;
+                done.push((i, s));
+            }
+        }
+        let indices = c!(array_mut(array_of_indices, done.len(), "array_of_indices"))?;
+        let mut sts = statuses(done.len(), array_of_statuses)?;
+        for (k, (i, s)) in done.iter().enumerate() {
+            indices[k] = *i as c_int;
+            if let Some(sts) = sts.as_deref_mut() {
+                c!(write_status(&mut sts[k], *s, 0))?;
+            }
+        }
+        c!(out(outcount, done.len() as c_int, "outcount"))
+    })
+}
+
+/// `MPI_Request_free`: the operation completes in the background.
+///
+/// # Safety
+/// `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
+    entry("MPI_Request_free", WORLD, || {
+        request::detach(c!(read(request, "request"))?)?;
+        c!(out(request, REQUEST_NULL, "request"))
+    })
+}
+
+/// `MPI_Get_count`: whole elements received, or `MPI_UNDEFINED` for a partial one.
+///
+/// # Safety
+/// `status` is a filled `MPI_Status`; `count` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Get_count(
+    status: *const MpiStatus,
+    datatype: c_int,
+    count: *mut c_int,
+) -> c_int {
+    entry("MPI_Get_count", WORLD, || {
+        let s = c!(status_of(status))?;
+        let map = datatype::lookup(datatype)?;
+        let n = match map.size {
+            0 => 0,
+            size if s.count as usize % size == 0 => (s.count as usize / size) as c_int,
+            _ => crate::ffi::comm::UNDEFINED,
+        };
+        c!(out(count, n, "count"))
+    })
+}
+
+/// `MPI_Get_elements`: basic elements received (partial derived elements count).
+///
+/// # Safety
+/// As [`MPI_Get_count`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Get_elements(
+    status: *const MpiStatus,
+    datatype: c_int,
+    count: *mut c_int,
+) -> c_int {
+    entry("MPI_Get_elements", WORLD, || {
+        let s = c!(status_of(status))?;
+        let map = datatype::lookup(datatype)?;
+        let n = match map.prim {
+            Some(p) if s.count as usize % p.size() == 0 => (s.count as usize / p.size()) as c_int,
+            Some(_) => crate::ffi::comm::UNDEFINED,
+            None if map.size == 0 => 0,
+            None => crate::datatype::elements_in(&map, s.count as usize) as c_int,
+        };
+        c!(out(count, n, "count"))
+    })
+}

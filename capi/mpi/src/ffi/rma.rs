@@ -1,0 +1,1 @@
+//! placeholder of the skeleton

@@ -1,0 +1,71 @@
+//! Building and launching MPI programs: `sccmpicc`, `sccmpiexec`, and MPI's
+//! "singleton init" of a program started without a launcher.
+//!
+//! [`compile_command`] is `sccmpicc`: `$CC` (default `cc`) with `mpi.h`'s directory
+//! first and, when it links, `libsccmpi.a` and the system libraries the Rust runtime
+//! needs after the objects. [`run_as_singleton`] re-runs the calling program as a
+//! one-core sccemu job and exits with its status, so that `./prog` alone behaves like
+//! `sccrun -n 1 ./prog`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Flags after which the compiler does not link.
+const NO_LINK: &[&str] = &["-c", "-S", "-E", "-M", "-MM", "-fsyntax-only"];
+/// What a Rust static library needs from the system (`rustc --print native-static-libs`).
+const SYSTEM_LIBS: &[&str] = &["-lm", "-lpthread", "-ldl", "-lrt", "-lutil", "-lgcc_s", "-lc"];
+
+/// `mpi.h`'s directory.
+pub fn include_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include")
+}
+
+/// The archive to link: `$SCCEMU_MPI_LIB`, or the newer `libsccmpi.a` of `dir` and of
+/// `dir/deps` (where `cargo test` leaves it).
+pub fn archive(dir: &Path) -> Option<PathBuf> {
+    if let Some(lib) = std::env::var_os("SCCEMU_MPI_LIB") {
+        return Some(lib.into());
+    }
+    let built = |p: PathBuf| Some((p.metadata().ok()?.modified().ok()?, p));
+    let found =
+        [dir.join("libsccmpi.a"), dir.join("deps").join("libsccmpi.a")].into_iter().filter_map(built).max();
+    found.map(|(_, p)| p)
+}
+
+/// The compiler command for `args` (`compiler` is `$CC`-like: `cc` or `c++`), linking
+/// the archive found next to `lib_dir`.
+pub fn compile_command(compiler: &str, args: &[String], lib_dir: &Path) -> Result<Command, String> {
+    let links = !args.is_empty() && !args.iter().any(|a| NO_LINK.contains(&a.as_str()));
+    let mut cmd = Command::new(compiler);
+    cmd.arg(format!("-I{}", include_dir().display())).args(args);
+    if links {
+        let archive =
+            archive(lib_dir).ok_or("libsccmpi.a is missing; build it with `cargo build -p sccemu-mpi`")?;
+        cmd.arg(archive).args(SYSTEM_LIBS);
+    }
+    Ok(cmd)
+}
+
+/// Re-runs this program, with its arguments, as the only core of a new job, and exits
+/// with the job's status: `MPI_Init` without `sccrun`.
+pub fn run_as_singleton() -> ! {
+    use sccemu::job::launcher::Launch;
+    let mut config = sccemu::Config::new(1);
+    config.wait = sccemu::job::resolve_wait(1) as u32;
+    let mut launch = Launch::new(config, "/proc/self/exe");
+    launch.args = std::env::args_os().skip(1).collect();
+    let code = match launch.spawn() {
+        Ok(running) => {
+            let report = running.wait();
+            if let Some(why) = report.diagnosis() {
+                eprintln!("sccemu MPI: {why}");
+            }
+            report.exit_code()
+        }
+        Err(e) => {
+            eprintln!("sccemu MPI: cannot start a one-core job for this program: {e}");
+            1
+        }
+    };
+    std::process::exit(code)
+}

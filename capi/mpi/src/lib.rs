@@ -1,0 +1,30 @@
+//! MPI on sccemu: the C library that lets MPI programs (point-to-point, collectives
+//! and one-sided) build with `sccmpicc` and run as the cores of an sccemu job.
+//!
+//! The library (`libsccmpi.a`, `libsccmpi.so`, header `include/mpi.h`) implements
+//! MPI 3.1's interface for those calls on sccemu's own API: communicators and
+//! collectives on `sccemu::Comm`, messages on the core's channels, windows,
+//! accumulate strategies and ARMW on `sccemu::Window`. It is not a wrapper around
+//! another MPI.
+//!
+//! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
+//! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
+//! `request`, `p2p`, `coll`, `win`; `ffi` is the C boundary, and the only unsafe code;
+//! `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
+
+pub mod coll;
+pub mod comm;
+pub mod datatype;
+pub mod errhandler;
+pub mod error;
+pub mod ffi;
+pub mod group;
+pub mod handles;
+pub mod info;
+pub mod launcher;
+pub mod op;
+pub mod p2p;
+pub mod request;
+pub mod state;
+pub mod topology;
+pub mod win;

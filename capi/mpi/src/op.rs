@@ -1,0 +1,1 @@
+//! Reduction operations (placeholder of the skeleton: the collectives work replaces this file).

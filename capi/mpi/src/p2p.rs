@@ -1,0 +1,128 @@
+//! Point-to-point messaging on the core's channels: checked arguments, wire tags,
+//! synchronous mode and MPI's truncation rule.
+//!
+//! A message of communicator `c` with user tag `t` travels as one sccemu message to
+//! the destination's world rank, tagged `c.wire_tag(t)`. `MPI_Ssend` sets the tag's
+//! sync bit and then waits for the receiver's acknowledgement (an empty message in
+//! the acknowledgement context, `CommObj::ack_tag`), which every receive sends back
+//! when it matches a message with the bit set; so `MPI_Ssend` returns only once the
+//! matching receive has started, as MPI requires. Acknowledgements are told apart by
+//! context and the tag's low 8 bits: one thread's synchronous sends to one peer
+//! complete in order, and so do sends with tags that differ only above bit 8 from
+//! concurrent threads (their receives would match them in order anyway, by MPI's
+//! non-overtaking rule, unless the receiver reorders them by tag).
+//!
+//! A receive whose buffer is too small receives the message anyway, keeps what fits,
+//! and reports `MPI_ERR_TRUNCATE` (sccemu itself leaves such a message queued).
+
+use std::ffi::c_int;
+
+use sccemu::{RecvError, Source, TagMatch};
+
+use crate::comm::{CommObj, SYNC_BIT};
+use crate::error::{MpiError, MpiResult, class};
+use crate::request::Status;
+use crate::state::mpi;
+
+/// `MPI_PROC_NULL`.
+pub const PROC_NULL: c_int = -1;
+/// `MPI_ANY_SOURCE`.
+pub const ANY_SOURCE: c_int = -2;
+
+/// The source a receive on `comm` accepts (`None`: `MPI_PROC_NULL`).
+pub fn source(comm: &CommObj, rank: c_int) -> MpiResult<Option<Source>> {
+    Ok(match rank {
+        PROC_NULL => None,
+        ANY_SOURCE => Some(Source::Any),
+        r => Some(Source::Rank(comm.world_rank(r)?)),
+    })
+}
+
+/// Checks a receive's tag (`MPI_ANY_TAG` or `0..=TAG_UB`) and gives what it matches.
+pub fn tag_match(comm: &CommObj, tag: c_int) -> MpiResult<TagMatch> {
+    comm.tag_match(tag)
+}
+
+/// Sends `data` to rank `dest` of `comm` (`MPI_PROC_NULL`: nothing), synchronously
+/// if `sync`.
+pub fn send(comm: &CommObj, dest: c_int, tag: c_int, data: &[u8], sync: bool) -> MpiResult<()> {
+    let wire = comm.wire_tag(tag)?;
+    if dest == PROC_NULL {
+        return Ok(());
+    }
+    let to = comm.world_rank(dest)?;
+    let core = mpi()?.core;
+    let wire = if sync { wire | SYNC_BIT } else { wire };
+    core.send(to, wire, data).map_err(send_error)?;
+    if sync {
+        core.recv(Source::Rank(to), TagMatch::Tag(CommObj::ack_tag(wire)), &mut []).map_err(recv_error)?;
+    }
+    Ok(())
+}
+
+/// The MPI status of a received sccemu message; acknowledges a synchronous one.
+pub fn received(comm: &CommObj, s: sccemu::Status) -> MpiResult<Status> {
+    if s.tag & SYNC_BIT != 0 {
+        mpi()?.core.send(s.source, CommObj::ack_tag(s.tag), &[]).map_err(send_error)?;
+    }
+    Ok(Status {
+        source: comm.rank_of_world(s.source).map_or(ANY_SOURCE, |r| r as c_int),
+        tag: CommObj::user_tag(s.tag),
+        bytes: s.len,
+        cancelled: false,
+    })
+}
+
+/// Receives into `buf`; a longer message is received whole, cut to fit, and reported
+/// as `MPI_ERR_TRUNCATE` with its status.
+pub fn recv(comm: &CommObj, src: Source, tag: TagMatch, buf: &mut [u8]) -> MpiResult<Status> {
+    let core = mpi()?.core;
+    match core.recv(src, tag, buf) {
+        Ok(s) => received(comm, s),
+        Err(RecvError::Truncated { status, capacity }) => truncated(comm, status, capacity, buf),
+        Err(e) => Err(recv_error(e)),
+    }
+}
+
+/// Completes a receive whose message (`status`) is longer than `buf`: takes it
+/// whole, keeps the first `capacity` bytes, and reports the truncation.
+pub fn truncated(
+    comm: &CommObj,
+    status: sccemu::Status,
+    capacity: usize,
+    buf: &mut [u8],
+) -> MpiResult<Status> {
+    let core = mpi()?.core;
+    let mut whole = vec![0u8; status.len];
+    let s =
+        core.recv(Source::Rank(status.source), TagMatch::Tag(status.tag), &mut whole).map_err(recv_error)?;
+    buf[..capacity].copy_from_slice(&whole[..capacity]);
+    let st = received(comm, s)?;
+    Err(MpiError::new(
+        class::TRUNCATE,
+        format!(
+            "a message of {} bytes from rank {} with tag {} into a buffer of {capacity}",
+            s.len, st.source, st.tag
+        ),
+    ))
+}
+
+/// MPI's error for a failed send.
+pub fn send_error(e: sccemu::SendError) -> MpiError {
+    let class = match e {
+        sccemu::SendError::RankOutOfRange { .. } => class::RANK,
+        sccemu::SendError::TooLarge { .. } => class::COUNT,
+        _ => class::OTHER,
+    };
+    MpiError::new(class, e.to_string())
+}
+
+/// MPI's error for a failed receive or probe.
+pub fn recv_error(e: RecvError) -> MpiError {
+    let class = match e {
+        RecvError::RankOutOfRange { .. } => class::RANK,
+        RecvError::Truncated { .. } => class::TRUNCATE,
+        _ => class::OTHER,
+    };
+    MpiError::new(class, e.to_string())
+}

@@ -46,6 +46,41 @@ pub fn compile_command(compiler: &str, args: &[String], lib_dir: &Path) -> Resul
     Ok(cmd)
 }
 
+/// `sccmpicc` and `sccmpicxx`: runs the compiler (`cxx`: `$CXX` or `c++`; else
+/// `$SCCEMU_MPICC_CC`, `$CC` or `cc`) on the command-line arguments, or prints the
+/// command for `-show`; the exit code to return.
+pub fn compiler_main(name: &str, cxx: bool) -> u8 {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let show = args.iter().any(|a| a == "-show");
+    args.retain(|a| a != "-show");
+    let compiler = if cxx {
+        std::env::var("CXX").unwrap_or_else(|_| "c++".into())
+    } else {
+        std::env::var("SCCEMU_MPICC_CC").or_else(|_| std::env::var("CC")).unwrap_or_else(|_| "cc".into())
+    };
+    let dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).unwrap_or_default();
+    let mut cmd = match compile_command(&compiler, &args, &dir) {
+        Ok(cmd) => cmd,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return 2;
+        }
+    };
+    if show {
+        let words: Vec<String> =
+            std::iter::once(cmd.get_program()).chain(cmd.get_args()).map(|a| a.to_string_lossy().into_owned()).collect();
+        println!("{}", words.join(" "));
+        return 0;
+    }
+    match cmd.status() {
+        Ok(status) => status.code().unwrap_or(1).clamp(0, 255) as u8,
+        Err(e) => {
+            eprintln!("{name}: cannot run {}: {e}", cmd.get_program().to_string_lossy());
+            2
+        }
+    }
+}
+
 /// Re-runs this program, with its arguments, as the only core of a new job, and exits
 /// with the job's status: `MPI_Init` without `sccrun`.
 pub fn run_as_singleton() -> ! {

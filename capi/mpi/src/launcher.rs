@@ -58,7 +58,8 @@ pub fn compiler_main(name: &str, cxx: bool) -> u8 {
     } else {
         std::env::var("SCCEMU_MPICC_CC").or_else(|_| std::env::var("CC")).unwrap_or_else(|_| "cc".into())
     };
-    let dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).unwrap_or_default();
+    let dir =
+        std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).unwrap_or_default();
     let mut cmd = match compile_command(&compiler, &args, &dir) {
         Ok(cmd) => cmd,
         Err(e) => {
@@ -67,8 +68,10 @@ pub fn compiler_main(name: &str, cxx: bool) -> u8 {
         }
     };
     if show {
-        let words: Vec<String> =
-            std::iter::once(cmd.get_program()).chain(cmd.get_args()).map(|a| a.to_string_lossy().into_owned()).collect();
+        let words: Vec<String> = std::iter::once(cmd.get_program())
+            .chain(cmd.get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         println!("{}", words.join(" "));
         return 0;
     }

@@ -412,6 +412,19 @@ impl<'c, T: Plain> Window<'c, T> {
         Ok(index * size_of::<T>())
     }
 
+    /// Checks `bytes` bytes from element `index` against `rank`'s part (for elements
+    /// of another type than `T`); returns the byte range start. A refusal counts whole
+    /// elements of `T`.
+    pub(crate) fn check_bytes(&self, rank: u32, index: usize, bytes: usize) -> Result<usize, RmaError> {
+        let part_bytes = self.parts[rank as usize].len;
+        let start = index.checked_mul(size_of::<T>());
+        if start.and_then(|s| s.checked_add(bytes)).is_none_or(|end| end > part_bytes) {
+            let len = bytes.div_ceil(size_of::<T>());
+            return Err(RmaError::OutOfBounds { rank, index, len, part_len: part_bytes / size_of::<T>() });
+        }
+        Ok(index * size_of::<T>())
+    }
+
     #[inline]
     fn meta_bytes(&self) -> SharedBytes<'c> {
         self.ctx.segment().bytes(self.meta_abs)

@@ -62,6 +62,7 @@ use crate::rma::transfer::Vector;
 use crate::segment::mapping::Segment;
 use crate::protocol::atomic::stripes::{MAX_STRIPES, Striping, SpanGuard, lock_span, striped_combine};
 use crate::segment::view::Plain;
+use crate::rma::create::Memory;
 use crate::rma::window::{Placement, Window};
 use crate::rma::error::{RmaError, WindowError};
 
@@ -163,7 +164,16 @@ impl<'c, T: Plain> Window<'c, T> {
         placement: Placement,
         strategy: AccStrategy,
     ) -> Result<Window<'c, T>, WindowError> {
-        let win = Window::<T>::create_agreed(ctx, len, placement, strategy)?;
+        Window::create_in(ctx, Memory::Allocate(placement, len), strategy)
+    }
+
+    /// Collective: a window over `memory` whose accumulates use `strategy`.
+    pub(crate) fn create_in(
+        ctx: &'c CoreContext,
+        memory: Memory,
+        strategy: AccStrategy,
+    ) -> Result<Window<'c, T>, WindowError> {
+        let win = Window::<T>::create_agreed(ctx, memory, strategy)?;
         let n = ctx.size() as usize;
         let me = ctx.rank();
         let heap = ctx.segment().layout().heap;
@@ -182,7 +192,7 @@ impl<'c, T: Plain> Window<'c, T> {
                 let share = stripes_bytes(1);
                 ctx.segment().bytes(abs).zero(me as usize * share, share);
                 let stripings = (0..n as u32)
-                    .map(|t| Striping::new(granularity, win.part_region(t).len, ACC_ALIGN))
+                    .map(|t| Striping::new(granularity, win.acc_frame(t).0.len, ACC_ALIGN))
                     .collect();
                 AccState::Caller { block, abs, granularity, stripings }
             }
@@ -199,10 +209,10 @@ impl<'c, T: Plain> Window<'c, T> {
                 let os = |_| WindowError::AgentStart;
                 let fd = ctx.segment().fd().try_clone_to_owned().map_err(os)?;
                 let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
-                let part = win.part_region(me);
+                let part = win.acc_frame(me).0;
                 let state =
                     OwnerState::start(ctx.segment(), agent_seg, owner, me, part, ctx.waiter()).map_err(os)?;
-                let stripings = (0..n as u32).map(|t| owner_striping(win.part_region(t).len)).collect();
+                let stripings = (0..n as u32).map(|t| owner_striping(win.acc_frame(t).0.len)).collect();
                 AccState::Owner { block, state, stripings }
             }
         };
@@ -265,6 +275,8 @@ impl<'c, T: Plain> Window<'c, T> {
         at: usize,
         width: usize,
     ) -> Result<Option<SpanGuard<'c>>, RmaError> {
+        // Stripes cut the part's frame (`Window::acc_frame`).
+        let at = at + self.acc_frame(target).1;
         Ok(Some(match &*self.acc.0.borrow() {
             Some(AccState::Caller { abs, stripings, .. }) => {
                 let bytes = self.ctx.segment().bytes(*abs);
@@ -402,10 +414,14 @@ impl<T: Plain> Window<'_, T> {
                 let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
                 let striping = stripings[target as usize];
                 let bell = &self.ctx.segment().slot(target).bell;
-                let part = self.part_bytes(target);
-                striped_combine(locks, striping, &part, at, op, src, result, &self.ctx.waiter(), bell)?;
+                let (frame, phase) = self.acc_frame(target);
+                let frame = self.ctx.segment().bytes(frame);
+                let waiter = self.ctx.waiter();
+                striped_combine(locks, striping, &frame, at + phase, op, src, result, &waiter, bell)?;
             }
-            Some(AccState::Owner { state, .. }) => state.request(target, at, op, src, result)?,
+            Some(AccState::Owner { state, .. }) => {
+                state.request(target, at + self.acc_frame(target).1, op, src, result)?
+            }
         }
         Ok(())
     }

@@ -90,3 +90,54 @@ fn outside_the_heap(core: &Core, _: ()) -> Result<(), String> {
 fn memory_outside_the_heap_is_refused_on_every_core() {
     Job::new(3).run(&(), outside_the_heap).unwrap();
 }
+
+/// Private memory adopted into the segment (`CoreContext::adopt`): a buffer of this
+/// process's own heap, not page-aligned, becomes a window part without moving; peers'
+/// puts land in it and the owner reads them through its own pointer; after release
+/// the buffer is private again, with its contents, and the heap pages are returned. A
+/// range inside an adopted one shares its pages; one that straddles them is refused.
+fn adopted_private_memory(core: &Core, _: ()) -> Result<(), String> {
+    let ctx = core.context();
+    let (n, me) = (core.size(), core.rank());
+    // The heap is job-wide: measure it when nobody is between adopt and release.
+    core.barrier().s()?;
+    let free_before = ctx.heap_free_bytes().s()?;
+    core.barrier().s()?;
+    let mut buf = vec![0u8; 10_000];
+    buf[..16].copy_from_slice(&[me as u8; 16]);
+    let base = buf.as_mut_ptr();
+    // SAFETY: `buf` is this thread's private heap memory, and no other thread of this
+    // process runs during the call; it is only reached through `base` until released.
+    let part = unsafe { ctx.adopt(base.wrapping_add(100), 4000) }.s()?;
+    // SAFETY: as above; inside the range adopted just now.
+    let inner = unsafe { ctx.adopt(base.wrapping_add(200), 8) }.s()?;
+    check(inner.offset == part.offset + 100, || format!("{inner:?} not inside {part:?}"))?;
+    // SAFETY: as above.
+    let straddles = unsafe { ctx.adopt(base.wrapping_add(4000), 5000) };
+    check(straddles.is_err(), || "a range straddling adopted pages was adopted".into())?;
+    let win = Window::<u8>::create_over(ctx, part, AccStrategy::Atomic).s()?;
+    win.fence_with(Assert::NONE).s()?;
+    win.put((me + 1) % n, 8 + me as usize, &[0xA0 + me as u8]).s()?;
+    win.fence_with(Assert::NONE).s()?;
+    let from = (me + n - 1) % n;
+    // SAFETY: the fence orders the peer's put before this read of the buffer.
+    let landed = unsafe { base.add(100 + 8 + from as usize).read_volatile() };
+    check(landed == 0xA0 + from as u8, || format!("the put did not land in the buffer: {landed:#x}"))?;
+    win.free().s()?;
+    // SAFETY: the window is freed on every core (free is collective); no other thread.
+    unsafe { ctx.release_adopted(base.wrapping_add(200)) }.s()?;
+    // SAFETY: as above.
+    unsafe { ctx.release_adopted(base.wrapping_add(100)) }.s()?;
+    check(buf[108 + from as usize] == 0xA0 + from as u8 && buf[0] == me as u8, || {
+        "contents lost on release".into()
+    })?;
+    buf.resize(1 << 20, 7);
+    core.barrier().s()?;
+    check(ctx.heap_free_bytes().s()? == free_before, || "heap pages not returned".into())?;
+    Ok(())
+}
+
+#[test]
+fn private_memory_adopted_without_moving() {
+    Job::new(3).run(&(), adopted_private_memory).unwrap();
+}

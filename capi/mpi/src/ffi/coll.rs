@@ -4,11 +4,10 @@
 //! a scatter's send buffer) are not looked at elsewhere, so garbage there is no error.
 
 use std::ffi::{c_int, c_void};
-use std::sync::Arc;
 
 use crate::coll::{self, Reduction, root_of};
 use crate::comm::{self, CommObj, coll_error};
-use crate::datatype::{self, TypeMap};
+use crate::datatype::{self, TypeMap, TypeRef};
 use crate::error::MpiResult;
 use crate::ffi::buffer::Buffer;
 use crate::ffi::{Scope, c, entry};
@@ -66,7 +65,7 @@ fn reduction(
     op_handle: c_int,
     run: impl FnOnce(&CommObj, &Reduction<'_, '_>) -> MpiResult<()>,
 ) -> MpiResult<()> {
-    let map: Arc<TypeMap> = datatype::committed(datatype)?;
+    let map = datatype::committed(datatype)?;
     let op = op::lookup(op_handle)?;
     let n = count(n)?;
     let send = if in_place(sendbuf) { None } else { Some(buffer(sendbuf, n, &map)?) };
@@ -157,7 +156,7 @@ struct Side {
 
 impl Side {
     /// The type map, if this side is significant and not in place.
-    fn map(&self) -> MpiResult<Option<Arc<TypeMap>>> {
+    fn map(&self) -> MpiResult<Option<TypeRef>> {
         if in_place(self.p) { Ok(None) } else { datatype::committed(self.datatype).map(Some) }
     }
 }

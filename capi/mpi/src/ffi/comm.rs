@@ -310,7 +310,7 @@ pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut
     })
 }
 
-fn cart(comm: c_int) -> MpiResult<(std::sync::Arc<comm::CommObj>, Vec<i32>, Vec<bool>)> {
+fn cart(comm: c_int) -> MpiResult<(&'static comm::CommObj, Vec<i32>, Vec<bool>)> {
     let c = comm::lookup(comm)?;
     match &c.topology {
         Topology::Cart { dims, periods } => {

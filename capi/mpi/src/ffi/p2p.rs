@@ -58,7 +58,7 @@ pub unsafe fn status_of(p: *const MpiStatus) -> MpiResult<MpiStatus> {
 }
 
 struct Message<'m> {
-    comm: std::sync::Arc<CommObj>,
+    comm: &'static CommObj,
     buf: Buffer<'m>,
 }
 
@@ -195,8 +195,8 @@ struct PendingRecv {
     // first.
     request: Option<sccemu::Request<'static>>,
     staging: Option<Vec<u8>>,
-    comm: std::sync::Arc<CommObj>,
-    map: std::sync::Arc<datatype::TypeMap>,
+    comm: &'static CommObj,
+    map: datatype::TypeRef,
     base: usize,
     count: c_int,
     /// The user buffer when it is received into in place.
@@ -286,7 +286,7 @@ fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>
     Ok(Box::new(PendingSend { request }))
 }
 
-fn irecv(m: &Message<'_>, source: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
     let match_tag = p2p::tag_match(&m.comm, tag)?;
     let Some(src) = p2p::source(&m.comm, source)? else { return Ok(Box::new(request::Done(Status::EMPTY))) };
     let core = mpi()?.core;
@@ -294,8 +294,8 @@ fn irecv(m: &Message<'_>, source: c_int, tag: c_int) -> MpiResult<Box<dyn Pendin
     let mut pending = PendingRecv {
         request: None,
         staging: None,
-        comm: m.comm.clone(),
-        map: std::sync::Arc::new(m.buf.map().clone()),
+        comm: m.comm,
+        map: map.clone(),
         base: m.buf.base() as usize,
         count: m.buf.count() as c_int,
         direct: None,
@@ -357,7 +357,7 @@ pub unsafe extern "C" fn MPI_Irecv(
     entry("MPI_Irecv", Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
         let m = message(buf, count, &map, comm)?;
-        let op = irecv(&m, source, tag)?;
+        let op = irecv(&m, &map, source, tag)?;
         c!(out(request, request::insert(op), "request"))
     })
 }

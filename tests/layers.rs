@@ -10,11 +10,12 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("sync", &[]),
     ("protocol", &["sync"]),
     ("segment", &["protocol", "sync"]),
-    ("p2p", &["segment", "protocol", "sync"]),
-    ("rma", &["segment", "protocol", "sync"]),
-    ("coll", &["p2p", "rma", "segment", "protocol", "sync"]),
-    ("core", &["coll", "p2p", "rma", "segment", "protocol", "sync"]),
-    ("job", &["core", "coll", "p2p", "rma", "segment", "protocol", "sync"]),
+    ("timing", &["segment", "protocol", "sync"]),
+    ("p2p", &["timing", "segment", "protocol", "sync"]),
+    ("rma", &["timing", "segment", "protocol", "sync"]),
+    ("coll", &["p2p", "rma", "timing", "segment", "protocol", "sync"]),
+    ("core", &["coll", "p2p", "rma", "timing", "segment", "protocol", "sync"]),
+    ("job", &["core", "coll", "p2p", "rma", "timing", "segment", "protocol", "sync"]),
 ];
 
 /// Top-level modules named by `crate::` paths in `text`, comments left out.

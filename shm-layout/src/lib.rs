@@ -400,6 +400,11 @@ pub struct Layout {
 pub struct TimingBlock {
     /// A stamp (`u64`) per byte of the core's MPB, from the block's start.
     pub mpb_stamps: usize,
+    /// A stamp per 16-byte granule of the core's receive ring (the fragment that
+    /// starts there).
+    pub ring_stamps: usize,
+    /// A stamp per sender (the fragment in its per-peer slot to this core).
+    pub pair_stamps: usize,
     /// Stamps of the core's arrivals at job-wide barriers, one per barrier parity.
     pub barrier_stamps: usize,
     /// Bytes of the block.
@@ -407,10 +412,12 @@ pub struct TimingBlock {
 }
 
 impl TimingBlock {
-    /// The block for MPBs of `mpb_bytes`.
-    pub const fn new(mpb_bytes: usize) -> TimingBlock {
-        let barrier_stamps = mpb_bytes * 8;
-        TimingBlock { mpb_stamps: 0, barrier_stamps, bytes: barrier_stamps + LINE }
+    /// The block of a core of `config`'s job.
+    pub const fn new(config: &Config) -> TimingBlock {
+        let ring_stamps = config.mpb_bytes as usize * 8;
+        let pair_stamps = ring_stamps + line_up(config.ring_bytes as usize / 16 * 8);
+        let barrier_stamps = pair_stamps + line_up(config.cores as usize * 8);
+        TimingBlock { mpb_stamps: 0, ring_stamps, pair_stamps, barrier_stamps, bytes: barrier_stamps + LINE }
     }
 }
 
@@ -425,7 +432,7 @@ impl Layout {
     /// See [`Layout::timing_tile`].
     pub fn timing_block(&self, config: &Config, rank: usize) -> usize {
         let tiles = (config.mesh.cols * config.mesh.rows) as usize;
-        self.timing.offset + line_up(8 * tiles) + rank * TimingBlock::new(config.mpb_bytes as usize).bytes
+        self.timing.offset + line_up(8 * tiles) + rank * TimingBlock::new(config).bytes
     }
 }
 
@@ -480,7 +487,7 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         0 => 0,
         _ => {
             let tiles = (config.mesh.cols * config.mesh.rows) as usize;
-            line_up(8 * tiles) + cores * TimingBlock::new(config.mpb_bytes as usize).bytes
+            line_up(8 * tiles) + cores * TimingBlock::new(config).bytes
         }
     };
     let timing = region(timing_bytes);

@@ -137,6 +137,22 @@ impl Core {
         self.ctx.leave();
     }
 
+    /// Waits until every core of the job has entered the barrier (in virtual time: the
+    /// latest arrival plus the chip's cost of an atomic on the barrier's word and of
+    /// reading its release, both in DRAM near core 0; see `timing::meet`).
+    pub fn barrier(&self) -> Result<(), crate::JobAborted> {
+        let Some(op) = crate::timing::begin(crate::timing::Category::Sync, "barrier") else {
+            return self.ctx.barrier();
+        };
+        let c = op.clock();
+        let parity = (self.ctx.barriers_entered() % 2) as u32;
+        crate::timing::meet::arrive(&op, c.barrier_stamp(self.rank(), parity), c.dram_line_ps(0));
+        self.ctx.barrier()?;
+        let arrivals = (0..self.size()).map(|r| c.barrier_stamp(r, parity));
+        crate::timing::meet::leave(&op, arrivals, c.dram_line_ps(0));
+        Ok(())
+    }
+
     /// Seconds since the job started: virtual seconds in virtual-time mode
     /// (`sccrun --timing`), else the host's monotonic clock.
     pub fn wtime(&self) -> f64 {

@@ -55,11 +55,13 @@ use crate::p2p::engine::{Engine, Locked};
 use crate::p2p::matching::{Target, TargetState};
 use crate::p2p::progress::{Blocked, Ctx, Fail};
 use crate::p2p::request::{Request, RequestError};
+use crate::p2p::timed;
 
 pub use crate::p2p::error::{RecvError, SendError};
 use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
 use crate::segment::CoreContext;
+use crate::timing::{self, Category};
 
 /// Which sources a receive accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -132,6 +134,9 @@ pub struct Status {
     pub tag: u32,
     /// Bytes of the message.
     pub len: usize,
+    /// In virtual-time mode, the sender's virtual time (picoseconds) when the
+    /// message's last fragment left it; 0 otherwise.
+    pub vtime: u64,
 }
 
 /// One core's two-sided endpoint: its context and its engine. `Core`'s messaging
@@ -194,20 +199,22 @@ impl<'c> Endpoint<'c> {
     /// left. The bytes that cannot leave at once are copied, so `data` is free again
     /// when this returns.
     pub(crate) fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
-        let status = Status { source: self.ctx.rank(), tag, len: data.len() };
+        let status = Status { source: self.ctx.rank(), tag, len: data.len(), vtime: 0 };
         let id = self.send_inner(dest, tag, data, false)?;
         Ok(Request::send(*self, id, status))
     }
 
     /// Blocking unless `block` is false, then `Some(id)` of the queued rest.
     fn send_inner(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
+        let _op = timing::call(Category::Send, if block { "send" } else { "isend" });
         let total = self.check_dest(dest, data.len())?;
         let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
         if dest == self.ctx.rank() {
             let h = FragHeader { src: dest, tag, len: total, total, first: true };
             let corrupt =
                 |kind: CorruptKind| CorruptError { channel: "self", owner: dest, position: 0, kind };
-            st.inbox.deliver(&h, None, |d| d.copy_from_slice(data), corrupt).map_err(SendError::Corrupt)?;
+            let stamp = timing::clock().map_or(0, |c| c.now());
+            st.inbox.deliver(&h, None, |d| d.copy_from_slice(data), corrupt, stamp).map_err(SendError::Corrupt)?;
             // Another thread of this core may wait for it.
             st.changed();
             return Ok(None);
@@ -305,6 +312,7 @@ impl<'c> Endpoint<'c> {
         tag: impl Into<TagMatch>,
         buf: &mut [u8],
     ) -> Result<Status, RecvError> {
+        let _op = timing::call(Category::Recv, "recv");
         let (src, tag) = (src.into(), tag.into());
         self.check_source(src)?;
         let capacity = buf.len();
@@ -318,7 +326,10 @@ impl<'c> Endpoint<'c> {
                 st.inbox.start(&mut t);
             }
             match t.state {
-                TargetState::Done(s) => return Ok(s),
+                TargetState::Done(s) => {
+                    timed::received(&s);
+                    return Ok(s);
+                }
                 TargetState::Truncated(status) => return Err(RecvError::Truncated { status, capacity }),
                 _ => {}
             }

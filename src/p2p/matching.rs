@@ -251,13 +251,16 @@ impl Inbox {
         true
     }
 
-    /// Delivers one fragment; `read(offset, dst)` copies its payload bytes.
+    /// Delivers one fragment; `read(offset, dst)` copies its payload bytes. `stamp` is
+    /// its sender's virtual time (0 outside virtual time): the message's is its latest
+    /// fragment's.
     pub fn deliver(
         &mut self,
         h: &FragHeader,
         target: Option<&mut Target<'_>>,
         read: impl FnOnce(&mut [u8]),
         corrupt: impl Fn(CorruptKind) -> CorruptError,
+        stamp: u64,
     ) -> Result<(), CorruptError> {
         let src = h.src;
         let len = h.len as usize;
@@ -266,7 +269,7 @@ impl Inbox {
             if self.slot(src).is_some() {
                 return Err(corrupt(CorruptKind::MessageInterrupted { src }));
             }
-            let status = Status { source: src, tag: h.tag, len: h.total as usize };
+            let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
             let sink = self.place(status, target.as_deref_mut());
             *self.slot(src) = Some(Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
         }
@@ -281,7 +284,8 @@ impl Inbox {
             Sink::Direct => {
                 let t = target.expect("direct delivery only within its call");
                 read(&mut t.buf[a.filled..filled]);
-                let TargetState::Direct { status, seq, .. } = t.state else { unreachable!("direct target") };
+                let TargetState::Direct { mut status, seq, .. } = t.state else { unreachable!("direct target") };
+                status.vtime = status.vtime.max(stamp);
                 t.state = if filled == a.total {
                     TargetState::Done(status)
                 } else {
@@ -294,6 +298,7 @@ impl Inbox {
                     _ => self.assigned.get_mut(&seq),
                 }
                 .expect("assembling message exists");
+                msg.status.vtime = msg.status.vtime.max(stamp);
                 msg.data.resize(filled, 0);
                 read(&mut msg.data[a.filled..filled]);
             }

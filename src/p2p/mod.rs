@@ -14,6 +14,7 @@ pub mod error;
 pub(crate) mod matching;
 pub(crate) mod progress;
 pub mod request;
+pub(crate) mod timed;
 
 pub use channel::{ChannelUnavailable, Footprint, footprint};
 pub use endpoint::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};

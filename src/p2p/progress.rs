@@ -36,6 +36,7 @@ use std::collections::{HashSet, VecDeque};
 use crate::protocol::abort::JobAborted;
 use crate::p2p::channel::Placement;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
+use crate::p2p::timed;
 use crate::p2p::matching::{Inbox, Target, TargetState};
 use crate::segment::mapping::Segment;
 use crate::protocol::ring::srb;
@@ -208,7 +209,8 @@ impl Ctx<'_> {
             let ring = self.place.srb(self.seg, self.rank);
             while let Some(e) = ring.peek(inbox.srb_pos)? {
                 let read = |dst: &mut [u8]| ring.read(&e, 0, dst);
-                inbox.deliver(&e.header, target.as_deref_mut(), read, self.corrupt("srb", e.header.src))?;
+                let stamp = timed::stamp(|c| c.ring_stamp(self.rank, e.pos()));
+                inbox.deliver(&e.header, target.as_deref_mut(), read, self.corrupt("srb", e.header.src), stamp)?;
                 inbox.srb_pos = e.next();
                 ring.release(e);
                 any = true;
@@ -228,15 +230,16 @@ impl Ctx<'_> {
             let bell = &self.seg.slot(src).bell;
             while let Some(inc) = ch.peek()? {
                 let corrupt = self.corrupt("perpeer", src);
+                let stamp = timed::stamp(|c| c.pair_stamp(self.rank, src));
                 if inc.in_dram {
                     // Free the slot first: the sender can publish its next chunk while
                     // we copy this one (the pipeline).
                     ch.take();
                     bell.ring();
-                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_dram(0, d), corrupt)?;
+                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_dram(0, d), corrupt, stamp)?;
                     ch.free_dram(inc.header.len as usize);
                 } else {
-                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_inline(0, d), corrupt)?;
+                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_inline(0, d), corrupt, stamp)?;
                     ch.take();
                 }
                 bell.ring();
@@ -293,6 +296,7 @@ impl Ctx<'_> {
             if !fits {
                 return Ok(None);
             }
+            timed::fragment_sent(dest, n, total as usize, timed::Into::Dram, |c| c.ring_stamp(dest, r.pos()));
             ring.publish(r, &self.header(tag, total, n, first), &rest[..n]);
             self.seg.slot(dest).bell.ring();
             return Ok(Some(n));
@@ -303,6 +307,7 @@ impl Ctx<'_> {
         }
         let n = if rest.len() <= ch.inline_capacity() || ch.dram_capacity() == 0 {
             let n = rest.len().min(ch.inline_capacity());
+            timed::fragment_sent(dest, n, total as usize, timed::Into::Mpb, |c| c.pair_stamp(dest, self.rank));
             ch.send_inline(&self.header(tag, total, n, first), &rest[..n]);
             n
         } else {
@@ -310,6 +315,7 @@ impl Ctx<'_> {
             if !ch.dram_fits(n) {
                 return Ok(None);
             }
+            timed::fragment_sent(dest, n, total as usize, timed::Into::Dram, |c| c.pair_stamp(dest, self.rank));
             ch.send_dram(&self.header(tag, total, n, first), &rest[..n]);
             n
         };

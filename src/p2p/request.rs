@@ -16,6 +16,8 @@ use crate::p2p::endpoint::{Endpoint, RecvError, SendError, Source, Status, TagMa
 use crate::p2p::engine::Locked;
 use crate::p2p::matching::{Target, TargetState};
 use crate::p2p::progress::Ctx;
+use crate::p2p::timed;
+use crate::timing::{self, Category};
 
 /// Why a request failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +73,7 @@ impl<'a> Request<'a> {
         if let Some(done) = &self.finished {
             return done.clone().map(Some);
         }
+        let _op = timing::call(self.category(), "test");
         let (cx, mut st) = self.ep.p2p().map_err(|e| self.unavailable(e))?;
         let outcome = match &mut self.op {
             Op::Send { id, status } => Self::test_send(&cx, &mut st, id, *status),
@@ -91,6 +94,7 @@ impl<'a> Request<'a> {
         if let Some(done) = &self.finished {
             return done.clone();
         }
+        let _op = timing::call(self.category(), "wait");
         let ep = self.ep;
         let (cx, mut st) = ep.p2p().map_err(|e| self.unavailable(e))?;
         // Tests and waits under one hold of the state, so that no change between them
@@ -122,6 +126,13 @@ impl<'a> Request<'a> {
         };
         drop(st);
         self.finish(Some(outcome)).map(|s| s.expect("finished"))
+    }
+
+    fn category(&self) -> Category {
+        match self.op {
+            Op::Send { .. } => Category::Send,
+            Op::Recv { .. } => Category::Recv,
+        }
     }
 
     fn unavailable(&self, e: ChannelUnavailable) -> RequestError {
@@ -173,7 +184,10 @@ impl<'a> Request<'a> {
             }
         }
         match t.state {
-            TargetState::Done(s) => Some(Ok(s)),
+            TargetState::Done(s) => {
+                timed::received(&s);
+                Some(Ok(s))
+            }
             TargetState::Truncated(status) => Some(Err(RequestError::Recv(RecvError::Truncated { status, capacity }))),
             _ => None,
         }

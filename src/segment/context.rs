@@ -105,6 +105,9 @@ pub struct CoreContext {
     pub(crate) orphans: Mutex<Vec<crate::segment::reclaim::Orphan>>,
     /// Private memory mapped onto heap pages (see `adopt`).
     pub(crate) adoptions: Mutex<Vec<crate::segment::adopt::Adoption>>,
+    /// Job-wide barriers this core has entered (every core enters the same ones, so
+    /// their parity is the same everywhere: virtual time keys its stamps by it).
+    world_barriers: crate::sync::AtomicU64,
 }
 
 impl CoreContext {
@@ -134,6 +137,7 @@ impl CoreContext {
             world_checks: Mutex::new(0),
             orphans: Mutex::new(Vec::new()),
             adoptions: Mutex::new(Vec::new()),
+            world_barriers: crate::sync::AtomicU64::new(0),
         })
     }
 
@@ -258,8 +262,15 @@ impl CoreContext {
 
     /// Waits until every core of the job has entered the barrier.
     pub fn barrier(&self) -> Result<(), JobAborted> {
+        // Relaxed: a private count of this core's own calls.
+        self.world_barriers.fetch_add(1, Ordering::Relaxed);
         let home = &self.segment.slot(0).bell;
         self.segment.sync_area().world_barrier.wait(self.size, &self.waiter(), home)
+    }
+
+    /// How many job-wide barriers this core has entered.
+    pub fn barriers_entered(&self) -> u64 {
+        self.world_barriers.load(Ordering::Relaxed)
     }
 
     /// Whether checking mode is on: collectives and collective allocations compare

@@ -100,6 +100,11 @@ impl Clock {
         }
     }
 
+    /// This core's rank.
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
     /// The chip.
     pub fn chip(&self) -> &Chip {
         &self.chip
@@ -149,13 +154,27 @@ impl Clock {
         if rank >= config.cores || offset >= config.mpb_bytes as usize {
             return None;
         }
-        self.block_word(rank, TimingBlock::new(config.mpb_bytes as usize).mpb_stamps + 8 * offset)
+        self.block_word(rank, TimingBlock::new(config).mpb_stamps + 8 * offset)
+    }
+
+    /// The stamp word of the fragment at position `pos` of rank `owner`'s receive ring.
+    pub fn ring_stamp(&self, owner: u32, pos: u32) -> Option<&AtomicU64> {
+        let config = self.seg.config();
+        let granule = (pos as usize / 16) % (config.ring_bytes as usize / 16);
+        (owner < config.cores).then(|| self.block_word(owner, TimingBlock::new(config).ring_stamps + 8 * granule))?
+    }
+
+    /// The stamp word of the fragment in `src`'s per-peer slot to rank `owner`.
+    pub fn pair_stamp(&self, owner: u32, src: u32) -> Option<&AtomicU64> {
+        let config = self.seg.config();
+        let at = TimingBlock::new(config).pair_stamps + 8 * src as usize;
+        (owner < config.cores && src < config.cores).then(|| self.block_word(owner, at))?
     }
 
     /// The stamp word of core `rank`'s arrival at the job-wide barrier of `parity`.
     pub fn barrier_stamp(&self, rank: u32, parity: u32) -> Option<&AtomicU64> {
         let config = self.seg.config();
-        let at = TimingBlock::new(config.mpb_bytes as usize).barrier_stamps + 8 * (parity % 2) as usize;
+        let at = TimingBlock::new(config).barrier_stamps + 8 * (parity % 2) as usize;
         (rank < config.cores).then(|| self.block_word(rank, at)).flatten()
     }
 

@@ -16,6 +16,7 @@
 
 pub mod chip;
 pub mod clock;
+pub mod meet;
 pub mod trace;
 
 use std::sync::OnceLock;
@@ -44,6 +45,15 @@ pub fn clock() -> Option<&'static Clock> {
 #[inline]
 pub fn begin(category: Category, name: &'static str) -> Option<Op<'static>> {
     clock().map(|c| c.begin(category, name))
+}
+
+/// Starts a library call (see [`begin`]) and charges its software cost
+/// ([`Clock::call_ps`]); `None` when time is not virtual.
+#[inline]
+pub fn call(category: Category, name: &'static str) -> Option<Op<'static>> {
+    let op = begin(category, name)?;
+    op.charge(op.clock().call_ps());
+    Some(op)
 }
 
 /// Virtual seconds now, in virtual-time mode (the compute since the last operation
@@ -87,6 +97,8 @@ pub fn init(ctx: &CoreContext) -> Result<(), TimingError> {
     let seg = Segment::attach(fd).map_err(TimingError::Map)?;
     let trace = std::env::var_os(TRACE_VAR).is_some();
     let _ = CLOCK.set(Clock::new(chip, seg, ctx.rank(), trace));
+    // Attaching is the core's first operation: its compute counts from here.
+    drop(begin(Category::Compute, "attach"));
     Ok(())
 }
 

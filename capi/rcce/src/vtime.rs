@@ -36,9 +36,7 @@ fn category(what: &str) -> Category {
 
 /// Starts the operation of API call `what`, charged one call's software cost.
 pub fn call(what: &'static str) -> Option<Op<'static>> {
-    let op = timing::begin(category(what), what)?;
-    op.charge(op.clock().call_ps());
-    Some(op)
+    timing::call(category(what), what)
 }
 
 /// A flag write to rank `owner`'s MPB byte `byte` (through its test-and-set register

@@ -152,7 +152,20 @@ pub struct Entry {
     pub header: FragHeader,
 }
 
+impl Reservation {
+    /// Where in the ring the entry starts (a counter; the offset is it modulo the
+    /// ring's size).
+    pub fn pos(&self) -> u32 {
+        self.pos
+    }
+}
+
 impl Entry {
+    /// Where in the ring the entry starts (see [`Reservation::pos`]).
+    pub fn pos(&self) -> u32 {
+        self.pos
+    }
+
     /// The consumer position after this entry.
     pub fn next(&self) -> u32 {
         self.pos.wrapping_add(self.len)

@@ -1,0 +1,237 @@
+//! The MPI C library's C tests (`tests/c/*.c`), compiled with `sccmpicc -std=c99 -O1
+//! -Wall -Wextra -Werror` and run under `sccmpiexec`, one job at a time, each under a
+//! two-minute watchdog. Each program checks itself against a sequential computation
+//! (a failed check prints `FAIL rank R file:line: what` and aborts the job) and ends
+//! with `ok <name>` from rank 0; the harness checks the exit status and that line.
+//!
+//! What runs where:
+//!
+//! | program        | area                                                  | cores      | channels            |
+//! |----------------|-------------------------------------------------------|------------|---------------------|
+//! | `p2p_basic`    | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer        |
+//! | `datatypes`    | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer        |
+//! | `collectives`  | every collective, every op on every type it takes     | 2, 3, 8    | srb, perpeer        |
+//! | `comm_topo`    | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer        |
+//! | `env_errors`   | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer        |
+//! | `fatal`        | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3       | srb, perpeer        |
+//! | `rma_basic`    | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer at 3   |
+//! | `rma_atomics`  | accumulate atomicity under every accumulate strategy | 2, 3, 7, 8 | srb, perpeer at 3   |
+//! | `threads`      | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer        |
+//!
+//! One-sided traffic does not go through the two-sided channel, so the RMA programs run
+//! their full core matrix on the default channel (`srb`) and, to keep the harness near
+//! four minutes on a 2-CPU machine, only at 3 cores on `perpeer` (their collectives and
+//! the messages of the lock_all + flush test still cross that channel there). The wait
+//! policy is sccmpiexec's default (`auto`: blocking when the job has more cores than
+//! the machine has CPUs); `sccmpiexec_options` also runs one program under `--wait
+//! spin` and `--wait block` and checks that bad options are refused.
+//!
+//! `fatal` is expected to fail: the harness checks a non-zero exit and that stderr
+//! names the call (`MPI_Send`) and the failing rank.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Core counts every program runs at.
+const CORES: [u32; 3] = [2, 3, 8];
+/// The two-sided channel protocols (`sccmpiexec --channel`).
+const BOTH: [&str; 2] = ["srb", "perpeer"];
+/// Compiler flags of every program.
+const CFLAGS: [&str; 6] = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-g"];
+
+fn build_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-c");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `tests/c/<name>.c` with `extra` flags (once per process), warnings as errors.
+fn build(name: &str, extra: &[&str]) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(exe) = built.get(name) {
+        return exe.clone();
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let exe = build_dir().join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_sccmpicc"))
+        .args(CFLAGS)
+        .args(extra)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "sccmpicc {name} {extra:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    built.insert(name.to_owned(), exe.clone());
+    exe
+}
+
+/// Runs `sccmpiexec ARGS... exe`, one job at a time, failing the test if it takes more
+/// than two minutes.
+fn sccmpiexec(args: &[&str], exe: &Path) -> (Output, Duration) {
+    static ONE_JOB: Mutex<()> = Mutex::new(());
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sccmpiexec"))
+        .args(args)
+        .arg(exe)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Drain both pipes while waiting, so that a chatty job cannot block on a full pipe.
+    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let (out, err) = (drain(Box::new(stdout)), drain(Box::new(stderr)));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+            panic!("sccmpiexec {args:?} {} hung for two minutes; stderr:\n{stderr}", exe.display());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let elapsed = started.elapsed();
+    let output =
+        Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() };
+    (output, elapsed)
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `name` (built with `extra` flags) at each of `cores` on each of `channels`;
+/// each run must exit 0 and print `ok <name>`.
+fn passes_with(name: &str, extra: &[&str], cores: &[u32], channels: &[&str]) {
+    let exe = build(name, extra);
+    for channel in channels {
+        for n in cores {
+            let n = n.to_string();
+            let (out, took) = sccmpiexec(&["-n", &n, "--channel", channel], &exe);
+            eprintln!("{name} -n {n} --channel {channel}: {:.2} s", took.as_secs_f64());
+            let ok = format!("ok {name}");
+            assert!(
+                out.status.success() && String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == ok),
+                "{name} at {n} cores, channel {channel}: {:?}\n{}",
+                out.status,
+                text(&out)
+            );
+        }
+    }
+}
+
+/// Runs `name` at every core count on both channels.
+fn passes(name: &str) {
+    passes_with(name, &[], &CORES, &BOTH);
+}
+
+#[test]
+fn point_to_point() {
+    passes("p2p_basic");
+}
+
+#[test]
+fn datatypes() {
+    passes("datatypes");
+}
+
+#[test]
+fn collectives() {
+    passes("collectives");
+}
+
+#[test]
+fn communicators_groups_and_topologies() {
+    passes("comm_topo");
+}
+
+#[test]
+fn environment_and_error_classes() {
+    passes("env_errors");
+}
+
+#[test]
+fn rma_windows_and_synchronization() {
+    passes_with("rma_basic", &[], &CORES, &["srb"]);
+    passes_with("rma_basic", &[], &[3], &["perpeer"]);
+}
+
+#[test]
+fn rma_atomicity_under_every_accumulate_strategy() {
+    passes_with("rma_atomics", &[], &[2, 3, 7, 8], &["srb"]);
+    passes_with("rma_atomics", &[], &[3], &["perpeer"]);
+}
+
+#[test]
+fn thread_multiple_with_pthreads() {
+    passes_with("threads", &["-pthread"], &CORES, &BOTH);
+}
+
+/// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends
+/// the job: a non-zero exit, and stderr names the call and the rank that made it.
+#[test]
+fn errors_are_fatal_by_default() {
+    let exe = build("fatal", &[]);
+    for channel in BOTH {
+        for n in [2u32, 3] {
+            let cores = n.to_string();
+            let (out, _) = sccmpiexec(&["-n", &cores, "--channel", channel], &exe);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "fatal at {n} cores exited 0:\n{}", text(&out));
+            // The program's own checks before the bad call passed, and nothing after it ran.
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("fatal: before the bad send"), "{}", text(&out));
+            assert!(!stdout.contains("ok fatal"), "the job went on after a fatal error:\n{}", text(&out));
+            let culprit = n - 1;
+            let named =
+                stderr.lines().any(|l| l.contains("MPI_Send") && l.contains(&format!("rank {culprit}")));
+            assert!(named, "stderr does not name MPI_Send and rank {culprit}:\n{}", text(&out));
+        }
+    }
+}
+
+/// `--wait` and `--channel` reach the job (each value runs), and bad values are refused
+/// with sccmpiexec's usage exit code 2.
+#[test]
+fn sccmpiexec_options() {
+    let exe = build("p2p_basic", &[]);
+    for args in [
+        &["-n", "3", "--wait", "spin"][..],
+        &["-n", "3", "--wait=block", "--channel=perpeer"][..],
+        &["-np", "2", "--wait", "auto", "--channel", "srb"][..],
+    ] {
+        let (out, _) = sccmpiexec(args, &exe);
+        assert!(out.status.success(), "sccmpiexec {args:?}:\n{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("ok p2p_basic"), "{}", text(&out));
+    }
+    for bad in [
+        &["-n", "2", "--channel", "tcp"][..],
+        &["-n", "2", "--wait", "sometimes"][..],
+        &["-n", "0"][..],
+        &["-n", "2", "--channel"][..],
+        &["-n", "2", "--bogus"][..],
+    ] {
+        let (out, _) = sccmpiexec(bad, &exe);
+        assert_eq!(out.status.code(), Some(2), "sccmpiexec {bad:?}:\n{}", text(&out));
+    }
+}

@@ -58,7 +58,7 @@ host_only! {
 }
 
 pub use protocol::{
-    AbortCause, AccElem, AllocError, Assert, AtomicElem, AtomicInt, CorruptError, CorruptKind, Element,
-    Group, JobAborted, LockKind, Op, OpError,
+    AbortCause, AccElem, AllocError, Assert, AtomicElem, AtomicInt, CorruptError, CorruptKind, ElemKind,
+    Element, Group, JobAborted, LockKind, Op, OpError,
 };
 pub use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};

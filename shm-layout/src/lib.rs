@@ -24,8 +24,13 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"SCCEMU\0\x01");
 /// changes its format (2: the barrier's count and generation share one word; 3: each
 /// control slot holds its core's physical core ID and what it is blocked on; 4: a line
 /// per core for the argument fingerprints of checking mode, and one for the summaries
-/// of the objects it dropped without freeing them).
-pub const LAYOUT_VERSION: u32 = 4;
+/// of the objects it dropped without freeing them; 5: the heap starts and ends on a page,
+/// and a window's size table has an entry of two words per core).
+pub const LAYOUT_VERSION: u32 = 5;
+
+/// Bytes of a page: the heap starts and ends on one, so that a core can map its own
+/// pages onto heap pages (adopting private memory into the segment).
+pub const PAGE: usize = 4096;
 /// Alignment of every region: a 64-byte cache line and its adjacent-line prefetch partner.
 pub const LINE: usize = 128;
 /// Bytes of one core's control slot (doorbell; pid, state, core ID and wait mark; see
@@ -429,7 +434,11 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
     let mpbs = per_core(config.mpb_bytes as usize);
     let rings = per_core(config.ring_bytes as usize);
     let window_table = region(WINDOW_TABLE_ENTRIES * WINDOW_ENTRY_BYTES);
-    let heap = region(config.heap_bytes as usize);
+    // Whole pages, from a page boundary (see `PAGE`).
+    let heap = Region {
+        offset: cursor.next_multiple_of(PAGE),
+        len: (config.heap_bytes as usize).next_multiple_of(PAGE),
+    };
     Ok(Layout {
         header,
         sync,
@@ -441,7 +450,7 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         rings,
         window_table,
         heap,
-        total: cursor,
+        total: heap.end(),
     })
 }
 

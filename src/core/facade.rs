@@ -18,7 +18,6 @@ use crate::p2p::endpoint::Endpoint;
 use crate::p2p::engine::Engine;
 use crate::p2p::{ChannelUnavailable, RecvError, Request, RequestError, SendError, Source, Status, TagMatch};
 use crate::protocol::abort::AbortCause;
-use crate::protocol::atomic::acc_atomic::AccElem;
 use crate::rma::{AccStrategy, Placement, Window, WindowError};
 use crate::segment::{AttachError, CoreContext, Plain};
 
@@ -201,7 +200,7 @@ impl Core {
     /// Collective: allocates a window (like [`Core::window`]) whose accumulates use
     /// `strategy`. Every core must pass the same strategy (compared in checking mode,
     /// see [`CoreContext::checking`]).
-    pub fn window_with<T: AccElem + Plain>(
+    pub fn window_with<T: Plain>(
         &self,
         len: usize,
         placement: Placement,

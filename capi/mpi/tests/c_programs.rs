@@ -10,7 +10,8 @@
 //! |----------------|-------------------------------------------------------|------------|---------------------|
 //! | `p2p_basic`    | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer        |
 //! | `datatypes`    | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer        |
-//! | `collectives`  | every collective, every op on every type it takes     | 2, 3, 8    | srb, perpeer        |
+//! | `collectives`  | every collective, on world, split and dup communicators | 2, 3, 8  | srb, perpeer        |
+//! | `reduce_ops`   | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer        |
 //! | `comm_topo`    | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer        |
 //! | `env_errors`   | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer        |
 //! | `fatal`        | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3       | srb, perpeer        |
@@ -158,6 +159,11 @@ fn datatypes() {
 #[test]
 fn collectives() {
     passes("collectives");
+}
+
+#[test]
+fn every_op_on_every_type() {
+    passes("reduce_ops");
 }
 
 #[test]

@@ -4,6 +4,7 @@
  * datatypes, communicators, tags, roots, ops, requests, windows, RMA ranges and
  * synchronization, lock types, asserts and info handles. After each error the job
  * must stay usable: a collective and a message succeed. */
+#include <stdint.h>
 #include <string.h>
 #include "test_check.h"
 

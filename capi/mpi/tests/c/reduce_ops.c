@@ -7,6 +7,7 @@
  * types, SUM/PROD also, LAND/LOR/LXOR on C integers, BAND/BOR/BXOR on C integers and
  * MPI_BYTE. MPI_CHAR is taken as a C integer, as MPICH and Open MPI do: programs
  * reduce char buffers with it. Inputs are small enough that no type overflows. */
+#include <stdint.h>
 #include <string.h>
 #include "test_check.h"
 

@@ -70,6 +70,10 @@ macro_rules! for_op {
                 let $f = |a, b| T::combine(Op::LogicalOr, a, b);
                 $body
             }
+            Op::LogicalXor => {
+                let $f = |a, b| T::combine(Op::LogicalXor, a, b);
+                $body
+            }
             Op::MinLoc => {
                 let $f = |a, b| T::combine(Op::MinLoc, a, b);
                 $body

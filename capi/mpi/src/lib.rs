@@ -9,12 +9,13 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
-//! `request`, `p2p`, `coll`, `win`; `ffi` is the C boundary, and the only unsafe code;
+//! `request`, `p2p`, `coll`, `win`, `derived` (derived datatypes); `ffi` is the C boundary, and the only unsafe code;
 //! `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
 
 pub mod coll;
 pub mod comm;
 pub mod datatype;
+pub mod derived;
 pub mod errhandler;
 pub mod error;
 pub mod ffi;

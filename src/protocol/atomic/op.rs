@@ -33,6 +33,8 @@ pub enum Op {
     LogicalAnd,
     /// 1 if either is nonzero, else 0 (`MPI_LOR`).
     LogicalOr,
+    /// 1 if exactly one is nonzero, else 0 (`MPI_LXOR`).
+    LogicalXor,
     /// The incoming value (`MPI_REPLACE`): an atomic put.
     Replace,
     /// The target value, unchanged (`MPI_NO_OP`): an atomic get.
@@ -49,7 +51,7 @@ pub enum Op {
 
 impl Op {
     /// Every op, for exhaustive tests (AXPY, with alpha 2, last).
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 15] = [
         Op::Sum,
         Op::Prod,
         Op::Min,
@@ -59,6 +61,7 @@ impl Op {
         Op::BitXor,
         Op::LogicalAnd,
         Op::LogicalOr,
+        Op::LogicalXor,
         Op::Replace,
         Op::NoOp,
         Op::MinLoc,
@@ -300,6 +303,7 @@ macro_rules! integer_element {
                     Op::BitXor => a ^ b,
                     Op::LogicalAnd => Self::from(a != 0 && b != 0),
                     Op::LogicalOr => Self::from(a != 0 || b != 0),
+                    Op::LogicalXor => Self::from((a != 0) != (b != 0)),
                     Op::Replace => b,
                     Op::NoOp => a,
                     // Integer AXPY scales by alpha truncated toward zero, in wrapping
@@ -330,6 +334,7 @@ macro_rules! float_element {
                     Op::Max => a.max(b),
                     Op::LogicalAnd => truth(a != 0.0 && b != 0.0),
                     Op::LogicalOr => truth(a != 0.0 || b != 0.0),
+                    Op::LogicalXor => truth((a != 0.0) != (b != 0.0)),
                     Op::Replace => b,
                     Op::NoOp => a,
                     Op::Axpy(alpha) => a + (alpha as $t) * b,
@@ -364,6 +369,7 @@ pub fn combine_into<T: Element>(op: Op, acc: &mut [T], incoming: &[T]) {
         Op::BitXor => each(acc, incoming, |a, b| T::combine(Op::BitXor, a, b)),
         Op::LogicalAnd => each(acc, incoming, |a, b| T::combine(Op::LogicalAnd, a, b)),
         Op::LogicalOr => each(acc, incoming, |a, b| T::combine(Op::LogicalOr, a, b)),
+        Op::LogicalXor => each(acc, incoming, |a, b| T::combine(Op::LogicalXor, a, b)),
         Op::Replace => {
             let n = acc.len().min(incoming.len());
             acc[..n].copy_from_slice(&incoming[..n]);

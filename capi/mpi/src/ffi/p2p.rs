@@ -755,12 +755,8 @@ pub unsafe extern "C" fn MPI_Get_elements(
     entry("MPI_Get_elements", WORLD, || {
         let s = c!(status_of(status))?;
         let map = datatype::lookup(datatype)?;
-        let n = match map.prim {
-            Some(p) if s.count as usize % p.size() == 0 => (s.count as usize / p.size()) as c_int,
-            Some(_) => crate::ffi::comm::UNDEFINED,
-            None if map.size == 0 => 0,
-            None => crate::datatype::elements_in(&map, s.count as usize) as c_int,
-        };
+        let n = crate::datatype::elements_in(&map, s.count as usize);
+        let n = n.map_or(crate::ffi::comm::UNDEFINED, |n| n as c_int);
         c!(out(count, n, "count"))
     })
 }

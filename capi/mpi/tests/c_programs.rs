@@ -6,18 +6,18 @@
 //!
 //! What runs where:
 //!
-//! | program        | area                                                  | cores      | channels            |
-//! |----------------|-------------------------------------------------------|------------|---------------------|
-//! | `p2p_basic`    | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer        |
-//! | `datatypes`    | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer        |
-//! | `collectives`  | every collective, on world, split and dup communicators | 2, 3, 8  | srb, perpeer        |
-//! | `reduce_ops`   | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer        |
-//! | `comm_topo`    | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer        |
-//! | `env_errors`   | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer        |
-//! | `fatal`        | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3       | srb, perpeer        |
-//! | `rma_basic`    | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer at 3   |
-//! | `rma_atomics`  | accumulate atomicity under every accumulate strategy | 2, 3, 7, 8 | srb, perpeer at 3   |
-//! | `threads`      | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer        |
+//! | program       | area                                                  | cores      | channels          |
+//! |---------------|-------------------------------------------------------|------------|-------------------|
+//! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
+//! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
+//! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
+//! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
+//! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
+//! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
+//! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3       | srb, perpeer      |
+//! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb; perpeer at 3 |
+//! | `rma_atomics` | atomicity under every accumulate strategy             | 2, 3, 7, 8 | srb; perpeer at 3 |
+//! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //!
 //! One-sided traffic does not go through the two-sided channel, so the RMA programs run
 //! their full core matrix on the default channel (`srb`) and, to keep the harness near

@@ -14,7 +14,7 @@
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
-//! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3       | srb, perpeer      |
+//! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb; perpeer at 3 |
 //! | `rma_atomics` | atomicity under every accumulate strategy             | 2, 3, 7, 8 | srb; perpeer at 3 |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
@@ -199,7 +199,7 @@ fn thread_multiple_with_pthreads() {
 fn errors_are_fatal_by_default() {
     let exe = build("fatal", &[]);
     for channel in BOTH {
-        for n in [2u32, 3] {
+        for n in CORES {
             let cores = n.to_string();
             let (out, _) = sccmpiexec(&["-n", &cores, "--channel", channel], &exe);
             let stderr = String::from_utf8_lossy(&out.stderr);

@@ -223,32 +223,64 @@ fn predefined() -> Vec<TypeMap> {
     .collect()
 }
 
+/// The predefined types, by index (handle `DATATYPE_NULL | index`, from 1): looked up
+/// without a lock, since nearly every call names one.
+static PREDEFINED: std::sync::LazyLock<Vec<TypeMap>> = std::sync::LazyLock::new(predefined);
+
+/// User datatypes (their handles come after the predefined ones').
 static TYPES: Mutex<Table<Arc<TypeMap>>> = Mutex::new(Table::new(DATATYPE_NULL));
 
-/// The datatype table (predefined types placed on first use).
-pub fn table() -> MutexGuard<'static, Table<Arc<TypeMap>>> {
+fn table() -> MutexGuard<'static, Table<Arc<TypeMap>>> {
     let mut t = TYPES.lock().unwrap_or_else(|p| p.into_inner());
-    if !t.is_predefined(DATATYPE_NULL | 1) {
-        for map in predefined() {
-            t.predefine(Arc::new(map));
+    if !t.is_predefined(DATATYPE_NULL | PREDEFINED.len() as c_int) {
+        // Reserve the predefined handles, so that user handles come after them.
+        for map in PREDEFINED.iter() {
+            t.predefine(Arc::new(map.clone()));
         }
     }
     t
 }
 
+/// A datatype's map: a predefined one, or a user type's (kept alive by operations
+/// started with it, should the type be freed meanwhile).
+#[derive(Clone, Debug)]
+pub enum TypeRef {
+    /// A predefined type.
+    Predefined(&'static TypeMap),
+    /// A user type.
+    User(Arc<TypeMap>),
+}
+
+impl std::ops::Deref for TypeRef {
+    type Target = TypeMap;
+    #[inline]
+    fn deref(&self) -> &TypeMap {
+        match self {
+            TypeRef::Predefined(m) => m,
+            TypeRef::User(m) => m,
+        }
+    }
+}
+
 /// The type map `handle` names, whether committed or not.
-pub fn lookup(handle: c_int) -> MpiResult<Arc<TypeMap>> {
+#[inline]
+pub fn lookup(handle: c_int) -> MpiResult<TypeRef> {
+    let index = (handle as u32).wrapping_sub(DATATYPE_NULL as u32) as usize;
+    if let Some(map) = index.checked_sub(1).and_then(|i| PREDEFINED.get(i)) {
+        return Ok(TypeRef::Predefined(map));
+    }
     if handle == DATATYPE_NULL {
         return fail(class::TYPE, "MPI_DATATYPE_NULL is not a datatype");
     }
     match table().get(handle) {
-        Some(map) => Ok(map.clone()),
+        Some(map) => Ok(TypeRef::User(map.clone())),
         None => fail(class::TYPE, format!("{handle:#x} is not a datatype handle")),
     }
 }
 
 /// The type map `handle` names, which must be committed: for communication.
-pub fn committed(handle: c_int) -> MpiResult<Arc<TypeMap>> {
+#[inline]
+pub fn committed(handle: c_int) -> MpiResult<TypeRef> {
     let map = lookup(handle)?;
     if !map.committed {
         return fail(class::TYPE, format!("datatype {} is not committed", map.name));

@@ -4,11 +4,10 @@
 //! a scatter's send buffer) are not looked at elsewhere, so garbage there is no error.
 
 use std::ffi::{c_int, c_void};
-use std::sync::Arc;
 
 use crate::coll::{self, Reduction, root_of};
 use crate::comm::{self, CommObj, coll_error};
-use crate::datatype::{self, TypeMap};
+use crate::datatype::{self, TypeMap, TypeRef};
 use crate::error::MpiResult;
 use crate::ffi::buffer::Buffer;
 use crate::ffi::{Scope, c, entry};
@@ -51,8 +50,8 @@ pub unsafe extern "C" fn MPI_Bcast(
     entry("MPI_Bcast", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
         let map = datatype::committed(datatype)?;
-        let root = root_of(&c, root)?;
-        coll::bcast(&c, &buffer(buffer_, count(count_)?, &map)?, root)
+        let root = root_of(c, root)?;
+        coll::bcast(c, &buffer(buffer_, count(count_)?, &map)?, root)
     })
 }
 
@@ -66,7 +65,7 @@ fn reduction(
     op_handle: c_int,
     run: impl FnOnce(&CommObj, &Reduction<'_, '_>) -> MpiResult<()>,
 ) -> MpiResult<()> {
-    let map: Arc<TypeMap> = datatype::committed(datatype)?;
+    let map = datatype::committed(datatype)?;
     let op = op::lookup(op_handle)?;
     let n = count(n)?;
     let send = if in_place(sendbuf) { None } else { Some(buffer(sendbuf, n, &map)?) };
@@ -91,14 +90,14 @@ pub unsafe extern "C" fn MPI_Reduce(
 ) -> c_int {
     entry("MPI_Reduce", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let root = root_of(&c, root)?;
+        let root = root_of(c, root)?;
         let map = datatype::committed(datatype)?;
         let op = op::lookup(op)?;
         let n = self::count(count)?;
         let send = if in_place(sendbuf) { None } else { Some(buffer(sendbuf, n, &map)?) };
         // Off the root the receive buffer is not significant.
         let recv = if c.rank == root { buffer(recvbuf, n, &map)? } else { Buffer::empty() };
-        coll::reduce(&c, &Reduction { send: send.as_ref(), recv: &recv, op }, root)
+        coll::reduce(c, &Reduction { send: send.as_ref(), recv: &recv, op }, root)
     })
 }
 
@@ -118,7 +117,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
 ) -> c_int {
     entry("MPI_Allreduce", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        reduction(&c, sendbuf, recvbuf, count, datatype, op, coll::allreduce)
+        reduction(c, sendbuf, recvbuf, count, datatype, op, coll::allreduce)
     })
 }
 
@@ -144,7 +143,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
         let send =
             if in_place(sendbuf) { None } else { Some(buffer(sendbuf, per * c.size() as usize, &map)?) };
         let recv = buffer(recvbuf, per, &map)?;
-        coll::reduce_scatter_block(&c, &Reduction { send: send.as_ref(), recv: &recv, op })
+        coll::reduce_scatter_block(c, &Reduction { send: send.as_ref(), recv: &recv, op })
     })
 }
 
@@ -157,7 +156,7 @@ struct Side {
 
 impl Side {
     /// The type map, if this side is significant and not in place.
-    fn map(&self) -> MpiResult<Option<Arc<TypeMap>>> {
+    fn map(&self) -> MpiResult<Option<TypeRef>> {
         if in_place(self.p) { Ok(None) } else { datatype::committed(self.datatype).map(Some) }
     }
 }
@@ -207,14 +206,14 @@ pub unsafe extern "C" fn MPI_Gather(
 ) -> c_int {
     entry("MPI_Gather", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let root = root_of(&c, root)?;
+        let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
         let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
         data_call(send, recv, (1, c.size() as usize), (true, at_root), |s, r| match r {
-            Some(r) => coll::gather(&c, s, r, root),
+            Some(r) => coll::gather(c, s, r, root),
             None if at_root => Err(missing()),
-            None => coll::gather(&c, s, &Buffer::empty(), root),
+            None => coll::gather(c, s, &Buffer::empty(), root),
         })
     })
 }
@@ -237,14 +236,14 @@ pub unsafe extern "C" fn MPI_Scatter(
 ) -> c_int {
     entry("MPI_Scatter", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let root = root_of(&c, root)?;
+        let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
         let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
         data_call(send, recv, (c.size() as usize, 1), (at_root, true), |s, r| match s {
-            Some(s) => coll::scatter(&c, s, r, root),
+            Some(s) => coll::scatter(c, s, r, root),
             None if at_root => Err(missing()),
-            None => coll::scatter(&c, &Buffer::empty(), r, root),
+            None => coll::scatter(c, &Buffer::empty(), r, root),
         })
     })
 }
@@ -269,7 +268,7 @@ pub unsafe extern "C" fn MPI_Allgather(
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
         let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
         data_call(send, recv, (1, c.size() as usize), (true, true), |s, r| {
-            coll::allgather(&c, s, r.ok_or_else(missing)?)
+            coll::allgather(c, s, r.ok_or_else(missing)?)
         })
     })
 }
@@ -294,6 +293,6 @@ pub unsafe extern "C" fn MPI_Alltoall(
         let n = c.size() as usize;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
         let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
-        data_call(send, recv, (n, n), (true, true), |s, r| coll::alltoall(&c, s, r.ok_or_else(missing)?))
+        data_call(send, recv, (n, n), (true, true), |s, r| coll::alltoall(c, s, r.ok_or_else(missing)?))
     })
 }

@@ -24,6 +24,7 @@ pub mod comm;
 pub mod datatype;
 pub mod env;
 pub mod p2p;
+pub mod registry;
 pub mod rma;
 
 pub use buffer::user_buffer;

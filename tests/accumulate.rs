@@ -399,6 +399,10 @@ fn byte_window(core: &Core, rounds: u32) -> Result<(), String> {
             win.accumulate_as(0, 16 + 2 * me, &[3u16], Op::Sum).s()?;
             win.fetch_and_op_as(0, 40, 1.5f64, Op::Sum).s()?;
         }
+        // A compare-and-swap on this core's own byte: only the first of two swaps.
+        let first = win.compare_and_swap_as(0, 56 + me, 0i8, 7).s()?;
+        let second = win.compare_and_swap_as(0, 56 + me, 0i8, 9).s()?;
+        check((first, second) == (0, 7), || format!("{strategy:?} CAS saw {first}, {second}"))?;
         let refused = win.accumulate_as(0, 17, &[1u16], Op::Sum);
         check(matches!(refused, Err(AccError::Rma(RmaError::Misaligned { .. }))), || format!("{refused:?}"))?;
         win.fence_with(Assert::NONE).s()?;
@@ -409,6 +413,9 @@ fn byte_window(core: &Core, rounds: u32) -> Result<(), String> {
                 let lane = u16::from_le_bytes([part[16 + 2 * r], part[17 + 2 * r]]);
                 check(lane as u32 == 3 * rounds % 65536, || format!("{strategy:?} u16 lane {r}: {lane}"))?;
             }
+            check(part[56..56 + n].iter().all(|&b| b == 7), || {
+                format!("{strategy:?} CAS lanes {:?}", &part[56..56 + n])
+            })?;
             let sum = f64::from_le_bytes(part[40..48].try_into().unwrap());
             check(sum == 1.5 * (n as f64) * rounds as f64, || format!("{strategy:?} f64 sum {sum}"))?;
         }

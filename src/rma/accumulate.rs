@@ -50,7 +50,7 @@ use std::fmt;
 use shm_layout::Region;
 
 use crate::protocol::abort::JobAborted;
-use crate::protocol::atomic::acc_atomic::{AccElem, accumulate_words};
+use crate::protocol::atomic::acc_atomic::{AccElem, Words, accumulate_words, compare_and_swap_slot};
 use crate::protocol::atomic::op::Element;
 use crate::rma::acc_view::{stripes_at, words_at};
 use crate::segment::collective_alloc::HeapRegion;
@@ -343,7 +343,7 @@ impl<T: AccElem + Plain> Window<'_, T> {
     }
 }
 
-impl<T: Plain> Window<'_, T> {
+impl<'c, T: Plain> Window<'c, T> {
     /// [`Window::accumulate`] with elements of another type `E` than the window's:
     /// `index` still counts elements of `T` (bytes, on a window of `u8`), and the
     /// elements must be aligned to their size there.
@@ -373,6 +373,47 @@ impl<T: Plain> Window<'_, T> {
         Ok(old[0])
     }
 
+    /// Compare-and-swap of one element of any type of at most 8 bytes
+    /// (`MPI_Compare_and_swap`, on `MPI_CHAR` too): replaces it with `value` if it
+    /// holds `compare`, bit for bit, and returns what it held; in the atomicity domain
+    /// of the window's accumulates, whatever the strategy. `index` counts elements of
+    /// `T`, as in [`Window::accumulate_as`].
+    pub fn compare_and_swap_as<E: AccElem>(
+        &self,
+        target: u32,
+        index: usize,
+        compare: E,
+        value: E,
+    ) -> Result<E, AccError> {
+        self.check_access(target)?;
+        let width = size_of::<E>();
+        let at = self.check_bytes(target, index, width)?;
+        if width > 8 {
+            return Err(AccError::NotLockFree { type_name: E::NAME });
+        }
+        let words = self.words_around(target, at, width, 1)?;
+        self.issued();
+        let _domain = if self.acc_locks() { self.locked_domain(target, at, width)? } else { None };
+        Ok(compare_and_swap_slot(words.slot(0), compare, value))
+    }
+
+    /// The atomic words holding `count` elements of `width` bytes at byte `at` of
+    /// `target`'s part (range checked): the aligned words around elements narrower
+    /// than a word, which may reach past the part into its neighbours' bytes (only the
+    /// elements' own lanes ever change).
+    fn words_around(&self, target: u32, at: usize, width: usize, count: usize) -> Result<Words<'c>, RmaError> {
+        let part = self.part_region(target);
+        let misaligned = RmaError::Misaligned { rank: target, byte_offset: at, width };
+        if (part.offset + at) % width != 0 {
+            return Err(misaligned);
+        }
+        let seg = self.ctx.segment();
+        let lo = part.offset & !3;
+        let hi = (part.end().next_multiple_of(4)).min(seg.layout().total);
+        let around = seg.bytes(Region { offset: lo, len: hi - lo });
+        words_at(around, part.offset - lo + at, width, count).ok_or(misaligned)
+    }
+
     fn acc_dispatch<E: Element>(
         &self,
         target: u32,
@@ -385,9 +426,8 @@ impl<T: Plain> Window<'_, T> {
         self.check_access(target)?;
         let at = self.check_bytes(target, index, size_of_val(src))?;
         let width = size_of::<E>();
-        let part = self.part_region(target);
         let misaligned = RmaError::Misaligned { rank: target, byte_offset: at, width };
-        if (part.offset + at) % width != 0 {
+        if (self.part_region(target).offset + at) % width != 0 {
             return Err(misaligned.into());
         }
         let acc = self.acc.0.borrow();
@@ -399,15 +439,7 @@ impl<T: Plain> Window<'_, T> {
             return Ok(());
         }
         match &*acc {
-            None => {
-                // The aligned words around the part, for elements narrower than a word.
-                let seg = self.ctx.segment();
-                let lo = part.offset & !3;
-                let hi = (part.end().next_multiple_of(4)).min(seg.layout().total);
-                let around = seg.bytes(Region { offset: lo, len: hi - lo });
-                let words = words_at(around, part.offset - lo + at, width, src.len()).ok_or(misaligned)?;
-                accumulate_words(words, op, src, result);
-            }
+            None => accumulate_words(self.words_around(target, at, width, src.len())?, op, src, result),
             Some(AccState::Caller { abs, stripings, .. }) => {
                 let share = stripes_bytes(1);
                 let bytes = self.ctx.segment().bytes(*abs);

@@ -308,6 +308,21 @@ impl<'c, T: Plain> Window<'c, T> {
         atomics_at(self.meta_bytes(), at + target as usize * size_of::<PairWords>())
     }
 
+    /// Whether a passive-target epoch (lock or lock_all) gives access to `target` now:
+    /// where request-based RMA (`MPI_Rput` and the others) may be issued.
+    pub fn in_passive_epoch(&self, target: u32) -> bool {
+        target < self.ctx.size() && self.epochs.borrow().passive(target)
+    }
+
+    /// The address of `rank`'s part in this process's mapping of the segment (the base
+    /// pointer of `MPI_Win_shared_query` and `MPI_Win_allocate`): every part is mapped
+    /// by every core. Reading or writing through it is the caller's business; the
+    /// window's own accesses go through its methods.
+    pub fn part_ptr(&self, rank: u32) -> Result<*mut T, RmaError> {
+        self.check_rank(rank)?;
+        Ok(self.part_bytes(rank).addr(0).cast())
+    }
+
     /// This core's part, for local loads and stores.
     pub fn local(&self) -> Part<'_, 'c, T> {
         Part { win: self, rank: self.ctx.rank() }

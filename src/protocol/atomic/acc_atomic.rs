@@ -172,6 +172,33 @@ pub fn fetch_and_op_slot<T: Element>(slot: Slot<'_>, op: Op, b: T) -> T {
     }
 }
 
+/// Atomically replaces the element with `new` if it holds `current` (bit for bit);
+/// returns what it held.
+#[inline]
+pub fn compare_and_swap_slot<T: Element>(slot: Slot<'_>, current: T, new: T) -> T {
+    match slot {
+        Slot::Whole(word) => of_bits(word.compare_and_swap(bits_of(current), bits_of(new))),
+        Slot::Lane { word, shift, mask } => {
+            let word = Word::W32(word);
+            let (current, new) = (bits_of(current) as u32 & mask, bits_of(new) as u32 & mask);
+            let mut old = word.load() as u32;
+            loop {
+                let lane = old >> shift & mask;
+                if lane != current {
+                    return of_bits(lane as u64);
+                }
+                // Only this lane changes; a change to any other lane fails the CAS and
+                // the comparison is made again.
+                let swapped = old & !(mask << shift) | new << shift;
+                match word.compare_and_swap(old as u64, swapped as u64) as u32 {
+                    prev if prev == old => return of_bits(lane as u64),
+                    prev => old = prev,
+                }
+            }
+        }
+    }
+}
+
 /// `words[i] = words[i] op src[i]` element by element, each atomically; the previous
 /// values go to `old` when given. `words`, `src` (and `old`) have equal lengths.
 pub fn accumulate_words<T: Element>(words: Words<'_>, op: Op, src: &[T], mut old: Option<&mut [T]>) {
@@ -228,6 +255,9 @@ mod tests {
         let run = Words::Lanes { words: &pair, first: 2, width: 2, count: 1 };
         assert_eq!(fetch_and_op_slot(run.slot(0), Op::Max, 5i16), -1);
         assert_eq!(load(&pair[0]), 0x0005_0001);
+        assert_eq!(compare_and_swap_slot(run.slot(0), 4i16, 9), 5, "no swap: it holds 5");
+        assert_eq!(compare_and_swap_slot(run.slot(0), 5i16, -2), 5);
+        assert_eq!(load(&pair[0]), 0xFFFE_0001, "swapped, and the other lane kept");
         let pair = crate::protocol::atomic::pair::IntIndex::new(3, 9);
         let cell = [AtomicU64::new(bits_of(pair))];
         let smaller = crate::protocol::atomic::pair::IntIndex::new(2, 4);

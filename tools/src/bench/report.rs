@@ -41,6 +41,8 @@ pub struct SuiteResult {
 }
 
 const MPIS: [&str; 2] = ["mpich", "openmpi"];
+/// sccemu's own MPI library's rows: one of "ours", also compared with the native API.
+const SCCMPI: &str = "sccmpi";
 
 pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
     let mut md = String::new();
@@ -239,8 +241,14 @@ fn table(md: &mut String, rows: &[Row]) {
 
     let ours: Vec<&String> = implementations.iter().filter(|i| !MPIS.contains(&i.as_str())).collect();
     let theirs: Vec<&String> = implementations.iter().filter(|i| MPIS.contains(&i.as_str())).collect();
-    let ratios: Vec<(&String, &String)> =
+    let mut ratios: Vec<(&String, &String)> =
         ours.iter().flat_map(|o| theirs.iter().map(move |t| (*o, *t))).collect();
+    // sccemu's MPI library against the native API on the same pattern: the cost of
+    // the MPI layer.
+    let native = implementations.iter().find(|i| *i == "sccemu");
+    if let (Some(mpi), Some(native)) = (implementations.iter().find(|i| *i == SCCMPI), native) {
+        ratios.push((mpi, native));
+    }
 
     let mut header = String::from("| pattern | cores | bytes |");
     let mut rule = String::from("|---|---:|---:|");

@@ -58,7 +58,7 @@ static int iters(int small, int large) { return size > 4 ? small : large; }
 static void test_lock_contention(void) {
     void *base;
     MPI_Win win = window(1, sizeof(int), 0, &base);
-    int n = iters(6, 15);
+    int n = iters(20, 50);
     for (int k = 0; k < n; k++) {
         int v = -1;
         CHECK_RC(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
@@ -81,8 +81,8 @@ static int cmp_long(const void *a, const void *b) {
 static void test_fetch_and_add(void) {
     void *base;
     MPI_Win win = window(2, sizeof(long), 1, &base);
-    enum { MAXN = 16 };
-    int n = iters(8, MAXN);
+    enum { MAXN = 64 };
+    int n = iters(32, MAXN);
     long got[MAXN], one = 1, *all = malloc(sizeof(long) * MAXN * size);
     CHECK_RC(MPI_Win_lock_all(0, win));
     for (int k = 0; k < n; k++) {
@@ -105,7 +105,7 @@ static void test_fetch_and_add(void) {
 static void test_cas_mutex(void) {
     void *base;
     MPI_Win win = window(2, sizeof(int), 0, &base);
-    int n = iters(3, 8), zero = 0, me = rank + 1;
+    int n = iters(10, 25), zero = 0, me = rank + 1;
     CHECK_RC(MPI_Win_lock_all(0, win));
     for (int k = 0; k < n; k++) {
         int old = -1;
@@ -192,8 +192,8 @@ static void test_flush_third_party(void) {
 static void test_get_accumulate_chain(void) {
     void *base;
     MPI_Win win = window(1, sizeof(long), 1, &base);
-    enum { MAXN = 10 };
-    int n = iters(5, MAXN);
+    enum { MAXN = 40 };
+    int n = iters(20, MAXN);
     long pair[2 * MAXN], *all = malloc(sizeof(long) * 2 * MAXN * size);
     CHECK_RC(MPI_Win_lock_all(0, win));
     for (int k = 0; k < n; k++) {
@@ -204,7 +204,7 @@ static void test_get_accumulate_chain(void) {
     }
     CHECK_RC(MPI_Win_unlock_all(win));
     CHECK_RC(MPI_Allgather(pair, 2 * n, MPI_LONG, all, 2 * n, MPI_LONG, MPI_COMM_WORLD));
-    /* Sort the (old, inc) pairs by old (insertion sort; at most 640 pairs). */
+    /* Sort the (old, inc) pairs by old (insertion sort; at most a few hundred pairs). */
     int total = n * size;
     for (int i = 1; i < total; i++)
         for (int j = i; j > 0 && all[2 * j] < all[2 * (j - 1)]; j--) {
@@ -329,7 +329,7 @@ static void test_every_op(void) {
 static void test_char_atomics(void) {
     void *base;
     MPI_Win win = window(2 + size, 1, 1, &base);
-    int n = iters(10, 15);
+    int n = 120 / size < 30 ? 120 / size : 30; /* n * size and n * (rank + 1) stay below 128 */
     char one = 1, prev = -1, lane = (char)(rank + 1), got;
     CHECK_RC(MPI_Win_lock_all(0, win));
     for (int k = 0; k < n; k++) {

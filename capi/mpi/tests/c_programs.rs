@@ -22,11 +22,17 @@
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
 //! one-sided traffic does not use them: the RMA programs' collectives and messages do.
 //! The wait policy is sccmpiexec's default (`auto`: blocking when the job has more
-//! cores than the machine has CPUs, so 3 and 8 cores block on a 2-CPU machine);
-//! `wait_policies` runs the programs that wait the most (RMA, threads, collectives) at
-//! 3 cores under `--wait spin` and `--wait block` too, and `sccmpiexec_options`
-//! checks that bad options are refused. The whole matrix takes well under a minute
-//! on a 2-CPU machine.
+//! cores than the machine has CPUs, so 3 and 8 cores block on a 2-CPU machine).
+//! Besides the matrix:
+//!
+//! - `wait_policies` runs the programs that wait the most (collectives, threads, RMA)
+//!   at 3 cores under `--wait spin` and `--wait block`;
+//! - `checking_mode_accepts_correct_programs` runs every passing program at 3 cores
+//!   under `--check`, which must not flag correct programs;
+//! - `sccmpiexec_options` checks that the options reach the job and bad ones are
+//!   refused.
+//!
+//! The whole harness takes well under a minute on a 2-CPU machine.
 //!
 //! `fatal` is expected to fail: the harness checks a non-zero exit and that stderr
 //! names the call (`MPI_Send`) and the failing rank.
@@ -206,6 +212,25 @@ fn wait_policies() {
         {
             runs_ok(name, &build(name, extra), &["-n", "3", "--wait", policy]);
         }
+    }
+}
+
+/// Checking mode (`--check`) compares what both sides of a call must agree on; correct
+/// programs (including typed messages and collectives whose counts differ but whose
+/// type signatures match) must pass it unchanged.
+#[test]
+fn checking_mode_accepts_correct_programs() {
+    for (name, extra) in [
+        ("p2p_basic", &[][..]),
+        ("datatypes", &[]),
+        ("collectives", &[]),
+        ("reduce_ops", &[]),
+        ("comm_topo", &[]),
+        ("threads", &["-pthread"]),
+        ("rma_basic", &[]),
+        ("rma_atomics", &[]),
+    ] {
+        runs_ok(name, &build(name, extra), &["-n", "3", "--check"]);
     }
 }
 

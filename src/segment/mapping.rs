@@ -405,6 +405,7 @@ impl Payload for SharedBytes<'_> {
         self.len
     }
 
+    #[inline]
     fn write(&self, offset: usize, src: &[u8]) {
         self.check(offset, src.len());
         // SAFETY: in bounds (checked); `src` is process-private memory, so the ranges
@@ -412,6 +413,7 @@ impl Payload for SharedBytes<'_> {
         unsafe { copy_in_pieces(src.as_ptr(), self.ptr.add(offset), src.len()) }
     }
 
+    #[inline]
     fn read(&self, offset: usize, dst: &mut [u8]) {
         self.check(offset, dst.len());
         // SAFETY: as for `write`.

@@ -146,6 +146,9 @@ pub struct TypeMap {
     pub committed: bool,
     /// Whether it is one of `mpi.h`'s types (which cannot be freed or renamed).
     pub predefined: bool,
+    /// Whether `count` elements are one run of `count * size` bytes from the buffer's
+    /// start (kept by [`TypeMap::settled`], which every constructor ends with).
+    pub(crate) contiguous: bool,
 }
 
 impl TypeMap {
@@ -167,14 +170,24 @@ impl TypeMap {
             align: prim.align(),
             committed: true,
             predefined: true,
+            contiguous: false,
         }
+        .settled()
+    }
+
+    /// The map with its derived facts computed again (after its runs or bounds changed).
+    pub fn settled(mut self) -> TypeMap {
+        self.contiguous =
+            self.runs.len() == 1 && self.runs[0].offset == 0 && self.runs[0].len as isize == self.extent
+                || self.size == 0;
+        self
     }
 
     /// Whether `count` elements are one run of `count * size` bytes from the buffer's
     /// start: the case that needs no packing.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
-        self.runs.len() == 1 && self.runs[0].offset == 0 && self.runs[0].len as isize == self.extent
-            || self.size == 0
+        self.contiguous
     }
 }
 
@@ -262,11 +275,17 @@ impl std::ops::Deref for TypeRef {
     }
 }
 
+/// The map of a predefined type (`None` for any other handle): the fast paths' lookup.
+#[inline]
+pub fn predefined_map(handle: c_int) -> Option<&'static TypeMap> {
+    let index = (handle as u32).wrapping_sub(DATATYPE_NULL as u32) as usize;
+    PREDEFINED.get(index.checked_sub(1)?)
+}
+
 /// The type map `handle` names, whether committed or not.
 #[inline]
 pub fn lookup(handle: c_int) -> MpiResult<TypeRef> {
-    let index = (handle as u32).wrapping_sub(DATATYPE_NULL as u32) as usize;
-    if let Some(map) = index.checked_sub(1).and_then(|i| PREDEFINED.get(i)) {
+    if let Some(map) = predefined_map(handle) {
         return Ok(TypeRef::Predefined(map));
     }
     if handle == DATATYPE_NULL {

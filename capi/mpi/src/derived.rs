@@ -110,7 +110,9 @@ pub fn from_blocks(blocks: &[Block<'_>], is_struct: bool) -> MpiResult<TypeMap> 
         align,
         committed: false,
         predefined: false,
-    })
+        contiguous: false,
+    }
+    .settled())
 }
 
 /// `MPI_Type_contiguous`.
@@ -167,7 +169,8 @@ pub fn resized(old: &TypeMap, lb: isize, extent: isize) -> MpiResult<TypeMap> {
     if extent < 0 {
         return fail(class::ARG, format!("extent {extent} is negative"));
     }
-    Ok(TypeMap { name: String::new(), lb, extent, committed: false, predefined: false, ..old.clone() })
+    Ok(TypeMap { name: String::new(), lb, extent, committed: false, predefined: false, ..old.clone() }
+        .settled())
 }
 
 #[cfg(test)]

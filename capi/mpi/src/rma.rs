@@ -91,22 +91,32 @@ fn land(obj: &WinObj, attached: Option<&mut AttachTable>, t: &TargetSpec) -> Mpi
     Ok(Some(Landing { world, start }))
 }
 
-/// The data runs of `count` elements of `map` from byte `start`, adjacent runs merged.
-fn runs(map: &TypeMap, count: usize, start: usize) -> Vec<(usize, usize)> {
+/// Calls `f(at, len)` for the data runs of `count` elements of `map` from byte `start`
+/// (checked by [`land`]), in order, adjacent runs merged.
+fn each_run(
+    map: &TypeMap,
+    count: usize,
+    start: usize,
+    mut f: impl FnMut(usize, usize) -> MpiResult<()>,
+) -> MpiResult<()> {
     if map.is_contiguous() {
-        return vec![(start, count * map.size)];
+        return f(start, count * map.size);
     }
-    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut pending: Option<(usize, usize)> = None;
     for i in 0..count as isize {
         for r in &map.runs {
             let at = (start as isize + i * map.extent + r.offset) as usize;
-            match out.last_mut() {
-                Some((o, l)) if *o + *l == at => *l += r.len,
-                _ => out.push((at, r.len)),
-            }
+            pending = match pending {
+                Some((o, l)) if o + l == at => Some((o, l + r.len)),
+                Some((o, l)) => {
+                    f(o, l)?;
+                    Some((at, r.len))
+                }
+                None => Some((at, r.len)),
+            };
         }
     }
-    out
+    pending.map_or(Ok(()), |(o, l)| f(o, l))
 }
 
 fn same_size(origin: usize, t: &TargetSpec) -> MpiResult<()> {
@@ -124,11 +134,11 @@ pub fn put(obj: &WinObj, origin: &Buffer<'_>, t: &TargetSpec) -> MpiResult<()> {
     with_win(obj, |win, attached| {
         let Some(l) = land(obj, attached, t)? else { return Ok(()) };
         let mut k = 0;
-        for (at, len) in runs(&t.map, t.count, l.start) {
+        each_run(&t.map, t.count, l.start, |at, len| {
             win.put(l.world, at, &data[k..k + len]).map_err(rma_error)?;
             k += len;
-        }
-        Ok(())
+            Ok(())
+        })
     })
 }
 
@@ -147,11 +157,11 @@ pub fn get(obj: &WinObj, origin: &Buffer<'_>, t: &TargetSpec) -> MpiResult<()> {
     with_win(obj, |win, attached| {
         let Some(l) = land(obj, attached, t)? else { return Ok(()) };
         let mut k = 0;
-        for (at, len) in runs(&t.map, t.count, l.start) {
+        each_run(&t.map, t.count, l.start, |at, len| {
             win.get(l.world, at, &mut dst[k..k + len]).map_err(rma_error)?;
             k += len;
-        }
-        Ok(())
+            Ok(())
+        })
     })?;
     if origin.is_contiguous() { Ok(()) } else { origin.unpack(&scratch) }
 }
@@ -178,7 +188,7 @@ fn acc_runs<T: sccemu::AccElem>(
     op: Op,
 ) -> MpiResult<()> {
     let mut k = 0;
-    for (at, len) in runs(&t.map, t.count, l.start) {
+    each_run(&t.map, t.count, l.start, |at, len| {
         let n = len / prim.size();
         let result = match old.as_deref_mut() {
             Some(old) => win.get_accumulate_as(l.world, at, &src[k..k + n], &mut old[k..k + n], op),
@@ -186,8 +196,8 @@ fn acc_runs<T: sccemu::AccElem>(
         };
         result.map_err(acc_error)?;
         k += n;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// `MPI_Accumulate`.
@@ -230,35 +240,67 @@ pub fn get_accumulate(
     })
 }
 
-/// `MPI_Fetch_and_op`: one element; `value` is its packed bytes (ignored by
-/// `MPI_NO_OP`). Returns the previous element's packed bytes.
-pub fn fetch_and_op(obj: &WinObj, value: &[u8], t: &TargetSpec, op: Op) -> MpiResult<Vec<u8>> {
+/// One element of a predefined type, as its packed bytes (at most 12: a pair).
+pub type Element = [u8; 16];
+
+/// The element of type `T` whose packed bytes (`packed` of them) are `e`.
+fn read_elem<T: bytemuck::Pod>(e: &Element, packed: usize) -> T {
+    let mut v = T::zeroed();
+    bytemuck::bytes_of_mut(&mut v)[..packed].copy_from_slice(&e[..packed]);
+    v
+}
+
+/// The packed bytes of `v`.
+fn write_elem<T: bytemuck::Pod>(v: T, packed: usize) -> Element {
+    let mut e = [0u8; 16];
+    e[..packed].copy_from_slice(&bytemuck::bytes_of(&v)[..packed]);
+    e
+}
+
+/// Checks that a single-element call names a predefined type, as MPI requires.
+fn predefined(t: &TargetSpec) -> MpiResult<()> {
+    if !t.map.predefined {
+        return fail(class::TYPE, "this call takes one element of a predefined datatype");
+    }
+    Ok(())
+}
+
+/// `MPI_Fetch_and_op`: one element of a predefined type; `value` is its packed bytes
+/// (ignored by `MPI_NO_OP`). Returns the previous element's packed bytes.
+pub fn fetch_and_op(obj: &WinObj, value: &Element, t: &TargetSpec, op: Op) -> MpiResult<Element> {
+    predefined(t)?;
     let prim = acc_prim(t, op, &[])?;
     with_prim!(prim, T => {
-        let v = elems::<T>(value, prim.size())[0];
+        let v: T = read_elem(value, prim.size());
         let old = with_win(obj, |win, attached| match land(obj, attached, t)? {
             Some(l) => win.fetch_and_op_as(l.world, l.start, v, op).map_err(acc_error),
             None => Ok(T::default()),
         })?;
-        Ok(packed(&[old], prim.size()).into_owned())
+        Ok(write_elem(old, prim.size()))
     })
 }
 
 /// `MPI_Compare_and_swap`: one element of an integer, byte or float type; returns the
 /// previous element's bytes.
-pub fn compare_and_swap(obj: &WinObj, value: &[u8], compare: &[u8], t: &TargetSpec) -> MpiResult<Vec<u8>> {
+pub fn compare_and_swap(
+    obj: &WinObj,
+    value: &Element,
+    compare: &Element,
+    t: &TargetSpec,
+) -> MpiResult<Element> {
+    predefined(t)?;
     let prim = match t.map.prim {
         Some(Prim::Pair(_)) => return fail(class::TYPE, "no compare-and-swap on value-index pairs"),
         Some(p) => p,
         None => return fail(class::TYPE, "compare-and-swap needs a basic type"),
     };
     with_prim!(prim, T => {
-        let (v, c) = (elems::<T>(value, prim.size())[0], elems::<T>(compare, prim.size())[0]);
+        let (v, c): (T, T) = (read_elem(value, prim.size()), read_elem(compare, prim.size()));
         let old = with_win(obj, |win, attached| match land(obj, attached, t)? {
             Some(l) => win.compare_and_swap_as(l.world, l.start, c, v).map_err(acc_error),
             None => Ok(T::default()),
         })?;
-        Ok(packed(&[old], prim.size()).into_owned())
+        Ok(write_elem(old, prim.size()))
     })
 }
 

@@ -52,8 +52,13 @@ impl<'m> Buffer<'m> {
         if base.is_null() && bytes > 0 {
             return fail(class::BUFFER, "a null buffer for a non-empty message");
         }
-        // Every run of every element must lie in the address space.
-        if bytes > 0 {
+        if map.is_contiguous() {
+            // One run from `base`: it lies in the address space if its end does.
+            if (base as usize).checked_add(bytes).is_none() {
+                return fail(class::BUFFER, "the buffer wraps the address space");
+            }
+        } else if bytes > 0 {
+            // Every run of every element must lie in the address space.
             b.address(count - 1, map.true_lb)?;
             b.address(count - 1, map.true_lb.saturating_add(map.true_extent))?;
             b.address(0, map.true_lb)?;

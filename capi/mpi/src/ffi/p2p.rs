@@ -563,7 +563,7 @@ pub unsafe extern "C" fn MPI_Waitall(
         match failed {
             None => Ok(()),
             Some(e) if sts.is_none() => Err(e),
-            Some(e) => Err(MpiError::new(class::IN_STATUS, e.what)),
+            Some(e) => Err(MpiError::new(class::IN_STATUS, e.what.clone())),
         }
     })
 }

@@ -259,6 +259,36 @@ fn origin<'m>(addr: *const c_void, count: c_int, map: &'m datatype::TypeMap) -> 
     c!(user_buffer(addr, count, map))
 }
 
+/// A put or get of contiguous data of predefined types to a window that is not
+/// dynamic: the window, the target's world rank, the byte offset and the byte count;
+/// `None` sends the call down the general path, which also reports any error. The
+/// general path checks everything this one does, and more.
+#[inline(always)]
+fn contiguous(
+    win: c_int,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    target_rank: c_int,
+    target_disp: isize,
+    target_count: c_int,
+    target_datatype: c_int,
+) -> Option<(&'static WinObj, u32, usize, usize)> {
+    let obj = win::lookup(win).ok()?;
+    let (omap, tmap) =
+        (datatype::predefined_map(origin_datatype)?, datatype::predefined_map(target_datatype)?);
+    let (ocount, tcount) = (usize::try_from(origin_count).ok()?, usize::try_from(target_count).ok()?);
+    let bytes = ocount.checked_mul(omap.size)?;
+    let fits = omap.is_contiguous() && tmap.is_contiguous() && tcount.checked_mul(tmap.size)? == bytes;
+    let target = obj.targets.get(usize::try_from(target_rank).ok()?)?;
+    let at = usize::try_from(target_disp).ok()?.checked_mul(target.disp_unit)?;
+    (fits && obj.flavor != Flavor::Dynamic && at.checked_add(bytes)? <= target.size).then_some((
+        obj,
+        target.world,
+        at,
+        bytes,
+    ))
+}
+
 /// `MPI_Put`.
 ///
 /// # Safety
@@ -275,6 +305,22 @@ pub unsafe extern "C" fn MPI_Put(
     win: c_int,
 ) -> c_int {
     entry("MPI_Put", Scope::Win(win), || {
+        let fast = contiguous(
+            win,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+        );
+        if let Some((obj, world, at, bytes)) = fast.filter(|f| f.3 == 0 || !origin_addr.is_null()) {
+            // SAFETY: `origin_addr` holds `bytes` bytes (this call's contract; non-null).
+            let src = unsafe { std::slice::from_raw_parts(origin_addr.cast::<u8>(), bytes) };
+            if obj.state.with(|s| s.win.as_ref().is_some_and(|w| w.put(world, at, src).is_ok())) {
+                return Ok(());
+            }
+        }
         let obj = win::lookup(win)?;
         let omap = datatype::committed(origin_datatype)?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
@@ -298,6 +344,23 @@ pub unsafe extern "C" fn MPI_Get(
     win: c_int,
 ) -> c_int {
     entry("MPI_Get", Scope::Win(win), || {
+        let fast = contiguous(
+            win,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+        );
+        if let Some((obj, world, at, bytes)) = fast.filter(|f| f.3 == 0 || !origin_addr.is_null()) {
+            // SAFETY: `origin_addr` has room for `bytes` bytes (this call's contract;
+            // non-null), which nothing else accesses during the call.
+            let dst = unsafe { std::slice::from_raw_parts_mut(origin_addr.cast::<u8>(), bytes) };
+            if obj.state.with(|s| s.win.as_ref().is_some_and(|w| w.get(world, at, dst).is_ok())) {
+                return Ok(());
+            }
+        }
         let obj = win::lookup(win)?;
         let omap = datatype::committed(origin_datatype)?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
@@ -363,20 +426,27 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
     })
 }
 
-/// Reads one element of `map` at `p` as packed bytes.
-fn one(p: *const c_void, map: &datatype::TypeMap, what: &str) -> MpiResult<Vec<u8>> {
+/// Reads one element of the predefined type `map` at `p` as packed bytes.
+fn one(p: *const c_void, map: &datatype::TypeMap, what: &str) -> MpiResult<rma::Element> {
     if p.is_null() {
         return fail(class::BUFFER, format!("{what} is a null pointer"));
     }
-    Ok(origin(p, 1, map)?.bytes()?.into_owned())
+    let mut e = [0u8; 16];
+    let len = map.size.min(e.len());
+    // SAFETY: `p` holds one element of `map` (the calling entry point's contract);
+    // at most its `size` bytes are read, into a private array.
+    unsafe { std::ptr::copy_nonoverlapping(p.cast::<u8>(), e.as_mut_ptr(), len) };
+    Ok(e)
 }
 
 /// Writes one element's packed bytes to `p`.
-fn one_out(p: *mut c_void, map: &datatype::TypeMap, bytes: &[u8]) -> MpiResult<()> {
+fn one_out(p: *mut c_void, map: &datatype::TypeMap, e: &rma::Element) -> MpiResult<()> {
     if p.is_null() {
         return fail(class::BUFFER, "result_addr is a null pointer");
     }
-    origin(p, 1, map)?.unpack(bytes)
+    // SAFETY: `p` has room for one element of `map` (the entry point's contract).
+    unsafe { std::ptr::copy_nonoverlapping(e.as_ptr(), p.cast::<u8>(), map.size.min(e.len())) };
+    Ok(())
 }
 
 /// `MPI_Fetch_and_op`.
@@ -398,11 +468,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
         let obj = win::lookup(win)?;
         let op = crate::op::lookup(op)?;
         let t = target(target_rank, target_disp, 1, datatype)?;
-        let value = if op == sccemu::Op::NoOp {
-            vec![0; t.map.size]
-        } else {
-            one(origin_addr, &t.map, "origin_addr")?
-        };
+        let value = if op == sccemu::Op::NoOp { [0; 16] } else { one(origin_addr, &t.map, "origin_addr")? };
         let old = rma::fetch_and_op(obj, &value, &t, op)?;
         one_out(result_addr, &t.map, &old)
     })

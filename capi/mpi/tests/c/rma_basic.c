@@ -3,12 +3,15 @@
  * pointers, dynamic with attach/detach), Win_get_group, Put/Get with disp_unit != 1
  * and with derived datatypes on both sides, Rput/Rget/Raccumulate, and every
  * synchronization: fence with asserts, post/start/complete/wait/test, lock shared
- * and exclusive, lock_all, the four flushes and Win_sync. Rank r's data is a
- * function of (r, index); the target's memory is checked against it. */
+ * and exclusive, lock_all, the four flushes and Win_sync. The MPI_Win_allocate tests
+ * run twice: with the default placement and with sccemu_placement=mpb. Rank r's
+ * data is a function of (r, index); the target's memory is checked against it. */
 #include <string.h>
 #include "test_check.h"
 
 static int rank, size, left, right;
+/* The info of MPI_Win_allocate: none, or sccemu_placement=mpb (parts in the MPBs). */
+static MPI_Info alloc_info = MPI_INFO_NULL;
 
 static int val(int r, int i) { return r * 1000 + i; }
 
@@ -24,7 +27,7 @@ static void test_allocate_fence(void) {
     enum { N = 16 };
     int *base = NULL, got[N];
     MPI_Win win;
-    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), alloc_info, MPI_COMM_WORLD, &base, &win));
     CHECK(base != NULL);
     for (int i = 0; i < N; i++) base[i] = -1;
     /* Epoch 1: puts to the right (NOPRECEDE: no RMA before). */
@@ -108,7 +111,7 @@ static void test_datatypes(void) {
     enum { N = 12 };
     int *base, src[8], dst[8];
     MPI_Win win;
-    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), alloc_info, MPI_COMM_WORLD, &base, &win));
     for (int i = 0; i < N; i++) base[i] = -1;
     for (int i = 0; i < 8; i++) src[i] = val(rank, i), dst[i] = -2;
     MPI_Datatype every2, pairs3;
@@ -216,7 +219,7 @@ static void test_requests_flushes(void) {
     enum { N = 8 };
     int *base;
     MPI_Win win;
-    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), alloc_info, MPI_COMM_WORLD, &base, &win));
     for (int i = 0; i < N; i++) base[i] = i == 6 ? 0 : val(rank, i);
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_RC(MPI_Win_lock_all(0, win));
@@ -258,7 +261,7 @@ static void test_pscw(void) {
     int *base;
     MPI_Win win;
     MPI_Group world, gl, gr, others, zero;
-    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    CHECK_RC(MPI_Win_allocate(N * sizeof(int), sizeof(int), alloc_info, MPI_COMM_WORLD, &base, &win));
     for (int i = 0; i < N; i++) base[i] = -1;
     CHECK_RC(MPI_Comm_group(MPI_COMM_WORLD, &world));
     CHECK_RC(MPI_Group_incl(world, 1, &left, &gl));
@@ -304,14 +307,22 @@ int main(int argc, char **argv) {
     CHECK(size >= 2 && size <= 64);
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
-    test_allocate_fence();
+    /* The MPI_Win_allocate tests with the default placement, then in the MPBs. */
+    for (int mpb = 0; mpb < 2; mpb++) {
+        if (mpb) {
+            CHECK_RC(MPI_Info_create(&alloc_info));
+            CHECK_RC(MPI_Info_set(alloc_info, "sccemu_placement", "mpb"));
+        }
+        test_allocate_fence();
+        test_datatypes();
+        test_requests_flushes();
+        test_pscw();
+    }
+    CHECK_RC(MPI_Info_free(&alloc_info));
     test_create_locks(0);
     test_create_locks(1);
-    test_datatypes();
     test_shared();
     test_dynamic();
-    test_requests_flushes();
-    test_pscw();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("ok rma_basic\n");
     CHECK_RC(MPI_Finalize());

@@ -78,14 +78,20 @@ fn build(name: &str, extra: &[&str]) -> PathBuf {
     exe
 }
 
-/// Runs `sccmpiexec ARGS... exe`, one job at a time, failing the test if it takes more
-/// than two minutes.
+/// Runs `sccmpiexec ARGS... exe`.
 fn sccmpiexec(args: &[&str], exe: &Path) -> (Output, Duration) {
+    sccmpiexec_args(args, exe, &[])
+}
+
+/// Runs `sccmpiexec ARGS... exe PROGRAM_ARGS...`, one job at a time, failing the test if
+/// it takes more than two minutes.
+fn sccmpiexec_args(args: &[&str], exe: &Path, program_args: &[&str]) -> (Output, Duration) {
     static ONE_JOB: Mutex<()> = Mutex::new(());
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let mut child = Command::new(env!("CARGO_BIN_EXE_sccmpiexec"))
         .args(args)
         .arg(exe)
+        .args(program_args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -255,6 +261,51 @@ fn errors_are_fatal_by_default() {
             assert!(named, "stderr does not name MPI_Send and rank {culprit}:\n{}", text(&out));
         }
     }
+}
+
+/// A job that ends early: rank 1 calls `MPI_Abort(MPI_COMM_WORLD, 7)`, returns 5 from
+/// `main` without finalizing, calls `abort()`, or fails a `CHECK`, per the first
+/// argument.
+const EARLY_END_C: &str = r#"#include <stdlib.h>
+#include "test_check.h"
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 1) {
+        if (argv[1][0] == 'a') MPI_Abort(MPI_COMM_WORLD, 7);
+        if (argv[1][0] == 'r') return 5;
+        if (argv[1][0] == 's') abort();
+        CHECK(argv[1][0] != 'c');
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"#;
+
+/// sccmpiexec's exit code is the first failure's own: `MPI_Abort`'s error code, a
+/// rank's exit status, 128 + a signal; a failed check (`MPI_Abort(..., 3)`) gives 3.
+#[test]
+fn sccmpiexec_exit_codes() {
+    let src = build_dir().join("early_end.c");
+    std::fs::write(&src, EARLY_END_C).unwrap();
+    let exe = build_dir().join("early_end");
+    let cc = Command::new(env!("CARGO_BIN_EXE_sccmpicc"))
+        .args(CFLAGS)
+        .arg(format!("-I{}/tests/c", env!("CARGO_MANIFEST_DIR")))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    for (mode, code) in [("abort", 7), ("return", 5), ("signal", 128 + 6), ("check", 3)] {
+        let (out, _) = sccmpiexec_args(&["-n", "3"], &exe, &[mode]);
+        assert_eq!(out.status.code(), Some(code), "early_end {mode}:\n{}", text(&out));
+    }
+    let (out, _) = sccmpiexec_args(&["-n", "2"], &exe, &["none"]);
+    assert_eq!(out.status.code(), Some(0), "early_end none:\n{}", text(&out));
 }
 
 /// `--wait` and `--channel` reach the job (each value runs), and bad values are refused

@@ -6,14 +6,18 @@
 //! cores of `program` under sccemu's launcher, as `sccrun -n N` does: `--channel`
 //! picks the two-sided channel protocol (default `srb`) and `--wait` how blocked calls
 //! wait (default `auto`: block when there are more cores than CPUs, else adaptive),
-//! with the meanings `sccrun` gives them. A rank's death aborts the job; the first
-//! failing rank's exit code (or 128 + its signal) becomes sccmpiexec's.
+//! with the meanings `sccrun` gives them. A rank's death aborts the job, and the
+//! first failure sets sccmpiexec's exit code, as `mpiexec` does: `MPI_Abort`'s error
+//! code, a rank's own non-zero exit status, or 128 + the signal that killed it (1 for
+//! any other failure, and whenever that number would read as success). Bad options
+//! exit 2.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+use sccemu::job::launcher::JobReport;
 use sccemu::job::launcher::{CHECK_VAR, Launch, find_program};
-use sccemu::{ChannelKind, WaitPolicy};
+use sccemu::{AbortCause, ChannelKind, WaitPolicy};
 
 const USAGE: &str =
     "usage: sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block] program [args...]";
@@ -108,5 +112,26 @@ fn main() -> ExitCode {
     if let Some(why) = report.diagnosis() {
         eprintln!("sccmpiexec: {why}");
     }
-    ExitCode::from(report.exit_code().clamp(0, 255) as u8)
+    ExitCode::from(exit_code(&report))
+}
+
+/// The job's exit code: the first failure's own number where it has one.
+fn exit_code(report: &JobReport) -> u8 {
+    if report.success() {
+        return 0;
+    }
+    let code = match report.failure.map(|f| f.cause) {
+        Some(AbortCause::UserAbort(code) | AbortCause::Exited(code)) => code,
+        Some(AbortCause::Signaled(sig) | AbortCause::Interrupted(sig)) => 128 + sig,
+        Some(_) => 1,
+        None => report.exits.iter().find(|s| !s.success()).map_or(1, |s| {
+            use std::os::unix::process::ExitStatusExt;
+            s.code().or(s.signal().map(|sig| 128 + sig)).unwrap_or(1)
+        }),
+    };
+    // Only the low 8 bits reach the shell; a failure never reads as success.
+    match (code & 0xff) as u8 {
+        0 => 1,
+        c => c,
+    }
 }

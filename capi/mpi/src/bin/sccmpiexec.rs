@@ -15,8 +15,7 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use sccemu::job::launcher::JobReport;
-use sccemu::job::launcher::{CHECK_VAR, Launch, find_program};
+use sccemu::job::launcher::{CHECK_VAR, JobReport, Launch, find_program};
 use sccemu::{AbortCause, ChannelKind, WaitPolicy};
 
 const USAGE: &str =

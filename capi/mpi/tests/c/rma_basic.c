@@ -1,6 +1,6 @@
-/* One-sided basics: every window flavor (allocate, create on malloc'ed and on
- * MPI_Alloc_mem memory, allocate_shared with load/store through Win_shared_query's
- * pointers, dynamic with attach/detach), Win_get_group, Put/Get with disp_unit != 1
+/* One-sided basics: every window flavor (allocate; create on malloc'ed, on
+ * MPI_Alloc_mem, on static and on stack memory; allocate_shared with load/store
+ * through Win_shared_query's pointers; dynamic with attach/detach), Win_get_group, Put/Get with disp_unit != 1
  * and with derived datatypes on both sides, Rput/Rget/Raccumulate, and every
  * synchronization: fence with asserts, post/start/complete/wait/test, lock shared
  * and exclusive, lock_all, the four flushes and Win_sync. The MPI_Win_allocate tests
@@ -103,6 +103,36 @@ static void test_create_locks(int use_alloc_mem) {
     CHECK_RC(MPI_Win_free(&win));
     if (use_alloc_mem) CHECK_RC(MPI_Free_mem(mem));
     else free(mem);
+}
+
+/* Win_create over a static array between two other globals and over an array on
+ * this function's stack: puts land, the neighbouring globals and the stack frame stay
+ * intact, and the contents survive the window's free. */
+static int static_before = 11;
+static double static_arr[16];
+static int static_after = 22;
+static void test_create_static_stack(void) {
+    double stack_arr[8];
+    int canary = 0x5eed + rank;
+    for (int i = 0; i < 8; i++) stack_arr[i] = -1;
+    for (int i = 0; i < 16; i++) static_arr[i] = -1;
+    MPI_Win ws, wk;
+    CHECK_RC(MPI_Win_create(static_arr, sizeof static_arr, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &ws));
+    CHECK_RC(MPI_Win_create(stack_arr, sizeof stack_arr, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &wk));
+    double v = rank + 0.5;
+    CHECK_RC(MPI_Win_fence(0, ws));
+    CHECK_RC(MPI_Win_fence(0, wk));
+    CHECK_RC(MPI_Put(&v, 1, MPI_DOUBLE, right, 3, 1, MPI_DOUBLE, ws));
+    CHECK_RC(MPI_Put(&v, 1, MPI_DOUBLE, right, 5, 1, MPI_DOUBLE, wk));
+    CHECK_RC(MPI_Win_fence(0, ws));
+    CHECK_RC(MPI_Win_fence(0, wk));
+    CHECK(static_arr[3] == left + 0.5 && stack_arr[5] == left + 0.5 && stack_arr[4] == -1);
+    CHECK(static_before == 11 && static_after == 22 && canary == 0x5eed + rank);
+    static_before++, static_after++;
+    CHECK_RC(MPI_Win_free(&wk));
+    CHECK_RC(MPI_Win_free(&ws));
+    CHECK(static_arr[3] == left + 0.5 && stack_arr[5] == left + 0.5);
+    CHECK(static_before == 12 && static_after == 23 && canary == 0x5eed + rank);
 }
 
 /* Derived datatypes on both sides: every other int of 8 at the origin into blocks of
@@ -321,6 +351,7 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Info_free(&alloc_info));
     test_create_locks(0);
     test_create_locks(1);
+    test_create_static_stack();
     test_shared();
     test_dynamic();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));

@@ -134,28 +134,39 @@ fn text(out: &Output) -> String {
     )
 }
 
-/// Runs `sccmpiexec ARGS... exe`; the job must exit 0 and print `ok <name>`.
-fn runs_ok(name: &str, exe: &Path, args: &[&str]) {
+/// Runs `sccmpiexec ARGS... exe`: `Err` with what went wrong unless the job exits 0
+/// and prints `ok <name>`.
+fn run_ok(name: &str, exe: &Path, args: &[&str]) -> Result<(), String> {
     let (out, took) = sccmpiexec(args, exe);
     eprintln!("{name} {}: {:.2} s", args.join(" "), took.as_secs_f64());
     let ok = format!("ok {name}");
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == ok),
-        "{name} {}: {:?}\n{}",
-        args.join(" "),
-        out.status,
-        text(&out)
-    );
+    if out.status.success() && String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == ok) {
+        return Ok(());
+    }
+    Err(format!("{name} {}: {:?}\n{}", args.join(" "), out.status, text(&out)))
+}
+
+/// Runs every `(name, build flags, sccmpiexec args)` and fails with all the runs that
+/// failed, so that one failure does not hide the others.
+fn all_pass<'a>(runs: impl IntoIterator<Item = (&'a str, &'a [&'a str], Vec<String>)>) {
+    let failed: Vec<String> = runs
+        .into_iter()
+        .filter_map(|(name, extra, args)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_ok(name, &build(name, extra), &args).err()
+        })
+        .collect();
+    assert!(failed.is_empty(), "{} run(s) failed:\n\n{}", failed.len(), failed.join("\n\n"));
 }
 
 /// Runs `name` (built with `extra` flags) at each of `cores` on each of `channels`.
 fn passes_with(name: &str, extra: &[&str], cores: &[u32], channels: &[&str]) {
-    let exe = build(name, extra);
-    for channel in channels {
-        for n in cores {
-            runs_ok(name, &exe, &["-n", &n.to_string(), "--channel", channel]);
-        }
-    }
+    let runs = channels.iter().flat_map(|channel| {
+        cores.iter().map(move |n| {
+            (name, extra, vec!["-n".to_owned(), n.to_string(), "--channel".into(), channel.to_string()])
+        })
+    });
+    all_pass(runs.collect::<Vec<_>>());
 }
 
 /// Runs `name` at every core count on both channels.
@@ -212,13 +223,14 @@ fn thread_multiple_with_pthreads() {
 /// The programs that wait the most, under both explicit wait policies.
 #[test]
 fn wait_policies() {
-    for policy in ["spin", "block"] {
-        for (name, extra) in
-            [("collectives", &[][..]), ("threads", &["-pthread"]), ("rma_basic", &[]), ("rma_atomics", &[])]
-        {
-            runs_ok(name, &build(name, extra), &["-n", "3", "--wait", policy]);
-        }
-    }
+    let programs: [(&str, &[&str]); 4] =
+        [("collectives", &[]), ("threads", &["-pthread"]), ("rma_basic", &[]), ("rma_atomics", &[])];
+    let runs = ["spin", "block"].into_iter().flat_map(|policy| {
+        programs.iter().map(move |&(name, extra)| {
+            (name, extra, vec!["-n".into(), "3".into(), "--wait".into(), policy.into()])
+        })
+    });
+    all_pass(runs.collect::<Vec<_>>());
 }
 
 /// Checking mode (`--check`) compares what both sides of a call must agree on; correct
@@ -226,8 +238,8 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    for (name, extra) in [
-        ("p2p_basic", &[][..]),
+    let programs: [(&str, &[&str]); 8] = [
+        ("p2p_basic", &[]),
         ("datatypes", &[]),
         ("collectives", &[]),
         ("reduce_ops", &[]),
@@ -235,9 +247,8 @@ fn checking_mode_accepts_correct_programs() {
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),
         ("rma_atomics", &[]),
-    ] {
-        runs_ok(name, &build(name, extra), &["-n", "3", "--check"]);
-    }
+    ];
+    all_pass(programs.map(|(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])));
 }
 
 /// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends

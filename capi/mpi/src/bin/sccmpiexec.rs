@@ -1,21 +1,34 @@
 //! `sccmpiexec`: `mpiexec` spellings for sccemu, so that scripts written for MPI run
 //! MPI programs as sccemu jobs.
 //!
-//! `sccmpiexec -n N [--check] program [args...]` (also `-np N`, `-n=N`, `--np N`)
-//! starts N cores of `program` under sccemu's launcher, as `sccrun -n N` does. A
-//! rank's death aborts the job; the first failing rank's exit code (or 128 + its
-//! signal) becomes sccmpiexec's.
+//! `sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block] program
+//! [args...]` (also `-np N`, `-n=N`, `--np N`, `--channel=K`, `--wait=W`) starts N
+//! cores of `program` under sccemu's launcher, as `sccrun -n N` does: `--channel`
+//! picks the two-sided channel protocol (default `srb`) and `--wait` how blocked calls
+//! wait (default `auto`: block when there are more cores than CPUs, else adaptive),
+//! with the meanings `sccrun` gives them. A rank's death aborts the job, and the
+//! first failure sets sccmpiexec's exit code, as `mpiexec` does: `MPI_Abort`'s error
+//! code, a rank's own non-zero exit status, or 128 + the signal that killed it (1 for
+//! any other failure, and whenever that number would read as success). Bad options
+//! exit 2.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use sccemu::job::launcher::{CHECK_VAR, Launch, find_program};
+use sccemu::job::launcher::{CHECK_VAR, JobReport, Launch, find_program};
+use sccemu::{AbortCause, ChannelKind, WaitPolicy};
 
-const USAGE: &str = "usage: sccmpiexec -n N [--check] program [args...]";
+const USAGE: &str =
+    "usage: sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block] program [args...]";
+
+/// `--wait`: `None` is `auto`, resolved once the core count is known.
+type Wait = Option<WaitPolicy>;
 
 struct Args {
     ranks: u32,
     check: bool,
+    channel: ChannelKind,
+    wait: Wait,
     program: OsString,
     rest: Vec<OsString>,
 }
@@ -24,24 +37,45 @@ fn count(v: &str) -> Result<u32, String> {
     v.parse::<u32>().ok().filter(|&n| n > 0).ok_or(format!("-n {v}: not a process count"))
 }
 
-fn parse(mut argv: impl Iterator<Item = OsString>) -> Result<Args, String> {
-    let (mut ranks, mut check) = (None, false);
-    loop {
-        let arg = argv.next().ok_or(USAGE)?;
-        match arg.to_str() {
-            Some("-n" | "-np" | "--n" | "--np" | "-c") => {
-                let v = argv.next().and_then(|v| v.into_string().ok()).ok_or("-n needs a value")?;
-                ranks = Some(count(&v)?);
-            }
-            Some(a) if a.starts_with("-n=") || a.starts_with("-np=") || a.starts_with("--np=") => {
-                ranks = Some(count(a.split_once('=').map_or("", |(_, v)| v))?);
-            }
-            Some("--check" | "-check") => check = true,
-            Some("-h" | "--help") => return Err(USAGE.into()),
-            Some(flag) if flag.starts_with('-') => return Err(format!("unknown option {flag}\n{USAGE}")),
-            _ => return Ok(Args { ranks: ranks.unwrap_or(1), check, program: arg, rest: argv.collect() }),
-        }
+fn channel(v: &str) -> Result<ChannelKind, String> {
+    v.parse::<ChannelKind>().map_err(|_| format!("--channel {v}: not srb or perpeer"))
+}
+
+fn wait(v: &str) -> Result<Wait, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "auto" => Ok(None),
+        "spin" => Ok(Some(WaitPolicy::Spin)),
+        "block" => Ok(Some(WaitPolicy::Block)),
+        _ => Err(format!("--wait {v}: not auto, spin or block")),
     }
+}
+
+fn parse(mut argv: impl Iterator<Item = OsString>) -> Result<Args, String> {
+    let (mut ranks, mut check, mut kind, mut policy) = (None, false, ChannelKind::Srb, None);
+    let program = loop {
+        let arg = argv.next().ok_or(USAGE)?;
+        let Some(a) = arg.to_str().filter(|a| a.starts_with('-')) else { break arg };
+        // `--opt=value` and `--opt value` alike.
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_owned())),
+            None => (a, None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => argv.next().and_then(|v| v.into_string().ok()).ok_or(format!("{name} needs a value")),
+            }
+        };
+        match flag {
+            "-n" | "-np" | "--n" | "--np" | "-c" => ranks = Some(count(&value("-n")?)?),
+            "--channel" | "-channel" => kind = channel(&value("--channel")?)?,
+            "--wait" | "-wait" => policy = wait(&value("--wait")?)?,
+            "--check" | "-check" if inline.is_none() => check = true,
+            "-h" | "--help" => return Err(USAGE.into()),
+            _ => return Err(format!("unknown option {a}\n{USAGE}")),
+        }
+    };
+    Ok(Args { ranks: ranks.unwrap_or(1), check, channel: kind, wait: policy, program, rest: argv.collect() })
 }
 
 fn main() -> ExitCode {
@@ -60,7 +94,8 @@ fn main() -> ExitCode {
         }
     };
     let mut config = sccemu::Config::new(args.ranks);
-    config.wait = sccemu::job::resolve_wait(args.ranks) as u32;
+    config.wait = args.wait.unwrap_or_else(|| sccemu::job::resolve_wait(args.ranks)) as u32;
+    config.channel = args.channel as u32;
     let mut launch = Launch::new(config, program);
     launch.args = args.rest;
     if args.check {
@@ -76,5 +111,26 @@ fn main() -> ExitCode {
     if let Some(why) = report.diagnosis() {
         eprintln!("sccmpiexec: {why}");
     }
-    ExitCode::from(report.exit_code().clamp(0, 255) as u8)
+    ExitCode::from(exit_code(&report))
+}
+
+/// The job's exit code: the first failure's own number where it has one.
+fn exit_code(report: &JobReport) -> u8 {
+    if report.success() {
+        return 0;
+    }
+    let code = match report.failure.map(|f| f.cause) {
+        Some(AbortCause::UserAbort(code) | AbortCause::Exited(code)) => code,
+        Some(AbortCause::Signaled(sig) | AbortCause::Interrupted(sig)) => 128 + sig,
+        Some(_) => 1,
+        None => report.exits.iter().find(|s| !s.success()).map_or(1, |s| {
+            use std::os::unix::process::ExitStatusExt;
+            s.code().or(s.signal().map(|sig| 128 + sig)).unwrap_or(1)
+        }),
+    };
+    // Only the low 8 bits reach the shell; a failure never reads as success.
+    match (code & 0xff) as u8 {
+        0 => 1,
+        c => c,
+    }
 }

@@ -1,0 +1,346 @@
+//! The MPI C library's C tests (`tests/c/*.c`), compiled with `sccmpicc -std=c99 -O1
+//! -Wall -Wextra -Werror` and run under `sccmpiexec`, one job at a time, each under a
+//! two-minute watchdog. Each program checks itself against a sequential computation
+//! (a failed check prints `FAIL rank R file:line: what` and aborts the job) and ends
+//! with `ok <name>` from rank 0; the harness checks the exit status and that line.
+//!
+//! What runs where:
+//!
+//! | program       | area                                                  | cores      | channels          |
+//! |---------------|-------------------------------------------------------|------------|-------------------|
+//! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
+//! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
+//! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
+//! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
+//! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
+//! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
+//! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
+//! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
+//! | `rma_atomics` | atomicity under every accumulate strategy             | 2, 3, 7, 8 | srb, perpeer      |
+//! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
+//!
+//! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
+//! one-sided traffic does not use them: the RMA programs' collectives and messages do.
+//! The wait policy is sccmpiexec's default (`auto`: blocking when the job has more
+//! cores than the machine has CPUs, so 3 and 8 cores block on a 2-CPU machine).
+//! Besides the matrix:
+//!
+//! - `wait_policies` runs the programs that wait the most (collectives, threads, RMA)
+//!   at 3 cores under `--wait spin` and `--wait block`;
+//! - `checking_mode_accepts_correct_programs` runs every passing program at 3 cores
+//!   under `--check`, which must not flag correct programs;
+//! - `sccmpiexec_options` checks that the options reach the job and bad ones are
+//!   refused.
+//!
+//! The whole harness takes well under a minute on a 2-CPU machine.
+//!
+//! `fatal` is expected to fail: the harness checks a non-zero exit and that stderr
+//! names the call (`MPI_Send`) and the failing rank.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Core counts every program runs at.
+const CORES: [u32; 3] = [2, 3, 8];
+/// The two-sided channel protocols (`sccmpiexec --channel`).
+const BOTH: [&str; 2] = ["srb", "perpeer"];
+/// Compiler flags of every program.
+const CFLAGS: [&str; 6] = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-g"];
+
+fn build_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-c");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `tests/c/<name>.c` with `extra` flags (once per process), warnings as errors.
+fn build(name: &str, extra: &[&str]) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(exe) = built.get(name) {
+        return exe.clone();
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let exe = build_dir().join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_sccmpicc"))
+        .args(CFLAGS)
+        .args(extra)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "sccmpicc {name} {extra:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    built.insert(name.to_owned(), exe.clone());
+    exe
+}
+
+/// Runs `sccmpiexec ARGS... exe`.
+fn sccmpiexec(args: &[&str], exe: &Path) -> (Output, Duration) {
+    sccmpiexec_args(args, exe, &[])
+}
+
+/// Runs `sccmpiexec ARGS... exe PROGRAM_ARGS...`, one job at a time, failing the test if
+/// it takes more than two minutes.
+fn sccmpiexec_args(args: &[&str], exe: &Path, program_args: &[&str]) -> (Output, Duration) {
+    static ONE_JOB: Mutex<()> = Mutex::new(());
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sccmpiexec"))
+        .args(args)
+        .arg(exe)
+        .args(program_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Drain both pipes while waiting, so that a chatty job cannot block on a full pipe.
+    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let (out, err) = (drain(Box::new(stdout)), drain(Box::new(stderr)));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+            panic!("sccmpiexec {args:?} {} hung for two minutes; stderr:\n{stderr}", exe.display());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let elapsed = started.elapsed();
+    let output =
+        Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() };
+    (output, elapsed)
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `sccmpiexec ARGS... exe`: `Err` with what went wrong unless the job exits 0
+/// and prints `ok <name>`.
+fn run_ok(name: &str, exe: &Path, args: &[&str]) -> Result<(), String> {
+    let (out, took) = sccmpiexec(args, exe);
+    eprintln!("{name} {}: {:.2} s", args.join(" "), took.as_secs_f64());
+    let ok = format!("ok {name}");
+    if out.status.success() && String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == ok) {
+        return Ok(());
+    }
+    Err(format!("{name} {}: {:?}\n{}", args.join(" "), out.status, text(&out)))
+}
+
+/// Runs every `(name, build flags, sccmpiexec args)` and fails with all the runs that
+/// failed, so that one failure does not hide the others.
+fn all_pass<'a>(runs: impl IntoIterator<Item = (&'a str, &'a [&'a str], Vec<String>)>) {
+    let failed: Vec<String> = runs
+        .into_iter()
+        .filter_map(|(name, extra, args)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_ok(name, &build(name, extra), &args).err()
+        })
+        .collect();
+    assert!(failed.is_empty(), "{} run(s) failed:\n\n{}", failed.len(), failed.join("\n\n"));
+}
+
+/// Runs `name` (built with `extra` flags) at each of `cores` on each of `channels`.
+fn passes_with(name: &str, extra: &[&str], cores: &[u32], channels: &[&str]) {
+    let runs = channels.iter().flat_map(|channel| {
+        cores.iter().map(move |n| {
+            (name, extra, vec!["-n".to_owned(), n.to_string(), "--channel".into(), channel.to_string()])
+        })
+    });
+    all_pass(runs.collect::<Vec<_>>());
+}
+
+/// Runs `name` at every core count on both channels.
+fn passes(name: &str) {
+    passes_with(name, &[], &CORES, &BOTH);
+}
+
+#[test]
+fn point_to_point() {
+    passes("p2p_basic");
+}
+
+#[test]
+fn datatypes() {
+    passes("datatypes");
+}
+
+#[test]
+fn collectives() {
+    passes("collectives");
+}
+
+#[test]
+fn every_op_on_every_type() {
+    passes("reduce_ops");
+}
+
+#[test]
+fn communicators_groups_and_topologies() {
+    passes("comm_topo");
+}
+
+#[test]
+fn environment_and_error_classes() {
+    passes("env_errors");
+}
+
+#[test]
+fn rma_windows_and_synchronization() {
+    passes("rma_basic");
+}
+
+#[test]
+fn rma_atomicity_under_every_accumulate_strategy() {
+    // 7: an odd count past 4, where the fetch-and-add and mutex tests run fewer rounds.
+    passes_with("rma_atomics", &[], &[2, 3, 7, 8], &BOTH);
+}
+
+#[test]
+fn thread_multiple_with_pthreads() {
+    passes_with("threads", &["-pthread"], &CORES, &BOTH);
+}
+
+/// The programs that wait the most, under both explicit wait policies.
+#[test]
+fn wait_policies() {
+    let programs: [(&str, &[&str]); 4] =
+        [("collectives", &[]), ("threads", &["-pthread"]), ("rma_basic", &[]), ("rma_atomics", &[])];
+    let runs = ["spin", "block"].into_iter().flat_map(|policy| {
+        programs.iter().map(move |&(name, extra)| {
+            (name, extra, vec!["-n".into(), "3".into(), "--wait".into(), policy.into()])
+        })
+    });
+    all_pass(runs.collect::<Vec<_>>());
+}
+
+/// Checking mode (`--check`) compares what both sides of a call must agree on; correct
+/// programs (including typed messages and collectives whose counts differ but whose
+/// type signatures match) must pass it unchanged.
+#[test]
+fn checking_mode_accepts_correct_programs() {
+    let programs: [(&str, &[&str]); 8] = [
+        ("p2p_basic", &[]),
+        ("datatypes", &[]),
+        ("collectives", &[]),
+        ("reduce_ops", &[]),
+        ("comm_topo", &[]),
+        ("threads", &["-pthread"]),
+        ("rma_basic", &[]),
+        ("rma_atomics", &[]),
+    ];
+    all_pass(programs.map(|(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])));
+}
+
+/// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends
+/// the job: a non-zero exit, and stderr names the call and the rank that made it.
+#[test]
+fn errors_are_fatal_by_default() {
+    let exe = build("fatal", &[]);
+    for channel in BOTH {
+        for n in CORES {
+            let cores = n.to_string();
+            let (out, _) = sccmpiexec(&["-n", &cores, "--channel", channel], &exe);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "fatal at {n} cores exited 0:\n{}", text(&out));
+            // The program's own checks before the bad call passed, and nothing after it ran.
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("fatal: before the bad send"), "{}", text(&out));
+            assert!(!stdout.contains("ok fatal"), "the job went on after a fatal error:\n{}", text(&out));
+            let culprit = n - 1;
+            let named =
+                stderr.lines().any(|l| l.contains("MPI_Send") && l.contains(&format!("rank {culprit}")));
+            assert!(named, "stderr does not name MPI_Send and rank {culprit}:\n{}", text(&out));
+        }
+    }
+}
+
+/// A job that ends early: rank 1 calls `MPI_Abort(MPI_COMM_WORLD, 7)`, returns 5 from
+/// `main` without finalizing, calls `abort()`, or fails a `CHECK`, per the first
+/// argument.
+const EARLY_END_C: &str = r#"#include <stdlib.h>
+#include "test_check.h"
+int main(int argc, char **argv) {
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 1) {
+        if (argv[1][0] == 'a') MPI_Abort(MPI_COMM_WORLD, 7);
+        if (argv[1][0] == 'r') return 5;
+        if (argv[1][0] == 's') abort();
+        CHECK(argv[1][0] != 'c');
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"#;
+
+/// sccmpiexec's exit code is the first failure's own: `MPI_Abort`'s error code, a
+/// rank's exit status, 128 + a signal; a failed check (`MPI_Abort(..., 3)`) gives 3.
+#[test]
+fn sccmpiexec_exit_codes() {
+    let src = build_dir().join("early_end.c");
+    std::fs::write(&src, EARLY_END_C).unwrap();
+    let exe = build_dir().join("early_end");
+    let cc = Command::new(env!("CARGO_BIN_EXE_sccmpicc"))
+        .args(CFLAGS)
+        .arg(format!("-I{}/tests/c", env!("CARGO_MANIFEST_DIR")))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    for (mode, code) in [("abort", 7), ("return", 5), ("signal", 128 + 6), ("check", 3)] {
+        let (out, _) = sccmpiexec_args(&["-n", "3"], &exe, &[mode]);
+        assert_eq!(out.status.code(), Some(code), "early_end {mode}:\n{}", text(&out));
+    }
+    let (out, _) = sccmpiexec_args(&["-n", "2"], &exe, &["none"]);
+    assert_eq!(out.status.code(), Some(0), "early_end none:\n{}", text(&out));
+}
+
+/// `--wait` and `--channel` reach the job (each value runs), and bad values are refused
+/// with sccmpiexec's usage exit code 2.
+#[test]
+fn sccmpiexec_options() {
+    let exe = build("p2p_basic", &[]);
+    for args in [
+        &["-n", "3", "--wait", "spin"][..],
+        &["-n", "3", "--wait=block", "--channel=perpeer"][..],
+        &["-np", "2", "--wait", "auto", "--channel", "srb"][..],
+    ] {
+        let (out, _) = sccmpiexec(args, &exe);
+        assert!(out.status.success(), "sccmpiexec {args:?}:\n{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("ok p2p_basic"), "{}", text(&out));
+    }
+    for bad in [
+        &["-n", "2", "--channel", "tcp"][..],
+        &["-n", "2", "--wait", "sometimes"][..],
+        &["-n", "0"][..],
+        &["-n", "2", "--channel"][..],
+        &["-n", "2", "--bogus"][..],
+    ] {
+        let (out, _) = sccmpiexec(bad, &exe);
+        assert_eq!(out.status.code(), Some(2), "sccmpiexec {bad:?}:\n{}", text(&out));
+    }
+}

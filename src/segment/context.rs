@@ -253,7 +253,9 @@ impl CoreContext {
         self.segment.job().check()
     }
 
-    /// Waits until every core of the job has entered the barrier.
+    /// Waits until every core of the job has entered the barrier. Never compares
+    /// arguments, even in checking mode: the mechanisms whose entry points compared
+    /// theirs already use it; `Core::barrier` is the compared one.
     pub fn barrier(&self) -> Result<(), JobAborted> {
         let home = &self.segment.slot(0).bell;
         self.segment.sync_area().world_barrier.wait(self.size, &self.waiter(), home)

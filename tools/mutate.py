@@ -355,7 +355,8 @@ class Runner:
 def failure_reason(rc, out):
     if rc is None:
         return "timeout"
-    failed = re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)
+    # A test's own line, or (when loom's panic aborts the binary first) its thread's name.
+    failed = re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M) or re.findall(r"thread '(\w+)' .*panicked", out)
     for needle, why in (("deadlock", "deadlock"), ("maximum number of branches", "too many branches"),
                         ("Causality violation", "data race"), ("panicked at", "assertion")):
         if needle in out:

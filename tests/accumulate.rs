@@ -6,9 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use sccemu::{
-    AccElem, AccError, AccStrategy, Assert, AtomicElem, Core, Job, Op, OpError, Placement, RmaError, Vector,
-};
+use sccemu::protocol::atomic::pair;
+use sccemu::{AccElem, AccError, AccStrategy, Assert, Core, Job, Op, OpError, Placement, RmaError, Vector};
 
 mod common;
 use common::{OrString, check};
@@ -157,7 +156,15 @@ macro_rules! gen_int {
         fn sample(i: usize) -> Self { (((i * 7 + 3) % 11) as $t).wrapping_sub(3 as $t).wrapping_mul(5 as $t) }
     })*};
 }
-gen_int!(i32, i64, u32, u64);
+gen_int!(i8, u8, i16, u16, i32, i64, u32, u64);
+
+macro_rules! gen_pair {
+    ($($t:ident: $v:ty),*) => {$(impl Gen for pair::$t {
+        // Few distinct values, so that MINLOC and MAXLOC meet ties.
+        fn sample(i: usize) -> Self { pair::$t::new(((i * 7 + 3) % 5) as $v, (i % 13) as i32) }
+    })*};
+}
+gen_pair!(IntIndex: i32, ShortIndex: i16, FloatIndex: f32, LongIndex: i64, DoubleIndex: f64);
 impl Gen for f32 {
     fn sample(i: usize) -> Self {
         ((i * 7 + 3) % 11) as f32 * 0.5 - 2.5
@@ -188,6 +195,12 @@ fn every_op<T: Gen>(core: &Core, strategy: AccStrategy) -> Result<(), String> {
         let c = |who: usize| T::sample(who + 4);
         // The sequential model of what `from` does to this core's part.
         let mut model: Vec<T> = init.clone();
+        if size_of::<T>() > 8 && strategy == AccStrategy::Atomic && T::check(op).is_ok() {
+            let refused = win.accumulate(target, 0, &a(me), op);
+            check(matches!(refused, Err(AccError::NotLockFree { .. })), || format!("{op:?} 16 B accepted"))?;
+            win.fence_with(Assert::NONE).s()?;
+            continue;
+        }
         if T::check(op).is_err() {
             let refused = win.accumulate(target, 0, &a(me), op);
             check(matches!(refused, Err(AccError::Op(OpError { .. }))), || format!("{op:?} accepted"))?;
@@ -222,8 +235,8 @@ fn every_op<T: Gen>(core: &Core, strategy: AccStrategy) -> Result<(), String> {
 }
 
 /// Bit patterns, for exact comparison of floats too.
-fn bytes<T: AccElem>(v: &[T]) -> Vec<u64> {
-    v.iter().map(|x| AtomicElem::to_bits(*x)).collect()
+fn bytes<T: AccElem>(v: &[T]) -> Vec<u8> {
+    bytemuck::cast_slice(v).to_vec()
 }
 
 fn every_op_all(core: &Core, _: ()) -> Result<(), String> {
@@ -234,6 +247,15 @@ fn every_op_all(core: &Core, _: ()) -> Result<(), String> {
         every_op::<u64>(core, strategy)?;
         every_op::<f32>(core, strategy)?;
         every_op::<f64>(core, strategy)?;
+        every_op::<i8>(core, strategy)?;
+        every_op::<u8>(core, strategy)?;
+        every_op::<i16>(core, strategy)?;
+        every_op::<u16>(core, strategy)?;
+        every_op::<pair::IntIndex>(core, strategy)?;
+        every_op::<pair::ShortIndex>(core, strategy)?;
+        every_op::<pair::FloatIndex>(core, strategy)?;
+        every_op::<pair::LongIndex>(core, strategy)?;
+        every_op::<pair::DoubleIndex>(core, strategy)?;
     }
     Ok(())
 }
@@ -361,4 +383,49 @@ fn heap_too_small(core: &Core, _: ()) -> Result<bool, String> {
 fn an_owner_block_too_big_for_the_heap_is_a_typed_error() {
     let out = Job::new(3).heap_bytes(1 << 20).run(&(), heap_too_small).unwrap();
     assert_eq!(out, vec![true; 3]);
+}
+
+/// A window of bytes takes accumulates of every element type at byte offsets, as an
+/// MPI window does: every core adds into its own byte lane (and its own 16-bit lane) of
+/// the same words of rank 0's part, many times and concurrently; neighbouring lanes
+/// never overwrite each other. A misaligned element is refused.
+fn byte_window(core: &Core, rounds: u32) -> Result<(), String> {
+    let (n, me) = (core.size() as usize, core.rank() as usize);
+    for strategy in STRATEGIES {
+        let win = core.window_with::<u8>(if me == 0 { 64 } else { 0 }, Placement::Dram, strategy).s()?;
+        win.fence_with(Assert::NONE).s()?;
+        for _ in 0..rounds {
+            win.accumulate_as(0, me, &[1i8], Op::Sum).s()?;
+            win.accumulate_as(0, 16 + 2 * me, &[3u16], Op::Sum).s()?;
+            win.fetch_and_op_as(0, 40, 1.5f64, Op::Sum).s()?;
+        }
+        // A compare-and-swap on this core's own byte: only the first of two swaps.
+        let first = win.compare_and_swap_as(0, 56 + me, 0i8, 7).s()?;
+        let second = win.compare_and_swap_as(0, 56 + me, 0i8, 9).s()?;
+        check((first, second) == (0, 7), || format!("{strategy:?} CAS saw {first}, {second}"))?;
+        let refused = win.accumulate_as(0, 17, &[1u16], Op::Sum);
+        check(matches!(refused, Err(AccError::Rma(RmaError::Misaligned { .. }))), || format!("{refused:?}"))?;
+        win.fence_with(Assert::NONE).s()?;
+        if me == 0 {
+            let part = win.local().to_vec();
+            for r in 0..n {
+                check(part[r] as u32 == rounds % 256, || format!("{strategy:?} byte lane {r}: {}", part[r]))?;
+                let lane = u16::from_le_bytes([part[16 + 2 * r], part[17 + 2 * r]]);
+                check(lane as u32 == 3 * rounds % 65536, || format!("{strategy:?} u16 lane {r}: {lane}"))?;
+            }
+            check(part[56..56 + n].iter().all(|&b| b == 7), || {
+                format!("{strategy:?} CAS lanes {:?}", &part[56..56 + n])
+            })?;
+            let sum = f64::from_le_bytes(part[40..48].try_into().unwrap());
+            check(sum == 1.5 * (n as f64) * rounds as f64, || format!("{strategy:?} f64 sum {sum}"))?;
+        }
+        win.fence_with(Assert::NOSUCCEED).s()?;
+        win.free().s()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn byte_windows_take_every_element_type() {
+    Job::new(4).run(&300u32, byte_window).unwrap();
 }

@@ -10,8 +10,9 @@
 //!   Tags are directions, so a neighbour met in two directions stays unambiguous.
 //! - `Fence`: put into the neighbours' windows, overlap, one fence, copy out.
 //! - `Pscw`: post to and start with the neighbour group, put, complete, overlap, wait.
-//! - `Lock`: per neighbour a shared lock, puts, unlock, then a flag raised on the
-//!   neighbour (Release: the puts precede it); overlap; wait for every inbound flag.
+//! - `Lock`: per neighbour a shared lock, puts, unlock; overlap; then a barrier, after
+//!   which every neighbour's puts are known to be in (the MPI peer programs notify the
+//!   same way, so that both do the same work).
 //!
 //! One-sided versions land data in a window of `2 x K` slots: the slot of step parity
 //! `p` for data from direction `d`. A neighbour can be at most one step ahead (it needs
@@ -20,7 +21,7 @@
 
 use std::error::Error;
 
-use sccemu::{Core, Flag, Group, LockKind, Placement, Window};
+use sccemu::{Core, Group, LockKind, Placement, Window};
 use serde::{Deserialize, Serialize};
 
 /// The four ways to exchange halos.
@@ -76,8 +77,6 @@ pub struct Exchange<'c> {
     bytes: usize,
     window: Option<Window<'c, u8>>,
     group: Group,
-    /// Lock version: flag `d` is raised by the neighbour in direction `d`.
-    arrived: Vec<Flag>,
     step: u32,
 }
 
@@ -101,14 +100,10 @@ impl<'c> Exchange<'c> {
             Version::TwoSided => None,
             _ => Some(core.window::<u8>(2 * k * bytes.max(1), Placement::Dram)?),
         };
-        let arrived = match version {
-            Version::Lock => (0..k).map(|_| core.flag_alloc()).collect::<Result<_, _>>()?,
-            _ => Vec::new(),
-        };
         if let (Version::Fence, Some(w)) = (version, &window) {
             w.fence()?;
         }
-        Ok(Exchange { core, version, neighbours, opposite, bytes, window, group, arrived, step: 0 })
+        Ok(Exchange { core, version, neighbours, opposite, bytes, window, group, step: 0 })
     }
 
     fn slot(&self, parity: u32, from: usize) -> usize {
@@ -171,13 +166,8 @@ impl<'c> Exchange<'c> {
                     }
                     epoch.unlock()?;
                 }
-                for &(d, to) in &targets {
-                    self.core.flag_write(self.arrived[(self.opposite)(d)], to, self.step)?;
-                }
                 overlap();
-                for &(d, _) in &targets {
-                    self.core.flag_wait_at_least(self.arrived[d], self.step)?;
-                }
+                self.core.barrier()?;
             }
         }
         let w = self.window.as_ref().expect("one-sided");
@@ -187,13 +177,10 @@ impl<'c> Exchange<'c> {
         Ok(())
     }
 
-    /// Collective: releases the window and flags.
+    /// Collective: releases the window.
     pub fn free(self) -> Result<(), BoxError> {
         if let Some(w) = self.window {
             w.free()?;
-        }
-        for flag in self.arrived {
-            self.core.flag_free(flag)?;
         }
         Ok(())
     }

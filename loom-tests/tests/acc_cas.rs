@@ -6,7 +6,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use sccemu::protocol::atomic::acc_atomic::{Words, accumulate_words, fetch_and_op_word};
+use sccemu::protocol::atomic::acc_atomic::{Words, accumulate_words, fetch_and_op_slot, fetch_and_op_word};
 use sccemu::protocol::atomic::op::Op;
 use sccemu::sync::{AtomicU64, Ordering};
 
@@ -25,7 +25,7 @@ fn cas_loop_products_do_not_lose_updates() {
                     // Element 0: Prod through the CAS loop; element 1: Sum, native.
                     let words = Words::W64(&cells[..]);
                     let src = [factor, addend];
-                    let op_prod = fetch_and_op_word(words.word(0), Op::Prod, src[0]);
+                    let op_prod = fetch_and_op_slot(words.slot(0), Op::Prod, src[0]);
                     accumulate_words(Words::W64(&cells[1..]), Op::Sum, &src[1..], Some(&mut old[1..]));
                     (op_prod, old[1])
                 })
@@ -62,5 +62,35 @@ fn float_max_cas_loop() {
         let seen: Vec<f64> = origins.into_iter().map(|t| t.join().unwrap()).collect();
         assert_eq!(f64::from_bits(cell.load(Ordering::Relaxed)), 3.0);
         assert!(seen.contains(&1.0), "one of them went first: {seen:?}");
+    });
+}
+
+/// Two origins update neighbouring 1-byte lanes of one word (each through the CAS loop
+/// on the whole word) while a third adds to a 2-byte lane of it: no update overwrites
+/// another's lane.
+#[test]
+fn neighbouring_lanes_of_one_word() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound.get_or_insert(2);
+    builder.check(|| {
+        let word = Arc::new([sccemu::sync::AtomicU32::new(0x0102_0304)]);
+        let lanes: [(usize, usize, i16); 3] = [(0, 1, 5), (1, 1, 7), (2, 2, 300)];
+        let origins: Vec<_> = lanes
+            .into_iter()
+            .map(|(first, width, v)| {
+                let word = word.clone();
+                thread::spawn(move || {
+                    let run = Words::Lanes { words: &word[..], first, width, count: 1 };
+                    if width == 1 {
+                        fetch_and_op_slot(run.slot(0), Op::Sum, v as i8) as i16
+                    } else {
+                        fetch_and_op_slot(run.slot(0), Op::Sum, v)
+                    }
+                })
+            })
+            .collect();
+        let seen: Vec<i16> = origins.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(seen, [0x04, 0x03, 0x0102], "each saw its own lane's old value");
+        assert_eq!(word[0].load(Ordering::Relaxed), (0x0102 + 300) << 16 | (0x03 + 7) << 8 | (0x04 + 5));
     });
 }

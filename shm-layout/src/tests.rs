@@ -13,7 +13,8 @@ fn check_invariants(config: &Config) {
         assert!(ra.end() <= rb.offset, "{a} {ra:?} overlaps {b} {rb:?}");
     }
     let (_, last) = regions[regions.len() - 1];
-    assert_eq!(layout.total, last.offset + last.len.div_ceil(LINE) * LINE, "total is the end of the heap");
+    assert_eq!(layout.total, last.end(), "total is the end of the heap");
+    assert_eq!((layout.heap.offset % PAGE, layout.heap.len % PAGE), (0, 0), "the heap is whole pages");
     assert!(layout.header.len >= size_of::<Header>());
     for per_core in [layout.slots, layout.checks, layout.orphans, layout.mpbs, layout.rings] {
         assert_eq!(per_core.count, config.cores as usize);
@@ -38,7 +39,7 @@ fn check_invariants(config: &Config) {
     assert_eq!(layout.orphans.elem_len, ORPHAN_BYTES);
     assert_eq!(layout.mpbs.elem_len, config.mpb_bytes as usize);
     assert_eq!(layout.rings.elem_len, config.ring_bytes as usize);
-    assert_eq!(layout.heap.len as u64, config.heap_bytes);
+    assert_eq!(layout.heap.len as u64, config.heap_bytes.next_multiple_of(PAGE as u64));
 }
 
 #[test]

@@ -30,7 +30,7 @@ pub use abort::{AbortCause, JobAborted};
 pub use alloc::freelist::AllocError;
 pub use atomic::acc_atomic::AccElem;
 pub use atomic::armw::{AtomicElem, AtomicInt};
-pub use atomic::op::{Element, Op, OpError};
+pub use atomic::op::{ElemKind, Element, Op, OpError};
 pub use fence::Assert;
 pub use group::Group;
 pub use ring::frag::{CorruptError, CorruptKind};

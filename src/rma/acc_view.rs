@@ -70,6 +70,18 @@ macro_rules! for_op {
                 let $f = |a, b| T::combine(Op::LogicalOr, a, b);
                 $body
             }
+            Op::LogicalXor => {
+                let $f = |a, b| T::combine(Op::LogicalXor, a, b);
+                $body
+            }
+            Op::MinLoc => {
+                let $f = |a, b| T::combine(Op::MinLoc, a, b);
+                $body
+            }
+            Op::MaxLoc => {
+                let $f = |a, b| T::combine(Op::MaxLoc, a, b);
+                $body
+            }
             Op::Axpy(alpha) => {
                 let $f = |a, b| T::combine(Op::Axpy(alpha), a, b);
                 $body
@@ -78,11 +90,31 @@ macro_rules! for_op {
     };
 }
 
-/// `count` consecutive `width`-byte atomics at byte `offset` of `bytes`, or `None` if
-/// the first is misaligned. Panics if the run is out of bounds (callers check first).
+/// The atomic words that hold `count` consecutive `width`-byte elements at byte
+/// `offset` of the segment bytes `bytes` (1- and 2-byte elements as lanes of the
+/// aligned 4-byte words around them), or `None` if the first element is not aligned to
+/// its width, or the words around it leave `bytes`. Panics on a width other than 1, 2,
+/// 4 or 8, or if the run itself leaves `bytes` (callers check first).
 pub fn words_at(bytes: SharedBytes<'_>, offset: usize, width: usize, count: usize) -> Option<Words<'_>> {
-    assert!(width == 4 || width == 8);
     assert!(offset + width * count <= bytes.len(), "atomics past their region");
+    if width < 4 {
+        assert!(width == 1 || width == 2, "no atomic lanes of {width} bytes");
+        let addr = bytes.addr(offset) as usize;
+        if addr % width != 0 {
+            return None;
+        }
+        let first = addr % 4;
+        let start = offset.checked_sub(first)?;
+        let end = (offset + width * count).next_multiple_of(4);
+        if end > bytes.len() {
+            return None;
+        }
+        // SAFETY: `start` is 4-aligned (the address's remainder was taken off) and the
+        // words end inside `bytes` (checked); access as for the whole words below.
+        let words = unsafe { std::slice::from_raw_parts(bytes.addr(start).cast::<AtomicU32>(), (end - start) / 4) };
+        return Some(Words::Lanes { words, first, width, count });
+    }
+    assert!(width == 4 || width == 8, "no atomic words of {width} bytes");
     let ptr = bytes.addr(offset);
     if (ptr as usize) % width != 0 {
         return None;

@@ -10,6 +10,14 @@
 //! - `OwnerComputes`: the origin ships the operand to the owner's agent thread, which
 //!   combines it (`owner`).
 //!
+//! The element type `E` of an accumulate is the call's own: any [`Element`] (integers
+//! of 1 to 8 bytes, `f32`, `f64`, value-index pairs), aligned to its size at the byte
+//! offset the window's index gives; a window of `u8` takes byte offsets, as MPI's
+//! windows do. Under `Atomic` an element of 16 bytes (a pair of `long` or `double`) has
+//! no lock-free update and is refused ([`AccError::NotLockFree`]); the strategies with
+//! locks take every type. Stripes are cut at multiples of [`ACC_ALIGN`] bytes, so no
+//! element of any type straddles two.
+//!
 //! Guarantees, whatever the strategy: every element is updated atomically, and any two
 //! accumulate-family calls on one window are atomic with respect to each other on the
 //! same element; one origin's calls on the same element apply in issue order; results
@@ -42,7 +50,8 @@ use std::fmt;
 use shm_layout::Region;
 
 use crate::protocol::abort::JobAborted;
-use crate::protocol::atomic::acc_atomic::{AccElem, accumulate_words};
+use crate::protocol::atomic::acc_atomic::{AccElem, Words, accumulate_words, compare_and_swap_slot};
+use crate::protocol::atomic::op::Element;
 use crate::rma::acc_view::{stripes_at, words_at};
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::CoreContext;
@@ -53,6 +62,7 @@ use crate::rma::transfer::Vector;
 use crate::segment::mapping::Segment;
 use crate::protocol::atomic::stripes::{MAX_STRIPES, Striping, SpanGuard, lock_span, striped_combine};
 use crate::segment::view::Plain;
+use crate::rma::create::Memory;
 use crate::rma::window::{Placement, Window};
 use crate::rma::error::{RmaError, WindowError};
 
@@ -81,6 +91,12 @@ pub enum AccError {
     /// The job aborted (some core died) while the call waited for a stripe lock or the
     /// owner's agent.
     Aborted(JobAborted),
+    /// Under the `Atomic` strategy, an element wider than the CPU's atomics (16 bytes)
+    /// has no lock-free update: such windows need a strategy with locks.
+    NotLockFree {
+        /// The element type's name.
+        type_name: &'static str,
+    },
 }
 
 impl From<RmaError> for AccError {
@@ -107,6 +123,11 @@ impl fmt::Display for AccError {
             Self::Rma(e) => e.fmt(f),
             Self::Op(e) => e.fmt(f),
             Self::Aborted(e) => e.fmt(f),
+            Self::NotLockFree { type_name } => write!(
+                f,
+                "{type_name} is wider than the CPU's atomics: accumulate it on a window with the caller- or \
+                 owner-computes strategy"
+            ),
         }
     }
 }
@@ -126,11 +147,15 @@ enum AccState<'c> {
     Owner { block: HeapRegion, state: OwnerState<'c>, stripings: Vec<Striping> },
 }
 
+/// Stripe granules are multiples of this many bytes: the widest element, so that no
+/// element (aligned to its size) straddles two stripes, whatever its type.
+pub const ACC_ALIGN: usize = 16;
+
 fn stripes_bytes(n: usize) -> usize {
     n * MAX_STRIPES * size_of::<crossbeam_utils::CachePadded<crate::protocol::atomic::stripes::Stripe>>()
 }
 
-impl<'c, T: AccElem + Plain> Window<'c, T> {
+impl<'c, T: Plain> Window<'c, T> {
     /// Collective: allocates a window (like [`crate::Core::window`]) whose accumulates use
     /// `strategy`. Every core must pass the same strategy.
     pub fn create_with(
@@ -139,7 +164,16 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
         placement: Placement,
         strategy: AccStrategy,
     ) -> Result<Window<'c, T>, WindowError> {
-        let win = Window::<T>::create_agreed(ctx, len, placement, strategy)?;
+        Window::create_in(ctx, Memory::Allocate(placement, len), strategy)
+    }
+
+    /// Collective: a window over `memory` whose accumulates use `strategy`.
+    pub(crate) fn create_in(
+        ctx: &'c CoreContext,
+        memory: Memory,
+        strategy: AccStrategy,
+    ) -> Result<Window<'c, T>, WindowError> {
+        let win = Window::<T>::create_agreed(ctx, memory, strategy)?;
         let n = ctx.size() as usize;
         let me = ctx.rank();
         let heap = ctx.segment().layout().heap;
@@ -158,7 +192,7 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
                 let share = stripes_bytes(1);
                 ctx.segment().bytes(abs).zero(me as usize * share, share);
                 let stripings = (0..n as u32)
-                    .map(|t| Striping::new(granularity, win.part_region(t).len, size_of::<T>()))
+                    .map(|t| Striping::new(granularity, win.acc_frame(t).0.len, ACC_ALIGN))
                     .collect();
                 AccState::Caller { block, abs, granularity, stripings }
             }
@@ -175,12 +209,10 @@ impl<'c, T: AccElem + Plain> Window<'c, T> {
                 let os = |_| WindowError::AgentStart;
                 let fd = ctx.segment().fd().try_clone_to_owned().map_err(os)?;
                 let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
-                let part = win.part_region(me);
+                let part = win.acc_frame(me).0;
                 let state =
-                    OwnerState::start::<T>(ctx.segment(), agent_seg, owner, me, part, ctx.waiter())
-                        .map_err(os)?;
-                let stripings =
-                    (0..n as u32).map(|t| owner_striping(win.part_region(t).len, size_of::<T>())).collect();
+                    OwnerState::start(ctx.segment(), agent_seg, owner, me, part, ctx.waiter()).map_err(os)?;
+                let stripings = (0..n as u32).map(|t| owner_striping(win.acc_frame(t).0.len)).collect();
                 AccState::Owner { block, state, stripings }
             }
         };
@@ -243,6 +275,8 @@ impl<'c, T: Plain> Window<'c, T> {
         at: usize,
         width: usize,
     ) -> Result<Option<SpanGuard<'c>>, RmaError> {
+        // Stripes cut the part's frame (`Window::acc_frame`).
+        let at = at + self.acc_frame(target).1;
         Ok(Some(match &*self.acc.0.borrow() {
             Some(AccState::Caller { abs, stripings, .. }) => {
                 let bytes = self.ctx.segment().bytes(*abs);
@@ -300,15 +334,135 @@ impl<T: AccElem + Plain> Window<'_, T> {
         result: &mut [T],
         op: Op,
     ) -> Result<(), AccError> {
+        self.get_accumulate_as(target, index, src, result, op)
+    }
+
+    /// One element: sets it to `old op value`, returns `old` (`MPI_Fetch_and_op`).
+    pub fn fetch_and_op(&self, target: u32, index: usize, value: T, op: Op) -> Result<T, AccError> {
+        self.fetch_and_op_as(target, index, value, op)
+    }
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    /// [`Window::accumulate`] with elements of another type `E` than the window's:
+    /// `index` still counts elements of `T` (bytes, on a window of `u8`), and the
+    /// elements must be aligned to their size there.
+    pub fn accumulate_as<E: AccElem>(&self, target: u32, index: usize, src: &[E], op: Op) -> Result<(), AccError> {
+        self.acc_dispatch(target, index, src, None, op)
+    }
+
+    /// [`Window::get_accumulate`] with elements of type `E` (see [`Window::accumulate_as`]).
+    pub fn get_accumulate_as<E: AccElem>(
+        &self,
+        target: u32,
+        index: usize,
+        src: &[E],
+        result: &mut [E],
+        op: Op,
+    ) -> Result<(), AccError> {
         if result.len() != src.len() {
             return Err(RmaError::LengthMismatch { expected: src.len(), found: result.len() }.into());
         }
         self.acc_dispatch(target, index, src, Some(result), op)
     }
 
+    /// [`Window::fetch_and_op`] on an element of type `E` (see [`Window::accumulate_as`]).
+    pub fn fetch_and_op_as<E: AccElem>(&self, target: u32, index: usize, value: E, op: Op) -> Result<E, AccError> {
+        let mut old = [value];
+        self.acc_dispatch(target, index, &[value], Some(&mut old), op)?;
+        Ok(old[0])
+    }
+
+    /// Compare-and-swap of one element of any type of at most 8 bytes
+    /// (`MPI_Compare_and_swap`, on `MPI_CHAR` too): replaces it with `value` if it
+    /// holds `compare`, bit for bit, and returns what it held; in the atomicity domain
+    /// of the window's accumulates, whatever the strategy. `index` counts elements of
+    /// `T`, as in [`Window::accumulate_as`].
+    pub fn compare_and_swap_as<E: AccElem>(
+        &self,
+        target: u32,
+        index: usize,
+        compare: E,
+        value: E,
+    ) -> Result<E, AccError> {
+        self.check_access(target)?;
+        let width = size_of::<E>();
+        let at = self.check_bytes(target, index, width)?;
+        if width > 8 {
+            return Err(AccError::NotLockFree { type_name: E::NAME });
+        }
+        let words = self.words_around(target, at, width, 1)?;
+        self.issued();
+        let _domain = if self.acc_locks() { self.locked_domain(target, at, width)? } else { None };
+        Ok(compare_and_swap_slot(words.slot(0), compare, value))
+    }
+
+    /// The atomic words holding `count` elements of `width` bytes at byte `at` of
+    /// `target`'s part (range checked): the aligned words around elements narrower
+    /// than a word, which may reach past the part into its neighbours' bytes (only the
+    /// elements' own lanes ever change).
+    fn words_around(&self, target: u32, at: usize, width: usize, count: usize) -> Result<Words<'c>, RmaError> {
+        let part = self.part_region(target);
+        let misaligned = RmaError::Misaligned { rank: target, byte_offset: at, width };
+        if (part.offset + at) % width != 0 {
+            return Err(misaligned);
+        }
+        let seg = self.ctx.segment();
+        let lo = part.offset & !3;
+        let hi = (part.end().next_multiple_of(4)).min(seg.layout().total);
+        let around = seg.bytes(Region { offset: lo, len: hi - lo });
+        words_at(around, part.offset - lo + at, width, count).ok_or(misaligned)
+    }
+
+    fn acc_dispatch<E: Element>(
+        &self,
+        target: u32,
+        index: usize,
+        src: &[E],
+        result: Option<&mut [E]>,
+        op: Op,
+    ) -> Result<(), AccError> {
+        E::check(op)?;
+        self.check_access(target)?;
+        let at = self.check_bytes(target, index, size_of_val(src))?;
+        let width = size_of::<E>();
+        let misaligned = RmaError::Misaligned { rank: target, byte_offset: at, width };
+        if (self.part_region(target).offset + at) % width != 0 {
+            return Err(misaligned.into());
+        }
+        let acc = self.acc.0.borrow();
+        if acc.is_none() && width > 8 {
+            return Err(AccError::NotLockFree { type_name: E::NAME });
+        }
+        self.issued();
+        if src.is_empty() {
+            return Ok(());
+        }
+        match &*acc {
+            None => accumulate_words(self.words_around(target, at, width, src.len())?, op, src, result),
+            Some(AccState::Caller { abs, stripings, .. }) => {
+                let share = stripes_bytes(1);
+                let bytes = self.ctx.segment().bytes(*abs);
+                let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
+                let striping = stripings[target as usize];
+                let bell = &self.ctx.segment().slot(target).bell;
+                let (frame, phase) = self.acc_frame(target);
+                let frame = self.ctx.segment().bytes(frame);
+                let waiter = self.ctx.waiter();
+                striped_combine(locks, striping, &frame, at + phase, op, src, result, &waiter, bell)?;
+            }
+            Some(AccState::Owner { state, .. }) => {
+                state.request(target, at + self.acc_frame(target).1, op, src, result)?
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: AccElem + Plain> Window<'_, T> {
     /// Accumulates contiguous `src` into a strided layout starting at `index` (an
-    /// `MPI_Type_vector` target datatype): block by block, each element atomically.
-    /// Every block is checked before any is applied.
+    /// `MPI_Type_vector` target datatype; the layout counts elements of `T`): block by
+    /// block, each element atomically. Every block is checked before any is applied.
     pub fn accumulate_strided(
         &self,
         target: u32,
@@ -330,46 +484,6 @@ impl<T: AccElem + Plain> Window<'_, T> {
         self.issued();
         for (start, block) in starts.zip(src.chunks(layout.block_len.max(1))) {
             self.acc_dispatch(target, start, block, None, op)?;
-        }
-        Ok(())
-    }
-
-    /// One element: sets it to `old op value`, returns `old` (`MPI_Fetch_and_op`).
-    pub fn fetch_and_op(&self, target: u32, index: usize, value: T, op: Op) -> Result<T, AccError> {
-        let mut old = [value];
-        self.acc_dispatch(target, index, &[value], Some(&mut old), op)?;
-        Ok(old[0])
-    }
-
-    fn acc_dispatch(
-        &self,
-        target: u32,
-        index: usize,
-        src: &[T],
-        result: Option<&mut [T]>,
-        op: Op,
-    ) -> Result<(), AccError> {
-        T::check(op)?;
-        self.check_access(target)?;
-        let at = self.check_range(target, index, src.len())?;
-        let part = self.part_bytes(target);
-        let misaligned = RmaError::Misaligned { rank: target, byte_offset: at, width: size_of::<T>() };
-        let words = words_at(part, at, size_of::<T>(), src.len()).ok_or(misaligned)?;
-        self.issued();
-        if src.is_empty() {
-            return Ok(());
-        }
-        match &*self.acc.0.borrow() {
-            None => accumulate_words(words, op, src, result),
-            Some(AccState::Caller { abs, stripings, .. }) => {
-                let share = stripes_bytes(1);
-                let bytes = self.ctx.segment().bytes(*abs);
-                let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
-                let striping = stripings[target as usize];
-                let bell = &self.ctx.segment().slot(target).bell;
-                striped_combine(locks, striping, &part, at, op, src, result, &self.ctx.waiter(), bell)?;
-            }
-            Some(AccState::Owner { state, .. }) => state.request(target, at, op, src, result)?,
         }
         Ok(())
     }

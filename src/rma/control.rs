@@ -49,7 +49,8 @@ pub(crate) fn lines(bytes: usize) -> usize {
 /// Offsets within the control block, a pure function of the job size.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CtlLayout {
-    /// The size table: each core's part length (n x u64).
+    /// The size table: each core's part length and, over existing memory, heap offset
+    /// (n x 2 u64; see [`CtlLayout::size_entry`]).
     pub(crate) sizes: usize,
     /// Each target's [`TargetCtl`].
     pub(crate) targets: usize,
@@ -65,10 +66,15 @@ impl CtlLayout {
     /// The layout for `n` cores.
     pub(crate) fn new(n: usize) -> CtlLayout {
         let sizes = lines(size_of::<WindowCtl>());
-        let targets = sizes + lines(n * 8);
+        let targets = sizes + lines(n * 16);
         let posts = targets + n * lines(size_of::<TargetCtl>());
         let post_stride = lines(n * size_of::<PairWords>());
         CtlLayout { sizes, targets, posts, post_stride, total: posts + n * post_stride }
+    }
+
+    /// Where `rank`'s size-table entry starts: its part length, then its heap offset.
+    pub(crate) fn size_entry(&self, rank: u32) -> usize {
+        self.sizes + rank as usize * 16
     }
 }
 

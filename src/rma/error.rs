@@ -31,6 +31,12 @@ pub enum WindowError {
     },
     /// Element types must have a size.
     ZeroSizedElement,
+    /// `rank`'s memory for a window over existing memory is not in the shared heap
+    /// (the lowest such rank); every core gets the same error.
+    OutsideHeap {
+        /// The lowest rank whose memory is outside the heap.
+        rank: u32,
+    },
     /// Freeing a window while an epoch (lock, PSCW) is still open on `rank` (the
     /// lowest such); every core gets the same error and the window is leaked.
     EpochOpen {
@@ -206,6 +212,7 @@ impl fmt::Display for WindowError {
                 write!(f, "rank {rank}'s part ({bytes} bytes) does not fit a {mpb_bytes}-byte MPB")
             }
             Self::ZeroSizedElement => write!(f, "window elements must not be zero-sized"),
+            Self::OutsideHeap { rank } => write!(f, "rank {rank}'s window memory is not in the shared heap"),
             Self::EpochOpen { rank } => {
                 write!(f, "cannot free a window while rank {rank} has a lock or PSCW epoch open on it")
             }

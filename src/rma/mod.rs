@@ -1,6 +1,6 @@
 //! One-sided communication: windows and everything done through them.
 //!
-//! Owns window creation and free ([`window`]), load/store access to parts ([`part`]),
+//! Owns window creation ([`create`]) and free ([`window`]), load/store access to parts ([`part`]),
 //! put/get/ARMW and request-based and strided transfers ([`transfer`]), epochs and their synchronisation ([`epoch`], with
 //! the fence, PSCW and lock protocols of `protocol`), RAII lock epochs ([`lock`]),
 //! accumulate and its strategies ([`accumulate`], `acc_view`), the owner-computes
@@ -11,6 +11,7 @@
 pub(crate) mod acc_view;
 pub mod accumulate;
 pub(crate) mod control;
+pub mod create;
 pub mod epoch;
 pub mod error;
 pub mod lock;

@@ -53,7 +53,7 @@ use crossbeam_utils::CachePadded;
 use shm_layout::{LINE, Region, WaitPolicy};
 
 use crate::protocol::abort::{AbortCause, JobAborted};
-use crate::protocol::atomic::acc_atomic::AccElem;
+use crate::protocol::atomic::op::{ElemKind, Element};
 use crate::protocol::atomic::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
 use crate::rma::acc_view::{combine_staged, stripes_at, u64s_at};
 use crate::protocol::atomic::op::Op;
@@ -82,10 +82,11 @@ pub const HALF_BYTES: usize = 64 * 1024;
 /// granule of a concurrent combine.
 pub const OWNER_GRANULE: usize = 4096;
 
-/// How an owner's part of `part_bytes`, of `elem`-byte elements, is striped: the same
-/// for the agent and for ARMW origins.
-pub fn owner_striping(part_bytes: usize, elem: usize) -> Striping {
-    Striping::new(OWNER_GRANULE, part_bytes, elem)
+/// How an owner's part of `part_bytes` is striped: the same for the agent and for ARMW
+/// origins, and for every element type (granules are multiples of
+/// [`ACC_ALIGN`](crate::rma::accumulate::ACC_ALIGN)).
+pub fn owner_striping(part_bytes: usize) -> Striping {
+    Striping::new(OWNER_GRANULE, part_bytes, crate::rma::accumulate::ACC_ALIGN)
 }
 
 const INLINE_ACC: u32 = 0;
@@ -184,21 +185,9 @@ struct Req {
     count: u32,
     half: u32,
     op: u32,
+    /// The element type, as its [`ElemKind`] code.
+    elem: u32,
     alpha: f64,
-}
-
-fn op_code(op: Op) -> (u32, f64) {
-    match op {
-        Op::Axpy(alpha) => (11, alpha),
-        other => (Op::ALL.iter().position(|o| *o == other).expect("every op is in ALL") as u32, 0.0),
-    }
-}
-
-fn op_of(code: u32, alpha: f64) -> Option<Op> {
-    match code {
-        11 => Some(Op::Axpy(alpha)),
-        c => Op::ALL.get(c as usize).copied(),
-    }
 }
 
 impl Req {
@@ -209,6 +198,7 @@ impl Req {
         out[16..20].copy_from_slice(&self.count.to_le_bytes());
         out[20..24].copy_from_slice(&self.half.to_le_bytes());
         out[24..28].copy_from_slice(&self.op.to_le_bytes());
+        out[28..32].copy_from_slice(&self.elem.to_le_bytes());
         out[32..40].copy_from_slice(&self.alpha.to_le_bytes());
     }
 
@@ -222,6 +212,7 @@ impl Req {
             count: u32_at(16),
             half: u32_at(20),
             op: u32_at(24),
+            elem: u32_at(28),
             alpha: f64::from_bits(u64_at(32)),
         }
     }
@@ -246,7 +237,7 @@ impl<'c> OwnerState<'c> {
     /// Starts this process's agent for `part` (this core's part, absolute), serving
     /// `block`'s queue of rank `me`. `agent_seg` is a second mapping of the segment;
     /// `waiter` is this core's, under whose policy the agent waits too.
-    pub fn start<T: AccElem>(
+    pub fn start(
         seg: &'c Segment,
         agent_seg: Segment,
         block: OwnerBlock,
@@ -257,7 +248,7 @@ impl<'c> OwnerState<'c> {
         let policy = waiter.policy();
         let agent = std::thread::Builder::new()
             .name(format!("sccemu-acc-agent-{me}"))
-            .spawn(move || agent::<T>(&agent_seg, block, me, part, policy))?;
+            .spawn(move || agent(&agent_seg, block, me, part, policy))?;
         Ok(OwnerState {
             block,
             seg,
@@ -318,7 +309,7 @@ impl<'c> OwnerState<'c> {
 
     /// Enqueues `target.part[at..] op= src` (`at` in bytes, checked by the caller).
     /// With `result`, waits for the previous values (get_accumulate).
-    pub fn request<T: AccElem>(
+    pub fn request<T: Element>(
         &self,
         target: u32,
         at: usize,
@@ -326,13 +317,13 @@ impl<'c> OwnerState<'c> {
         src: &[T],
         mut result: Option<&mut [T]>,
     ) -> Result<(), JobAborted> {
-        let (code, alpha) = op_code(op);
+        let (code, alpha) = op.code();
         let elem = size_of::<T>();
         let bytes: &[u8] = bytemuck::cast_slice(src);
         let mut msg = self.scratch.borrow_mut();
         let msg = &mut msg[..];
         let mut req =
-            Req { kind: INLINE_ACC, origin: self.me, at: at as u64, count: 0, half: 0, op: code, alpha };
+            Req { kind: INLINE_ACC, origin: self.me, at: at as u64, count: 0, half: 0, op: code, elem: T::KIND as u32, alpha };
         if result.is_none() && bytes.len() <= INLINE_BYTES {
             req.count = src.len() as u32;
             req.encode(msg);
@@ -411,16 +402,17 @@ fn corrupted(seg: &Segment, me: u32) -> JobAborted {
 }
 
 /// The agent thread: applies requests to `part` until stopped or the job aborts.
-fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, policy: WaitPolicy) {
+fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, policy: WaitPolicy) {
     let waiter = Waiter::new(policy, seg.job());
     let queue = block.queue(seg, me);
     let part = seg.bytes(part);
     let mut consumer = Consumer::new();
     let mut msg = vec![0u8; SLOT_BYTES];
-    let (mut data, mut old) = (Vec::<T>::new(), Vec::<T>::new());
-    let n = seg.config().cores;
+    // Scratch for the operands and previous values, in words so that every element
+    // type is aligned in it.
+    let mut scratch = Scratch::default();
     let locks = block.stripes(seg, me);
-    let striping = owner_striping(part.len(), size_of::<T>());
+    let striping = owner_striping(part.len());
     // Stripe waiters sleep on the owner's doorbell, which ARMW holders ring on unlock.
     let bell = &seg.slot(me).bell;
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
@@ -432,61 +424,31 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
             return;
         }
         let req = Req::decode(&msg[..HEADER]);
-        let count = req.count as usize;
-        let at = req.at as usize;
-        let op = op_of(req.op, req.alpha);
-        let staged = req.kind != INLINE_ACC;
-        let in_bounds = [INLINE_ACC, STAGED_ACC, STAGED_GET_ACC].contains(&req.kind)
-            && at % size_of::<T>() == 0
-            && at.checked_add(count * size_of::<T>()).is_some_and(|end| end <= part.len())
-            && req.origin < n
-            && (req.half as usize) < HALVES
-            && count * size_of::<T>() <= if staged { HALF_BYTES } else { len - HEADER };
-        // Origins validate every request before queueing it, so a malformed one is
-        // corrupted shared memory: not trusted, and fatal to the job (fail-stop), since
-        // acknowledging it could credit the wrong origin.
-        let (true, Some(op)) = (in_bounds, op) else {
+        let (Some(kind), Some(op)) = (ElemKind::from_code(req.elem), Op::from_code(req.op, req.alpha)) else {
             seg.abort(Some(me), AbortCause::Corrupted);
             return;
         };
-        let half = req.half as usize;
-        let end = at + count * size_of::<T>();
-        // Each granule under its stripe (module docs); a wait for a stripe fails only
-        // when the job aborts, and then the agent stops.
-        let locked = if req.kind == STAGED_ACC {
-            // Straight from the origin's staging buffer into the part: one pass.
-            let staging = block.staging(seg, req.origin, half);
-            for_each_granule_locked(locks, striping, at, end, &waiter, bell, |p0, p1| {
-                let src = staging.slice(p0 - at, p1 - p0);
-                combine_staged::<T>(part, p0, op, src, (p1 - p0) / size_of::<T>());
-            })
-        } else {
-            data.clear();
-            data.resize(count, T::zeroed());
-            let raw: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
-            if staged {
-                block.staging(seg, req.origin, half).read(0, raw);
-            } else {
-                raw.copy_from_slice(&msg[HEADER..HEADER + raw.len()]);
+        let applied = crate::with_elem!(kind, E => {
+            let at = Applying { seg, block, part, locks, striping, waiter: &waiter, bell };
+            at.apply::<E>(&req, op, &msg[..len], &mut scratch)
+        });
+        match applied {
+            Applied::Done => {}
+            Applied::Corrupted => {
+                // Origins validate every request before queueing it, so a malformed one
+                // is corrupted shared memory: not trusted, and fatal to the job
+                // (fail-stop), since acknowledging it could credit the wrong origin.
+                seg.abort(Some(me), AbortCause::Corrupted);
+                return;
             }
-            if req.kind == STAGED_GET_ACC {
-                old.clear();
-                old.resize(count, T::zeroed());
-                let done = striped_combine(locks, striping, &part, at, op, &data, Some(&mut old), &waiter, bell);
-                block.staging(seg, req.origin, half).write(0, bytemuck::cast_slice(&old));
-                done
-            } else {
-                striped_combine(locks, striping, &part, at, op, &data, None, &waiter, bell)
-            }
-        };
-        if locked.is_err() {
-            return;
+            // A wait for a stripe fails only when the job aborts; the agent stops.
+            Applied::Aborted => return,
         }
         let origin = block.origin(seg, req.origin);
-        if staged {
+        if req.kind != INLINE_ACC {
             // Release: our reads (and result writes) of the staging half happen before
             // the origin reuses it.
-            origin.busy[half].store(0, Ordering::Release);
+            origin.busy[req.half as usize].store(0, Ordering::Release);
         }
         // Release: the combined target data happens before the origin's quiesce.
         origin.applied.fetch_add(1, Ordering::Release);
@@ -496,5 +458,86 @@ fn agent<T: AccElem>(seg: &Segment, block: OwnerBlock, me: u32, part: Region, po
         if origin.waiting.load(Ordering::Relaxed) != 0 {
             seg.slot(req.origin).bell.ring();
         }
+    }
+}
+
+/// What the agent needs to apply one request to its part.
+struct Applying<'a, 's> {
+    seg: &'s Segment,
+    block: OwnerBlock,
+    part: SharedBytes<'s>,
+    locks: &'s [CachePadded<Stripe>],
+    striping: Striping,
+    waiter: &'a Waiter<'s>,
+    bell: &'s crate::protocol::waiter::Doorbell,
+}
+
+/// The outcome of applying one request.
+enum Applied {
+    Done,
+    Corrupted,
+    Aborted,
+}
+
+/// The agent's operand and result buffers, reused from request to request.
+#[derive(Default)]
+struct Scratch {
+    data: Vec<u64>,
+    old: Vec<u64>,
+}
+
+/// The first `count` elements of type `E` of `words`, grown as needed (words are
+/// 8-aligned, and every element type's alignment divides 8).
+fn elems<E: Element>(words: &mut Vec<u64>, count: usize) -> &mut [E] {
+    let bytes = count * size_of::<E>();
+    words.clear();
+    words.resize(bytes.div_ceil(8), 0);
+    bytemuck::cast_slice_mut(&mut bytemuck::cast_slice_mut::<u64, u8>(words)[..bytes])
+}
+
+impl Applying<'_, '_> {
+    /// Applies `req` (whose message is `msg`) with elements of type `E`.
+    fn apply<E: Element>(&self, req: &Req, op: Op, msg: &[u8], scratch: &mut Scratch) -> Applied {
+        let (count, at, half) = (req.count as usize, req.at as usize, req.half as usize);
+        let staged = req.kind != INLINE_ACC;
+        let bytes = count * size_of::<E>();
+        let in_bounds = [INLINE_ACC, STAGED_ACC, STAGED_GET_ACC].contains(&req.kind)
+            && E::check(op).is_ok()
+            && at % size_of::<E>() == 0
+            && at.checked_add(bytes).is_some_and(|end| end <= self.part.len())
+            && req.origin < self.seg.config().cores
+            && half < HALVES
+            && bytes <= if staged { HALF_BYTES } else { msg.len() - HEADER };
+        if !in_bounds {
+            return Applied::Corrupted;
+        }
+        let (locks, striping, waiter, bell) = (self.locks, self.striping, self.waiter, self.bell);
+        // Each granule under its stripe (module docs).
+        let locked = if req.kind == STAGED_ACC {
+            // Straight from the origin's staging buffer into the part: one pass.
+            let staging = self.block.staging(self.seg, req.origin, half);
+            for_each_granule_locked(locks, striping, at, at + bytes, waiter, bell, |p0, p1| {
+                let src = staging.slice(p0 - at, p1 - p0);
+                combine_staged::<E>(self.part, p0, op, src, (p1 - p0) / size_of::<E>());
+            })
+        } else {
+            let data = elems::<E>(&mut scratch.data, count);
+            let raw: &mut [u8] = bytemuck::cast_slice_mut(data);
+            if staged {
+                self.block.staging(self.seg, req.origin, half).read(0, raw);
+            } else {
+                raw.copy_from_slice(&msg[HEADER..HEADER + bytes]);
+            }
+            let data: &[E] = bytemuck::cast_slice(raw);
+            if req.kind == STAGED_GET_ACC {
+                let old = elems::<E>(&mut scratch.old, count);
+                let done = striped_combine(locks, striping, &self.part, at, op, data, Some(old), waiter, bell);
+                self.block.staging(self.seg, req.origin, half).write(0, bytemuck::cast_slice(old));
+                done
+            } else {
+                striped_combine(locks, striping, &self.part, at, op, data, None, waiter, bell)
+            }
+        };
+        if locked.is_err() { Applied::Aborted } else { Applied::Done }
     }
 }

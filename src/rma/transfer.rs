@@ -101,6 +101,7 @@ impl<T: Plain> Window<'_, T> {
     }
 
     /// Copies `src` to elements `index..` of `target`'s part (`MPI_Put`).
+    #[inline]
     pub fn put(&self, target: u32, index: usize, src: &[T]) -> Result<(), RmaError> {
         self.check_access(target)?;
         let at = self.check_range(target, index, src.len())?;
@@ -111,6 +112,7 @@ impl<T: Plain> Window<'_, T> {
     }
 
     /// Copies elements `index..` of `target`'s part into `dst` (`MPI_Get`).
+    #[inline]
     pub fn get(&self, target: u32, index: usize, dst: &mut [T]) -> Result<(), RmaError> {
         self.check_access(target)?;
         let at = self.check_range(target, index, dst.len())?;

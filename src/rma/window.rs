@@ -1,28 +1,12 @@
 //! Windows: memory that every core exposes for one-sided access (`MPI_Win_allocate`).
 //!
-//! Allocation is collective. Every part of a window lives in the shared segment, so a
-//! remote access is a copy or an atomic on mapped memory and the target never takes
-//! part. Placement is shared DRAM (the heap; parts are page-aligned and packed one
-//! after another) or the MPB (each core's part at the same offset of its own MPB, for
-//! small windows, as RCKMPI proposes for the SCC). Sizes may differ per core, and 0 is
-//! allowed.
+//! Every part of a window lives in the shared segment, so a remote access is a copy or
+//! an atomic on mapped memory and the target never takes part. Creation is collective
+//! (`rma::create`).
 //!
-//! Protocol of `Core::window`, every core in the same order:
-//! 1. allocate the control block from the heap (its size depends only on the job
-//!    size, so the symmetric allocator gives every core the same one);
-//! 2. zero the words this core owns (rank 0 also the window-wide ones), write this
-//!    core's part size into the size table, and pass a barrier (Release/Acquire: the
-//!    zeroes and sizes are visible to all after it);
-//! 3. read every size, allocate the data symmetrically, zero the own part, and pass a
-//!    second barrier, so nobody touches a part before its owner zeroed it.
-//!
-//! A core whose length overflows a byte count still takes part: it writes
-//! `TOO_LARGE` as its size, and every core, reading the same table after the same
-//! barrier, refuses the window with the same error and frees the control block. Errors
-//! found after step 2 are alike on every core for the same reason.
-//!
-//! The control block's layout is in `rma::control`. Freeing is collective: each core writes into its size-table word (unused after
-//! allocation) whether it still has an epoch open, then a barrier (nobody still
+//! The control block's layout is in `rma::control`. Freeing is collective: each core
+//! writes into its size-table entry (unused after creation) whether it still has an
+//! epoch open, then a barrier (nobody still
 //! accesses; the votes are visible to all); unless some core voted no, both regions
 //! return to their allocators. A window dropped without `free` (or whose `free` was
 //! refused) becomes an orphan of its core (`segment::reclaim`): its memory returns to
@@ -38,12 +22,10 @@ use std::marker::PhantomData;
 use shm_layout::Region;
 
 use crate::protocol::agree::Fingerprint;
-use crate::rma::accumulate::AccStrategy;
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::reclaim::Orphan;
 use crate::segment::CoreContext;
 use crate::rma::epoch::Epochs;
-use crate::protocol::alloc::heap::HEAP_GRANULE;
 use crate::segment::mpb::MpbRegion;
 use crate::protocol::payload::Payload;
 use crate::protocol::pscw::PairWords;
@@ -63,11 +45,9 @@ pub enum Placement {
     Mpb,
 }
 
-/// Size-table value of a core whose part does not fit a byte count.
-const TOO_LARGE: u64 = u64::MAX;
-
+/// A window's own memory, which it frees (none over memory its cores keep).
 #[derive(Clone, Copy, Debug)]
-enum Data {
+pub(crate) enum Data {
     None,
     Heap(HeapRegion),
     Mpb(MpbRegion),
@@ -135,145 +115,23 @@ enum Data {
 /// ```
 pub struct Window<'c, T: Plain> {
     pub(crate) ctx: &'c CoreContext,
-    placement: Placement,
-    meta: HeapRegion,
-    meta_abs: Region,
-    ctl: CtlLayout,
-    data: Data,
+    pub(super) placement: Placement,
+    pub(super) meta: HeapRegion,
+    pub(super) meta_abs: Region,
+    pub(super) ctl: CtlLayout,
+    pub(super) data: Data,
     /// Each rank's part, as an absolute region of the segment.
-    parts: Vec<Region>,
+    pub(super) parts: Vec<Region>,
     pub(crate) epochs: RefCell<Epochs>,
     /// Plain stores (puts, atomic stores) were issued since the last flush.
     pub(crate) pending_stores: Cell<bool>,
     /// This window's window-table entry (rank 0 lists it).
-    table_entry: Option<usize>,
+    pub(super) table_entry: Option<usize>,
     /// Set once `free` returns the memory (else the drop makes the window an orphan).
-    released: Cell<bool>,
+    pub(super) released: Cell<bool>,
     /// Accumulate strategy state (see `accumulate`).
     pub(crate) acc: crate::rma::accumulate::AccSlot<'c>,
-    _elem: PhantomData<T>,
-}
-
-impl<'c, T: Plain> Window<'c, T> {
-    /// Collective: allocates a window whose part on this core holds `len` elements
-    /// (zeroed). Other cores may pass other lengths, including 0.
-    pub fn create(ctx: &'c CoreContext, len: usize, placement: Placement) -> Result<Window<'c, T>, WindowError> {
-        Window::create_agreed(ctx, len, placement, AccStrategy::Atomic)
-    }
-
-    /// [`Window::create`], first comparing in checking mode what every core must pass
-    /// alike (element type, placement, accumulate strategy; the lengths may differ).
-    pub(crate) fn create_agreed(
-        ctx: &'c CoreContext,
-        len: usize,
-        placement: Placement,
-        strategy: AccStrategy,
-    ) -> Result<Window<'c, T>, WindowError> {
-        let (kind, granularity) = match strategy {
-            AccStrategy::Atomic => (0, 0),
-            AccStrategy::CallerComputes { granularity } => (1, granularity as u64),
-            AccStrategy::OwnerComputes => (2, 0),
-        };
-        let fingerprint = Fingerprint::new("window").element::<T>().field("placement", placement as u64);
-        let fingerprint = fingerprint.field("accumulate strategy", kind).field("accumulate granularity", granularity);
-        ctx.agree_world(&fingerprint)??;
-        if size_of::<T>() == 0 {
-            return Err(WindowError::ZeroSizedElement);
-        }
-        // Not an early return: the others would wait for this core in the barriers.
-        let bytes = len.checked_mul(size_of::<T>()).map_or(TOO_LARGE, |b| b as u64);
-        let n = ctx.size() as usize;
-        let ctl = CtlLayout::new(n);
-        let meta = ctx.heap_alloc(ctl.total)?;
-        let heap = ctx.segment().layout().heap;
-        let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
-        let me = ctx.rank() as usize;
-        let mb = ctx.segment().bytes(meta_abs);
-        if me == 0 {
-            mb.zero(0, lines(size_of::<WindowCtl>()));
-        }
-        mb.zero(ctl.targets + me * lines(size_of::<TargetCtl>()), lines(size_of::<TargetCtl>()));
-        mb.zero(ctl.posts + me * ctl.post_stride, ctl.post_stride);
-        mb.write(ctl.sizes + me * 8, &bytes.to_le_bytes());
-        let fail = |e: WindowError| {
-            let _ = ctx.heap_free(meta);
-            e
-        };
-        ctx.barrier().map_err(|e| fail(e.into()))?;
-        let sizes: Vec<usize> = (0..n)
-            .map(|r| {
-                let mut b = [0u8; 8];
-                mb.read(ctl.sizes + r * 8, &mut b);
-                u64::from_le_bytes(b) as usize
-            })
-            .collect();
-        if let Some(r) = sizes.iter().position(|&s| s as u64 == TOO_LARGE) {
-            return Err(fail(WindowError::TooLarge { rank: r as u32 }));
-        }
-        let (data, parts) = match placement {
-            Placement::Dram => {
-                let mut offsets = Vec::with_capacity(n);
-                let mut total = 0usize;
-                for (r, &s) in sizes.iter().enumerate() {
-                    offsets.push(total);
-                    let end = s.checked_next_multiple_of(HEAP_GRANULE).and_then(|s| total.checked_add(s));
-                    total = end.ok_or_else(|| fail(WindowError::TooLarge { rank: r as u32 }))?;
-                }
-                if total == 0 {
-                    (Data::None, sizes.iter().map(|_| Region { offset: 0, len: 0 }).collect())
-                } else {
-                    let region = ctx.heap_alloc(total).map_err(|e| fail(e.into()))?;
-                    let base = heap.offset + region.offset;
-                    let parts =
-                        offsets.iter().zip(&sizes).map(|(&o, &s)| Region { offset: base + o, len: s });
-                    (Data::Heap(region), parts.collect())
-                }
-            }
-            Placement::Mpb => {
-                let mpb_bytes = ctx.mpb_bytes();
-                if let Some((r, &s)) = sizes.iter().enumerate().find(|(_, s)| **s > mpb_bytes) {
-                    return Err(fail(WindowError::TooBigForMpb { rank: r as u32, bytes: s, mpb_bytes }));
-                }
-                let max = sizes.iter().copied().max().unwrap_or(0);
-                if max == 0 {
-                    (Data::None, sizes.iter().map(|_| Region { offset: 0, len: 0 }).collect())
-                } else {
-                    let region = ctx.mpb_alloc(max).map_err(|e| fail(e.into()))?;
-                    let mpbs = &ctx.segment().layout().mpbs;
-                    let parts = sizes.iter().enumerate().map(|(r, &s)| Region {
-                        offset: mpbs.get(r).expect("rank < size").offset + region.offset,
-                        len: s,
-                    });
-                    (Data::Mpb(region), parts.collect())
-                }
-            }
-        };
-        let table_entry =
-            (ctx.rank() == 0).then(|| list_window(ctx, placement, size_of::<T>(), meta, data)).flatten();
-        let win = Window {
-            ctx,
-            placement,
-            meta,
-            meta_abs,
-            ctl,
-            data,
-            parts,
-            epochs: RefCell::new(Epochs::new(n)),
-            pending_stores: Cell::new(false),
-            table_entry,
-            acc: Default::default(),
-            released: Cell::new(false),
-            _elem: PhantomData,
-        };
-        win.part_bytes(ctx.rank()).zero(0, sizes[me]);
-        if let Err(e) = ctx.barrier() {
-            // The job is aborting: `fail` returns the control block, and nothing will
-            // reclaim the rest.
-            win.released.set(true);
-            return Err(fail(e.into()));
-        }
-        Ok(win)
-    }
+    pub(super) _elem: PhantomData<T>,
 }
 
 /// A window dropped without `free` (or whose `free` was refused) becomes an orphan of
@@ -285,23 +143,6 @@ impl<T: Plain> Drop for Window<'_, T> {
             self.ctx.orphan(self.as_orphan());
         }
     }
-}
-
-fn list_window(ctx: &CoreContext, placement: Placement, elem: usize, meta: HeapRegion, data: Data) -> Option<usize> {
-    let (data_offset, data_bytes) = match data {
-        Data::None => (0, 0),
-        Data::Heap(r) => (r.offset, r.len),
-        Data::Mpb(r) => (r.offset, r.len),
-    };
-    let info = crate::segment::wintable::WindowInfo {
-        placement: placement as u32,
-        elem_bytes: elem as u32,
-        cores: ctx.size(),
-        control_offset: meta.offset as u64,
-        data_offset: data_offset as u64,
-        data_bytes: data_bytes as u64,
-    };
-    crate::segment::wintable::register(ctx.segment(), info)
 }
 
 impl<'c, T: Plain> Window<'c, T> {
@@ -345,7 +186,7 @@ impl<'c, T: Plain> Window<'c, T> {
     pub fn free(self) -> Result<(), WindowError> {
         self.ctx.agree_world(&Fingerprint::new("window free").field("window", self.meta.offset as u64))??;
         let open = self.epochs.borrow().passive_or_pscw_open();
-        let vote = |r: u32| self.ctl.sizes + r as usize * 8;
+        let vote = |r: u32| self.ctl.size_entry(r);
         self.meta_bytes().write(vote(self.ctx.rank()), &u64::from(open).to_le_bytes());
         self.acc_quiesce()?;
         // Nobody may still be accessing any part when the memory is reused. The barrier
@@ -403,6 +244,18 @@ impl<'c, T: Plain> Window<'c, T> {
         self.parts[rank as usize]
     }
 
+    /// `rank`'s part widened down to a multiple of
+    /// [`ACC_ALIGN`](crate::rma::accumulate::ACC_ALIGN), the frame that the locked
+    /// accumulate strategies stripe, and where the part starts in it (rank already
+    /// checked). Parts the window allocates start aligned; memory a core brought in
+    /// (`create_over`) may not.
+    #[inline]
+    pub(crate) fn acc_frame(&self, rank: u32) -> (Region, usize) {
+        let part = self.parts[rank as usize];
+        let phase = part.offset % crate::rma::accumulate::ACC_ALIGN;
+        (Region { offset: part.offset - phase, len: part.len + phase }, phase)
+    }
+
     /// The bytes of `rank`'s part (rank already checked).
     #[inline]
     pub(crate) fn part_bytes(&self, rank: u32) -> SharedBytes<'c> {
@@ -414,6 +267,19 @@ impl<'c, T: Plain> Window<'c, T> {
         let part_len = self.parts[rank as usize].len / size_of::<T>();
         if index.checked_add(len).is_none_or(|end| end > part_len) {
             return Err(RmaError::OutOfBounds { rank, index, len, part_len });
+        }
+        Ok(index * size_of::<T>())
+    }
+
+    /// Checks `bytes` bytes from element `index` against `rank`'s part (for elements
+    /// of another type than `T`); returns the byte range start. A refusal counts whole
+    /// elements of `T`.
+    pub(crate) fn check_bytes(&self, rank: u32, index: usize, bytes: usize) -> Result<usize, RmaError> {
+        let part_bytes = self.parts[rank as usize].len;
+        let start = index.checked_mul(size_of::<T>());
+        if start.and_then(|s| s.checked_add(bytes)).is_none_or(|end| end > part_bytes) {
+            let len = bytes.div_ceil(size_of::<T>());
+            return Err(RmaError::OutOfBounds { rank, index, len, part_len: part_bytes / size_of::<T>() });
         }
         Ok(index * size_of::<T>())
     }
@@ -446,6 +312,21 @@ impl<'c, T: Plain> Window<'c, T> {
     pub(crate) fn pscw_pair(&self, origin: u32, target: u32) -> &'c PairWords {
         let at = self.ctl.posts + origin as usize * self.ctl.post_stride;
         atomics_at(self.meta_bytes(), at + target as usize * size_of::<PairWords>())
+    }
+
+    /// Whether a passive-target epoch (lock or lock_all) gives access to `target` now:
+    /// where request-based RMA (`MPI_Rput` and the others) may be issued.
+    pub fn in_passive_epoch(&self, target: u32) -> bool {
+        target < self.ctx.size() && self.epochs.borrow().passive(target)
+    }
+
+    /// The address of `rank`'s part in this process's mapping of the segment (the base
+    /// pointer of `MPI_Win_shared_query` and `MPI_Win_allocate`): every part is mapped
+    /// by every core. Reading or writing through it is the caller's business; the
+    /// window's own accesses go through its methods.
+    pub fn part_ptr(&self, rank: u32) -> Result<*mut T, RmaError> {
+        self.check_rank(rank)?;
+        Ok(self.part_bytes(rank).addr(0).cast())
     }
 
     /// This core's part, for local loads and stores.

@@ -94,6 +94,11 @@ impl CoreContext {
         self.heap().free_bytes(&self.waiter(), &self.segment().slot(0).bell)
     }
 
+    /// Bytes of the shared heap.
+    pub fn heap_len(&self) -> usize {
+        self.segment().layout().heap.len
+    }
+
     /// The bytes of a heap region, shared by every core.
     pub fn heap_bytes(&self, region: HeapRegion) -> SharedBytes<'_> {
         let heap = self.segment().layout().heap;

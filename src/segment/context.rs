@@ -103,6 +103,8 @@ pub struct CoreContext {
     world_checks: Mutex<u64>,
     /// Windows dropped without `free`, until reclaimed (see `reclaim`).
     pub(crate) orphans: Mutex<Vec<crate::segment::reclaim::Orphan>>,
+    /// Private memory mapped onto heap pages (see `adopt`).
+    pub(crate) adoptions: Mutex<Vec<crate::segment::adopt::Adoption>>,
 }
 
 impl CoreContext {
@@ -131,6 +133,7 @@ impl CoreContext {
             checking: checking_from_env(),
             world_checks: Mutex::new(0),
             orphans: Mutex::new(Vec::new()),
+            adoptions: Mutex::new(Vec::new()),
         })
     }
 

@@ -47,6 +47,9 @@ pub struct CoreSlot {
     pub core_id: AtomicU32,
     /// What the core is blocked on, for the deadlock report.
     pub wait: crate::segment::wait_mark::MarkWords,
+    /// In virtual-time mode, the core's virtual time, compute, communication and
+    /// waiting (picoseconds), as of its last operation (see `timing::clock`).
+    pub vtime: [crate::sync::AtomicU64; 4],
 }
 
 /// Values of [`CoreSlot::state`].
@@ -405,6 +408,7 @@ impl Payload for SharedBytes<'_> {
         self.len
     }
 
+    #[inline]
     fn write(&self, offset: usize, src: &[u8]) {
         self.check(offset, src.len());
         // SAFETY: in bounds (checked); `src` is process-private memory, so the ranges
@@ -412,6 +416,7 @@ impl Payload for SharedBytes<'_> {
         unsafe { copy_in_pieces(src.as_ptr(), self.ptr.add(offset), src.len()) }
     }
 
+    #[inline]
     fn read(&self, offset: usize, dst: &mut [u8]) {
         self.check(offset, dst.len());
         // SAFETY: as for `write`.

@@ -2,13 +2,16 @@
 //!
 //! Owns the mapping and its validation ([`mapping`]), typed views of shared memory and
 //! the byte copies in and out of it ([`view`]), the per-core message-passing buffers
-//! ([`mpb`]), the shared heap's collective allocation ([`collective_alloc`]), the
-//! reclaiming of windows dropped without free ([`reclaim`]), the window table ([`wintable`]) and the job's host clock (`clock`).
+//! ([`mpb`]), the shared heap's collective allocation ([`collective_alloc`]), private
+//! memory mapped onto heap pages ([`adopt`]), the reclaiming of windows dropped without
+//! free ([`reclaim`]), the window table ([`wintable`]) and the job's host clock
+//! (`clock`).
 //!
 //! May use: [`crate::protocol`] and [`crate::sync`]. Every offset comes from
 //! `shm_layout::Layout`; this layer and `view` hold the crate's unsafe code for shared
 //! memory.
 
+pub mod adopt;
 pub(crate) mod clock;
 pub mod collective_alloc;
 pub mod context;

@@ -118,3 +118,23 @@ fn quick_barrier_beside_installed_mpis() {
     }
     assert!(read(&dir.path().join("report.md")).contains("sccemu/"));
 }
+
+#[test]
+fn quick_rma_with_the_sccemu_mpi_runs_the_c_programs_on_sccemu() {
+    sccemu::job::init();
+    let dir = tempfile::tempdir().unwrap();
+    bench::run(&args(&["rma", "--quick", "--peers", "sccmpi"], dir.path())).unwrap();
+    let csv = read(&dir.path().join("rma.csv"));
+    // The same C programs as MPICH's and Open MPI's, built with libsccmpi.a and run on
+    // sccemu: a row per pattern they print, none failed.
+    assert!(!csv.contains("failed") && !csv.contains("gave up"), "{csv}");
+    for pattern in ["put-lock-flush", "fetch-and-op", "compare-and-swap", "lock-unlock", "fence"] {
+        assert!(
+            csv.lines().any(|l| l.starts_with(&format!("rma,sccmpi,{pattern},"))),
+            "no sccmpi {pattern}: {csv}"
+        );
+    }
+    let report = read(&dir.path().join("report.md"));
+    assert!(report.contains("| sccmpi | sccemu MPI"), "{report}");
+    assert!(report.contains("sccmpi/sccemu"), "the MPI layer against the native API: {report}");
+}

@@ -18,12 +18,12 @@
 //! need only the immutable fields) never take it.
 
 use std::ffi::c_int;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use sccemu::{Comm, Op};
 
 use crate::error::{MpiError, MpiResult, class, fail};
-use crate::handles::Table;
+use crate::ffi::registry::Registry;
 use crate::state::mpi;
 use crate::topology::Topology;
 
@@ -117,16 +117,21 @@ impl CommObj {
     }
 }
 
-struct Comms {
-    table: Table<Arc<CommObj>>,
-    /// Context ids in use by this process's live communicators.
-    contexts: [u64; CONTEXT_WORDS],
+/// Every live communicator, by handle.
+static COMMS: Registry<CommObj> = Registry::new(COMM_NULL);
+
+/// Context ids in use by this process's live communicators.
+static CONTEXT_BITS: Mutex<[u64; CONTEXT_WORDS]> = Mutex::new([0; CONTEXT_WORDS]);
+
+fn contexts() -> MutexGuard<'static, [u64; CONTEXT_WORDS]> {
+    CONTEXT_BITS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-static COMMS: Mutex<Comms> = Mutex::new(Comms { table: Table::new(COMM_NULL), contexts: [0; CONTEXT_WORDS] });
-
-fn comms() -> MutexGuard<'static, Comms> {
-    COMMS.lock().unwrap_or_else(|p| p.into_inner())
+fn register(obj: CommObj) -> MpiResult<c_int> {
+    let context = obj.context;
+    let handle = COMMS.insert(obj).ok_or_else(|| MpiError::new(class::INTERN, "too many communicators"))?;
+    contexts()[context as usize / 64] |= 1 << (context % 64);
+    Ok(handle)
 }
 
 /// Builds `MPI_COMM_WORLD` (context 0) and `MPI_COMM_SELF` (context 1) at `MPI_Init`.
@@ -134,12 +139,10 @@ pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
     let world = Comm::world(core).map_err(coll_error)?;
     let me = core.rank();
     let single = world.split(Some(me), 0).map_err(coll_error)?.expect("every rank has a colour");
-    let mut c = comms();
-    let world = c.table.predefine(Arc::new(obj(0, world)));
-    let single = c.table.predefine(Arc::new(obj(1, single)));
+    let world = register(obj(0, world))?;
+    let single = register(obj(1, single))?;
     debug_assert_eq!((world, single), (WORLD, SELF));
-    c.contexts[0] |= 0b11;
-    c.contexts[ACK_CONTEXT as usize / 64] |= 1 << (ACK_CONTEXT % 64);
+    contexts()[ACK_CONTEXT as usize / 64] |= 1 << (ACK_CONTEXT % 64);
     Ok(())
 }
 
@@ -154,12 +157,11 @@ fn obj(context: u32, comm: Comm<'static>) -> CommObj {
 }
 
 /// The communicator `handle` names.
-pub fn lookup(handle: c_int) -> MpiResult<Arc<CommObj>> {
-    if handle == COMM_NULL {
-        return fail(class::COMM, "MPI_COMM_NULL is not a communicator");
-    }
-    match comms().table.get(handle) {
-        Some(c) => Ok(c.clone()),
+#[inline]
+pub fn lookup(handle: c_int) -> MpiResult<&'static CommObj> {
+    match COMMS.get(handle) {
+        Some(c) => Ok(c),
+        None if handle == COMM_NULL => fail(class::COMM, "MPI_COMM_NULL is not a communicator"),
         None => fail(class::COMM, format!("{handle:#x} is not a communicator handle")),
     }
 }
@@ -178,7 +180,7 @@ pub fn coll_error(e: sccemu::CollError) -> MpiError {
 
 /// Collective over `parent`: a context id free on every member.
 fn agree_context(parent: &CommObj) -> MpiResult<u32> {
-    let mine = comms().contexts;
+    let mine = *contexts();
     let mut all = [0u64; CONTEXT_WORDS];
     parent.coll().allreduce(&mine, &mut all, Op::BitOr).map_err(coll_error)?;
     for (w, word) in all.iter().enumerate() {
@@ -201,9 +203,7 @@ pub fn split(
     let Some(child) = parent.coll().split(color, key).map_err(coll_error)? else { return Ok(None) };
     let mut obj = obj(context, child);
     obj.topology = topology;
-    let mut c = comms();
-    c.contexts[context as usize / 64] |= 1 << (context % 64);
-    Ok(Some(c.table.insert(Arc::new(obj))))
+    register(obj).map(Some)
 }
 
 /// Frees a user communicator. MPI makes this collective, but nothing here needs the
@@ -211,22 +211,15 @@ pub fn split(
 /// its last member drops it (`sccemu::Comm`'s drop count).
 pub fn free(handle: c_int) -> MpiResult<()> {
     lookup(handle)?;
-    let mut c = comms();
-    if c.table.is_predefined(handle) {
+    if handle == WORLD || handle == SELF {
         return fail(class::COMM, "a predefined communicator cannot be freed");
     }
-    let Some(obj) = c.table.remove(handle) else {
+    let Some(obj) = COMMS.remove(handle) else {
         return fail(class::COMM, "the communicator was freed meanwhile");
     };
-    c.contexts[obj.context as usize / 64] &= !(1 << (obj.context % 64));
-    drop(c);
+    contexts()[obj.context as usize / 64] &= !(1 << (obj.context % 64));
     crate::errhandler::forget(handle);
     Ok(())
-}
-
-/// Live user communicators (for tests of leaks).
-pub fn live() -> usize {
-    comms().table.live()
 }
 
 /// The world rank of this process.

@@ -109,6 +109,14 @@ pub struct Run {
     pub len: usize,
 }
 
+/// The basic elements of one element of a type, in type-map order: runs of one
+/// primitive, adjacent equal primitives merged (`MPI_Get_elements` counts them). Kept
+/// only while short; a type whose signature would be longer counts whole elements only.
+pub type Signature = Option<Vec<(Prim, usize)>>;
+
+/// Longest signature kept.
+const SIGNATURE_CAP: usize = 4096;
+
 /// Everything the library needs to know about a datatype.
 #[derive(Clone, Debug)]
 pub struct TypeMap {
@@ -128,8 +136,19 @@ pub struct TypeMap {
     pub true_extent: isize,
     /// The one primitive kind every value in the type has, if there is one.
     pub prim: Option<Prim>,
+    /// Basic elements in one element.
+    pub elements: usize,
+    /// The basic elements in order (see [`Signature`]).
+    pub signature: Signature,
+    /// The strictest alignment of its primitives (what a struct's extent is rounded to).
+    pub align: usize,
     /// Whether the type may be used in communication.
     pub committed: bool,
+    /// Whether it is one of `mpi.h`'s types (which cannot be freed or renamed).
+    pub predefined: bool,
+    /// Whether `count` elements are one run of `count * size` bytes from the buffer's
+    /// start (kept by [`TypeMap::settled`], which every constructor ends with).
+    pub(crate) contiguous: bool,
 }
 
 impl TypeMap {
@@ -146,15 +165,29 @@ impl TypeMap {
             true_lb: 0,
             true_extent: size as isize,
             prim: Some(prim),
+            elements: 1,
+            signature: Some(vec![(prim, 1)]),
+            align: prim.align(),
             committed: true,
+            predefined: true,
+            contiguous: false,
         }
+        .settled()
+    }
+
+    /// The map with its derived facts computed again (after its runs or bounds changed).
+    pub fn settled(mut self) -> TypeMap {
+        self.contiguous =
+            self.runs.len() == 1 && self.runs[0].offset == 0 && self.runs[0].len as isize == self.extent
+                || self.size == 0;
+        self
     }
 
     /// Whether `count` elements are one run of `count * size` bytes from the buffer's
     /// start: the case that needs no packing.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
-        self.runs.len() == 1 && self.runs[0].offset == 0 && self.runs[0].len as isize == self.extent
-            || self.size == 0
+        self.contiguous
     }
 }
 
@@ -203,32 +236,70 @@ fn predefined() -> Vec<TypeMap> {
     .collect()
 }
 
+/// The predefined types, by index (handle `DATATYPE_NULL | index`, from 1): looked up
+/// without a lock, since nearly every call names one.
+static PREDEFINED: std::sync::LazyLock<Vec<TypeMap>> = std::sync::LazyLock::new(predefined);
+
+/// User datatypes (their handles come after the predefined ones').
 static TYPES: Mutex<Table<Arc<TypeMap>>> = Mutex::new(Table::new(DATATYPE_NULL));
 
-/// The datatype table (predefined types placed on first use).
-pub fn table() -> MutexGuard<'static, Table<Arc<TypeMap>>> {
+fn table() -> MutexGuard<'static, Table<Arc<TypeMap>>> {
     let mut t = TYPES.lock().unwrap_or_else(|p| p.into_inner());
-    if !t.is_predefined(DATATYPE_NULL | 1) {
-        for map in predefined() {
-            t.predefine(Arc::new(map));
+    if !t.is_predefined(DATATYPE_NULL | PREDEFINED.len() as c_int) {
+        // Reserve the predefined handles, so that user handles come after them.
+        for map in PREDEFINED.iter() {
+            t.predefine(Arc::new(map.clone()));
         }
     }
     t
 }
 
+/// A datatype's map: a predefined one, or a user type's (kept alive by operations
+/// started with it, should the type be freed meanwhile).
+#[derive(Clone, Debug)]
+pub enum TypeRef {
+    /// A predefined type.
+    Predefined(&'static TypeMap),
+    /// A user type.
+    User(Arc<TypeMap>),
+}
+
+impl std::ops::Deref for TypeRef {
+    type Target = TypeMap;
+    #[inline]
+    fn deref(&self) -> &TypeMap {
+        match self {
+            TypeRef::Predefined(m) => m,
+            TypeRef::User(m) => m,
+        }
+    }
+}
+
+/// The map of a predefined type (`None` for any other handle): the fast paths' lookup.
+#[inline]
+pub fn predefined_map(handle: c_int) -> Option<&'static TypeMap> {
+    let index = (handle as u32).wrapping_sub(DATATYPE_NULL as u32) as usize;
+    PREDEFINED.get(index.checked_sub(1)?)
+}
+
 /// The type map `handle` names, whether committed or not.
-pub fn lookup(handle: c_int) -> MpiResult<Arc<TypeMap>> {
+#[inline]
+pub fn lookup(handle: c_int) -> MpiResult<TypeRef> {
+    if let Some(map) = predefined_map(handle) {
+        return Ok(TypeRef::Predefined(map));
+    }
     if handle == DATATYPE_NULL {
         return fail(class::TYPE, "MPI_DATATYPE_NULL is not a datatype");
     }
     match table().get(handle) {
-        Some(map) => Ok(map.clone()),
+        Some(map) => Ok(TypeRef::User(map.clone())),
         None => fail(class::TYPE, format!("{handle:#x} is not a datatype handle")),
     }
 }
 
 /// The type map `handle` names, which must be committed: for communication.
-pub fn committed(handle: c_int) -> MpiResult<Arc<TypeMap>> {
+#[inline]
+pub fn committed(handle: c_int) -> MpiResult<TypeRef> {
     let map = lookup(handle)?;
     if !map.committed {
         return fail(class::TYPE, format!("datatype {} is not committed", map.name));
@@ -236,13 +307,82 @@ pub fn committed(handle: c_int) -> MpiResult<Arc<TypeMap>> {
     Ok(map)
 }
 
-/// Basic elements in the first `bytes` bytes of data of `map` (a type of mixed
-/// primitives), as `MPI_Get_elements` counts them.
-pub fn elements_in(map: &TypeMap, bytes: usize) -> usize {
-    // Placeholder of the skeleton: counts bytes until derived types record their
-    // primitives.
-    let _ = map;
-    bytes
+/// Basic elements in the first `bytes` bytes of data of `map`, as `MPI_Get_elements`
+/// counts them: `None` if the bytes end inside a basic element, or inside an element
+/// whose signature was too long to keep.
+pub fn elements_in(map: &TypeMap, bytes: usize) -> Option<usize> {
+    if map.size == 0 {
+        return Some(0);
+    }
+    let (whole, mut rest) = (bytes / map.size, bytes % map.size);
+    let mut count = whole * map.elements;
+    if rest == 0 {
+        return Some(count);
+    }
+    for &(prim, n) in map.signature.as_ref()? {
+        let run = prim.size() * n;
+        if rest < run {
+            return (rest % prim.size() == 0).then(|| count + rest / prim.size());
+        }
+        count += n;
+        rest -= run;
+    }
+    Some(count)
+}
+
+/// Appends `times` copies of `unit` to `sig` (merging equal neighbours); `None` once
+/// it grows past [`SIGNATURE_CAP`].
+pub(crate) fn repeat_signature(sig: &mut Signature, unit: &Signature, times: usize) {
+    let (Some(out), Some(unit)) = (sig.as_mut(), unit.as_ref()) else {
+        *sig = None;
+        return;
+    };
+    if let [(prim, n)] = unit.as_slice() {
+        push_run(out, *prim, n * times);
+    } else if out.len() + unit.len().saturating_mul(times) > SIGNATURE_CAP {
+        *sig = None;
+        return;
+    } else {
+        for _ in 0..times {
+            for &(prim, n) in unit {
+                push_run(out, prim, n);
+            }
+        }
+    }
+    if out.len() > SIGNATURE_CAP {
+        *sig = None;
+    }
+}
+
+fn push_run(out: &mut Vec<(Prim, usize)>, prim: Prim, n: usize) {
+    match out.last_mut() {
+        Some((p, m)) if *p == prim => *m += n,
+        _ if n > 0 => out.push((prim, n)),
+        _ => {}
+    }
+}
+
+/// Stores a new (uncommitted) user datatype.
+pub fn insert(map: TypeMap) -> c_int {
+    table().insert(Arc::new(map))
+}
+
+/// Replaces the type map of a user datatype (commit, rename).
+pub fn update(handle: c_int, f: impl FnOnce(&mut TypeMap)) -> MpiResult<()> {
+    let mut t = table();
+    let Some(map) = t.get_mut(handle) else {
+        return fail(class::TYPE, format!("{handle:#x} is not a datatype handle"));
+    };
+    f(Arc::make_mut(map));
+    Ok(())
+}
+
+/// Frees a user datatype.
+pub fn free(handle: c_int) -> MpiResult<()> {
+    if lookup(handle)?.predefined {
+        return fail(class::TYPE, "a predefined datatype cannot be freed");
+    }
+    table().remove(handle).map(drop).ok_or_else(|| crate::error::MpiError::new(class::TYPE, "already freed"))
 }
 
 #[cfg(test)]

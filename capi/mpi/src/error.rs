@@ -70,13 +70,26 @@ pub mod class {
     pub const CLASSES: c_int = 64;
 }
 
-/// Why a call failed: its MPI error class and what exactly was wrong.
+/// Why a call failed: its MPI error class and what exactly was wrong. Boxed, so that
+/// the results of the library's calls stay a word or two wide on the success path
+/// (wide results cost store-forwarding stalls on every `?` of a hot call).
 #[derive(Clone, Debug, PartialEq)]
-pub struct MpiError {
+pub struct MpiError(Box<Failure>);
+
+/// What an [`MpiError`] says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
     /// The error class (`MPI_ERR_*`).
     pub class: c_int,
     /// One sentence for the user.
     pub what: String,
+}
+
+impl std::ops::Deref for MpiError {
+    type Target = Failure;
+    fn deref(&self) -> &Failure {
+        &self.0
+    }
 }
 
 /// What library calls return.
@@ -84,8 +97,9 @@ pub type MpiResult<T> = Result<T, MpiError>;
 
 impl MpiError {
     /// An error of `class` explained by `what`.
+    #[cold]
     pub fn new(class: c_int, what: impl Into<String>) -> MpiError {
-        MpiError { class, what: what.into() }
+        MpiError(Box::new(Failure { class, what: what.into() }))
     }
 }
 
@@ -99,6 +113,7 @@ impl std::fmt::Display for MpiError {
 impl std::error::Error for MpiError {}
 
 /// Shorthand for `Err(MpiError::new(class, what))`.
+#[cold]
 pub fn fail<T>(class: c_int, what: impl Into<String>) -> MpiResult<T> {
     Err(MpiError::new(class, what))
 }

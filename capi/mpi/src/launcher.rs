@@ -3,9 +3,10 @@
 //!
 //! [`compile_command`] is `sccmpicc`: `$CC` (default `cc`) with `mpi.h`'s directory
 //! first and, when it links, `libsccmpi.a` and the system libraries the Rust runtime
-//! needs after the objects. [`run_as_singleton`] re-runs the calling program as a
-//! one-core sccemu job and exits with its status, so that `./prog` alone behaves like
-//! `sccrun -n 1 ./prog`.
+//! needs after the objects. [`run_as_singleton`] re-runs the calling program as an
+//! sccemu job of [`NP_VAR`] cores (default 1) and exits with its status, so that
+//! `./prog` alone behaves like `sccrun -n 1 ./prog`, and `SCCEMU_MPI_NP=4 ./prog` like
+//! `sccrun -n 4 ./prog` (how the benchmark harness starts MPI programs).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,12 +85,26 @@ pub fn compiler_main(name: &str, cxx: bool) -> u8 {
     }
 }
 
-/// Re-runs this program, with its arguments, as the only core of a new job, and exits
-/// with the job's status: `MPI_Init` without `sccrun`.
+/// The environment variable that gives the core count of a program started without a
+/// launcher (see [`run_as_singleton`]).
+pub const NP_VAR: &str = "SCCEMU_MPI_NP";
+
+/// Re-runs this program, with its arguments, as the cores of a new job ([`NP_VAR`] of
+/// them, 1 by default), and exits with the job's status: `MPI_Init` without `sccrun`.
 pub fn run_as_singleton() -> ! {
     use sccemu::job::launcher::Launch;
-    let mut config = sccemu::Config::new(1);
-    config.wait = sccemu::job::resolve_wait(1) as u32;
+    let cores = match std::env::var(NP_VAR) {
+        Err(_) => 1,
+        Ok(n) => match n.parse::<u32>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                eprintln!("sccemu MPI: {NP_VAR}={n:?} is not a core count");
+                std::process::exit(2)
+            }
+        },
+    };
+    let mut config = sccemu::Config::new(cores);
+    config.wait = sccemu::job::resolve_wait(cores) as u32;
     let mut launch = Launch::new(config, "/proc/self/exe");
     launch.args = std::env::args_os().skip(1).collect();
     let code = match launch.spawn() {
@@ -101,7 +116,7 @@ pub fn run_as_singleton() -> ! {
             report.exit_code()
         }
         Err(e) => {
-            eprintln!("sccemu MPI: cannot start a one-core job for this program: {e}");
+            eprintln!("sccemu MPI: cannot start a {cores}-core job for this program: {e}");
             1
         }
     };

@@ -9,12 +9,15 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
-//! `request`, `p2p`, `coll`, `win`; `ffi` is the C boundary, and the only unsafe code;
+//! `request`, `p2p`, `coll`, `derived` (derived datatypes), `win` (windows), `rma`
+//! (put, get, accumulate), `winsync` (epochs), `dynamic` (attached memory); `ffi` is the C boundary, and the only unsafe code;
 //! `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
 
 pub mod coll;
 pub mod comm;
 pub mod datatype;
+pub mod derived;
+pub mod dynamic;
 pub mod errhandler;
 pub mod error;
 pub mod ffi;
@@ -25,6 +28,8 @@ pub mod launcher;
 pub mod op;
 pub mod p2p;
 pub mod request;
+pub mod rma;
 pub mod state;
 pub mod topology;
 pub mod win;
+pub mod winsync;

@@ -1,1 +1,179 @@
-//! Reduction operations (placeholder of the skeleton: the collectives work replaces this file).
+//! Reduction operations: `MPI_Op` handles, the sccemu op each one is, and the element
+//! type a datatype's data is reduced as.
+//!
+//! Every predefined op is one of `sccemu::Op` (MINLOC and MAXLOC on the value-index
+//! pairs of `sccemu::protocol::atomic::pair`). A reduction needs a datatype whose
+//! every basic element is of one primitive kind ([`TypeMap::prim`]): its packed bytes
+//! are then an array of that primitive, and [`with_prim!`] calls generic code with
+//! the Rust type. Which ops apply to which kinds is sccemu's rule
+//! (`Element::check`), plus MPI's: `_Bool` takes only the logical ops.
+
+use std::borrow::Cow;
+use std::ffi::c_int;
+
+use sccemu::Op;
+
+use crate::datatype::{Prim, TypeMap};
+use crate::error::{MpiResult, class, fail};
+
+/// `MPI_OP_NULL`: the op handles' base.
+pub const OP_NULL: c_int = 0x5c00_0000;
+
+/// The sccemu op of a predefined `MPI_Op` handle, in `mpi.h`'s order.
+const OPS: [Op; 14] = [
+    Op::Max,
+    Op::Min,
+    Op::Sum,
+    Op::Prod,
+    Op::LogicalAnd,
+    Op::BitAnd,
+    Op::LogicalOr,
+    Op::BitOr,
+    Op::LogicalXor,
+    Op::BitXor,
+    Op::MinLoc,
+    Op::MaxLoc,
+    Op::Replace,
+    Op::NoOp,
+];
+
+/// The op `handle` names.
+pub fn lookup(handle: c_int) -> MpiResult<Op> {
+    let index = (handle as u32).wrapping_sub(OP_NULL as u32).wrapping_sub(1);
+    match OPS.get(index as usize) {
+        Some(&op) => Ok(op),
+        None if handle == OP_NULL => fail(class::OP, "MPI_OP_NULL is not an operation"),
+        None => fail(class::OP, format!("{handle:#x} is not an operation handle")),
+    }
+}
+
+/// The primitive that the data of `map` is reduced as, checked against `op`.
+pub fn prim_for(map: &TypeMap, op: Op) -> MpiResult<Prim> {
+    let Some(prim) = map.prim else {
+        return fail(class::TYPE, "a reduction needs a datatype of one basic type");
+    };
+    if prim == Prim::Bool
+        && !matches!(op, Op::LogicalAnd | Op::LogicalOr | Op::LogicalXor | Op::Replace | Op::NoOp)
+    {
+        return fail(class::OP, format!("{op:?} is not defined on MPI_C_BOOL"));
+    }
+    Ok(prim)
+}
+
+/// Runs `$body` with `$t` the Rust element type of the [`Prim`] `$prim` (`_Bool` as
+/// `u8`; pairs as sccemu's value-index pairs).
+#[macro_export]
+macro_rules! with_prim {
+    ($prim:expr, $t:ident => $body:expr) => {{
+        use sccemu::protocol::atomic::pair as p;
+        use $crate::datatype::{PairValue as V, Prim as P};
+        match $prim {
+            P::I8 => {
+                type $t = i8;
+                $body
+            }
+            P::U8 | P::Bool => {
+                type $t = u8;
+                $body
+            }
+            P::I16 => {
+                type $t = i16;
+                $body
+            }
+            P::U16 => {
+                type $t = u16;
+                $body
+            }
+            P::I32 => {
+                type $t = i32;
+                $body
+            }
+            P::U32 => {
+                type $t = u32;
+                $body
+            }
+            P::I64 => {
+                type $t = i64;
+                $body
+            }
+            P::U64 => {
+                type $t = u64;
+                $body
+            }
+            P::F32 => {
+                type $t = f32;
+                $body
+            }
+            P::F64 => {
+                type $t = f64;
+                $body
+            }
+            P::Pair(V::Int) => {
+                type $t = p::IntIndex;
+                $body
+            }
+            P::Pair(V::Short) => {
+                type $t = p::ShortIndex;
+                $body
+            }
+            P::Pair(V::Float) => {
+                type $t = p::FloatIndex;
+                $body
+            }
+            P::Pair(V::Long) => {
+                type $t = p::LongIndex;
+                $body
+            }
+            P::Pair(V::Double) => {
+                type $t = p::DoubleIndex;
+                $body
+            }
+        }
+    }};
+}
+
+/// Packed data (`packed` bytes an element) as elements of `T`: the bytes themselves
+/// when they are `T`s already and aligned, else a copy. Packed pairs of 12 bytes
+/// (`MPI_DOUBLE_INT`, `MPI_LONG_INT`) are C structs of 16, their padding not being
+/// data: each element's bytes start a `T`, whose padding is zero.
+pub fn elems<T: bytemuck::Pod>(bytes: &[u8], packed: usize) -> Cow<'_, [T]> {
+    if packed == size_of::<T>() {
+        return match bytemuck::try_cast_slice(bytes) {
+            Ok(elems) => Cow::Borrowed(elems),
+            Err(_) => Cow::Owned(bytemuck::pod_collect_to_vec(bytes)),
+        };
+    }
+    bytes
+        .chunks_exact(packed)
+        .map(|b| {
+            let mut e = T::zeroed();
+            bytemuck::bytes_of_mut(&mut e)[..packed].copy_from_slice(b);
+            e
+        })
+        .collect()
+}
+
+/// Elements of `T` as packed data of `packed` bytes each (the inverse of [`elems`]).
+pub fn packed<T: bytemuck::Pod>(elems: &[T], packed: usize) -> Cow<'_, [u8]> {
+    if packed == size_of::<T>() {
+        return Cow::Borrowed(bytemuck::cast_slice(elems));
+    }
+    elems.iter().flat_map(|e| bytemuck::bytes_of(e)[..packed].iter().copied()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_name_the_ops_in_mpi_h_order() {
+        assert_eq!(lookup(OP_NULL | 3).unwrap(), Op::Sum);
+        assert_eq!(lookup(OP_NULL | 0xb).unwrap(), Op::MinLoc);
+        assert_eq!(lookup(OP_NULL | 0xe).unwrap(), Op::NoOp);
+        assert_eq!(lookup(OP_NULL).unwrap_err().class, class::OP);
+        assert_eq!(lookup(OP_NULL | 0xf).unwrap_err().class, class::OP);
+        assert_eq!(lookup(0x4400_0001).unwrap_err().class, class::OP);
+        let b = TypeMap::basic("MPI_C_BOOL", Prim::Bool);
+        assert!(prim_for(&b, Op::Sum).is_err() && prim_for(&b, Op::LogicalOr).is_ok());
+    }
+}

@@ -1,23 +1,403 @@
-//! Windows (placeholder of the skeleton: the RMA work replaces this file).
+//! MPI windows on sccemu windows of bytes.
+//!
+//! An MPI window is an `sccemu::Window<u8>` over every core of the job (so its
+//! communicator must hold every process, in any order), whose index is a byte offset
+//! into each target's part: a displacement times the target's `disp_unit`. Each rank's
+//! part is memory it brings (`Window::create_over`) or that the window allocates:
+//! - `MPI_Win_create`: the caller's buffer, in place: memory from `MPI_Alloc_mem` is
+//!   in the shared heap already; any other is adopted (its pages remapped onto heap
+//!   pages, `CoreContext::adopt`) until the window is freed;
+//! - `MPI_Win_allocate`: parts the sccemu window allocates (DRAM, or the MPB with the
+//!   info key `sccemu_placement=mpb`);
+//! - `MPI_Win_allocate_shared`: one heap block that the communicator's rank 0
+//!   allocates, the parts contiguous in rank order, as MPI specifies;
+//! - `MPI_Win_create_dynamic`: every part is the whole heap, and displacements are
+//!   addresses translated through the target's table of attached memory (`dynamic`).
+//!
+//! Every part of every flavor is mapped by every process, so `MPI_Win_shared_query`
+//! gives a usable pointer for any window but a dynamic one.
+//!
+//! Creation is collective and agrees first: every rank prepares its memory, then all
+//! exchange whether that worked, their sizes and displacement units (one allgather);
+//! if any rank failed, every rank returns an error (the failing one its own), undoes
+//! what it prepared, and the job goes on. The accumulate strategy comes from the info
+//! key `sccemu_accumulate_strategy` (`atomic`, the default; `caller`, whole-part locks;
+//! `caller:GRANULARITY`; `owner`); `accumulate_ordering` and `accumulate_ops` are
+//! accepted as MPI defines them: every strategy orders and is atomic beyond what they
+//! ask.
 
 use std::ffi::{c_int, c_void};
 
-use crate::error::{MpiResult, class, fail};
+use sccemu::segment::collective_alloc::HeapRegion;
+use sccemu::{AccStrategy, Allgather, Placement, Window};
 
-/// `MPI_WIN_NULL`: the window table's base.
+use crate::comm::{CommObj, coll_error};
+use crate::dynamic::AttachTable;
+use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::registry::{Registry, Serial};
+use crate::state::mpi;
+
+/// `MPI_WIN_NULL`: the window handles' base.
 pub const WIN_NULL: c_int = 0x5000_0000;
+
+/// How a window got its memory (`MPI_WIN_FLAVOR_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// `MPI_Win_create`.
+    Create = 1,
+    /// `MPI_Win_allocate`.
+    Allocate = 2,
+    /// `MPI_Win_create_dynamic`.
+    Dynamic = 3,
+    /// `MPI_Win_allocate_shared`.
+    Shared = 4,
+}
+
+/// What one rank's part is, seen from every rank.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// Its world rank (the sccemu window's rank).
+    pub world: u32,
+    /// Bytes of its part.
+    pub size: usize,
+    /// Its displacement unit.
+    pub disp_unit: usize,
+}
+
+/// Memory a rank brought to a window, to give back when it is freed.
+#[derive(Debug)]
+pub enum Own {
+    /// Nothing (the sccemu window frees its own allocation).
+    Nothing,
+    /// Adopted pages of the caller's buffer at this address.
+    Adopted(usize),
+    /// A heap block this rank allocated for the window.
+    Block(HeapRegion),
+}
+
+/// The changing state of a window.
+pub struct WinState {
+    /// The sccemu window, until freed.
+    pub win: Option<Window<'static, u8>>,
+    /// What to give back at free.
+    pub own: Own,
+    /// A dynamic window's attached memory.
+    pub attached: Option<AttachTable>,
+}
+
+/// One MPI window.
+pub struct WinObj {
+    /// The communicator it was created on.
+    pub comm: &'static CommObj,
+    /// How it got its memory.
+    pub flavor: Flavor,
+    /// Every rank's part, by rank in `comm`.
+    pub targets: Vec<Target>,
+    /// The rest, which calls change.
+    pub state: Serial<WinState>,
+}
+
+static WINS: Registry<WinObj> = Registry::new(WIN_NULL);
+
+/// The window `handle` names.
+#[inline]
+pub fn lookup(handle: c_int) -> MpiResult<&'static WinObj> {
+    match WINS.get(handle) {
+        Some(w) => Ok(w),
+        None if handle == WIN_NULL => fail(class::WIN, "MPI_WIN_NULL is not a window"),
+        None => fail(class::WIN, format!("{handle:#x} is not a window handle")),
+    }
+}
 
 /// Checks that `win` names a live window.
 pub fn check_handle(win: c_int) -> MpiResult<()> {
-    fail(class::WIN, format!("{win:#x} is not a window handle"))
+    lookup(win).map(drop)
 }
 
-/// `MPI_Alloc_mem`.
-pub fn alloc_mem(_size: usize) -> MpiResult<*mut c_void> {
-    fail(class::NO_MEM, "MPI_Alloc_mem is not written yet")
+/// The accumulate strategy an info asks for.
+pub fn strategy(info: c_int) -> MpiResult<AccStrategy> {
+    let Some(value) = crate::info::get(info, "sccemu_accumulate_strategy")? else {
+        return Ok(AccStrategy::Atomic);
+    };
+    Ok(match value.as_str() {
+        "atomic" => AccStrategy::Atomic,
+        "caller" => AccStrategy::CallerComputes { granularity: usize::MAX },
+        "owner" => AccStrategy::OwnerComputes,
+        other => match other.strip_prefix("caller:").and_then(|g| g.parse::<usize>().ok()) {
+            Some(granularity) if granularity > 0 => AccStrategy::CallerComputes { granularity },
+            _ => {
+                return fail(
+                    class::INFO_VALUE,
+                    format!(
+                        "sccemu_accumulate_strategy={other:?}: use atomic, caller, caller:BYTES or owner"
+                    ),
+                );
+            }
+        },
+    })
 }
+
+/// Where `MPI_Win_allocate` puts the parts (`sccemu_placement` = `dram` or `mpb`).
+fn placement(info: c_int) -> MpiResult<Placement> {
+    match crate::info::get(info, "sccemu_placement")?.as_deref() {
+        None | Some("dram") => Ok(Placement::Dram),
+        Some("mpb") => Ok(Placement::Mpb),
+        Some(other) => fail(class::INFO_VALUE, format!("sccemu_placement={other:?}: use dram or mpb")),
+    }
+}
+
+/// A rank's arguments and prepared memory for a new window.
+pub struct Prepared {
+    /// Its part, for a window over memory it brings (`None`: the window allocates).
+    pub part: Option<HeapRegion>,
+    /// What to give back if creation fails, or at free.
+    pub own: Own,
+    /// Bytes and displacement unit.
+    pub size: usize,
+    /// Displacement unit.
+    pub disp_unit: usize,
+}
+
+/// Gives back what [`Prepared::own`] holds.
+pub fn give_back(own: &Own) -> MpiResult<()> {
+    let ctx = mpi()?.core.context();
+    match *own {
+        Own::Nothing => Ok(()),
+        Own::Adopted(addr) => crate::ffi::rma::release(ctx, addr),
+        Own::Block(block) => {
+            ctx.heap_free_local(block).map_err(|e| MpiError::new(class::NO_MEM, e.to_string()))
+        }
+    }
+}
+
+/// The communicator's check: windows span the job.
+fn spans_job(comm: &CommObj) -> MpiResult<()> {
+    let cores = mpi()?.core.size();
+    if comm.size() != cores {
+        return fail(
+            class::COMM,
+            format!(
+                "windows need a communicator of every process ({cores}); this one has {} (windows on \
+                 sub-communicators are not supported)",
+                comm.size()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Collective over `comm`: the memory of `MPI_Win_allocate_shared`, one heap block
+/// that rank 0 allocates, each rank's part right after the previous rank's.
+pub fn prepare_shared(
+    comm: &CommObj,
+    size: MpiResult<usize>,
+    disp_unit: MpiResult<usize>,
+) -> MpiResult<Prepared> {
+    let local = spans_job(comm).and(size).and_then(|s| Ok((s, disp_unit?)));
+    let mine = match &local {
+        Ok((s, _)) => [1, *s as u64],
+        Err(_) => [0, 0],
+    };
+    let mut all = vec![0u64; 2 * comm.size() as usize];
+    comm.coll().allgather(&mine, &mut all, Allgather::Auto).map_err(coll_error)?;
+    let (size, disp_unit) = local?;
+    if let Some(rank) = all.chunks(2).position(|w| w[0] == 0) {
+        return fail(class::ARG, format!("rank {rank} of the communicator passed bad arguments"));
+    }
+    let sizes: Vec<usize> = all.chunks(2).map(|w| w[1] as usize).collect();
+    let total = sizes.iter().try_fold(0usize, |t, &s| t.checked_add(s));
+    let ctx = mpi()?.core.context();
+    // Rank 0's block, as (offset + 1, bytes); 0 if it could not allocate.
+    let mut block = [0u64; 2];
+    if comm.rank == 0 {
+        if let Some(Ok(r)) = total.map(|t| ctx.heap_alloc_local(t.max(1))) {
+            block = [r.offset as u64 + 1, r.len as u64];
+        }
+    }
+    comm.coll().bcast(0, &mut block).map_err(coll_error)?;
+    if block[0] == 0 {
+        return fail(
+            class::NO_MEM,
+            format!("no shared heap for {} bytes of windows", total.unwrap_or(usize::MAX)),
+        );
+    }
+    let region = HeapRegion { offset: block[0] as usize - 1, len: block[1] as usize };
+    let before: usize = sizes[..comm.rank as usize].iter().sum();
+    let part = HeapRegion { offset: region.offset + before, len: size };
+    let own = if comm.rank == 0 { Own::Block(region) } else { Own::Nothing };
+    Ok(Prepared { part: Some(part), own, size, disp_unit })
+}
+
+/// Collective: creates a window of `flavor` over `prepared` (each rank's own result),
+/// first agreeing across `comm` that every rank prepared (module docs).
+pub fn create(
+    comm: &'static CommObj,
+    flavor: Flavor,
+    info: c_int,
+    prepared: MpiResult<Prepared>,
+) -> MpiResult<c_int> {
+    // Argument errors found here still take part in the agreement.
+    let prepared = spans_job(comm).and_then(|()| {
+        let p = prepared?;
+        let strategy = strategy(info)?;
+        let placement = placement(info)?;
+        Ok((p, strategy, placement))
+    });
+    let mine = match &prepared {
+        Ok((p, ..)) => [1, p.size as u64, p.disp_unit as u64],
+        Err(_) => [0, 0, 0],
+    };
+    let mut all = vec![0u64; 3 * comm.size() as usize];
+    comm.coll().allgather(&mine, &mut all, Allgather::Auto).map_err(coll_error)?;
+    let failed = all.chunks(3).position(|w| w[0] == 0);
+    let (prepared, strategy, placement) = match (prepared, failed) {
+        (Err(e), _) => return Err(e),
+        (Ok((p, ..)), Some(rank)) => {
+            give_back(&p.own)?;
+            return fail(class::ARG, format!("rank {rank} of the communicator could not create its part"));
+        }
+        (Ok(ready), None) => ready,
+    };
+    let ctx = mpi()?.core.context();
+    let made = match prepared.part {
+        Some(part) => Window::<u8>::create_over(ctx, part, strategy),
+        None => Window::<u8>::create_with(ctx, prepared.size, placement, strategy),
+    };
+    let win = match made {
+        Ok(win) => win,
+        Err(e) => {
+            give_back(&prepared.own)?;
+            return Err(window_error(e));
+        }
+    };
+    let targets = all
+        .chunks(3)
+        .zip(&comm.members)
+        .map(|(w, &world)| Target { world, size: w[1] as usize, disp_unit: w[2] as usize })
+        .collect();
+    let attached = match flavor {
+        Flavor::Dynamic => Some(AttachTable::create(ctx, comm.size() as usize).map_err(window_error)?),
+        _ => None,
+    };
+    let state = Serial::new(WinState { win: Some(win), own: prepared.own, attached });
+    let obj = WinObj { comm, flavor, targets, state };
+    WINS.insert(obj).ok_or_else(|| MpiError::new(class::INTERN, "too many windows"))
+}
+
+/// Collective: frees `handle`'s window (`MPI_Win_free`).
+pub fn free(handle: c_int) -> MpiResult<()> {
+    let obj = lookup(handle)?;
+    let (win, own, attached) =
+        obj.state.with(|s| (s.win.take(), std::mem::replace(&mut s.own, Own::Nothing), s.attached.take()));
+    let win = win.ok_or_else(|| MpiError::new(class::WIN, "the window was freed"))?;
+    win.free().map_err(window_error)?;
+    if let Some(attached) = attached {
+        attached.free()?;
+    }
+    give_back(&own)?;
+    WINS.remove(handle);
+    crate::errhandler::forget(handle);
+    Ok(())
+}
+
+/// Runs `f` on the live sccemu window of `obj` (and a dynamic window's attachments).
+#[inline]
+pub fn with_win<R>(
+    obj: &WinObj,
+    f: impl FnOnce(&Window<'static, u8>, Option<&mut AttachTable>) -> MpiResult<R>,
+) -> MpiResult<R> {
+    obj.state.with(|s| match &s.win {
+        Some(win) => f(win, s.attached.as_mut()),
+        None => fail(class::WIN, "the window was freed"),
+    })
+}
+
+/// `MPI_Win_shared_query`: `rank`'s size, displacement unit and base address here.
+pub fn shared_query(obj: &WinObj, rank: c_int) -> MpiResult<(usize, usize, *mut c_void)> {
+    if obj.flavor == Flavor::Dynamic {
+        return fail(class::RMA_FLAVOR, "a dynamic window has no parts to query");
+    }
+    let t = match usize::try_from(rank).ok().and_then(|r| obj.targets.get(r)) {
+        Some(t) => *t,
+        None => return fail(class::RANK, format!("rank {rank} of a window of {}", obj.targets.len())),
+    };
+    let base = with_win(obj, |w, _| w.part_ptr(t.world).map_err(rma_error))?;
+    Ok((t.size, t.disp_unit, base.cast()))
+}
+
+/// The error of a refused window creation or free.
+pub fn window_error(e: sccemu::WindowError) -> MpiError {
+    use sccemu::WindowError as E;
+    let class = match &e {
+        E::Alloc(_) | E::TooLarge { .. } | E::TooBigForMpb { .. } => class::NO_MEM,
+        E::EpochOpen { .. } => class::RMA_SYNC,
+        E::Mismatch { .. } => class::NOT_SAME,
+        E::OutsideHeap { .. } => class::BASE,
+        _ => class::OTHER,
+    };
+    MpiError::new(class, e.to_string())
+}
+
+/// The error of a refused put, get or atomic.
+pub fn rma_error(e: sccemu::RmaError) -> MpiError {
+    use sccemu::RmaError as E;
+    let class = match e {
+        E::RankOutOfRange { .. } => class::RANK,
+        E::OutOfBounds { .. } => class::RMA_RANGE,
+        E::Misaligned { .. } => class::DISP,
+        E::NoEpoch { .. } | E::NotPassive { .. } => class::RMA_SYNC,
+        E::LengthMismatch { .. } => class::COUNT,
+        E::Op(_) => class::OP,
+        E::Aborted(_) => class::OTHER,
+    };
+    MpiError::new(class, e.to_string())
+}
+
+/// The error of a refused accumulate.
+pub fn acc_error(e: sccemu::AccError) -> MpiError {
+    match e {
+        sccemu::AccError::Rma(e) => rma_error(e),
+        sccemu::AccError::Op(e) => MpiError::new(class::OP, e.to_string()),
+        e @ sccemu::AccError::NotLockFree { .. } => {
+            MpiError::new(class::UNSUPPORTED_OPERATION, e.to_string())
+        }
+        e => MpiError::new(class::OTHER, e.to_string()),
+    }
+}
+
+/// The error of a refused synchronization.
+pub fn sync_error(e: sccemu::SyncError) -> MpiError {
+    use sccemu::SyncError as E;
+    let class = match &e {
+        E::RankOutOfRange { .. } => class::RANK,
+        E::Assert(_) => class::ASSERT,
+        E::Aborted(_) => class::OTHER,
+        _ => class::RMA_SYNC,
+    };
+    MpiError::new(class, e.to_string())
+}
+
+/// `MPI_Alloc_mem`: memory of the shared heap (a window over it needs no adoption).
+pub fn alloc_mem(size: usize) -> MpiResult<*mut c_void> {
+    let ctx = mpi()?.core.context();
+    let region = ctx
+        .heap_alloc_local(size.max(1))
+        .map_err(|e| MpiError::new(class::NO_MEM, format!("{size} bytes: {e}")))?;
+    let ptr = ctx.heap_bytes(region).addr(0);
+    ALLOCATED.lock().unwrap_or_else(|e| e.into_inner()).push((ptr as usize, region));
+    Ok(ptr.cast())
+}
+
+/// Blocks handed out by `MPI_Alloc_mem`, by address.
+static ALLOCATED: std::sync::Mutex<Vec<(usize, HeapRegion)>> = std::sync::Mutex::new(Vec::new());
 
 /// `MPI_Free_mem`.
-pub fn free_mem(_base: *mut c_void) -> MpiResult<()> {
-    fail(class::BASE, "MPI_Free_mem is not written yet")
+pub fn free_mem(base: *mut c_void) -> MpiResult<()> {
+    let mut allocated = ALLOCATED.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(i) = allocated.iter().position(|&(p, _)| p == base as usize) else {
+        return fail(class::BASE, format!("{base:p} did not come from MPI_Alloc_mem"));
+    };
+    let (_, region) = allocated.swap_remove(i);
+    drop(allocated);
+    mpi()?.core.context().heap_free_local(region).map_err(|e| MpiError::new(class::OTHER, e.to_string()))
 }

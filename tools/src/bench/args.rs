@@ -8,10 +8,12 @@ use std::time::Duration;
 pub enum PeerChoice {
     Mpich,
     Openmpi,
+    /// sccemu's own MPI library, running the same C programs as the two MPIs.
+    Sccmpi,
     None,
 }
 
-/// `sccrun bench [SUITE...] [--quick] [--peers mpich,openmpi] [--out DIR]`
+/// `sccrun bench [SUITE...] [--quick] [--peers mpich,openmpi,sccmpi] [--out DIR]`
 #[derive(clap::Args, Clone, Debug)]
 pub struct BenchArgs {
     /// Suites to run, in report order (default: every suite): barrier, pt2pt, rma, acc,
@@ -22,8 +24,9 @@ pub struct BenchArgs {
     #[arg(long)]
     pub quick: bool,
 
-    /// MPIs measured beside sccemu in the same run (`none` for sccemu alone).
-    #[arg(long, value_delimiter = ',', default_value = "mpich,openmpi")]
+    /// MPIs measured beside sccemu in the same run (`none` for sccemu alone): MPICH,
+    /// Open MPI, and sccemu's own MPI library on the same C programs.
+    #[arg(long, value_delimiter = ',', default_value = "mpich,openmpi,sccmpi")]
     pub peers: Vec<PeerChoice>,
 
     /// Directory for CSV files, plots, report.md, peer builds and logs.
@@ -46,7 +49,7 @@ impl BenchArgs {
         BenchArgs {
             suites: Vec::new(),
             quick: false,
-            peers: vec![PeerChoice::Mpich, PeerChoice::Openmpi],
+            peers: vec![PeerChoice::Mpich, PeerChoice::Openmpi, PeerChoice::Sccmpi],
             out: out.into(),
             timeout: None,
             no_install: false,

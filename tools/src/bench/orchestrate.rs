@@ -91,6 +91,7 @@ fn requested_mpis(peers: &[PeerChoice]) -> Vec<Mpi> {
         let mpi = match choice {
             PeerChoice::Mpich => Mpi::Mpich,
             PeerChoice::Openmpi => Mpi::OpenMpi,
+            PeerChoice::Sccmpi => Mpi::Sccmpi,
             PeerChoice::None => continue,
         };
         if !mpis.contains(&mpi) {
@@ -125,7 +126,7 @@ pub fn run(args: &BenchArgs) -> Result<(), BenchError> {
     let needs_peers = suites.iter().any(|s| suite_spec(s).is_some_and(|spec| !spec.peers.is_empty()));
     let mut ready: Vec<Mpi> = Vec::new();
     let mut installer = Installer::new(!args.no_install, logs.clone());
-    for mpi in [Mpi::Mpich, Mpi::OpenMpi] {
+    for mpi in [Mpi::Mpich, Mpi::OpenMpi, Mpi::Sccmpi] {
         let status = if !requested_mpis(&args.peers).contains(&mpi) {
             "not requested (--peers)".to_owned()
         } else if !needs_peers {

@@ -1,5 +1,7 @@
-//! The MPI peers: finding (or installing) Debian's MPICH and Open MPI, building the
-//! C programs of `benches/mpi/` with each, and the mpirun command line for a run.
+//! The MPI peers: finding (or installing) Debian's MPICH and Open MPI, and sccemu's own
+//! MPI library (`capi/mpi`: `libsccmpi.a`, which cargo builds beside this program, with
+//! `sccmpicc`'s command line, and this program itself as the launcher); building the C
+//! programs of `benches/mpi/` with each, and the mpirun command line for a run.
 //!
 //! Nothing here fails the benchmark: an MPI that cannot be had or built is reported as
 //! unavailable, with the reason.
@@ -11,11 +13,19 @@ use std::time::Duration;
 use super::catalog::PEER_SOURCES;
 use super::process::{last_line, run_with_timeout};
 
-/// One of the two MPIs the report compares with.
+/// An MPI that runs the C programs: one of the two the report compares with, or
+/// sccemu's own (`capi/mpi`), which runs the very same sources on sccemu.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mpi {
     Mpich,
     OpenMpi,
+    Sccmpi,
+}
+
+/// The directory of this program, where cargo leaves `libsccmpi.a` (or in `deps/`).
+fn own_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    exe.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 impl Mpi {
@@ -24,20 +34,26 @@ impl Mpi {
         match self {
             Mpi::Mpich => "mpich",
             Mpi::OpenMpi => "openmpi",
+            Mpi::Sccmpi => "sccmpi",
         }
     }
 
-    fn compiler(self) -> &'static str {
-        match self {
-            Mpi::Mpich => "mpicc.mpich",
-            Mpi::OpenMpi => "mpicc.openmpi",
-        }
+    /// The compiler command for `args`: the MPI's `mpicc`, or `sccmpicc`'s command.
+    fn compile(self, args: &[String]) -> Result<Command, String> {
+        let mut command = match self {
+            Mpi::Mpich => Command::new("mpicc.mpich"),
+            Mpi::OpenMpi => Command::new("mpicc.openmpi"),
+            Mpi::Sccmpi => return sccmpi::launcher::compile_command("cc", args, &own_dir()),
+        };
+        command.args(args);
+        Ok(command)
     }
 
+    /// The `mpirun` of MPICH or Open MPI (sccemu's programs launch themselves).
     fn launcher(self) -> &'static str {
         match self {
             Mpi::Mpich => "mpirun.mpich",
-            Mpi::OpenMpi => "mpirun.openmpi",
+            _ => "mpirun.openmpi",
         }
     }
 
@@ -45,6 +61,7 @@ impl Mpi {
         match self {
             Mpi::Mpich => &["mpich", "libmpich-dev"],
             Mpi::OpenMpi => &["openmpi-bin", "libopenmpi-dev"],
+            Mpi::Sccmpi => &[],
         }
     }
 
@@ -54,6 +71,13 @@ impl Mpi {
     pub fn mpirun(self, ranks: u32, oversubscribed: bool, program: &Path) -> Command {
         let mut command = Command::new(self.launcher());
         match self {
+            Mpi::Sccmpi => {
+                // Started alone, an sccemu MPI program launches itself as a job of that
+                // many cores, pinned compactly as the native suites are.
+                let mut alone = Command::new(program);
+                alone.env(sccmpi::launcher::NP_VAR, ranks.to_string());
+                return alone;
+            }
             Mpi::Mpich => {
                 command.args(["-bind-to", "core", "-np", &ranks.to_string()]);
             }
@@ -79,7 +103,20 @@ impl Mpi {
 
     /// `mpirun --version`'s first meaningful line, or why the MPI cannot be used.
     fn version(self) -> Result<String, String> {
-        for tool in [self.compiler(), self.launcher()] {
+        if self == Mpi::Sccmpi {
+            return match sccmpi::launcher::archive(&own_dir()) {
+                None => Err(format!(
+                    "libsccmpi.a is not beside {} (cargo build -p sccemu-mpi)",
+                    own_dir().display()
+                )),
+                Some(_) => Ok(format!("sccemu MPI {}", env!("CARGO_PKG_VERSION"))),
+            };
+        }
+        let compiler = match self {
+            Mpi::Mpich => "mpicc.mpich",
+            _ => "mpicc.openmpi",
+        };
+        for tool in [compiler, self.launcher()] {
             if !on_path(tool) {
                 return Err(format!("{tool} not found"));
             }
@@ -101,6 +138,7 @@ impl Mpi {
         let name = match self {
             Mpi::Mpich => "MPICH",
             Mpi::OpenMpi => "Open MPI",
+            Mpi::Sccmpi => "sccemu MPI",
         };
         Ok(format!("{name} {version}"))
     }
@@ -131,6 +169,9 @@ impl Installer {
             Ok(version) => return Ok(version),
             Err(why) => why,
         };
+        if mpi.packages().is_empty() {
+            return Err(missing);
+        }
         if !self.allowed {
             return Err(format!("{missing}; installing is switched off (--no-install)"));
         }
@@ -181,13 +222,15 @@ pub fn build(mpi: Mpi, build: &Path, program: &str) -> Result<PathBuf, String> {
     let exe = dir.join(program);
     let source = build.join("src").join(format!("{program}.c"));
     let (out, err) = (dir.join(format!("{program}.build.out")), dir.join(format!("{program}.build.err")));
-    let mut command = Command::new(mpi.compiler());
-    command.arg("-O2").arg("-o").arg(&exe).arg(&source);
-    let finished = run_with_timeout(&mut command, &out, &err, BUILD_LIMIT)
-        .map_err(|e| format!("{}: {e}", mpi.compiler()))?;
+    let args: Vec<String> =
+        ["-O2".into(), "-o".into(), exe.display().to_string(), source.display().to_string()].into();
+    let mut command = mpi.compile(&args)?;
+    let compiler = format!("{}'s compiler", mpi.name());
+    let finished =
+        run_with_timeout(&mut command, &out, &err, BUILD_LIMIT).map_err(|e| format!("{compiler}: {e}"))?;
     if finished.succeeded() {
         Ok(exe)
     } else {
-        Err(format!("{} {program}.c failed: {}", mpi.compiler(), last_line(&err)))
+        Err(format!("{compiler} {program}.c failed: {}", last_line(&err)))
     }
 }

@@ -174,6 +174,7 @@ fn color_for(implementation: &str, sccemu_variants_so_far: &mut usize) -> RGBACo
     let color = match implementation {
         "mpich" => RGBColor(31, 119, 180),
         "openmpi" => RGBColor(44, 160, 44),
+        "sccmpi" => RGBColor(0, 0, 0),
         _ => {
             *sccemu_variants_so_far += 1;
             SCCEMU[(*sccemu_variants_so_far - 1) % SCCEMU.len()]

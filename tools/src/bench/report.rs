@@ -10,6 +10,7 @@ use super::catalog::Baseline;
 use super::metadata::Metadata;
 use super::peer_run::Incident;
 
+mod mpi_layer;
 mod ratios;
 
 use ratios::ratio_text;
@@ -41,6 +42,8 @@ pub struct SuiteResult {
 }
 
 const MPIS: [&str; 2] = ["mpich", "openmpi"];
+/// sccemu's own MPI library's rows: one of "ours", also compared with the native API.
+const SCCMPI: &str = "sccmpi";
 
 pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
     let mut md = String::new();
@@ -198,6 +201,7 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
         let _ = writeln!(md, "No figures.\n");
     } else {
         table(md, &suite.rows);
+        mpi_layer::discussion(md, &suite.rows);
         if let Some(baseline) = suite.baseline {
             ratios::table(md, &suite.rows, baseline);
         }
@@ -239,8 +243,14 @@ fn table(md: &mut String, rows: &[Row]) {
 
     let ours: Vec<&String> = implementations.iter().filter(|i| !MPIS.contains(&i.as_str())).collect();
     let theirs: Vec<&String> = implementations.iter().filter(|i| MPIS.contains(&i.as_str())).collect();
-    let ratios: Vec<(&String, &String)> =
+    let mut ratios: Vec<(&String, &String)> =
         ours.iter().flat_map(|o| theirs.iter().map(move |t| (*o, *t))).collect();
+    // sccemu's MPI library against the native API on the same pattern: the cost of
+    // the MPI layer.
+    let native = mpi_layer::native(rows).and_then(|n| implementations.iter().find(|i| *i == n));
+    if let (Some(mpi), Some(native)) = (implementations.iter().find(|i| *i == SCCMPI), native) {
+        ratios.push((mpi, native));
+    }
 
     let mut header = String::from("| pattern | cores | bytes |");
     let mut rule = String::from("|---|---:|---:|");

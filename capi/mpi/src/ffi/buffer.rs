@@ -52,13 +52,25 @@ impl<'m> Buffer<'m> {
         if base.is_null() && bytes > 0 {
             return fail(class::BUFFER, "a null buffer for a non-empty message");
         }
-        // Every run of every element must lie in the address space.
-        if bytes > 0 {
+        if map.is_contiguous() {
+            // One run from `base`: it lies in the address space if its end does.
+            if (base as usize).checked_add(bytes).is_none() {
+                return fail(class::BUFFER, "the buffer wraps the address space");
+            }
+        } else if bytes > 0 {
+            // Every run of every element must lie in the address space.
             b.address(count - 1, map.true_lb)?;
             b.address(count - 1, map.true_lb.saturating_add(map.true_extent))?;
             b.address(0, map.true_lb)?;
         }
         Ok(b)
+    }
+
+    /// A buffer of no elements (for arguments that are not significant).
+    pub fn empty() -> Buffer<'static> {
+        static BYTE: std::sync::OnceLock<TypeMap> = std::sync::OnceLock::new();
+        let map = BYTE.get_or_init(|| TypeMap::basic("MPI_BYTE", crate::datatype::Prim::U8));
+        Buffer { base: 0, count: 0, map }
     }
 
     /// Bytes of data (`count * size`).
@@ -76,6 +88,27 @@ impl<'m> Buffer<'m> {
     /// The type map.
     pub fn map(&self) -> &'m TypeMap {
         self.map
+    }
+
+    /// Elements `first..first + count` of this buffer, as a buffer of their own.
+    pub fn sub(&self, first: usize, count: usize) -> MpiResult<Buffer<'m>> {
+        if first.checked_add(count).is_none_or(|end| end > self.count) {
+            return fail(class::COUNT, format!("elements {first}..+{count} of a buffer of {}", self.count));
+        }
+        let base = if count == 0 { self.base } else { self.address(first, 0)? };
+        Ok(Buffer { base, count, map: self.map })
+    }
+
+    /// This buffer's start with `times` times its element count: where an in-place
+    /// call finds a larger input than its output (`MPI_Reduce_scatter_block`).
+    pub fn widened(&self, times: usize) -> MpiResult<Buffer<'m>> {
+        let count =
+            self.count.checked_mul(times).ok_or_else(|| MpiError::new(class::COUNT, "count overflow"))?;
+        let count =
+            std::ffi::c_int::try_from(count).map_err(|_| MpiError::new(class::COUNT, "count overflow"))?;
+        // SAFETY: MPI's contract for an in-place reduce-scatter: the buffer holds the
+        // whole input, `times` blocks of this buffer's size.
+        unsafe { Buffer::new(self.base as *const c_void, count, self.map) }
     }
 
     /// The first byte's address, for the contiguous case.

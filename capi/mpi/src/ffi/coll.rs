@@ -1,12 +1,298 @@
-//! Collective calls.
+//! Collective calls: arguments checked and turned into buffers, then `crate::coll`.
+//!
+//! Arguments that MPI makes significant at the root only (a gather's receive buffer,
+//! a scatter's send buffer) are not looked at elsewhere, so garbage there is no error.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
-use crate::comm::{self, coll_error};
-use crate::ffi::{Scope, entry};
+use crate::coll::{self, Reduction, root_of};
+use crate::comm::{self, CommObj, coll_error};
+use crate::datatype::{self, TypeMap, TypeRef};
+use crate::error::MpiResult;
+use crate::ffi::buffer::Buffer;
+use crate::ffi::{Scope, c, entry};
+use crate::op;
+
+/// `MPI_IN_PLACE`, `(void *)-1`.
+fn in_place(p: *const c_void) -> bool {
+    p as usize == usize::MAX
+}
+
+/// A buffer of `count` elements of `datatype` (whose map `maps` keeps alive).
+fn buffer<'m>(p: *const c_void, count: usize, map: &'m TypeMap) -> MpiResult<Buffer<'m>> {
+    let count = c_int::try_from(count)
+        .map_err(|_| crate::error::MpiError::new(crate::error::class::COUNT, format!("{count} elements")))?;
+    c!(user_buffer(p, count, map))
+}
+
+fn count(n: c_int) -> MpiResult<usize> {
+    crate::derived::count_arg(n, "count")
+}
 
 /// `MPI_Barrier`.
 #[unsafe(no_mangle)]
 pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     entry("MPI_Barrier", Scope::Comm(comm), || comm::lookup(comm)?.coll().barrier().map_err(coll_error))
+}
+
+/// `MPI_Bcast`.
+///
+/// # Safety
+/// `buffer` holds `count` elements of `datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Bcast(
+    buffer_: *mut c_void,
+    count_: c_int,
+    datatype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Bcast", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let map = datatype::committed(datatype)?;
+        let root = root_of(c, root)?;
+        coll::bcast(c, &buffer(buffer_, count(count_)?, &map)?, root)
+    })
+}
+
+/// The reduction arguments of one call: the maps must outlive the buffers.
+fn reduction(
+    c: &CommObj,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: c_int,
+    datatype: c_int,
+    op_handle: c_int,
+    run: impl FnOnce(&CommObj, &Reduction<'_, '_>) -> MpiResult<()>,
+) -> MpiResult<()> {
+    let map = datatype::committed(datatype)?;
+    let op = op::lookup(op_handle)?;
+    let n = count(n)?;
+    let send = if in_place(sendbuf) { None } else { Some(buffer(sendbuf, n, &map)?) };
+    let recv = buffer(recvbuf, n, &map)?;
+    run(c, &Reduction { send: send.as_ref(), recv: &recv, op })
+}
+
+/// `MPI_Reduce`.
+///
+/// # Safety
+/// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE` at the root);
+/// at the root `recvbuf` has room for as many.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Reduce", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let root = root_of(c, root)?;
+        let map = datatype::committed(datatype)?;
+        let op = op::lookup(op)?;
+        let n = self::count(count)?;
+        let send = if in_place(sendbuf) { None } else { Some(buffer(sendbuf, n, &map)?) };
+        // Off the root the receive buffer is not significant.
+        let recv = if c.rank == root { buffer(recvbuf, n, &map)? } else { Buffer::empty() };
+        coll::reduce(c, &Reduction { send: send.as_ref(), recv: &recv, op }, root)
+    })
+}
+
+/// `MPI_Allreduce`.
+///
+/// # Safety
+/// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE`); `recvbuf` has
+/// room for as many.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Allreduce", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        reduction(c, sendbuf, recvbuf, count, datatype, op, coll::allreduce)
+    })
+}
+
+/// `MPI_Reduce_scatter_block`.
+///
+/// # Safety
+/// `sendbuf` holds `size * recvcount` elements of `datatype` (or is `MPI_IN_PLACE`,
+/// the input then being in `recvbuf`); `recvbuf` has room for `recvcount`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: c_int,
+    op_handle: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Reduce_scatter_block", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let map = datatype::committed(datatype)?;
+        let op = op::lookup(op_handle)?;
+        let per = count(recvcount)?;
+        let send =
+            if in_place(sendbuf) { None } else { Some(buffer(sendbuf, per * c.size() as usize, &map)?) };
+        let recv = buffer(recvbuf, per, &map)?;
+        coll::reduce_scatter_block(c, &Reduction { send: send.as_ref(), recv: &recv, op })
+    })
+}
+
+/// One side of a data collective: `count` elements of `datatype` at `p`, per block.
+struct Side {
+    p: *const c_void,
+    count: c_int,
+    datatype: c_int,
+}
+
+impl Side {
+    /// The type map, if this side is significant and not in place.
+    fn map(&self) -> MpiResult<Option<TypeRef>> {
+        if in_place(self.p) { Ok(None) } else { datatype::committed(self.datatype).map(Some) }
+    }
+}
+
+/// Runs a data collective with its two sides as buffers of `blocks.0` and `blocks.1`
+/// blocks (`None` where a side is not significant or in place).
+fn data_call(
+    send: Side,
+    recv: Side,
+    blocks: (usize, usize),
+    significant: (bool, bool),
+    run: impl FnOnce(Option<&Buffer<'_>>, Option<&Buffer<'_>>) -> MpiResult<()>,
+) -> MpiResult<()> {
+    let smap = if significant.0 { send.map()? } else { None };
+    let rmap = if significant.1 { recv.map()? } else { None };
+    let sbuf = match &smap {
+        Some(m) => Some(buffer(send.p, count(send.count)? * blocks.0, m)?),
+        None => None,
+    };
+    let rbuf = match &rmap {
+        Some(m) => Some(buffer(recv.p, count(recv.count)? * blocks.1, m)?),
+        None => None,
+    };
+    run(sbuf.as_ref(), rbuf.as_ref())
+}
+
+fn missing() -> crate::error::MpiError {
+    crate::error::MpiError::new(crate::error::class::BUFFER, "MPI_IN_PLACE where this call needs a buffer")
+}
+
+/// `MPI_Gather`.
+///
+/// # Safety
+/// As the standard: `sendbuf` holds `sendcount` elements of `sendtype` (or is
+/// `MPI_IN_PLACE` at the root); at the root `recvbuf` has room for `size * recvcount`
+/// elements of `recvtype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Gather", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let root = root_of(c, root)?;
+        let at_root = c.rank == root;
+        let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
+        let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
+        data_call(send, recv, (1, c.size() as usize), (true, at_root), |s, r| match r {
+            Some(r) => coll::gather(c, s, r, root),
+            None if at_root => Err(missing()),
+            None => coll::gather(c, s, &Buffer::empty(), root),
+        })
+    })
+}
+
+/// `MPI_Scatter`.
+///
+/// # Safety
+/// At the root `sendbuf` holds `size * sendcount` elements of `sendtype`; `recvbuf`
+/// has room for `recvcount` elements of `recvtype` (or is `MPI_IN_PLACE` at the root).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Scatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Scatter", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let root = root_of(c, root)?;
+        let at_root = c.rank == root;
+        let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
+        let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
+        data_call(send, recv, (c.size() as usize, 1), (at_root, true), |s, r| match s {
+            Some(s) => coll::scatter(c, s, r, root),
+            None if at_root => Err(missing()),
+            None => coll::scatter(c, &Buffer::empty(), r, root),
+        })
+    })
+}
+
+/// `MPI_Allgather`.
+///
+/// # Safety
+/// `sendbuf` holds `sendcount` elements of `sendtype` (or is `MPI_IN_PLACE`);
+/// `recvbuf` has room for `size * recvcount` elements of `recvtype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Allgather", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
+        let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
+        data_call(send, recv, (1, c.size() as usize), (true, true), |s, r| {
+            coll::allgather(c, s, r.ok_or_else(missing)?)
+        })
+    })
+}
+
+/// `MPI_Alltoall`.
+///
+/// # Safety
+/// `sendbuf` holds `size * sendcount` elements of `sendtype` (or is `MPI_IN_PLACE`);
+/// `recvbuf` has room for `size * recvcount` elements of `recvtype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Alltoall", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let n = c.size() as usize;
+        let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
+        let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
+        data_call(send, recv, (n, n), (true, true), |s, r| coll::alltoall(c, s, r.ok_or_else(missing)?))
+    })
 }

@@ -45,7 +45,7 @@ fn new_comm(parent: c_int, handle: Option<c_int>, newcomm: *mut c_int) -> MpiRes
 pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int {
     entry("MPI_Comm_dup", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let h = comm::split(&c, Some(0), c.rank as c_int, c.topology.clone())?;
+        let h = comm::split(c, Some(0), c.rank as c_int, c.topology.clone())?;
         new_comm(comm, h, newcomm)
     })
 }
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
 ) -> c_int {
     entry("MPI_Comm_split", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let h = comm::split(&c, color(colour)?, key, Topology::None)?;
+        let h = comm::split(c, color(colour)?, key, Topology::None)?;
         new_comm(comm, h, newcomm)
     })
 }
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
                 );
             }
         };
-        let h = comm::split(&c, colour, key, Topology::None)?;
+        let h = comm::split(c, colour, key, Topology::None)?;
         new_comm(comm, h, newcomm)
     })
 }
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, grp: c_int, newcomm: *mut 
         }
         let me = c.members[c.rank as usize];
         let position = g.iter().position(|&w| w == me);
-        let h = comm::split(&c, position.map(|_| 0), position.map_or(0, |p| p as c_int), Topology::None)?;
+        let h = comm::split(c, position.map(|_| 0), position.map_or(0, |p| p as c_int), Topology::None)?;
         new_comm(comm, h, newcomm)
     })
 }
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut
     })
 }
 
-fn cart(comm: c_int) -> MpiResult<(std::sync::Arc<comm::CommObj>, Vec<i32>, Vec<bool>)> {
+fn cart(comm: c_int) -> MpiResult<(&'static comm::CommObj, Vec<i32>, Vec<bool>)> {
     let c = comm::lookup(comm)?;
     match &c.topology {
         Topology::Cart { dims, periods } => {
@@ -352,7 +352,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
             )
         })?;
         let inside = (c.rank as usize) < cells;
-        let h = comm::split(&c, inside.then_some(0), c.rank as c_int, Topology::Cart { dims, periods })?;
+        let h = comm::split(c, inside.then_some(0), c.rank as c_int, Topology::Cart { dims, periods })?;
         new_comm(comm_old, h, comm_cart)
     })
 }
@@ -497,7 +497,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
             destinations: dsts,
             weighted,
         };
-        let h = comm::split(&c, Some(0), c.rank as c_int, topology)?;
+        let h = comm::split(c, Some(0), c.rank as c_int, topology)?;
         new_comm(comm_old, h, comm_dist_graph)
     })
 }

@@ -1,1 +1,294 @@
-//! placeholder of the skeleton
+//! Datatype calls: constructors, commit and free, and the queries.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use crate::datatype::{self, DATATYPE_NULL, TypeMap};
+use crate::derived::{self, count_arg};
+use crate::error::{MpiResult, class, fail};
+use crate::ffi::{WORLD, c, entry};
+
+/// Stores `map` and writes its handle through `newtype`.
+fn new_type(map: MpiResult<TypeMap>, newtype: *mut c_int) -> MpiResult<()> {
+    let handle = datatype::insert(map?);
+    c!(out(newtype, handle, "newtype"))
+}
+
+/// `MPI_Type_contiguous`.
+///
+/// # Safety
+/// `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: c_int, newtype: *mut c_int) -> c_int {
+    entry("MPI_Type_contiguous", WORLD, || {
+        let old = datatype::lookup(oldtype)?;
+        new_type(derived::contiguous(count_arg(count, "count")?, &old), newtype)
+    })
+}
+
+/// `MPI_Type_vector`.
+///
+/// # Safety
+/// `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_vector(
+    count: c_int,
+    blocklength: c_int,
+    stride: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_vector", WORLD, || {
+        let old = datatype::lookup(oldtype)?;
+        let (count, len) = (count_arg(count, "count")?, count_arg(blocklength, "block length")?);
+        new_type(derived::vector(count, len, stride as isize, false, &old), newtype)
+    })
+}
+
+/// `MPI_Type_create_hvector`.
+///
+/// # Safety
+/// `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_create_hvector(
+    count: c_int,
+    blocklength: c_int,
+    stride: isize,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_create_hvector", WORLD, || {
+        let old = datatype::lookup(oldtype)?;
+        let (count, len) = (count_arg(count, "count")?, count_arg(blocklength, "block length")?);
+        new_type(derived::vector(count, len, stride, true, &old), newtype)
+    })
+}
+
+/// `MPI_Type_indexed` and `MPI_Type_create_hindexed` share this: `bytes` says whether
+/// the displacements are bytes.
+fn indexed(
+    count: c_int,
+    blocklengths: *const c_int,
+    disps: Vec<isize>,
+    oldtype: c_int,
+    newtype: *mut c_int,
+    bytes: bool,
+) -> MpiResult<()> {
+    let old = datatype::lookup(oldtype)?;
+    let lens = c!(array(blocklengths, count, "array_of_blocklengths"))?;
+    new_type(derived::indexed(lens, &disps, bytes, &old), newtype)
+}
+
+/// `MPI_Type_indexed`.
+///
+/// # Safety
+/// The arrays hold `count` ints; `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_indexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_indexed", WORLD, || {
+        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
+        let disps = disps.iter().map(|&d| d as isize).collect();
+        indexed(count, array_of_blocklengths, disps, oldtype, newtype, false)
+    })
+}
+
+/// `MPI_Type_create_hindexed`.
+///
+/// # Safety
+/// The arrays hold `count` values; `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_create_hindexed(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const isize,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_create_hindexed", WORLD, || {
+        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?.to_vec();
+        indexed(count, array_of_blocklengths, disps, oldtype, newtype, true)
+    })
+}
+
+/// `MPI_Type_create_struct`.
+///
+/// # Safety
+/// The arrays hold `count` values; `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_create_struct(
+    count: c_int,
+    array_of_blocklengths: *const c_int,
+    array_of_displacements: *const isize,
+    array_of_types: *const c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_create_struct", WORLD, || {
+        let lens = c!(array(array_of_blocklengths, count, "array_of_blocklengths"))?;
+        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
+        let handles = c!(array(array_of_types, count, "array_of_types"))?;
+        let maps = handles.iter().map(|&h| datatype::lookup(h)).collect::<MpiResult<Vec<_>>>()?;
+        let refs: Vec<&TypeMap> = maps.iter().map(|m| &**m).collect();
+        new_type(derived::structure(lens, disps, &refs), newtype)
+    })
+}
+
+/// `MPI_Type_create_resized`.
+///
+/// # Safety
+/// `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_create_resized(
+    oldtype: c_int,
+    lb: isize,
+    extent: isize,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_create_resized", WORLD, || {
+        let old = datatype::lookup(oldtype)?;
+        new_type(derived::resized(&old, lb, extent), newtype)
+    })
+}
+
+/// `MPI_Type_dup`: a committed copy if the original is committed.
+///
+/// # Safety
+/// `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_dup(oldtype: c_int, newtype: *mut c_int) -> c_int {
+    entry("MPI_Type_dup", WORLD, || {
+        let old = datatype::lookup(oldtype)?;
+        new_type(Ok(TypeMap { predefined: false, ..(*old).clone() }), newtype)
+    })
+}
+
+/// `MPI_Type_commit`; committing a predefined or committed type does nothing.
+///
+/// # Safety
+/// `datatype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
+    entry("MPI_Type_commit", WORLD, || {
+        let handle = c!(read(datatype, "datatype"))?;
+        if datatype::lookup(handle)?.committed {
+            return Ok(());
+        }
+        datatype::update(handle, |map| map.committed = true)
+    })
+}
+
+/// `MPI_Type_free`: the handle becomes `MPI_DATATYPE_NULL`. Operations already started
+/// with the type keep their own copy of its map.
+///
+/// # Safety
+/// `datatype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
+    entry("MPI_Type_free", WORLD, || {
+        datatype::free(c!(read(datatype, "datatype"))?)?;
+        c!(out(datatype, DATATYPE_NULL, "datatype"))
+    })
+}
+
+/// `MPI_Type_size`.
+///
+/// # Safety
+/// `size` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_int {
+    entry("MPI_Type_size", WORLD, || {
+        let bytes = datatype::lookup(datatype)?.size;
+        let bytes = c_int::try_from(bytes).unwrap_or(crate::ffi::comm::UNDEFINED);
+        c!(out(size, bytes, "size"))
+    })
+}
+
+/// `MPI_Type_get_extent`.
+///
+/// # Safety
+/// `lb` and `extent` point to `MPI_Aint`s.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_get_extent(datatype: c_int, lb: *mut isize, extent: *mut isize) -> c_int {
+    entry("MPI_Type_get_extent", WORLD, || {
+        let map = datatype::lookup(datatype)?;
+        c!(out(lb, map.lb, "lb"))?;
+        c!(out(extent, map.extent, "extent"))
+    })
+}
+
+/// `MPI_Type_get_true_extent`.
+///
+/// # Safety
+/// `true_lb` and `true_extent` point to `MPI_Aint`s.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_get_true_extent(
+    datatype: c_int,
+    true_lb: *mut isize,
+    true_extent: *mut isize,
+) -> c_int {
+    entry("MPI_Type_get_true_extent", WORLD, || {
+        let map = datatype::lookup(datatype)?;
+        c!(out(true_lb, map.true_lb, "true_lb"))?;
+        c!(out(true_extent, map.true_extent, "true_extent"))
+    })
+}
+
+/// `MPI_Type_get_name`.
+///
+/// # Safety
+/// `type_name` holds `MPI_MAX_OBJECT_NAME` chars; `resultlen` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_get_name(
+    datatype: c_int,
+    type_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_get_name", WORLD, || {
+        let map = datatype::lookup(datatype)?;
+        c!(out_string(type_name, resultlen, MAX_OBJECT_NAME, &map.name))
+    })
+}
+
+/// `MPI_MAX_OBJECT_NAME`.
+const MAX_OBJECT_NAME: usize = 128;
+
+/// `MPI_Type_set_name`.
+///
+/// # Safety
+/// `type_name` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_set_name(datatype: c_int, type_name: *const c_char) -> c_int {
+    entry("MPI_Type_set_name", WORLD, || {
+        let name = c!(string(type_name, "type_name"))?;
+        if datatype::lookup(datatype)?.predefined {
+            return fail(class::TYPE, "a predefined datatype cannot be renamed");
+        }
+        let name: String = name.chars().take(MAX_OBJECT_NAME - 1).collect();
+        datatype::update(datatype, |map| map.name = name)
+    })
+}
+
+/// `MPI_Get_address`: the address as an integer.
+///
+/// # Safety
+/// `address` points to an `MPI_Aint`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
+    entry("MPI_Get_address", WORLD, || c!(out(address, location as isize, "address")))
+}
+
+/// `MPI_Aint_add`.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Aint_add(base: isize, disp: isize) -> isize {
+    base.wrapping_add(disp)
+}
+
+/// `MPI_Aint_diff`.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
+    addr1.wrapping_sub(addr2)
+}

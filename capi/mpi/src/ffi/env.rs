@@ -17,6 +17,7 @@ fn init(required: c_int) -> crate::error::MpiResult<c_int> {
     };
     let core: &'static sccemu::Core = Box::leak(Box::new(core));
     let provided = required.clamp(0, state::THREAD_MULTIPLE);
+    crate::ffi::registry::set_multiple(provided == state::THREAD_MULTIPLE);
     let mpi = state::install(state::Mpi {
         core,
         thread_level: provided,

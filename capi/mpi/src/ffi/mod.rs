@@ -9,7 +9,7 @@
 //!
 //! Files: [`env`] (start-up, errors, info, memory), [`comm`] (communicators, groups,
 //! topologies), [`p2p`] (point-to-point and requests), [`datatype`], [`coll`]
-//! (collectives), [`rma`] (windows).
+//! (collectives), [`rma`] (windows and one-sided communication), [`winsync`] (epochs).
 
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;
@@ -24,7 +24,9 @@ pub mod comm;
 pub mod datatype;
 pub mod env;
 pub mod p2p;
+pub mod registry;
 pub mod rma;
+pub mod winsync;
 
 pub use buffer::user_buffer;
 pub use p2p::{status_of, write_status};

@@ -58,7 +58,7 @@ pub unsafe fn status_of(p: *const MpiStatus) -> MpiResult<MpiStatus> {
 }
 
 struct Message<'m> {
-    comm: std::sync::Arc<CommObj>,
+    comm: &'static CommObj,
     buf: Buffer<'m>,
 }
 
@@ -81,7 +81,7 @@ fn send_call(
     entry(name, Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
         let m = message(buf, count, &map, comm)?;
-        p2p::send(&m.comm, dest, tag, &m.buf.bytes()?, sync)
+        p2p::send(m.comm, dest, tag, &m.buf.bytes()?, sync)
     })
 }
 
@@ -134,13 +134,13 @@ pub unsafe extern "C" fn MPI_Ssend(
 }
 
 fn recv_into(m: &Message<'_>, source: c_int, tag: c_int) -> MpiResult<Status> {
-    let match_tag = p2p::tag_match(&m.comm, tag)?;
-    let Some(src) = p2p::source(&m.comm, source)? else { return Ok(Status::EMPTY) };
+    let match_tag = p2p::tag_match(m.comm, tag)?;
+    let Some(src) = p2p::source(m.comm, source)? else { return Ok(Status::EMPTY) };
     match m.buf.contiguous_mut()? {
-        Some(slice) => p2p::recv(&m.comm, src, match_tag, slice),
+        Some(slice) => p2p::recv(m.comm, src, match_tag, slice),
         None => {
             let mut tmp = vec![0u8; m.buf.data_len()?];
-            let result = p2p::recv(&m.comm, src, match_tag, &mut tmp);
+            let result = p2p::recv(m.comm, src, match_tag, &mut tmp);
             // A truncated message still delivers what fits.
             m.buf.unpack(&tmp[..result.as_ref().map_or(tmp.len(), |s| s.bytes)])?;
             result
@@ -195,8 +195,8 @@ struct PendingRecv {
     // first.
     request: Option<sccemu::Request<'static>>,
     staging: Option<Vec<u8>>,
-    comm: std::sync::Arc<CommObj>,
-    map: std::sync::Arc<datatype::TypeMap>,
+    comm: &'static CommObj,
+    map: datatype::TypeRef,
     base: usize,
     count: c_int,
     /// The user buffer when it is received into in place.
@@ -216,7 +216,7 @@ impl PendingRecv {
     }
 
     fn finish(&mut self, s: sccemu::Status) -> MpiResult<Status> {
-        let status = p2p::received(&self.comm, s)?;
+        let status = p2p::received(self.comm, s)?;
         if let Some(staging) = &self.staging {
             let buf = self.user_buffer()?;
             buf.unpack(&staging[..s.len])?;
@@ -229,15 +229,15 @@ impl PendingRecv {
             sccemu::RequestError::Recv(sccemu::RecvError::Truncated { status, capacity }) => {
                 self.request = None;
                 let result = match (&mut self.staging, self.direct) {
-                    (Some(staging), _) => p2p::truncated(&self.comm, status, capacity, staging),
+                    (Some(staging), _) => p2p::truncated(self.comm, status, capacity, staging),
                     (None, Some((at, len))) => {
                         // SAFETY: as in `irecv`: the user's receive buffer, the
                         // library's until completion; the sccemu request that borrowed
                         // it is gone.
                         let buf = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
-                        p2p::truncated(&self.comm, status, capacity, buf)
+                        p2p::truncated(self.comm, status, capacity, buf)
                     }
-                    (None, None) => p2p::truncated(&self.comm, status, capacity, &mut []),
+                    (None, None) => p2p::truncated(self.comm, status, capacity, &mut []),
                 };
                 if let Some(staging) = &self.staging {
                     let _ = self.user_buffer().and_then(|b| b.unpack(&staging[..capacity]));
@@ -286,16 +286,16 @@ fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>
     Ok(Box::new(PendingSend { request }))
 }
 
-fn irecv(m: &Message<'_>, source: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
-    let match_tag = p2p::tag_match(&m.comm, tag)?;
-    let Some(src) = p2p::source(&m.comm, source)? else { return Ok(Box::new(request::Done(Status::EMPTY))) };
+fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+    let match_tag = p2p::tag_match(m.comm, tag)?;
+    let Some(src) = p2p::source(m.comm, source)? else { return Ok(Box::new(request::Done(Status::EMPTY))) };
     let core = mpi()?.core;
     let len = m.buf.data_len()?;
     let mut pending = PendingRecv {
         request: None,
         staging: None,
-        comm: m.comm.clone(),
-        map: std::sync::Arc::new(m.buf.map().clone()),
+        comm: m.comm,
+        map: map.clone(),
         base: m.buf.base() as usize,
         count: m.buf.count() as c_int,
         direct: None,
@@ -357,7 +357,7 @@ pub unsafe extern "C" fn MPI_Irecv(
     entry("MPI_Irecv", Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
         let m = message(buf, count, &map, comm)?;
-        let op = irecv(&m, source, tag)?;
+        let op = irecv(&m, &map, source, tag)?;
         c!(out(request, request::insert(op), "request"))
     })
 }
@@ -430,10 +430,10 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: c_int, status: *mut MpiStatus) -> c_int {
     entry("MPI_Probe", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let t = p2p::tag_match(&c, tag)?;
-        let Some(src) = p2p::source(&c, source)? else { return c!(write_status(status, Status::EMPTY, 0)) };
+        let t = p2p::tag_match(c, tag)?;
+        let Some(src) = p2p::source(c, source)? else { return c!(write_status(status, Status::EMPTY, 0)) };
         let s = mpi()?.core.probe(src, t).map_err(recv_error)?;
-        c!(write_status(status, probed(&c, s), 0))
+        c!(write_status(status, probed(c, s), 0))
     })
 }
 
@@ -460,15 +460,15 @@ pub unsafe extern "C" fn MPI_Iprobe(
 ) -> c_int {
     entry("MPI_Iprobe", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let t = p2p::tag_match(&c, tag)?;
-        let Some(src) = p2p::source(&c, source)? else {
+        let t = p2p::tag_match(c, tag)?;
+        let Some(src) = p2p::source(c, source)? else {
             c!(out(flag, 1, "flag"))?;
             return c!(write_status(status, Status::EMPTY, 0));
         };
         match mpi()?.core.iprobe(src, t).map_err(recv_error)? {
             Some(s) => {
                 c!(out(flag, 1, "flag"))?;
-                c!(write_status(status, probed(&c, s), 0))
+                c!(write_status(status, probed(c, s), 0))
             }
             None => c!(out(flag, 0, "flag")),
         }
@@ -563,7 +563,7 @@ pub unsafe extern "C" fn MPI_Waitall(
         match failed {
             None => Ok(()),
             Some(e) if sts.is_none() => Err(e),
-            Some(e) => Err(MpiError::new(class::IN_STATUS, e.what)),
+            Some(e) => Err(MpiError::new(class::IN_STATUS, e.what.clone())),
         }
     })
 }
@@ -755,12 +755,8 @@ pub unsafe extern "C" fn MPI_Get_elements(
     entry("MPI_Get_elements", WORLD, || {
         let s = c!(status_of(status))?;
         let map = datatype::lookup(datatype)?;
-        let n = match map.prim {
-            Some(p) if s.count as usize % p.size() == 0 => (s.count as usize / p.size()) as c_int,
-            Some(_) => crate::ffi::comm::UNDEFINED,
-            None if map.size == 0 => 0,
-            None => crate::datatype::elements_in(&map, s.count as usize) as c_int,
-        };
+        let n = crate::datatype::elements_in(&map, s.count as usize);
+        let n = n.map_or(crate::ffi::comm::UNDEFINED, |n| n as c_int);
         c!(out(count, n, "count"))
     })
 }

@@ -1,0 +1,146 @@
+//! Objects that every call looks up, without a lock: communicators and windows.
+//!
+//! A [`Registry`] maps handles (`base | index`, as `crate::handles` does) to objects
+//! that live as long as the process: a handle's slot holds a pointer to its boxed
+//! object, published with Release and read with Acquire, so a lookup is one atomic load
+//! and no lock, however many threads call. Freeing clears the slot and moves the box to
+//! a retired list that is never dropped: a thread that looked the object up just before
+//! the free may still be using it (erroneous in MPI, but it must not reach freed
+//! memory). A retired object is a few hundred bytes; the memory it managed (a window's
+//! parts, a communicator's shared area) is returned by the free itself.
+//!
+//! Mutable state inside such an object goes in a [`Serial`]: MPI calls on one object
+//! are serialized by a mutex under `MPI_THREAD_MULTIPLE`, and by the program's own
+//! promise at the lower thread levels, where taking the mutex would be wasted time.
+
+use std::cell::UnsafeCell;
+use std::ffi::c_int;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicPtr;
+
+use sccemu::sync::{AtomicU32, Ordering};
+
+/// Handles per registry.
+pub const CAPACITY: usize = 1 << 14;
+const INDEX_MASK: u32 = (1 << 24) - 1;
+
+struct Slots<T: 'static> {
+    next: usize,
+    free: Vec<usize>,
+    retired: Vec<Box<T>>,
+}
+
+/// Lock-free lookup of long-lived objects by handle (module docs).
+pub struct Registry<T: 'static> {
+    base: u32,
+    slots: [AtomicPtr<T>; CAPACITY],
+    alloc: Mutex<Slots<T>>,
+}
+
+// Objects are handed to any thread by shared reference: they must be `Sync`.
+impl<T: Send + Sync + 'static> Registry<T> {
+    /// An empty registry whose handles are `base | index`, index 0 being the null handle.
+    pub const fn new(base: c_int) -> Registry<T> {
+        Registry {
+            base: base as u32,
+            slots: [const { AtomicPtr::new(std::ptr::null_mut()) }; CAPACITY],
+            alloc: Mutex::new(Slots { next: 1, free: Vec::new(), retired: Vec::new() }),
+        }
+    }
+
+    fn index(&self, handle: c_int) -> Option<usize> {
+        let h = handle as u32;
+        (h & !INDEX_MASK == self.base).then_some((h & INDEX_MASK) as usize).filter(|&i| i < CAPACITY)
+    }
+
+    /// The object `handle` names, if it is live.
+    #[inline]
+    pub fn get(&'static self, handle: c_int) -> Option<&'static T> {
+        let slot = self.slots.get(self.index(handle)?)?;
+        // Acquire: pairs with the Release store in `insert`, so the object's contents
+        // are initialised when seen.
+        let ptr = slot.load(Ordering::Acquire);
+        // SAFETY: a non-null slot holds a pointer from `Box::into_raw` whose box is never
+        // dropped (it moves to `retired` on removal and stays there), so it points to a
+        // live `T` for the rest of the process; only shared references are handed out.
+        unsafe { ptr.as_ref() }
+    }
+
+    /// Stores `value`, returning its handle, or `None` when every handle is taken.
+    pub fn insert(&self, value: T) -> Option<c_int> {
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        let index = match a.free.pop() {
+            Some(i) => i,
+            None if a.next < CAPACITY => {
+                a.next += 1;
+                a.next - 1
+            }
+            None => return None,
+        };
+        // Release: the object's initialisation happens before any lookup that sees it.
+        self.slots[index].store(Box::into_raw(Box::new(value)), Ordering::Release);
+        Some((self.base | index as u32) as c_int)
+    }
+
+    /// Removes the object of `handle` (if live), keeping it alive for threads still
+    /// using it (module docs); returns it.
+    pub fn remove(&'static self, handle: c_int) -> Option<&'static T> {
+        let index = self.index(handle)?;
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        // Relaxed: the lock orders removals; lookups that still see the old pointer may
+        // use the object, which stays alive.
+        let ptr = self.slots[index].swap(std::ptr::null_mut(), Ordering::Relaxed);
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: the pointer came from `Box::into_raw` in `insert` and is taken out of
+        // its slot exactly once (the swap), so this is its only box.
+        let boxed = unsafe { Box::from_raw(ptr) };
+        let object: *const T = &*boxed;
+        a.retired.push(boxed);
+        a.free.push(index);
+        // SAFETY: the box now lives in `retired`, which is never dropped or shrunk, and a
+        // box's contents do not move when the box does.
+        Some(unsafe { &*object })
+    }
+}
+
+/// Whether calls on one object may come from several threads at once
+/// (`MPI_THREAD_MULTIPLE` granted); set once at `MPI_Init`.
+static MULTIPLE: AtomicU32 = AtomicU32::new(0);
+
+/// Records the thread level granted.
+pub fn set_multiple(multiple: bool) {
+    // Relaxed: set in MPI_Init, before the program starts any thread that calls MPI.
+    MULTIPLE.store(multiple.into(), Ordering::Relaxed);
+}
+
+/// State of one MPI object that its calls change (module docs).
+pub struct Serial<T> {
+    lock: Mutex<()>,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: access to `value` is exclusive: under MPI_THREAD_MULTIPLE through the lock,
+// below it by the program's promise not to call MPI concurrently (see `with`).
+unsafe impl<T: Send> Sync for Serial<T> {}
+
+impl<T> Serial<T> {
+    /// The state.
+    pub fn new(value: T) -> Serial<T> {
+        Serial { lock: Mutex::new(()), value: UnsafeCell::new(value) }
+    }
+
+    /// Runs `f` on the state, alone. `f` must not call `with` on the same object.
+    #[inline]
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        // Relaxed: see `set_multiple`.
+        let _guard = (MULTIPLE.load(Ordering::Relaxed) != 0)
+            .then(|| self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+        // SAFETY: under MPI_THREAD_MULTIPLE the lock is held, so no other `with` on this
+        // object runs; at the lower levels the program promised (the thread level it
+        // asked for) that no two threads call MPI at once, and `f` does not re-enter, so
+        // this is the only reference.
+        f(unsafe { &mut *self.value.get() })
+    }
+}

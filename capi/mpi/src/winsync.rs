@@ -1,0 +1,147 @@
+//! Synchronization of MPI windows: fence, post-start-complete-wait, locks and flushes,
+//! each the sccemu window's own (the MPICH2 protocols the project reproduces).
+//!
+//! Ranks are the window communicator's, translated to the sccemu window's (world)
+//! ranks; groups already hold world ranks. `MPI_PROC_NULL` as a lock or flush target
+//! does nothing. Assert flags map one to one onto `sccemu::Assert`, where the protocols
+//! use them: `NOCHECK` skips the post/start handshake, `NOPRECEDE`/`NOSUCCEED` the
+//! fence's epoch bookkeeping; `NOSTORE` and `NOPUT` cost nothing to honour on shared
+//! memory. A lock's `NOCHECK` is accepted and the lock still taken (always correct).
+//! An unknown flag is `MPI_ERR_ASSERT`.
+
+use std::ffi::c_int;
+
+use sccemu::{Assert, Group, LockKind};
+
+use crate::error::{MpiResult, class, fail};
+use crate::win::{WinObj, sync_error, with_win};
+
+/// `MPI_MODE_*`, and the sccemu assert of each.
+const MODES: [(c_int, Assert); 5] = [
+    (1024, Assert::NOCHECK),
+    (2048, Assert::NOSTORE),
+    (4096, Assert::NOPUT),
+    (8192, Assert::NOPRECEDE),
+    (16384, Assert::NOSUCCEED),
+];
+
+/// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
+const LOCK_EXCLUSIVE: c_int = 234;
+const LOCK_SHARED: c_int = 235;
+
+/// The sccemu asserts of an `assert` argument.
+fn asserts(bits: c_int) -> MpiResult<Assert> {
+    let known = MODES.iter().fold(0, |all, (b, _)| all | b);
+    if bits & !known != 0 {
+        return fail(class::ASSERT, format!("assert {bits:#x} has bits no MPI_MODE_* has"));
+    }
+    Ok(MODES.iter().filter(|(b, _)| bits & b != 0).fold(Assert::NONE, |a, (_, s)| a | *s))
+}
+
+/// The world rank of window rank `rank`; `None` for `MPI_PROC_NULL`.
+fn world(obj: &WinObj, rank: c_int) -> MpiResult<Option<u32>> {
+    if rank == crate::p2p::PROC_NULL {
+        return Ok(None);
+    }
+    match usize::try_from(rank).ok().and_then(|r| obj.targets.get(r)) {
+        Some(t) => Ok(Some(t.world)),
+        None => fail(class::RANK, format!("rank {rank} of a window of {}", obj.targets.len())),
+    }
+}
+
+/// The sccemu group of `MPI_Group` handle `group`.
+fn group(handle: c_int) -> MpiResult<Group> {
+    Ok(crate::group::lookup(handle)?.iter().copied().collect())
+}
+
+/// `MPI_Win_fence`.
+pub fn fence(obj: &WinObj, assert: c_int) -> MpiResult<()> {
+    let a = asserts(assert)?;
+    if a.contains(Assert::NOCHECK) {
+        return fail(class::ASSERT, "MPI_MODE_NOCHECK does not apply to a fence");
+    }
+    with_win(obj, |w, _| w.fence_with(a).map_err(sync_error))
+}
+
+/// `MPI_Win_post`.
+pub fn post(obj: &WinObj, grp: c_int, assert: c_int) -> MpiResult<()> {
+    let (g, a) = (group(grp)?, asserts(assert)?);
+    with_win(obj, |w, _| w.post_with(&g, a).map_err(sync_error))
+}
+
+/// `MPI_Win_start`.
+pub fn start(obj: &WinObj, grp: c_int, assert: c_int) -> MpiResult<()> {
+    let (g, a) = (group(grp)?, asserts(assert)?);
+    with_win(obj, |w, _| w.start_with(&g, a).map_err(sync_error))
+}
+
+/// `MPI_Win_complete`.
+pub fn complete(obj: &WinObj) -> MpiResult<()> {
+    with_win(obj, |w, _| w.complete().map_err(sync_error))
+}
+
+/// `MPI_Win_wait`.
+pub fn wait(obj: &WinObj) -> MpiResult<()> {
+    with_win(obj, |w, _| w.wait().map_err(sync_error))
+}
+
+/// `MPI_Win_test`.
+pub fn test(obj: &WinObj) -> MpiResult<bool> {
+    with_win(obj, |w, _| w.test().map_err(sync_error))
+}
+
+/// `MPI_Win_lock`.
+pub fn lock(obj: &WinObj, lock_type: c_int, rank: c_int, assert: c_int) -> MpiResult<()> {
+    let kind = match lock_type {
+        LOCK_EXCLUSIVE => LockKind::Exclusive,
+        LOCK_SHARED => LockKind::Shared,
+        other => return fail(class::LOCKTYPE, format!("lock type {other} is neither exclusive nor shared")),
+    };
+    asserts(assert)?;
+    let Some(target) = world(obj, rank)? else { return Ok(()) };
+    with_win(obj, |w, _| {
+        // The epoch stays open until MPI_Win_unlock: its guard must not close it.
+        std::mem::forget(w.lock(kind, target).map_err(sync_error)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Win_unlock`.
+pub fn unlock(obj: &WinObj, rank: c_int) -> MpiResult<()> {
+    let Some(target) = world(obj, rank)? else { return Ok(()) };
+    with_win(obj, |w, _| w.unlock(target).map_err(sync_error))
+}
+
+/// `MPI_Win_lock_all`.
+pub fn lock_all(obj: &WinObj, assert: c_int) -> MpiResult<()> {
+    asserts(assert)?;
+    with_win(obj, |w, _| {
+        // Open until MPI_Win_unlock_all, as for `lock`.
+        std::mem::forget(w.lock_all().map_err(sync_error)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Win_unlock_all`.
+pub fn unlock_all(obj: &WinObj) -> MpiResult<()> {
+    with_win(obj, |w, _| w.unlock_all().map_err(sync_error))
+}
+
+/// `MPI_Win_flush` and `MPI_Win_flush_local` (`local`).
+pub fn flush(obj: &WinObj, rank: c_int, local: bool) -> MpiResult<()> {
+    let Some(target) = world(obj, rank)? else { return Ok(()) };
+    with_win(obj, |w, _| if local { w.flush_local(target) } else { w.flush(target) }.map_err(sync_error))
+}
+
+/// `MPI_Win_flush_all` and `MPI_Win_flush_local_all` (`local`).
+pub fn flush_all(obj: &WinObj, local: bool) -> MpiResult<()> {
+    with_win(obj, |w, _| if local { w.flush_local_all() } else { w.flush_all() }.map_err(sync_error))
+}
+
+/// `MPI_Win_sync`.
+pub fn sync(obj: &WinObj) -> MpiResult<()> {
+    with_win(obj, |w, _| {
+        w.sync();
+        Ok(())
+    })
+}

@@ -1,10 +1,14 @@
 //! Checking mode over real processes (`Job::check`, as `sccrun --check`): each kind of
-//! argument mismatch in a collective or a collective window call gives the typed
-//! `Mismatch` error on every rank, naming the ranks that disagree; the job stays usable
-//! (a correct call afterwards succeeds); and with checking off, correct programs give
-//! the same results as with it on.
+//! argument mismatch in a collective, a collective window call, a collective allocation
+//! (heap, MPB, flag), a window fence or the world barrier gives the typed `Mismatch`
+//! error on every rank, naming the ranks that disagree; the job stays usable (a correct
+//! call afterwards succeeds); and with checking off, correct programs give the same
+//! results as with it on.
 
-use sccemu::{AccStrategy, Allgather, CollError, Comm, Core, Job, Op, Placement, WindowError};
+use sccemu::{
+    AccStrategy, Allgather, AllocError, Assert, CollError, Comm, Core, Job, Op, Placement, SyncError,
+    WindowError,
+};
 
 mod common;
 use common::{OrString, check};
@@ -24,6 +28,21 @@ fn window_mismatch<T>(r: Result<T, WindowError>) -> Result<Seen, String> {
         Err(WindowError::Mismatch { what, ranks }) => Ok((what.to_string(), ranks)),
         Err(other) => Err(format!("expected a mismatch, got {other:?}")),
         Ok(_) => Err("expected a mismatch, the call succeeded".into()),
+    }
+}
+
+fn alloc_mismatch<T>(r: Result<T, AllocError>) -> Result<Seen, String> {
+    match r {
+        Err(AllocError::Mismatch { what, ranks }) => Ok((what.to_string(), ranks)),
+        Err(other) => Err(format!("expected a mismatch, got {other:?}")),
+        Ok(_) => Err("expected a mismatch, the allocation succeeded".into()),
+    }
+}
+
+fn sync_mismatch(r: Result<(), SyncError>) -> Result<Seen, String> {
+    match r {
+        Err(SyncError::Mismatch { what, ranks }) => Ok((what.to_string(), ranks)),
+        other => Err(format!("expected a mismatch, got {other:?}")),
     }
 }
 
@@ -249,4 +268,92 @@ fn correct_programs_give_the_same_results_with_checking_on_and_off() {
     assert_eq!(values(&off), values(&on));
     // Rank 1's allreduce sums 0 + 1 + 2 + 3; its bcast got rank 1's 8.
     assert_eq!(&on[1].1[..3], &[6, 6, 6]);
+}
+
+/// Collective allocations and the world barrier: sizes that differ, and cores in
+/// another call. Nothing is allocated by a refused call: the heap's free bytes do not
+/// move, and later allocations get the same offsets on every core (the MPB replicas
+/// stayed alike).
+fn allocation_mismatches(core: &Core, _: ()) -> Result<Vec<Seen>, String> {
+    let (me, n) = (core.rank(), core.size());
+    let mut seen = Vec::new();
+    let free = core.heap_free_bytes().s()?;
+    seen.push(alloc_mismatch(core.heap_alloc(if me == 2 { 8192 } else { 4096 }))?);
+    // A core asking for 0 bytes is named too, not left to fail alone.
+    seen.push(alloc_mismatch(core.heap_alloc(if me == 1 { 0 } else { 4096 }))?);
+    let after = core.heap_free_bytes().s()?;
+    check(after == free, || format!("refused heap allocations took {} bytes", free - after))?;
+    core.barrier().s()?; // everyone measured before anyone allocates
+    seen.push(alloc_mismatch(core.mpb_alloc(if me == 3 { 64 } else { 128 }))?);
+    // A flag allocation against MPB allocations.
+    let r = if me == 0 { core.flag_alloc().map(drop) } else { core.mpb_alloc(64).map(drop) };
+    seen.push(alloc_mismatch(r)?);
+    // The world barrier against a heap allocation.
+    if me == 1 {
+        seen.push(coll_mismatch(core.barrier())?);
+    } else {
+        seen.push(alloc_mismatch(core.heap_alloc(4096))?);
+    }
+    // The job goes on: allocations agree across the cores, and a flag travels the ring.
+    let heap = core.heap_alloc(4096).s()?;
+    let mpb = core.mpb_alloc(128).s()?;
+    let flag = core.flag_alloc().s()?;
+    core.flag_write(flag, (me + 1) % n, 1).s()?;
+    core.flag_wait(flag, 1).s()?;
+    let world = core.world().s()?;
+    let offsets = [heap.offset as u64, mpb.offset as u64];
+    let (mut low, mut high) = ([0u64; 2], [0u64; 2]);
+    world.allreduce(&offsets, &mut low, Op::Min).s()?;
+    world.allreduce(&offsets, &mut high, Op::Max).s()?;
+    check(low == high, || format!("cores got different regions: {low:?} to {high:?}"))?;
+    world.free().s()?;
+    core.heap_free(heap).s()?;
+    core.mpb_free(mpb).s()?;
+    core.flag_free(flag).s()?;
+    Ok(seen)
+}
+
+#[test]
+fn allocation_and_barrier_mismatches_are_typed_errors_on_every_rank() {
+    let out = Job::new(4).check(true).run(&(), allocation_mismatches).unwrap();
+    let s = |what: &str, ranks: &[u32]| (what.to_string(), ranks.to_vec());
+    let expected = [s("bytes", &[2]), s("bytes", &[1]), s("bytes", &[3]), s("call", &[0]), s("call", &[1])];
+    for (rank, seen) in out.iter().enumerate() {
+        assert_eq!(seen, &expected, "rank {rank}");
+    }
+}
+
+/// Window fences: another window, a collective assert on one core only, and a fence
+/// against the world barrier; local asserts may differ.
+fn fence_mismatches(core: &Core, _: ()) -> Result<Vec<Seen>, String> {
+    let (me, n) = (core.rank(), core.size());
+    let a = core.window::<u64>(1, Placement::Dram).s()?;
+    let b = core.window::<u64>(1, Placement::Dram).s()?;
+    let mut seen = Vec::new();
+    seen.push(sync_mismatch(if me == 1 { b.fence() } else { a.fence() })?);
+    seen.push(sync_mismatch(a.fence_with(if me == 3 { Assert::NOSUCCEED } else { Assert::NONE }))?);
+    a.fence_with(if me == 0 { Assert::NOSTORE | Assert::NOPUT } else { Assert::NONE }).s()?;
+    if me == 2 {
+        seen.push(coll_mismatch(core.barrier())?);
+    } else {
+        seen.push(sync_mismatch(a.fence())?);
+    }
+    // The epoch the third fence opened still works.
+    a.put((me + 1) % n, 0, &[u64::from(me) + 1]).s()?;
+    a.fence().s()?;
+    let got = a.local().get(0).s()?;
+    check(got == u64::from((me + n - 1) % n) + 1, || format!("put after mismatches: {got}"))?;
+    a.free().s()?;
+    b.free().s()?;
+    Ok(seen)
+}
+
+#[test]
+fn fence_mismatches_are_typed_errors_on_every_rank() {
+    let out = Job::new(4).check(true).run(&(), fence_mismatches).unwrap();
+    let s = |what: &str, ranks: &[u32]| (what.to_string(), ranks.to_vec());
+    let expected = [s("window", &[1]), s("asserts", &[3]), s("call", &[2])];
+    for (rank, seen) in out.iter().enumerate() {
+        assert_eq!(seen, &expected, "rank {rank}");
+    }
 }

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use sccemu::protocol::payload::Payload;
 use sccemu::{
-    AbortCause, AccStrategy, ChannelKind, Core, Job, JobAborted, LockKind, Op, Placement, RankFailure,
-    RecvError, SyncError,
+    AbortCause, AccStrategy, ChannelKind, CollError, Core, Job, JobAborted, LockKind, Op, Placement,
+    RankFailure, RecvError, SyncError,
 };
 
 mod common;
@@ -118,7 +118,8 @@ fn corrupt_lock(core: &Core, garbage: (u32, u64)) -> Result<String, String> {
         core.barrier().s()?;
         if core.rank() == 0 {
             return match core.barrier() {
-                Err(a) => corrupted(&a),
+                Err(CollError::Aborted(a)) => corrupted(&a),
+                Err(e) => Err(format!("expected the corruption abort, got {e:?}")),
                 Ok(()) => Err("the barrier passed: nobody detected the lock".into()),
             };
         }
@@ -215,8 +216,10 @@ fn corrupt_request(core: &Core, fake: Fake) -> Result<String, String> {
                 return sync_abort(Err(e));
             }
         }
-        if let Err(a) = core.barrier() {
-            return corrupted(&a);
+        match core.barrier() {
+            Err(CollError::Aborted(a)) => return corrupted(&a),
+            Err(e) => return Err(format!("expected the corruption abort, got {e:?}")),
+            Ok(()) => {}
         }
         sync_abort(win.fence())
     })

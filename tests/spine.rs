@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use sccemu::segment::{AttachError, Segment};
-use sccemu::{Config, Core, Job, JobAborted, MpbError, WaitPolicy};
+use sccemu::{CollError, Config, Core, Job, MpbError, WaitPolicy};
 
 /// Each round, every core writes its round number into its own MPB, passes the barrier,
 /// and checks every other core's word: a barrier that let anyone through early, or lost
@@ -167,7 +167,7 @@ fn a_rank_killed_mid_barrier_aborts_the_job_within_2_seconds() {
     }
 }
 
-fn exit_without_finalize(core: &Core, _: ()) -> Result<(), JobAborted> {
+fn exit_without_finalize(core: &Core, _: ()) -> Result<(), CollError> {
     if core.rank() == 1 {
         std::process::exit(0);
     }
@@ -182,7 +182,7 @@ fn exiting_without_finalize_is_a_failure() {
     assert!(err.contains("rank 1 exited without finalizing"), "{err}");
 }
 
-fn panic_on_rank_0(core: &Core, _: ()) -> Result<(), JobAborted> {
+fn panic_on_rank_0(core: &Core, _: ()) -> Result<(), CollError> {
     assert!(core.rank() != 0, "rank 0 gives up");
     core.barrier()
 }

@@ -3,7 +3,10 @@
 //! takes the flow-control path (sleeps on `space` until the owner frees a slot); the
 //! owner's consumer receives all, intact (loom flags a slot copy not ordered by the
 //! slot's sequence word) and in each origin's order. A second model: one origin, three
-//! requests (always the full path), then a stop request that loses nothing.
+//! requests (always the full path), then a stop request that loses nothing. A third:
+//! the stop comes from another thread than the pushes, which learned of them through a
+//! flag (as the owner stops its agent after the origins' requests, across a barrier):
+//! a consumer that sees the stop must see every push made before it.
 #![cfg(sccemu_loom)]
 
 use loom::sync::Arc;
@@ -11,9 +14,10 @@ use loom::thread;
 use sccemu::WaitPolicy;
 use sccemu::protocol::abort::JobControl;
 use sccemu::protocol::atomic::acc_queue::{Bells, Consumer, Next, Queue, QueueCtl};
+use sccemu::protocol::flag;
 use sccemu::protocol::payload::{LoomBytes, Payload};
 use sccemu::protocol::waiter::{Doorbell, Waiter};
-use sccemu::sync::AtomicU64;
+use sccemu::sync::{AtomicU32, AtomicU64};
 
 const SLOT: usize = 6;
 
@@ -24,6 +28,8 @@ struct Shared {
     ctl: QueueCtl,
     seqs: Vec<AtomicU64>,
     slots: LoomBytes,
+    /// For `stop_from_another_thread`: set once the origin's pushes are done.
+    pushed: AtomicU32,
 }
 
 impl Shared {
@@ -35,6 +41,7 @@ impl Shared {
             ctl: QueueCtl::new(),
             seqs: (0..cap).map(|_| AtomicU64::new(0)).collect(),
             slots: LoomBytes::new(cap * SLOT),
+            pushed: AtomicU32::new(0),
         };
         s.queue().init();
         Arc::new(s)
@@ -133,5 +140,41 @@ fn one_origin_in_order_and_stop() {
         }
         origin.join().unwrap();
         assert_eq!(got, [1, 2, 3], "out of order or lost");
+    });
+}
+
+#[test]
+fn stop_from_another_thread() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound.get_or_insert(2);
+    builder.check(|| {
+        let s = Shared::new(2);
+        let origin = {
+            let s = s.clone();
+            thread::spawn(move || {
+                let waiter = Waiter::new(WaitPolicy::Block, &s.job);
+                s.queue().push(&[5], &waiter).unwrap();
+                flag::write(&s.pushed, 1, &s.space);
+            })
+        };
+        let stopper = {
+            let s = s.clone();
+            thread::spawn(move || {
+                let waiter = Waiter::new(WaitPolicy::Block, &s.job);
+                flag::wait_until(&s.pushed, 1, &waiter, &s.space).unwrap();
+                s.queue().request_stop();
+            })
+        };
+        let waiter = Waiter::new(WaitPolicy::Block, &s.job);
+        let q = s.queue();
+        let mut consumer = Consumer::new();
+        let mut buf = [0u8; SLOT];
+        let mut got = Vec::new();
+        while let Next::Message(n) = consumer.pop(&q, &mut buf, &waiter).unwrap() {
+            got.push(buf[..n].to_vec());
+        }
+        origin.join().unwrap();
+        stopper.join().unwrap();
+        assert_eq!(got, [vec![5]], "a push before the stop was lost");
     });
 }

@@ -1,6 +1,9 @@
 //! The shared heap allocator's lock (`sccemu::heap`): two cores allocating and freeing at
 //! once get disjoint ranges, and the free list ends whole: freed neighbours merge, so the
-//! whole heap can be allocated again as one range.
+//! whole heap can be allocated again as one range, and freed again. The allocator
+//! records at most 2 free ranges, and in the interleavings where the 1-granule range at
+//! the start is freed first the list holds exactly 2 (it must still fit); the last free
+//! goes from an empty list to one range.
 #![cfg(sccemu_loom)]
 
 use loom::sync::Arc;
@@ -13,7 +16,7 @@ use sccemu::protocol::waiter::{Doorbell, Waiter};
 struct Shared {
     job: JobControl,
     bell: Doorbell,
-    heap: HeapAllocator<4>,
+    heap: HeapAllocator<2>,
 }
 
 #[test]
@@ -49,5 +52,8 @@ fn concurrent_allocations_are_disjoint_and_frees_merge() {
         // The neighbours merged: the whole heap is one range again.
         let all = s.heap.alloc(4 * HEAP_GRANULE, &waiter, &s.bell).unwrap();
         assert_eq!((all.offset, all.len), (0, 4 * HEAP_GRANULE));
+        assert_eq!(s.heap.free_bytes(&waiter, &s.bell).unwrap(), 0);
+        s.heap.free(all, &waiter, &s.bell).unwrap();
+        assert_eq!(s.heap.free_bytes(&waiter, &s.bell).unwrap(), 4 * HEAP_GRANULE);
     });
 }

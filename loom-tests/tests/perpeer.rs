@@ -1,7 +1,10 @@
 #![cfg(sccemu_loom)]
 //! The per-peer slot handoff: a sender passes an inline fragment and two DRAM
-//! fragments through one MPB slot and a 32-byte DRAM ring (the second DRAM fragment
-//! wraps and must wait for the first to be freed). Drives `sccemu::perpeer`.
+//! fragments through one 32-byte MPB slot (16 bytes inline) and a 32-byte DRAM ring.
+//! In the first model the second DRAM fragment wraps and must wait for the first to be
+//! freed; in the second every fragment is exactly at a capacity: 16 bytes inline (the
+//! slot full), then 32 bytes through DRAM (the ring full), then one that must wait for
+//! all of them to be freed. Drives `sccemu::perpeer`.
 
 use loom::sync::Arc;
 use loom::thread;
@@ -26,15 +29,23 @@ fn channel(w: &World) -> PerPeer<'_, &LoomBytes> {
     PerPeer::new(&w.ctl, &w.ack, &w.slot, Some(&w.dram), 1, 0)
 }
 
-const SIZES: [usize; 3] = [8, 20, 20];
-
-fn payload(n: usize) -> Vec<u8> {
-    (0..SIZES[n]).map(|i| (n * 50 + i + 1) as u8).collect()
+fn payload(sizes: [usize; 3], n: usize) -> Vec<u8> {
+    (0..sizes[n]).map(|i| (n * 50 + i + 1) as u8).collect()
 }
 
 #[test]
 fn slot_handoff_inline_then_dram() {
-    loom::model(|| {
+    handoff([8, 20, 20]);
+}
+
+#[test]
+fn slot_and_dram_ring_exactly_full() {
+    handoff([16, 32, 20]);
+}
+
+/// A sender passes fragments of `sizes` bytes; the receiver takes them in order, intact.
+fn handoff(sizes: [usize; 3]) {
+    loom::model(move || {
         let w = Arc::new(World {
             ctl: SlotCtl::new(),
             ack: SlotCtl::new(),
@@ -48,8 +59,8 @@ fn slot_handoff_inline_then_dram() {
             thread::spawn(move || {
                 let ch = channel(&w);
                 let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
-                for n in 0..SIZES.len() {
-                    let data = payload(n);
+                for n in 0..sizes.len() {
+                    let data = payload(sizes, n);
                     let h = FragHeader {
                         src: 1,
                         tag: n as u32,
@@ -71,7 +82,7 @@ fn slot_handoff_inline_then_dram() {
         };
         let ch = channel(&w);
         let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
-        for n in 0..SIZES.len() {
+        for n in 0..sizes.len() {
             let inc = waiter.wait_until(&w.bells[0], || ch.peek().unwrap()).unwrap();
             assert_eq!(inc.header.tag as usize, n, "in order");
             let mut got = vec![0u8; inc.header.len as usize];
@@ -85,7 +96,7 @@ fn slot_handoff_inline_then_dram() {
                 ch.take();
             }
             w.bells[1].ring();
-            assert_eq!(got, payload(n), "intact payload");
+            assert_eq!(got, payload(sizes, n), "intact payload");
         }
         sender.join().unwrap();
     });

@@ -4,15 +4,18 @@
 //! ring is unpublished or a sender waits). A 64-byte ring takes 112 bytes of entries, so
 //! every interleaving fills the ring (a sender sleeps for space, rings the receiver,
 //! and is rung back once the space is published), and some wrap around or straddle the
-//! end. Drives `sccemu::srb`.
+//! end. A second model fills the ring exactly (see `exactly_full`). Drives
+//! `sccemu::srb`.
 
 use loom::sync::Arc;
 use loom::thread;
 use sccemu::WaitPolicy;
 use sccemu::protocol::abort::JobControl;
+use sccemu::protocol::flag;
 use sccemu::protocol::ring::frag::FragHeader;
 use sccemu::protocol::ring::srb::{LoomRing, Srb, SrbCounters, entry_len};
 use sccemu::protocol::waiter::{Doorbell, Waiter};
+use sccemu::sync::AtomicU32;
 
 struct World {
     counters: SrbCounters,
@@ -20,6 +23,19 @@ struct World {
     job: JobControl,
     /// Doorbells of the receiver (0) and the senders (1, 2).
     bells: [Doorbell; 3],
+    /// The sender's progress, for `exactly_full`: 1 once the ring is full, then 2 and 3
+    /// as each message that waited for space is sent.
+    stage: AtomicU32,
+}
+
+fn world() -> Arc<World> {
+    Arc::new(World {
+        counters: SrbCounters::new(),
+        ring: LoomRing::new(64),
+        job: JobControl::new(),
+        bells: [Doorbell::new(), Doorbell::new(), Doorbell::new()],
+        stage: AtomicU32::new(0),
+    })
 }
 
 fn srb(w: &World) -> Srb<'_, &LoomRing> {
@@ -64,12 +80,7 @@ fn send(w: &World, src: u32, n: usize, len: usize) {
 #[test]
 fn two_senders_fill_and_wrap_the_ring() {
     loom::model(|| {
-        let w = Arc::new(World {
-            counters: SrbCounters::new(),
-            ring: LoomRing::new(64),
-            job: JobControl::new(),
-            bells: [Doorbell::new(), Doorbell::new(), Doorbell::new()],
-        });
+        let w = world();
         let a = {
             let w = w.clone();
             thread::spawn(move || {
@@ -118,5 +129,114 @@ fn two_senders_fill_and_wrap_the_ring() {
         assert!(ring.peek(pos).unwrap().is_none());
         a.join().unwrap();
         b.join().unwrap();
+    });
+}
+
+/// The receiver's side of the models at capacity: takes the entry at `*pos` (waiting for
+/// it), checks its payload, releases it, and returns its (source, tag).
+fn take(w: &World, ring: &Srb<'_, &LoomRing>, pos: &mut u32) -> (u32, u32) {
+    let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
+    let e = waiter.wait_until(&w.bells[0], || ring.peek(*pos).unwrap()).unwrap();
+    let h = e.header;
+    let mut got = vec![0u8; h.len as usize];
+    ring.read(&e, 0, &mut got);
+    assert_eq!(got, payload(h.src, h.tag as usize, 16), "intact payload");
+    *pos = e.next();
+    ring.release(e);
+    (h.src, h.tag)
+}
+
+/// The ring exactly at capacity: a 64-byte ring carries payloads of at most 16 bytes, in
+/// entries of 32, half the ring. One sender sends two of them while the receiver takes
+/// nothing (it waits for the sender's stage 1): the ring is then exactly full, and both
+/// must fit without the receiver's help. Each later message must wait for space: the
+/// receiver takes one message, freeing exactly the 32 bytes the next one needs, and
+/// takes no other until that one is sent (stages 2 and 3). It publishes the first 32
+/// bytes lazily (`free_consumed`: half the ring, so at once), the next 32 as it leaves
+/// messaging to wait for the sender (`flush_consumed`, as the progress engine does
+/// before a barrier). A space check off by one, or a lost wake-up of the sender waiting
+/// for space, leaves a send waiting for space that never comes (a loom deadlock); an
+/// off-by-one in the receiver's length check refuses the largest payload.
+#[test]
+fn exactly_full() {
+    loom::model(|| {
+        let w = world();
+        let sender = {
+            let w = w.clone();
+            thread::spawn(move || {
+                send(&w, 1, 0, 16);
+                send(&w, 1, 1, 16);
+                for n in 2..4 {
+                    flag::write(&w.stage, n - 1, &w.bells[0]);
+                    send(&w, 1, n as usize, 16);
+                }
+                flag::write(&w.stage, 3, &w.bells[0]);
+            })
+        };
+        let ring = srb(&w);
+        let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
+        let (mut pos, mut published) = (0, 0);
+        flag::wait_until(&w.stage, 1, &waiter, &w.bells[0]).unwrap();
+        assert_eq!(take(&w, &ring, &mut pos), (1, 0));
+        if ring.free_consumed(pos, &mut published) {
+            w.bells[1].ring();
+        }
+        assert_eq!(published, 32, "half the ring consumed and not published");
+        flag::wait_until(&w.stage, 2, &waiter, &w.bells[0]).unwrap();
+        assert_eq!(take(&w, &ring, &mut pos), (1, 1));
+        if ring.flush_consumed(pos, &mut published) {
+            w.bells[1].ring();
+        }
+        flag::wait_until(&w.stage, 3, &waiter, &w.bells[0]).unwrap();
+        assert_eq!(take(&w, &ring, &mut pos), (1, 2));
+        assert_eq!(take(&w, &ring, &mut pos), (1, 3));
+        assert!(ring.peek(pos).unwrap().is_none());
+        sender.join().unwrap();
+    });
+}
+
+/// Two senders at capacity: sender 1 sends two 16-byte messages, sender 2 one; three
+/// entries of 32 bytes in a 64-byte ring. The receiver takes one entry once sender 1's
+/// first message is in (and publishes the 32 bytes at once), then no other until sender
+/// 1's second is sent: every reservation then fits exactly or better. When sender 2
+/// reserves between sender 1's look at `producer` and its own reservation, sender 1's
+/// second reservation does not fit yet though the ring looked to have room (`(_, false)`
+/// from `Srb::try_reserve`), and it waits for exactly the 32 bytes the receiver frees; a
+/// space check off by one waits for more, which never comes (a loom deadlock).
+#[test]
+fn exactly_full_two_senders() {
+    loom::model(|| {
+        let w = world();
+        let first = {
+            let w = w.clone();
+            thread::spawn(move || {
+                for n in 0..2 {
+                    send(&w, 1, n, 16);
+                    flag::write(&w.stage, n as u32 + 1, &w.bells[0]);
+                }
+            })
+        };
+        let second = {
+            let w = w.clone();
+            thread::spawn(move || send(&w, 2, 0, 16))
+        };
+        let ring = srb(&w);
+        let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
+        let (mut pos, mut published) = (0, 0);
+        let mut seen = vec![];
+        waiter.wait_until(&w.bells[0], || flag::reached(&w.stage, 1).then_some(())).unwrap();
+        seen.push(take(&w, &ring, &mut pos));
+        if ring.free_consumed(pos, &mut published) {
+            w.bells[1].ring();
+            w.bells[2].ring();
+        }
+        flag::wait_until(&w.stage, 2, &waiter, &w.bells[0]).unwrap();
+        seen.push(take(&w, &ring, &mut pos));
+        seen.push(take(&w, &ring, &mut pos));
+        let ones: Vec<_> = seen.iter().filter(|(src, _)| *src == 1).collect();
+        assert_eq!(ones, [&(1, 0), &(1, 1)], "sender 1's order: {seen:?}");
+        assert!(seen.contains(&(2, 0)), "{seen:?}");
+        first.join().unwrap();
+        second.join().unwrap();
     });
 }

@@ -18,6 +18,7 @@ use crate::p2p::endpoint::Endpoint;
 use crate::p2p::engine::Engine;
 use crate::p2p::{ChannelUnavailable, RecvError, Request, RequestError, SendError, Source, Status, TagMatch};
 use crate::protocol::abort::AbortCause;
+use crate::protocol::agree::Fingerprint;
 use crate::rma::{AccStrategy, Placement, Window, WindowError};
 use crate::segment::{AttachError, CoreContext, Plain};
 
@@ -249,5 +250,16 @@ impl Core {
     /// Collective: the communicator of every core (see [`Comm`]).
     pub fn world(&self) -> Result<Comm<'_>, CollError> {
         Comm::world(&self.ctx)
+    }
+
+    /// Collective: waits until every core of the job has entered the barrier. Fails
+    /// with [`CollError::Aborted`], naming the dead rank, if a core dies. In checking
+    /// mode (see [`CoreContext::checking`]) the cores first compare the call: cores in
+    /// another collective call at this point (which would otherwise pass this barrier
+    /// inside that call) make every core return [`CollError::Mismatch`], naming them.
+    /// ([`CoreContext::barrier`] is the same barrier without that comparison.)
+    pub fn barrier(&self) -> Result<(), CollError> {
+        self.ctx.agree_world(&Fingerprint::new("barrier"))??;
+        Ok(self.ctx.barrier()?)
     }
 }

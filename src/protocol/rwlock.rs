@@ -57,11 +57,12 @@
 //! wait on its core's memory (barriers too), so a ring that finds any sleeper costs a
 //! futex wake; an uncontended epoch therefore rings only when someone may wait for
 //! *this* change. For the ticket lock each such decision is another Dekker pair, a
-//! SeqCst fence on each side between a store and a load (`sync::fence_after_rmw`, each
-//! placed after an RMW: the ticket, the reader's advance, `unlock_shared`'s add, or an
-//! exclusive unlock's `writer_exit` after its store): a locker takes its ticket before
-//! its first check of `read`/`write`, an unlocker advances before checking `users` for
-//! outstanding tickets. Either the waker sees the waiter, or the waiter's check sees the change.
+//! SeqCst fence on each side between a store and a load: a locker takes its ticket
+//! before the check of `read`/`write` that decides its sleep (the fence the waiter
+//! issues before it sleeps), an unlocker advances before checking `users` for
+//! outstanding tickets (`sync::fence_after_rmw`, placed after an RMW: the reader's
+//! advance, `unlock_shared`'s add, or an exclusive unlock's `writer_exit` after its
+//! store). Either the waker sees the waiter, or the waiter's check sees the change.
 //! For the `AllLock` word the RMW that changes it returns the counts it decides on:
 //! unlock_all rings if it saw writers, a leaving writer if it saw a parked lock_all.
 
@@ -119,11 +120,12 @@ impl TicketRwLock {
 
     /// Takes a ticket, noting `cpu` beside it. Relaxed: the ticket only fixes our place
     /// in line; the Acquire wait on `served` is what orders us after earlier holders.
+    /// No fence after it: the waiter's fence before it sleeps orders the ticket before
+    /// the check that decides the sleep (Dekker pair with `wake`); earlier checks never
+    /// sleep.
     #[inline]
     fn ticket(&self, cpu: Option<u16>) -> u32 {
         let me = self.users.fetch_add(1, Ordering::Relaxed);
-        // SeqCst fence: our ticket before our first check (Dekker pair with `wake`).
-        fence_after_rmw();
         if let Some(cpu) = cpu {
             // Relaxed: a hint, and the line is ours after the RMW, so it costs a store.
             self.cpus[me as usize % CPU_SLOTS].store((me << 16) | (u32::from(cpu) + 1), Ordering::Relaxed);
@@ -154,7 +156,8 @@ impl TicketRwLock {
     /// waiting for this lock). Returns whether one was.
     #[inline]
     fn wake(&self, next: u32, bell: &Doorbell) -> bool {
-        // SeqCst fence: our advance before our check of `users` (Dekker pair with `ticket`).
+        // SeqCst fence: our advance before our check of `users` (Dekker pair with the
+        // waiter's fence after a ticket, see `ticket`).
         fence_after_rmw();
         let waiting = self.users.load(Ordering::Relaxed) != next;
         if waiting {

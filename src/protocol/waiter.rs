@@ -95,7 +95,14 @@ impl Doorbell {
 
     fn wake_sleepers(&self) {
         if self.sleepers.load(Ordering::Relaxed) != 0 {
-            // Release: a sleeper that reads the new seq (Acquire) sees the change.
+            // Release: a sleeper that reads the new seq (Acquire) sees the change. Where
+            // the fence before this is a real SeqCst fence (`ring`, and `ring_after_rmw`
+            // off x86 and under loom), Relaxed would do: that fence is a release fence
+            // sequenced before this write, so the sleeper's Acquire load synchronizes
+            // with it (which is why the mutation script's Relaxed survives). On x86,
+            // `ring_after_rmw`'s fence is only a compiler fence, and this Release is what
+            // makes the edge in the language's model; it costs nothing there (one
+            // `lock xadd` either way).
             self.seq.fetch_add(1, Ordering::Release);
             self.seq.wake_all();
         }

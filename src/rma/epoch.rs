@@ -85,6 +85,7 @@ impl Epochs {
 }
 
 mod api {
+    use crate::protocol::agree::Fingerprint;
     use crate::protocol::fence::{self, Assert};
     use crate::protocol::group::Group;
     use crate::segment::view::Plain;
@@ -123,7 +124,9 @@ mod api {
         }
 
         /// Collective fence (`MPI_Win_fence` without asserts): ends the previous fence
-        /// epoch and opens the next. One barrier (see `fence`).
+        /// epoch and opens the next. One barrier (see `fence`); in checking mode, one
+        /// more before it, in which the cores compare the window and the asserts
+        /// ([`SyncError::Mismatch`] on every core if they differ).
         pub fn fence(&self) -> Result<(), SyncError> {
             self.fence_with(Assert::NONE)
         }
@@ -138,6 +141,12 @@ mod api {
                 }
                 fence::check_asserts(asserts, e.ops_since_fence).map_err(SyncError::Assert)?;
             }
+            // Checking mode: the same window, and the asserts MPI wants of all or none
+            // (NOSTORE and NOPUT are local). After the local checks, as before: a core
+            // refused here and calling again meets the others in this comparison.
+            let collective = [Assert::NOPRECEDE, Assert::NOSUCCEED].map(|a| u64::from(asserts.contains(a)));
+            let fingerprint = Fingerprint::new("window fence").field("window", self.id());
+            self.ctx.agree_world(&fingerprint.field("asserts", collective[0] | collective[1] << 1))??;
             self.acc_quiesce()?;
             let home = &self.ctx.segment().slot(0).bell;
             self.window_ctl().fence.fence(self.ctx.size(), &self.ctx.waiter(), home)?;

@@ -160,11 +160,28 @@ pub enum SyncError {
     Assert(AssertError),
     /// The job aborted (some core died) while the call waited.
     Aborted(JobAborted),
+    /// Checking mode: the cores are fencing different windows (or are not all in a
+    /// fence), or disagree on an assert that MPI requires of all or none (`NOPRECEDE`,
+    /// `NOSUCCEED`); every core gets this error, nothing was synchronized, and the job
+    /// goes on. Without checking mode such a program is erroneous.
+    Mismatch {
+        /// What differs: `"call"`, `"window"` or `"asserts"`.
+        what: &'static str,
+        /// The ranks whose value differs from the one most cores passed (on a tie, the
+        /// lowest such rank's value).
+        ranks: Vec<u32>,
+    },
 }
 
 impl From<JobAborted> for SyncError {
     fn from(e: JobAborted) -> Self {
         SyncError::Aborted(e)
+    }
+}
+
+impl From<Disagreement> for SyncError {
+    fn from(d: Disagreement) -> Self {
+        SyncError::Mismatch { what: d.what, ranks: d.ranks }
     }
 }
 
@@ -251,6 +268,9 @@ impl fmt::Display for SyncError {
             Self::OtherEpochOpen => write!(f, "fence while a PSCW or lock epoch is open"),
             Self::Assert(a) => write!(f, "bad assert: {a:?}"),
             Self::Aborted(e) => e.fmt(f),
+            Self::Mismatch { what, ranks } => {
+                write!(f, "checking mode: ranks {ranks:?} disagree with the others on the fence's {what}")
+            }
         }
     }
 }

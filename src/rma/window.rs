@@ -163,6 +163,12 @@ impl<'c, T: Plain> Window<'c, T> {
         Ok(self.parts[rank as usize].len / size_of::<T>())
     }
 
+    /// The window's identity in checking-mode comparisons, the same on every core: its
+    /// control block's heap offset.
+    pub(crate) fn id(&self) -> u64 {
+        self.meta.offset as u64
+    }
+
     /// Elements in this core's part.
     pub fn len(&self) -> usize {
         self.parts[self.ctx.rank() as usize].len / size_of::<T>()

@@ -6,8 +6,12 @@
 //! it after the barrier. Every core counts its calls, so all agree on the parity. The
 //! same barrier carries the cores' orphan lists, and after it the windows every core
 //! dropped without `free` are reclaimed (see `reclaim`).
+//!
+//! Checking mode: before anything else, the cores compare the size they ask for
+//! ([`CoreContext::agree_world`]); on a mismatch every core returns
+//! [`AllocError::Mismatch`] and nothing is allocated.
 
-use crate::protocol::agree::agree;
+use crate::protocol::agree::{Fingerprint, agree};
 use crate::segment::context::CoreContext;
 use crate::protocol::alloc::freelist::{AllocError, Range};
 use crate::protocol::alloc::heap::{HeapAllocator, decode_result, encode_result};
@@ -43,8 +47,11 @@ impl CoreContext {
     }
 
     /// Collective over the job: allocates `bytes` of the shared heap; every core gets the
-    /// same region.
+    /// same region. In checking mode, cores that ask for different sizes all get
+    /// [`AllocError::Mismatch`], naming the ranks that differ, and nothing is allocated.
     pub fn heap_alloc(&self, bytes: usize) -> Result<HeapRegion, AllocError> {
+        // First: a core passing 0 is then named, not left alone in the barrier below.
+        self.agree_world(&Fingerprint::new("heap_alloc").field("bytes", bytes as u64))??;
         if bytes == 0 {
             return Err(AllocError::ZeroSize);
         }

@@ -260,7 +260,9 @@ impl CoreContext {
         self.segment.job().check()
     }
 
-    /// Waits until every core of the job has entered the barrier.
+    /// Waits until every core of the job has entered the barrier. Never compares
+    /// arguments, even in checking mode: the mechanisms whose entry points compared
+    /// theirs already use it; `Core::barrier` is the compared one.
     pub fn barrier(&self) -> Result<(), JobAborted> {
         // Relaxed: a private count of this core's own calls.
         self.world_barriers.fetch_add(1, Ordering::Relaxed);

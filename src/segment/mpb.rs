@@ -10,6 +10,7 @@
 use std::fmt;
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::agree::Fingerprint;
 use crate::segment::context::CoreContext;
 use crate::segment::mapping::SharedBytes;
 use crate::protocol::flag;
@@ -143,8 +144,16 @@ impl CoreContext {
         Ok(())
     }
 
-    /// Collective: allocates `bytes` at the same offset of every core's MPB.
+    /// Collective: allocates `bytes` at the same offset of every core's MPB. In checking
+    /// mode, cores that ask for different sizes all get [`AllocError::Mismatch`], naming
+    /// the ranks that differ, and nothing is allocated.
     pub fn mpb_alloc(&self, bytes: usize) -> Result<MpbRegion, AllocError> {
+        self.agree_world(&Fingerprint::new("mpb_alloc").field("bytes", bytes as u64))??;
+        self.mpb_alloc_replica(bytes)
+    }
+
+    /// This core's step of a symmetric allocation: its replica of the allocator.
+    fn mpb_alloc_replica(&self, bytes: usize) -> Result<MpbRegion, AllocError> {
         self.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner()).alloc(bytes)
     }
 
@@ -154,9 +163,12 @@ impl CoreContext {
     }
 
     /// Collective: allocates a flag, 0 on every core when this returns. Includes a
-    /// barrier, so that no core can write a flag another core has not zeroed yet.
+    /// barrier, so that no core can write a flag another core has not zeroed yet. In
+    /// checking mode, a core in another call makes every core return
+    /// [`AllocError::Mismatch`], and no flag is allocated.
     pub fn flag_alloc(&self) -> Result<Flag, AllocError> {
-        let flag = Flag { offset: self.mpb_alloc(MPB_GRANULE)?.offset };
+        self.agree_world(&Fingerprint::new("flag_alloc"))??;
+        let flag = Flag { offset: self.mpb_alloc_replica(MPB_GRANULE)?.offset };
         // Relaxed: the barrier's Release/Acquire orders it before any remote write.
         self.flag_word(self.rank(), flag).store(0, crate::sync::Ordering::Relaxed);
         self.barrier()?;

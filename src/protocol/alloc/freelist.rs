@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::agree::Disagreement;
 
 /// A byte range `offset..offset + len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,7 +25,7 @@ impl Range {
 }
 
 /// Why an allocation (MPB or shared heap) or a free failed. Nothing was allocated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AllocError {
     /// No free range of `requested` bytes (`free` bytes are free in all).
     Exhausted {
@@ -41,6 +42,17 @@ pub enum AllocError {
     TooFragmented,
     /// The job aborted during a collective allocation.
     Aborted(JobAborted),
+    /// Checking mode: the cores passed different sizes to this collective allocation
+    /// (or are not in the same collective call); every core gets this error, nothing
+    /// was allocated, and the job goes on. Without checking mode such a program is
+    /// erroneous.
+    Mismatch {
+        /// What differs: `"call"` or `"bytes"`.
+        what: &'static str,
+        /// The ranks whose value differs from the one most cores passed (on a tie, the
+        /// lowest such rank's value).
+        ranks: Vec<u32>,
+    },
 }
 
 impl fmt::Display for AllocError {
@@ -55,6 +67,12 @@ impl fmt::Display for AllocError {
                 write!(f, "the shared heap is too fragmented to record another free range")
             }
             Self::Aborted(e) => e.fmt(f),
+            Self::Mismatch { what, ranks } => {
+                write!(
+                    f,
+                    "checking mode: ranks {ranks:?} disagree with the others on the allocation's {what}"
+                )
+            }
         }
     }
 }
@@ -64,6 +82,12 @@ impl std::error::Error for AllocError {}
 impl From<JobAborted> for AllocError {
     fn from(e: JobAborted) -> Self {
         AllocError::Aborted(e)
+    }
+}
+
+impl From<Disagreement> for AllocError {
+    fn from(d: Disagreement) -> Self {
+        AllocError::Mismatch { what: d.what, ranks: d.ranks }
     }
 }
 

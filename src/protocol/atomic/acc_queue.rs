@@ -14,7 +14,8 @@
 //! - consume: if `seq[head % cap] == head + 1` (Acquire), copy the message out, store
 //!   `seq = head + cap` (Release: the copy-out happens before the next producer's
 //!   Acquire load, which may then overwrite the slot), and ring `space` if a producer
-//!   registered in `full_waiters` (SeqCst fences on both sides: a Dekker pair).
+//!   registered in `full_waiters` (a Dekker pair of SeqCst fences: the consumer's after
+//!   its free, and on the producer's side the one the waiter issues before it sleeps).
 //! - flow control: a producer that finds `seq < pos` (the consumer has not freed the
 //!   slot from the previous lap: the queue is full) sleeps on `space` until it has.
 //!   A fast origin therefore never overruns the owner, and never loses a request.
@@ -109,7 +110,11 @@ impl<'a, P: Payload> Queue<'a, P> {
         slot_bytes: usize,
     ) -> Self {
         // At least 2 slots: with one, "full for lap k" and "free for lap k + 1" would be
-        // the same sequence value (the loom model `acc_queue` found this).
+        // the same sequence value (the loom model `acc_queue` found this). Slots of more
+        // than the 4-byte length word, so that a request fits: `>= 4` would be as safe
+        // (a 4-byte slot carries the length of an empty message, and nothing else reads
+        // it), which is why the mutation script's shift of this bound survives; the
+        // owner's slots are `rma::owner::SLOT_BYTES` (4160).
         assert!(seqs.len() >= 2 && slots.len() >= seqs.len() * slot_bytes && slot_bytes > 4);
         Queue { ctl, bells, seqs, slots, slot_bytes }
     }
@@ -175,13 +180,17 @@ impl<'a, P: Payload> Queue<'a, P> {
                 // Full: the slot still holds the message of position pos - cap. Wait
                 // for the consumer to free it (flow control), then try again.
                 let slot = self.seq(pos);
+                // No fence of our own after this registration: the waiter issues a
+                // SeqCst fence before it sleeps and checks the slot after it, which
+                // pairs with the consumer's fence after its free (Dekker pair): either
+                // the consumer sees us and rings `space`, or that check sees the slot
+                // freed. Checks before that fence may miss the free, but never sleep.
                 self.ctl.full_waiters.fetch_add(1, Ordering::Relaxed);
-                // SeqCst fence: our registration before the slot check, against the
-                // consumer's free before its check of `full_waiters` (Dekker pair):
-                // either it rings `space`, or our check sees the freed slot.
-                fence(Ordering::SeqCst);
+                // Relaxed: the check only ends the wait; the Acquire load of `seq` at
+                // the top of the loop, before we claim the slot, orders our copy-in
+                // after the consumer's copy-out.
                 let freed = waiter.wait_until(self.bells.space, || {
-                    (slot.load(Ordering::Acquire).wrapping_sub(pos) as i64 >= 0).then_some(())
+                    (slot.load(Ordering::Relaxed).wrapping_sub(pos) as i64 >= 0).then_some(())
                 });
                 self.ctl.full_waiters.fetch_sub(1, Ordering::Relaxed);
                 freed?;

@@ -16,9 +16,10 @@
 //!   themselves), then wait until `serving == t` (Acquire: pairs with the Release
 //!   of the previous holder's unlock, so its writes to the granule are visible);
 //! - unlock: `serving += 1` (Release), then, if a later ticket was taken, ring the
-//!   target's doorbell for waiters that went to sleep (SeqCst fences after the
-//!   ticket and after the increment form a Dekker pair, so a waiter is either seen or
-//!   sees the new `serving`; the waiter's own Dekker pair makes the wake-up reliable).
+//!   target's doorbell for waiters that went to sleep (a Dekker pair: the SeqCst fence
+//!   after the increment, and the one the waiter issues between its ticket and its last
+//!   check before it sleeps; so a sleeper is either seen or sees the new `serving`. The
+//!   waiter's own Dekker pair with the ring makes the wake-up reliable).
 //!
 //! ARMW joins the same atomicity domain ([`lock_span`]): a fetch-and-op,
 //! compare-and-swap, swap, atomic load or store on an element takes every stripe that
@@ -73,11 +74,11 @@ impl Stripe {
 
     /// Takes the lock (FIFO among contenders).
     pub fn lock(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
-        // Relaxed: the ticket is an ordering among waiters only (module docs).
+        // Relaxed: the ticket is an ordering among waiters only (module docs). No fence
+        // after it: the one the waiter issues before it sleeps orders the ticket before
+        // the check that decides the sleep, against the unlocker's `serving` increment
+        // before its load of `next` (Dekker pair); earlier checks never sleep.
         let ticket = self.next.fetch_add(1, Ordering::Relaxed);
-        // SeqCst fence: our ticket before our checks of `serving`, against the
-        // unlocker's `serving` increment before its load of `next` (Dekker pair).
-        fence_after_rmw();
         // Acquire: pairs with the Release in `unlock` (module docs).
         waiter.wait_until(bell, || (self.serving.load(Ordering::Acquire) == ticket).then_some(()))
     }

@@ -104,6 +104,10 @@ impl<'a, B: Payload> PerPeer<'a, B> {
         src: u32,
         owner: u32,
     ) -> PerPeer<'a, B> {
+        // At least one byte inline, so that every fragment carries payload (with none, a
+        // job without DRAM rings could never send). The mutation script's `>=` survives:
+        // no channel of a job is within a byte of this bound (slots are at least
+        // `sizing::MIN_SLOT`, 64 bytes), so both bounds accept the same channels.
         assert!(slot.len() > HEADER, "slot too small");
         PerPeer { ctl, ack, slot, dram, src, owner }
     }

@@ -244,6 +244,10 @@ impl<'a, M: RingMem> Srb<'a, M> {
             return None;
         }
         let r = self.reserve(len);
+        // A shortcut only: `false` sends the caller to wait until `Srb::fits`, which then
+        // holds at once wherever this would have. So `<` here would be as correct (one
+        // needless registration as a space waiter when the reservation fills the ring
+        // exactly), and the mutation script's shift of it survives.
         let fits = r.pos.wrapping_add(len).wrapping_sub(seen) <= self.cap();
         Some((r, fits))
     }
@@ -292,10 +296,13 @@ impl<'a, M: RingMem> Srb<'a, M> {
         CorruptError { channel: "srb", owner: self.owner, position: pos, kind }
     }
 
-    /// Receiver: whether an entry is published at `pos`, the consumer position.
+    /// Receiver: whether an entry is published at `pos`, the consumer position (a reason
+    /// to look: read it with [`Srb::peek`]).
     pub fn has_entry(&self, pos: u32) -> bool {
-        // Acquire: as in `peek`.
-        self.mem.ctl(pos as usize % self.cap() as usize).load(Ordering::Acquire) != 0
+        // Relaxed: it only decides whether to look; `peek` loads the word again with
+        // Acquire before any byte is read. (A waiter's watch evaluates it after its
+        // SeqCst fence, which is what pairs with the sender's ring.)
+        self.mem.ctl(pos as usize % self.cap() as usize).load(Ordering::Relaxed) != 0
     }
 
     /// Receiver: the entry at `pos`, the consumer position, if one is published. The

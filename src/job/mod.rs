@@ -7,6 +7,8 @@
 //! May use: every layer below it.
 
 pub mod launcher;
+mod pump;
+mod reaper;
 pub mod runner;
 
 pub use runner::{Job, JobError, JobOutcome, RankFailure, init, resolve_wait};

@@ -14,6 +14,8 @@
 //! - [`protocol`]: lock-free protocols over plain shared bytes (the loom build);
 //! - [`segment`]: the mapped segment, its views, MPBs, heap and window table, and the
 //!   per-core context every mechanism above takes;
+//! - [`timing`]: virtual time (off by default): the chip's cost model and each core's
+//!   virtual clock;
 //! - [`p2p`], [`rma`], [`coll`]: two-sided messaging, windows, communicators
 //!   (coll may use p2p and rma, never the reverse);
 //! - [`core`]: [`Core`], the facade whose methods delegate to the layers below;
@@ -42,6 +44,7 @@ host_only! {
     pub mod p2p;
     pub mod rma;
     pub mod segment;
+    pub mod timing;
 
     pub use crate::core::{Core, MeshPosition};
     pub use coll::{Allgather, CollError, Comm};

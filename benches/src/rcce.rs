@@ -71,7 +71,17 @@ fn build(dir: &Path) -> Result<PathBuf, String> {
 fn launch_once(exe: &Path, round_trips: u32, figures: &Path) -> Result<Vec<(u64, f64)>, String> {
     let _ = std::fs::remove_file(figures);
     let args: Vec<OsString> = vec![round_trips.to_string().into(), figures.into()];
-    let job = RcceJob { ues: 2, ids: vec![0, 1], ghz: GHZ, check: false, program: exe.into(), args };
+    let job = RcceJob {
+        ues: 2,
+        ids: vec![0, 1],
+        ghz: GHZ,
+        check: false,
+        program: exe.into(),
+        args,
+        timing: None,
+        wait: None,
+        pin: None,
+    };
     let mut job = launch(&job)?;
     job.output = Output::Forward;
     let report = job.spawn().map_err(|e| e.to_string())?.wait();

@@ -25,7 +25,8 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"SCCEMU\0\x01");
 /// control slot holds its core's physical core ID and what it is blocked on; 4: a line
 /// per core for the argument fingerprints of checking mode, and one for the summaries
 /// of the objects it dropped without freeing them; 5: the heap starts and ends on a page,
-/// and a window's size table has an entry of two words per core).
+/// a window's size table has an entry of two words per core, and virtual-time mode adds
+/// a region).
 pub const LAYOUT_VERSION: u32 = 5;
 
 /// Bytes of a page: the heap starts and ends on one, so that a core can map its own
@@ -186,7 +187,9 @@ pub struct Config {
     pub wait: u32,
     /// A [`ChannelKind`] as `u32`.
     pub channel: u32,
-    pub _reserved: u32,
+    /// Nonzero in virtual-time mode (`sccrun --timing`): the layout then holds the
+    /// [`Layout::timing`] region.
+    pub timing: u32,
     pub heap_bytes: u64,
 }
 
@@ -200,7 +203,7 @@ impl Config {
             ring_bytes: DEFAULT_RING_BYTES,
             wait: WaitPolicy::Adaptive as u32,
             channel: ChannelKind::Srb as u32,
-            _reserved: 0,
+            timing: 0,
             heap_bytes: DEFAULT_HEAP_BYTES,
         }
     }
@@ -385,14 +388,52 @@ pub struct Layout {
     /// Per-core receive rings in shared DRAM.
     pub rings: PerCore,
     pub window_table: Region,
+    /// Virtual-time state (empty unless [`Config::timing`]): a word per tile (its
+    /// clock, see `sccemu::timing`), then per core a [`TimingBlock`].
+    pub timing: Region,
     /// The shared heap that windows and DRAM channels come from.
     pub heap: Region,
     pub total: usize,
 }
 
+/// Where things are in one core's block of the [`Layout::timing`] region: the
+/// virtual-time stamps of the shared words that core owns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimingBlock {
+    /// A stamp (`u64`) per byte of the core's MPB, from the block's start.
+    pub mpb_stamps: usize,
+    /// Stamps of the core's arrivals at job-wide barriers, one per barrier parity.
+    pub barrier_stamps: usize,
+    /// Bytes of the block.
+    pub bytes: usize,
+}
+
+impl TimingBlock {
+    /// The block for MPBs of `mpb_bytes`.
+    pub const fn new(mpb_bytes: usize) -> TimingBlock {
+        let barrier_stamps = mpb_bytes * 8;
+        TimingBlock { mpb_stamps: 0, barrier_stamps, bytes: barrier_stamps + LINE }
+    }
+}
+
+impl Layout {
+    /// The offset of tile `tile`'s word in the timing region, and of core `rank`'s
+    /// [`TimingBlock`] (both from the segment's start), for a job of `cores` cores on
+    /// `tiles` tiles.
+    pub fn timing_tile(&self, tile: usize) -> usize {
+        self.timing.offset + 8 * tile
+    }
+
+    /// See [`Layout::timing_tile`].
+    pub fn timing_block(&self, config: &Config, rank: usize) -> usize {
+        let tiles = (config.mesh.cols * config.mesh.rows) as usize;
+        self.timing.offset + line_up(8 * tiles) + rank * TimingBlock::new(config.mpb_bytes as usize).bytes
+    }
+}
+
 impl Layout {
     /// Every region in segment order, with its name.
-    pub fn regions(&self) -> [(&'static str, Region); 10] {
+    pub fn regions(&self) -> [(&'static str, Region); 11] {
         [
             ("header", self.header),
             ("sync", self.sync),
@@ -403,6 +444,7 @@ impl Layout {
             ("mpbs", self.mpbs.region()),
             ("rings", self.rings.region()),
             ("window_table", self.window_table),
+            ("timing", self.timing),
             ("heap", self.heap),
         ]
     }
@@ -436,6 +478,14 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
     let mpbs = per_core(config.mpb_bytes as usize);
     let rings = per_core(config.ring_bytes as usize);
     let window_table = region(WINDOW_TABLE_ENTRIES * WINDOW_ENTRY_BYTES);
+    let timing_bytes = match config.timing {
+        0 => 0,
+        _ => {
+            let tiles = (config.mesh.cols * config.mesh.rows) as usize;
+            line_up(8 * tiles) + cores * TimingBlock::new(config.mpb_bytes as usize).bytes
+        }
+    };
+    let timing = region(timing_bytes);
     // Whole pages, from a page boundary (see `PAGE`).
     let heap = Region {
         offset: cursor.next_multiple_of(PAGE),
@@ -451,6 +501,7 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         mpbs,
         rings,
         window_table,
+        timing,
         heap,
         total: heap.end(),
     })

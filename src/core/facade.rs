@@ -68,6 +68,13 @@ fn env_u32(var: &'static str) -> Result<u32, AttachError> {
     value.parse().map_err(|_| AttachError::BadEnv { var, value })
 }
 
+/// A dropped core writes its part of the trace; its context then marks it finalized.
+impl Drop for Core {
+    fn drop(&mut self) {
+        crate::timing::finish(self.rank());
+    }
+}
+
 impl Deref for Core {
     type Target = CoreContext;
 
@@ -96,6 +103,7 @@ impl Core {
     /// Attaches to the segment behind `fd` as core `rank` of `size`.
     pub fn attach_fd(fd: OwnedFd, rank: u32, size: u32) -> Result<Core, AttachError> {
         let ctx = CoreContext::attach(fd, rank, size, crate::core::pin::pinned_cpu())?;
+        crate::timing::init(&ctx).map_err(|e| AttachError::Os(std::io::Error::other(e.to_string())))?;
         // The channels take the first symmetric MPB allocation, before anything else.
         let p2p = Arc::new(Engine::new(&ctx));
         if p2p.place().is_ok() {
@@ -121,6 +129,19 @@ impl Core {
 
     /// Leaves the job cleanly (dropping the core does the same).
     pub fn finalize(self) {}
+
+    /// Leaves the job (for cores that are never dropped, such as a C library's): writes
+    /// this core's part of a virtual-time trace, then marks the core finalized.
+    pub fn leave(&self) {
+        crate::timing::finish(self.rank());
+        self.ctx.leave();
+    }
+
+    /// Seconds since the job started: virtual seconds in virtual-time mode
+    /// (`sccrun --timing`), else the host's monotonic clock.
+    pub fn wtime(&self) -> f64 {
+        crate::timing::wtime().unwrap_or_else(|| self.ctx.wtime())
+    }
 
     fn endpoint(&self) -> Endpoint<'_> {
         Endpoint::new(&self.ctx, &self.p2p)

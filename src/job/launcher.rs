@@ -122,6 +122,9 @@ pub struct Launch {
     /// How long every live core must stay blocked, marked and unchanged, before the job
     /// is declared deadlocked (see `segment::wait_mark`); never when `None`.
     pub deadlock_after: Option<Duration>,
+    /// Virtual time (`sccrun --timing`): the chip and where the trace goes; real time
+    /// when `None`.
+    pub timing: Option<crate::job::vtime::VirtualTime>,
 }
 
 impl Launch {
@@ -139,6 +142,7 @@ impl Launch {
             grace: Duration::from_secs(1),
             core_ids: None,
             deadlock_after: Some(Duration::from_secs(1)),
+            timing: None,
         }
     }
 
@@ -160,9 +164,13 @@ impl Launch {
     }
 
     /// Creates the segment and starts every rank.
-    pub fn spawn(self) -> Result<Running, LaunchError> {
+    pub fn spawn(mut self) -> Result<Running, LaunchError> {
         let cores = self.config.cores as usize;
         let cpus = pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?;
+        if let Some(timing) = &self.timing {
+            self.config.timing = 1;
+            self.env.extend(timing.env());
+        }
         let segment = Segment::create(self.config).map_err(LaunchError::Segment)?;
         // Relaxed stores: the children inherit them through fork and exec.
         self.place(&segment)?;
@@ -184,6 +192,7 @@ impl Launch {
             grace: self.grace,
             started: Instant::now(),
             deadlock_after: self.deadlock_after,
+            trace: self.timing.and_then(|t| t.trace),
         };
         let seg_fd = running.segment.fd().as_raw_fd();
         let parent = nix::unistd::getpid();
@@ -272,6 +281,9 @@ pub struct JobReport {
     pub failure: Option<JobAborted>,
     /// Wall time from spawn until every rank was reaped.
     pub elapsed: Duration,
+    /// In virtual-time mode, each rank's virtual times (see
+    /// [`crate::job::vtime::report`]).
+    pub vtimes: Option<Vec<crate::job::vtime::CoreTimes>>,
 }
 
 impl JobReport {
@@ -323,6 +335,8 @@ pub struct Running {
     grace: Duration,
     started: Instant,
     deadlock_after: Option<Duration>,
+    /// Where the ranks' trace parts are merged, in virtual-time mode.
+    trace: Option<std::path::PathBuf>,
 }
 
 /// The first of a run of identical samples in which every live core was blocked.
@@ -466,10 +480,16 @@ impl Running {
         if let Some(reaper) = self.reaper.take() {
             reaper.finish();
         }
+        if let Some(file) = &self.trace {
+            if let Err(e) = crate::timing::trace::merge(file, self.pids.len() as u32) {
+                eprintln!("sccemu: cannot write the trace {}: {e}", file.display());
+            }
+        }
         JobReport {
             exits: self.exits.iter().map(|s| s.unwrap_or_else(|| ExitStatus::from_raw(9))).collect(),
             failure: self.segment.job().check().err(),
             elapsed: self.started.elapsed(),
+            vtimes: crate::job::vtime::collect(&self.segment),
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Owns the process launcher behind `sccrun` ([`launcher`]: the segment, pinning, the
 //! children, abort on a death, reaping) and [`Job`], which runs a Rust function as
-//! every core of a job by re-executing the current binary ([`runner`]).
+//! every core of a job by re-executing the current binary ([`runner`]), and the
+//! launcher's side of virtual time ([`vtime`]).
 //!
 //! May use: every layer below it.
 
@@ -10,5 +11,6 @@ pub mod launcher;
 mod pump;
 mod reaper;
 pub mod runner;
+pub mod vtime;
 
 pub use runner::{Job, JobError, JobOutcome, RankFailure, init, resolve_wait};

@@ -1,9 +1,9 @@
 //! Window creation: the collective protocol that gives every core every part.
 //!
-//! A window's memory is either allocated for it ([`Memory::Allocate`]: shared DRAM, the
+//! A window's memory is either allocated for it (`Memory::Allocate`: shared DRAM, the
 //! parts page-aligned and packed one after another, or the MPB, each core's part at
 //! the same offset of its own MPB, for small windows, as RCKMPI proposes for the SCC)
-//! or memory each core already has in the heap ([`Memory::Over`]: `MPI_Win_create`
+//! or memory each core already has in the heap (`Memory::Over`: `MPI_Win_create`
 //! over `MPI_Alloc_mem` memory or adopted pages, `MPI_Win_allocate_shared`'s
 //! contiguous parts, a dynamic window's whole heap). Sizes may differ per core, and 0
 //! is allowed.

@@ -47,6 +47,9 @@ pub struct CoreSlot {
     pub core_id: AtomicU32,
     /// What the core is blocked on, for the deadlock report.
     pub wait: crate::segment::wait_mark::MarkWords,
+    /// In virtual-time mode, the core's virtual time, compute, communication and
+    /// waiting (picoseconds), as of its last operation (see `timing::clock`).
+    pub vtime: [crate::sync::AtomicU64; 4],
 }
 
 /// Values of [`CoreSlot::state`].

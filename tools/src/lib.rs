@@ -1,2 +1,3 @@
 pub mod bench;
 pub mod chaos;
+pub mod trace_report;

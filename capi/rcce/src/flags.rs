@@ -125,6 +125,8 @@ impl Rcce {
     }
 
     fn store(&self, flag: Flag, set: bool, id: u32) {
+        // The stamp goes before the Release store that publishes the flag (`vtime`).
+        crate::vtime::flag_written(id, flag.byte(self.bits()), self.bits());
         let byte = self.byte_of(flag, id);
         if self.bits() {
             let mask = 1u8 << (flag.slot % 8);
@@ -152,16 +154,25 @@ impl Rcce {
         if self.bits() { byte & (1 << (flag.slot % 8)) != 0 } else { byte != 0 }
     }
 
+    /// `RCCE_flag_read` as the program calls it: the read, which in virtual time sees
+    /// the stamp of the write whose value it returns.
+    pub fn flag_read_observed(&self, flag: Flag, id: u32) -> bool {
+        let value = self.flag_read(flag, id);
+        crate::vtime::flag_seen(id, flag.byte(self.bits()));
+        value
+    }
+
     /// Waits until `flag` in core `id`'s MPB reads `set`, sleeping on this core's
     /// doorbell (writers of `id`'s flags ring `id`; for a remote `id` the writer rings
     /// this core too, see the barrier). Marked `mark` for the deadlock report.
     pub fn wait_flag(&self, flag: Flag, set: bool, id: u32, mark: WaitMark) {
-        if self.flag_read(flag, id) == set {
-            return;
+        if self.flag_read(flag, id) != set {
+            let _blocked = self.core.mark_wait(mark);
+            let waited = self.core.wait_on(self.rank, || (self.flag_read(flag, id) == set).then_some(()));
+            waited.unwrap_or_else(|e| crate::fatal(self, &e.to_string()));
         }
-        let _blocked = self.core.mark_wait(mark);
-        let waited = self.core.wait_on(self.rank, || (self.flag_read(flag, id) == set).then_some(()));
-        waited.unwrap_or_else(|e| crate::fatal(self, &e.to_string()));
+        // After the Acquire load that saw the value: the stamp of the write it saw.
+        crate::vtime::flag_seen(id, flag.byte(self.bits()));
     }
 
     /// `RCCE_wait_until`: waits until this core's own `flag` reads `set`.

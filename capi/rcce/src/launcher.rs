@@ -81,6 +81,12 @@ pub struct RcceJob {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<OsString>,
+    /// Virtual time, if the job runs in it.
+    pub timing: Option<sccemu::job::vtime::VirtualTime>,
+    /// How blocked UEs wait (`None`: sccemu's default for the job's size).
+    pub wait: Option<sccemu::WaitPolicy>,
+    /// Where the UEs are pinned (`None`: compactly).
+    pub pin: Option<sccemu::core::pin::PinPolicy>,
 }
 
 /// The launch of an RCCE job (not started yet: the caller may adjust its output).
@@ -89,7 +95,7 @@ pub fn launch(job: &RcceJob) -> Result<Launch, String> {
     config.mpb_bytes = MPB_BYTES;
     let highest = job.ids.iter().copied().max().unwrap_or(0);
     config.mesh = Mesh::for_cores(job.ues.max(highest + 1));
-    config.wait = sccemu::job::resolve_wait(job.ues) as u32;
+    config.wait = job.wait.unwrap_or_else(|| sccemu::job::resolve_wait(job.ues)) as u32;
     let mut launch = Launch::new(config, find_program(&job.program)?);
     let mut args: Vec<OsString> = vec![job.ues.to_string().into(), job.ghz.to_string().into()];
     args.extend(job.ids.iter().map(|id| OsString::from(id.to_string())));
@@ -100,6 +106,10 @@ pub fn launch(job: &RcceJob) -> Result<Launch, String> {
     launch.core_ids = Some(sorted);
     if job.check {
         launch.env.push((CHECK_VAR.into(), "1".into()));
+    }
+    launch.timing.clone_from(&job.timing);
+    if let Some(pin) = &job.pin {
+        launch.pin = pin.clone();
     }
     Ok(launch)
 }

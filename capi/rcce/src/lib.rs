@@ -30,6 +30,7 @@ pub mod message;
 pub mod power;
 pub mod registers;
 pub mod state;
+pub mod vtime;
 
 /// Ends this UE after a failure RCCE has no code for (the job aborting, a checking-mode
 /// mismatch): one line on stderr, then exit 1, which aborts the rest of the job.

@@ -69,10 +69,12 @@ impl Rcce {
             self.size_word(self.rank, dest).store(data.len() as u64, Ordering::Relaxed);
         }
         let own = self.mpb(self.rank);
+        let _message = crate::vtime::message(self.rank, dest, true);
         for piece in pieces(data, ch.chunk, self.check) {
             own.write(ch.buffer, piece);
             let padded = piece.len().next_multiple_of(LINE);
             own.zero(ch.buffer + piece.len(), padded - piece.len());
+            crate::vtime::copied(self.rank, padded.max(LINE), data.len());
             self.flag_write(ch.sent, true, dest);
             self.wait_flag(ch.ready, true, self.rank, WaitMark::Send { peer: dest });
             self.flag_write(ch.ready, false, self.rank);
@@ -90,6 +92,7 @@ impl Rcce {
         }
         let total = buf.len();
         let sender = self.mpb(src);
+        let _message = crate::vtime::message(src, self.rank, false);
         let check = self.check;
         let pieces: Box<dyn Iterator<Item = &mut [u8]>> = if check && buf.is_empty() {
             Box::new(std::iter::once(buf))
@@ -103,6 +106,7 @@ impl Rcce {
                 self.check_size(src, total);
             }
             sender.read(ch.buffer, piece);
+            crate::vtime::copied(src, piece.len().next_multiple_of(LINE).max(LINE), total);
             self.flag_write(ch.ready, true, src);
         }
         Ok(())

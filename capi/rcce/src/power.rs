@@ -137,6 +137,7 @@ impl Rcce {
             let p = MeshPosition { tile, x: tile % cols, y: tile / cols, core_in_tile: 0 };
             if domain_of(p, cols) == domain {
                 divider_word(&state, tile).store(divider, Ordering::Relaxed);
+                crate::vtime::set_divider(tile, divider);
             }
         }
         level_word(&state, domain).store(level, Ordering::Relaxed);

@@ -19,6 +19,7 @@ impl Rcce {
 
     /// Takes core `id`'s register, waiting while another core holds it.
     pub fn test_and_set(&self, id: u32) {
+        crate::vtime::test_and_set(id);
         if self.try_take(id) {
             return;
         }

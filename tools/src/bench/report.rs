@@ -10,6 +10,7 @@ use super::catalog::Baseline;
 use super::metadata::Metadata;
 use super::peer_run::Incident;
 
+mod mpi_layer;
 mod ratios;
 
 use ratios::ratio_text;
@@ -200,6 +201,7 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
         let _ = writeln!(md, "No figures.\n");
     } else {
         table(md, &suite.rows);
+        mpi_layer::discussion(md, &suite.rows);
         if let Some(baseline) = suite.baseline {
             ratios::table(md, &suite.rows, baseline);
         }
@@ -245,7 +247,7 @@ fn table(md: &mut String, rows: &[Row]) {
         ours.iter().flat_map(|o| theirs.iter().map(move |t| (*o, *t))).collect();
     // sccemu's MPI library against the native API on the same pattern: the cost of
     // the MPI layer.
-    let native = implementations.iter().find(|i| *i == "sccemu");
+    let native = mpi_layer::native(rows).and_then(|n| implementations.iter().find(|i| *i == n));
     if let (Some(mpi), Some(native)) = (implementations.iter().find(|i| *i == SCCMPI), native) {
         ratios.push((mpi, native));
     }

@@ -10,6 +10,9 @@
 //!
 //! `sccrun chaos [--seeds A..B] [--cores 2,8,48]` runs the fault campaign: random
 //! programs with one rank killed at a random point, each outcome checked.
+//!
+//! `sccrun -n 48 --timing scc [--trace FILE] -- ./my_app` runs in virtual time (see
+//! `sccemu::timing`); `sccrun trace-report FILE` draws such a trace.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -26,7 +29,7 @@ use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
     name = "sccrun",
     version,
     about = "Run a program as N cores of an emulated SCC-like many-core chip",
-    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...\n       sccrun bench [SUITE]... [--quick] [--peers mpich,openmpi] [--out DIR]\n       sccrun chaos [--seeds A..B] [--cores N,...] [--limit SECONDS]",
+    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...\n       sccrun bench [SUITE]... [--quick] [--peers mpich,openmpi] [--out DIR]\n       sccrun chaos [--seeds A..B] [--cores N,...] [--limit SECONDS]\n       sccrun trace-report FILE [--out SVG]",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -76,6 +79,18 @@ struct Cli {
     #[arg(long)]
     check: bool,
 
+    /// Virtual time: `scc` for sccemu's model of the SCC, `scc=FILE` for a chip
+    /// described in a TOML file. Program clocks (`Core::wtime`, `RCCE_wtime`,
+    /// `MPI_Wtime`) then read virtual seconds, and sccrun prints each core's virtual
+    /// time at the end.
+    #[arg(long, value_name = "scc[=FILE]")]
+    timing: Option<String>,
+
+    /// With --timing: write a Chrome trace-event JSON of every core's operations to FILE
+    /// (Perfetto, chrome://tracing; `sccrun trace-report FILE` draws it as SVG).
+    #[arg(long, value_name = "FILE", requires = "timing")]
+    trace: Option<std::path::PathBuf>,
+
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
     command: Vec<OsString>,
@@ -87,6 +102,8 @@ enum Tool {
     Bench(sccemu_tools::bench::BenchArgs),
     /// Fault campaign: random programs, one rank killed at a random point, outcome checked.
     Chaos(sccemu_tools::chaos::ChaosArgs),
+    /// Draw a virtual-time trace (`sccrun --trace FILE`) as an SVG timeline per core.
+    TraceReport(sccemu_tools::trace_report::TraceReportArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -157,6 +174,15 @@ fn main() -> ExitCode {
                 }
             };
         }
+        (Some(Tool::TraceReport(args)), _) => {
+            return match sccemu_tools::trace_report::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("sccrun trace-report: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         (None, Some(cores)) => cores,
         (None, None) => return usage_error("the number of cores (-n N) is required"),
     };
@@ -175,6 +201,15 @@ fn main() -> ExitCode {
     if cli.check {
         launch.env.push((sccemu::job::launcher::CHECK_VAR.into(), "1".into()));
     }
+    if let Some(spec) = &cli.timing {
+        match sccemu::job::vtime::VirtualTime::from_spec(spec) {
+            Ok(mut timing) => {
+                timing.trace.clone_from(&cli.trace);
+                launch.timing = Some(timing);
+            }
+            Err(e) => return usage_error(e),
+        }
+    }
     let running = match launch.spawn() {
         Ok(running) => running,
         Err(e @ LaunchError::Pin(_)) => return usage_error(e),
@@ -185,6 +220,9 @@ fn main() -> ExitCode {
     };
     forward_signals(running.interrupter());
     let report = running.wait();
+    if let Some(times) = &report.vtimes {
+        eprintln!("{}", sccemu::job::vtime::report(times));
+    }
     if let Some(diagnosis) = report.diagnosis() {
         eprintln!("sccrun: {diagnosis}");
     }

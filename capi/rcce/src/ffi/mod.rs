@@ -93,14 +93,17 @@ pub fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {
     }
 }
 
-/// [`guard`] with the state, reporting an error under debug `category` as `what`.
+/// [`guard`] with the state, reporting an error under debug `category` as `what`. In
+/// virtual-time mode the call is one operation of the core's clock, charged the
+/// chip's cost of a library call (see `crate::vtime`).
 pub fn with_rcce(
     category: c_int,
-    what: &str,
+    what: &'static str,
     body: impl FnOnce(&'static Rcce) -> Result<(), Error>,
 ) -> c_int {
     guard(|| {
         let r = rcce()?;
+        let _op = crate::vtime::call(what);
         body(r).inspect_err(|&e| r.report(category, what, e))
     })
 }

@@ -63,7 +63,7 @@ pub extern "C" fn RCCE_free(ptr: *mut u8) {
 /// checked in this order: the ID, null addresses, an MPB address outside the MPB, its
 /// alignment, the length, the range's end.
 fn transfer(
-    what: &str,
+    what: &'static str,
     mpb: *const u8,
     private: *mut u8,
     n: c_int,
@@ -100,6 +100,7 @@ fn transfer(
         } else {
             r.mpb(id).read(offset, private)
         }
+        crate::vtime::copied(id, n, n);
         Ok(())
     })
 }
@@ -190,7 +191,7 @@ pub unsafe extern "C" fn RCCE_flag_write(flag: *mut RcceFlag, val: c_int, id: c_
 pub unsafe extern "C" fn RCCE_flag_read(flag: RcceFlag, val: *mut c_int, id: c_int) -> c_int {
     with_rcce(debug::SYNCH, "RCCE_flag_read", |r| {
         let f = r.flag_of(&flag)?;
-        let set = r.flag_read(f, r.check_id(id.into())?);
+        let set = r.flag_read_observed(f, r.check_id(id.into())?);
         if val.is_null() {
             return Err(Error::ValUndefined);
         }

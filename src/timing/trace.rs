@@ -1,0 +1,180 @@
+//! The virtual-time trace (`sccrun --trace FILE`): one track per core, a slice per
+//! operation, flow arrows from a message's send to its receive, in the Chrome
+//! trace-event JSON format that Perfetto and chrome://tracing open.
+//!
+//! Each core keeps its events in memory and writes them, one JSON object a line, to
+//! `FILE.<rank>` when it leaves the job; the launcher then merges the cores' files into
+//! `FILE` ([`merge`]). Times are virtual microseconds.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::timing::clock::Ps;
+
+/// What an operation's time is, in the trace and the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Category {
+    /// Computation between library calls.
+    Compute,
+    /// A two-sided send.
+    Send,
+    /// A two-sided receive.
+    Recv,
+    /// A put (window or MPB).
+    Put,
+    /// A get (window or MPB).
+    Get,
+    /// An atomic or accumulate.
+    Atomic,
+    /// A flag write.
+    Flag,
+    /// A wait for a flag.
+    FlagWait,
+    /// A lock, test-and-set or epoch wait.
+    Lock,
+    /// A barrier, fence or other collective synchronisation.
+    Sync,
+    /// A collective's data movement.
+    Collective,
+}
+
+impl Category {
+    /// Its name in the trace.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Compute => "compute",
+            Category::Send => "send",
+            Category::Recv => "recv",
+            Category::Put => "put",
+            Category::Get => "get",
+            Category::Atomic => "atomic",
+            Category::Flag => "flag",
+            Category::FlagWait => "flag wait",
+            Category::Lock => "lock",
+            Category::Sync => "sync",
+            Category::Collective => "collective",
+        }
+    }
+
+    /// Every category, for reports.
+    pub const ALL: [Category; 11] = [
+        Category::Compute,
+        Category::Send,
+        Category::Recv,
+        Category::Put,
+        Category::Get,
+        Category::Atomic,
+        Category::Flag,
+        Category::FlagWait,
+        Category::Lock,
+        Category::Sync,
+        Category::Collective,
+    ];
+
+    /// The category of a trace name.
+    pub fn from_name(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+struct Event {
+    category: Category,
+    name: &'static str,
+    start: Ps,
+    dur: Ps,
+    flow: Option<(u64, bool)>,
+}
+
+/// One core's events.
+#[derive(Default)]
+pub struct Trace {
+    events: Vec<Event>,
+}
+
+fn us(ps: Ps) -> f64 {
+    ps as f64 / 1e6
+}
+
+impl Trace {
+    /// Records an operation.
+    pub fn push(&mut self, category: Category, name: &'static str, start: Ps, dur: Ps, flow: Option<(u64, bool)>) {
+        self.events.push(Event { category, name, start, dur, flow });
+    }
+
+    /// The events as JSON objects, one a line, on track `rank`.
+    pub fn json_lines(&self, rank: u32) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            r#"{{"ph":"M","name":"thread_name","pid":0,"tid":{rank},"args":{{"name":"core {rank}"}}}}"#
+        );
+        for e in &self.events {
+            let _ = writeln!(
+                out,
+                r#"{{"ph":"X","name":"{}","cat":"{}","pid":0,"tid":{rank},"ts":{:.6},"dur":{:.6}}}"#,
+                e.name,
+                e.category.name(),
+                us(e.start),
+                us(e.dur)
+            );
+            if let Some((id, starts)) = e.flow {
+                // A flow starts inside the send's slice and ends at the receive's end.
+                let (ph, ts) = if starts { ("s", e.start) } else { ("f", e.start + e.dur) };
+                let bind = if starts { "" } else { r#","bp":"e""# };
+                let _ = writeln!(
+                    out,
+                    r#"{{"ph":"{ph}","name":"message","cat":"message","id":{id},"pid":0,"tid":{rank},"ts":{:.6}{bind}}}"#,
+                    us(ts)
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Where core `rank` writes its part of the trace `file`.
+pub fn part_path(file: &Path, rank: u32) -> std::path::PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(format!(".{rank}"));
+    name.into()
+}
+
+/// Merges the cores' parts of `file` (`cores` of them) into `file`, removing the parts;
+/// a missing part (a core that died) is skipped.
+pub fn merge(file: &Path, cores: u32) -> std::io::Result<()> {
+    let mut events = Vec::new();
+    for rank in 0..cores {
+        let part = part_path(file, rank);
+        if let Ok(text) = std::fs::read_to_string(&part) {
+            events.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+            let _ = std::fs::remove_file(&part);
+        }
+    }
+    let body = events.join(",\n");
+    std::fs::write(file, format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{body}\n]}}\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_become_chrome_trace_objects_with_flows() {
+        let mut t = Trace::default();
+        t.push(Category::Send, "send", 1_000_000, 500_000, Some((7, true)));
+        t.push(Category::Compute, "compute", 2_000_000, 1_000, None);
+        let lines = t.json_lines(3);
+        assert!(lines.contains(r#""name":"core 3""#));
+        assert!(lines.contains(r#""ph":"X","name":"send","cat":"send","pid":0,"tid":3,"ts":1.000000,"dur":0.500000"#));
+        assert!(lines.contains(r#""ph":"s","name":"message","cat":"message","id":7"#));
+        let dir = std::env::temp_dir().join(format!("sccemu-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.json");
+        std::fs::write(part_path(&file, 0), &lines).unwrap();
+        merge(&file, 2).unwrap();
+        let merged: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(merged["traceEvents"].as_array().unwrap().len(), 4);
+        assert!(!part_path(&file, 0).exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

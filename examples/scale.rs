@@ -12,7 +12,7 @@
 //! figures to rank 0, which writes them to the file named by `SCALE_REPORT`.
 //!
 //! Times are from the segment's creation (the launcher's clock zero): when the last core
-//! had attached, had left the barrier, had its allgather; and when the launcher had
+//! had attached, had left the barrier, had the world communicator, had its allgather; and when the launcher had
 //! reaped every process (wall). RSS and PSS are per process, averaged; PSS shares each
 //! page among the processes that map it, so PSS x N is the job's memory. The segment is
 //! the memfd's size (address space) and its resident pages (`st_blocks`).
@@ -26,9 +26,9 @@ use sccemu::{Allgather, Config, Core};
 
 const DEFAULT_SIZES: [u32; 3] = [48, 1024, 4096];
 const REPORT_VAR: &str = "SCALE_REPORT";
-/// Figures each core contributes: attach, barrier and allgather times (ns), then RSS,
-/// PSS and page tables (KiB).
-const FIGURES: usize = 6;
+/// Figures each core contributes: attach, barrier, world and allgather times (ns), then
+/// RSS, PSS and page tables (KiB).
+const FIGURES: usize = 7;
 
 fn main() -> Result<(), Box<dyn Error>> {
     if std::env::var_os("SCCEMU_RANK").is_some() {
@@ -36,8 +36,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let sizes: Vec<u32> = std::env::args().skip(1).map(|a| a.parse()).collect::<Result<_, _>>()?;
     let sizes = if sizes.is_empty() { DEFAULT_SIZES.to_vec() } else { sizes };
+    println!("seconds from launch until the last core was past each step; memory per process (mean)");
     println!(
-        "cores  attached  barrier  allgather  wall (s)  RSS/core  PSS/core  PTE/core  segment   resident"
+        "cores  attached  barrier  world  allgather  wall   | RSS       PSS      PTE     | segment  resident"
     );
     for n in sizes {
         println!("{}", job(n)?);
@@ -59,7 +60,7 @@ fn job(n: u32) -> Result<String, Box<dyn Error>> {
     }
     let figures = std::fs::read_to_string(&report)?;
     let _ = std::fs::remove_file(&report);
-    Ok(format!("{n:>5}  {}", figures.replacen('@', &format!("{wall:>8.2}"), 1)))
+    Ok(format!("{n:>5}  {}", figures.replacen('@', &format!("{wall:>5.2}"), 1)))
 }
 
 /// One core's part (module docs).
@@ -69,6 +70,7 @@ fn core() -> Result<(), Box<dyn Error>> {
     core.barrier()?;
     let met = core.clock();
     let world = core.world()?;
+    let created = core.clock();
     let n = core.size() as usize;
     let mut all = vec![0u64; n];
     world.allgather(&[u64::from(core.rank()) * 3 + 1], &mut all, Allgather::Auto)?;
@@ -78,7 +80,8 @@ fn core() -> Result<(), Box<dyn Error>> {
     }
     let (rss, pss) = smaps_rollup()?;
     let nanos = |d: std::time::Duration| d.as_nanos() as u64;
-    let mine = [nanos(attached), nanos(met), nanos(gathered), rss, pss, status_kib("VmPTE:")?];
+    let mine =
+        [nanos(attached), nanos(met), nanos(created), nanos(gathered), rss, pss, status_kib("VmPTE:")?];
     let mut rows = vec![0u64; n * FIGURES];
     world.allgather(&mine, &mut rows, Allgather::Auto)?;
     if core.rank() == 0 {
@@ -98,13 +101,14 @@ fn summary(rows: &[u64], n: usize) -> Result<String, Box<dyn Error>> {
     let segment = std::fs::metadata(format!("/proc/self/fd/{fd}"))?;
     let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
     Ok(format!(
-        "{:>7.3}s  {:>6.3}s  {:>8.3}s  @  {:>6.0} KiB  {:>4.0} KiB  {:>4.0} KiB  {:>5.0} MiB  {:>5.1} MiB",
+        "{:>8.3}  {:>7.3}  {:>5.3}  {:>9.3}  @  | {:>5.0} KiB {:>4.0} KiB {:>3.0} KiB | {:>3.0} MiB  {:>5.1} MiB",
         last(0),
         last(1),
         last(2),
-        mean(3),
+        last(3),
         mean(4),
         mean(5),
+        mean(6),
         mib(segment.size()),
         mib(segment.blocks() * 512),
     ))

@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::coll::collectives::Phase;
 use crate::coll::comm::{CollError, Comm};
 use crate::protocol::agree::Fingerprint;
+use crate::protocol::payload::Payload;
 use crate::sync::Ordering;
 use shm_layout::WaitPolicy;
 
@@ -103,19 +104,26 @@ impl Comm<'_> {
             if self.context().wait_policy() != WaitPolicy::Block && block <= self.half_payload() {
                 return self.allgather_published(send, out, local);
             }
+            // Blocks packed side by side in the round's array (see `comm`): n rounds of
+            // `per_round` fit it, since each half holds `per_round`.
             let per_round = self.half_payload() / whole * whole;
+            let me = self.rank() as usize;
             return self.in_rounds(block, local, per_round, |round, r, phase| {
+                let chunk = r.len();
                 match phase {
-                    Phase::Write => round.put_own(0, &send[r]),
+                    Phase::Write => round.packed().write(me * chunk, &send[r]),
+                    Phase::Read if chunk == block => round.packed().read(0, out),
                     Phase::Read => {
+                        let packed = round.packed();
                         for rank in 0..n {
-                            round.get(rank as u32, 0, &mut out[rank * block + r.start..rank * block + r.end]);
+                            packed.read(rank * chunk, &mut out[rank * block + r.start..rank * block + r.end]);
                         }
                     }
                 }
                 Ok(())
             });
         }
+        self.ensure_step_flags()?;
         let per_round = self.half_payload() / n / whole * whole;
         let me = self.rank();
         self.in_rounds(block, local, per_round, |round, r, phase| {
@@ -161,24 +169,20 @@ impl Comm<'_> {
         let (n, me) = (self.size(), self.rank());
         let block = send.len();
         let round = self.round()?;
+        // Packed as in the barrier version; the own block is in place with the others.
         if local.is_ok() {
-            round.put_own(0, send);
+            round.packed().write(me as usize * block, send);
         }
         round.write_header(block, &local);
         self.meet_by_flags(round.call())?;
-        let others = || (0..n).filter(move |&r| r != me);
         round.agree(block, local)?;
-        for r in others() {
-            round.get(r, 0, &mut out[r as usize * block..][..block]);
-        }
-        out[me as usize * block..][..block].copy_from_slice(send);
+        round.packed().read(0, &mut out[..n as usize * block]);
         Ok(())
     }
 
     /// Copies each transfer's blocks into its receiver's half, then raises the flags.
     fn put_blocks(&self, round: &crate::coll::collectives::Round<'_, '_>, sends: &[Transfer], chunk: usize, split: bool) {
         let mine = round.half(self.rank());
-        let header = shm_layout::LINE;
         let piece = if split { SPLIT_PIECE.min(chunk.max(1)) } else { chunk.max(1) };
         let pieces = chunk.div_ceil(piece);
         for p in 0..pieces {
@@ -186,7 +190,7 @@ impl Comm<'_> {
             for t in sends {
                 let theirs = round.half(t.to);
                 for &b in &t.blocks {
-                    mine.copy_to(header + b * chunk + lo, &theirs, header + b * chunk + lo, hi - lo);
+                    mine.copy_to(b * chunk + lo, &theirs, b * chunk + lo, hi - lo);
                 }
             }
         }

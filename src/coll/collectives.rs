@@ -26,15 +26,13 @@
 use bytemuck::Pod;
 
 use crate::segment::collective_alloc::HeapRegion;
-use crate::coll::comm::{CollError, Comm};
+use crate::coll::comm::{CollError, Comm, HEADER_BYTES};
 use crate::protocol::agree::{Fingerprint, hash_words, op_word};
 use crate::protocol::atomic::op::{Element, Op, combine_into};
 use crate::protocol::payload::Payload;
 use Phase::{Read, Write};
 use shm_layout::WaitPolicy;
 
-/// Header of a staging half: block bytes, then argument validity.
-const HEADER: usize = shm_layout::LINE;
 
 /// The staging in force for one collective call.
 pub(crate) struct Round<'a, 'c> {
@@ -49,12 +47,12 @@ impl<'c> Comm<'c> {
     pub(crate) fn half_payload(&self) -> usize {
         let heap = self.context().segment().config().heap_bytes as usize;
         let per_member = (heap / (8 * self.size() as usize)).clamp(16 * 1024, 1 << 20);
-        (1usize << per_member.ilog2()) - HEADER
+        1usize << per_member.ilog2()
     }
 
     /// Starts a round: staging for this call, halves chosen by its parity.
     pub(crate) fn round(&self) -> Result<Round<'_, 'c>, CollError> {
-        let staging = self.staging(self.half_payload() + HEADER)?;
+        let staging = self.staging(self.half_payload())?;
         Ok(Round { comm: self, staging, call: self.next_call() })
     }
 
@@ -106,8 +104,7 @@ impl Comm<'_> {
     /// The rendezvous of round `call` without the barrier: raises this member's
     /// rendezvous flag, then waits for every other member's.
     pub(crate) fn meet_by_flags(&self, call: u32) -> Result<(), CollError> {
-        let flag = self.rendezvous_flag();
-        let flag_of = |r| self.flag(r, flag);
+        let flag_of = |r| self.rendezvous_flag(r);
         let bell_of = |r| self.bell(r);
         Ok(crate::protocol::flag::meet(self.size(), self.rank(), call, flag_of, bell_of, &self.context().waiter())?)
     }
@@ -126,26 +123,37 @@ impl<'c> Round<'_, 'c> {
         self.comm.half(self.staging, rank, self.call)
     }
 
+    /// Every member's half for this round as one array (see `Comm::packed`).
+    pub fn packed(&self) -> crate::segment::mapping::SharedBytes<'c> {
+        self.comm.packed(self.staging, self.call)
+    }
+
     pub fn call(&self) -> u32 {
         self.call
     }
 
     pub(crate) fn write_header(&self, block_bytes: usize, local: &Result<(), CollError>) {
-        let mut header = [0u8; 16];
+        let mut header = [0u8; HEADER_BYTES];
         header[..8].copy_from_slice(&(block_bytes as u64).to_le_bytes());
         header[8] = local.is_err() as u8;
-        self.half(self.comm.rank()).write(0, &header);
+        self.comm.header(self.staging, self.comm.rank(), self.call).write(0, &header);
     }
 
     /// After the rendezvous: every member's header agrees, or everyone returns an error.
     pub(crate) fn agree(&self, block_bytes: usize, local: Result<(), CollError>) -> Result<(), CollError> {
         local?;
-        for rank in 0..self.comm.size() {
-            let mut header = [0u8; 16];
-            self.half(rank).read(0, &mut header);
-            let theirs = u64::from_le_bytes(header[..8].try_into().expect("8 bytes")) as usize;
-            if header[8] != 0 || theirs != block_bytes {
-                return Err(CollError::Disagreement { rank });
+        // The packed table (a few pages, however many members: see `comm`), read in
+        // pieces into the stack rather than a table of n headers on the heap.
+        let table = self.comm.headers(self.staging, self.call);
+        let mut piece = [0u8; 256 * HEADER_BYTES];
+        for start in (0..table.len()).step_by(piece.len()) {
+            let piece = &mut piece[..(table.len() - start).min(256 * HEADER_BYTES)];
+            table.read(start, piece);
+            for (i, header) in piece.chunks_exact(HEADER_BYTES).enumerate() {
+                let theirs = u64::from_le_bytes(header[..8].try_into().expect("8 bytes")) as usize;
+                if header[8] != 0 || theirs != block_bytes {
+                    return Err(CollError::Disagreement { rank: (start / HEADER_BYTES + i) as u32 });
+                }
             }
         }
         Ok(())
@@ -153,12 +161,12 @@ impl<'c> Round<'_, 'c> {
 
     /// Copies `src` into this member's half at payload offset `at`.
     pub fn put_own(&self, at: usize, src: &[u8]) {
-        self.half(self.comm.rank()).write(HEADER + at, src);
+        self.half(self.comm.rank()).write(at, src);
     }
 
     /// Copies from member `rank`'s half at payload offset `at` into `dst`.
     pub fn get(&self, rank: u32, at: usize, dst: &mut [u8]) {
-        self.half(rank).read(HEADER + at, dst);
+        self.half(rank).read(at, dst);
     }
 }
 

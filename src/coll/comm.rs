@@ -9,12 +9,17 @@
 //! - a [`BarrierState`], whose sleepers use the leader's doorbell;
 //! - two publication words for the leader's later allocations (by call parity), and the
 //!   count of members that dropped the communicator without `free`;
-//! - per member, one line-aligned run of `size + 1` step flags, written by peers with
-//!   the collective's sequence number (see `allgather`); the last is the member's own
-//!   rendezvous flag (see `coll`);
+//! - per member, a line holding its rendezvous flag (see `coll`);
 //! - per member, a line of checking-mode slots: in checking mode every collective
 //!   first compares its arguments across the members there (`Comm::agree`, the
 //!   protocol of `protocol::agree`, with the communicator's barrier).
+//!
+//! The area is O(size). The put-based allgathers also need *step flags*: per member, a
+//! line-aligned run of `size` flags written by peers with the collective's sequence
+//! number (see `allgather`), O(size²) in all: 64 MiB at 4096 members, which the leader
+//! would have to zero and every process would fault in a page of per member. So they
+//! live in a block of their own, allocated and zeroed by the leader at the first call
+//! that needs them (a collective step, like staging's growth), and never otherwise.
 //!
 //! Dropping without [`Comm::free`]: each member adds one to the area's drop count
 //! (AcqRel), and the member that brings it to the communicator's size returns the area
@@ -23,11 +28,20 @@
 //! last access to the area or staging happens before the last member's return of it.
 //! Nothing needs a collective call, so a dropped communicator costs nothing later.
 //!
-//! Collectives also need *staging*: per member, two halves of `capacity` bytes in one
-//! heap block, used alternately by call parity. A half is rewritten two calls later;
-//! every collective ends after a barrier or after receiving from every member, so by
-//! then every reader of the half has finished with it (see `coll`). Staging grows
-//! collectively: a barrier, then the leader frees the old block and publishes a new one.
+//! Collectives also need *staging*, in one heap block used alternately by call parity:
+//! per parity, a table of every member's round header (16 bytes each, packed), then an
+//! array of one half of `capacity` bytes per member. Staging of one parity is rewritten
+//! two calls later; every collective ends after a barrier or after receiving from every
+//! member, so by then every reader of it has finished with it (see `coll`). Staging
+//! grows collectively: a barrier, then the leader frees the old block and publishes a
+//! new one.
+//!
+//! Why packed headers, and parity-major halves: a member reads every member's header
+//! in a call's first round, and the shared allgather reads every member's block. With
+//! a header at the start of each member's half, that touched one page per member, so
+//! each of N processes faulted N pages of the segment in: at 1024 members one 8-byte
+//! allgather took 3.3 s. Packed, the headers of 4096 members take 16 pages, and the
+//! allgather's blocks lie side by side in the parity's array ([`Comm::packed`]).
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -50,8 +64,11 @@ const LINE: usize = shm_layout::LINE;
 const PUBLISH_AT: usize = size_of::<BarrierState>().next_multiple_of(LINE);
 /// Offset of the drop count, after the two publication words.
 const DROPPED_AT: usize = PUBLISH_AT + 16;
-const FLAGS_AT: usize = PUBLISH_AT + LINE;
+/// Offset of the members' rendezvous flags, a line each.
+const RENDEZVOUS_AT: usize = PUBLISH_AT + LINE;
 const _: () = assert!(MEMBER_BYTES % LINE == 0);
+/// Bytes of a member's round header in staging (see `collectives`).
+pub(crate) const HEADER_BYTES: usize = 16;
 
 /// Why a collective or communicator call failed. Nothing was sent.
 #[derive(Clone, Debug, PartialEq)]
@@ -152,11 +169,17 @@ fn area_bytes(size: usize) -> usize {
 
 /// Offset of the checking-mode slots in the area.
 fn checks_at(size: usize) -> usize {
-    FLAGS_AT + size * flags_stride(size)
+    RENDEZVOUS_AT + size * LINE
 }
 
+/// Bytes of one member's row of step flags.
 fn flags_stride(size: usize) -> usize {
-    ((size + 1) * 4).div_ceil(LINE) * LINE
+    (size * 4).div_ceil(LINE) * LINE
+}
+
+/// Bytes of staging's header table for one parity.
+fn headers_bytes(size: usize) -> usize {
+    (size * HEADER_BYTES).div_ceil(LINE) * LINE
 }
 
 /// A communicator, used by one thread of its core.
@@ -222,6 +245,8 @@ pub struct Comm<'c> {
     allocs: Cell<u64>,
     /// Staging block and its per-half capacity, if any.
     staging: RefCell<Option<(HeapRegion, usize)>>,
+    /// The put-based allgathers' step flags, once one ran (module docs).
+    steps: Cell<Option<HeapRegion>>,
     /// Checking-mode argument checks made so far (their sequence numbers).
     checks: Cell<u64>,
     /// Set once `free` returns the memory (else the drop counts this member out).
@@ -250,6 +275,7 @@ impl<'c> Comm<'c> {
             calls: Cell::new(0),
             allocs: Cell::new(0),
             staging: RefCell::new(None),
+            steps: Cell::new(None),
             checks: Cell::new(0),
             released: Cell::new(false),
         }
@@ -300,16 +326,28 @@ impl<'c> Comm<'c> {
         &self.ctx.segment().slot(self.members[rank as usize]).bell
     }
 
-    /// The step flag that each member raises itself for the rendezvous of a round
-    /// (`coll`): the last of its `size + 1`, which no allgather step uses.
-    pub(crate) fn rendezvous_flag(&self) -> usize {
-        self.members.len()
+    /// The flag that member `rank` raises itself for the rendezvous of a round (`coll`).
+    pub(crate) fn rendezvous_flag(&self, rank: u32) -> &'c AtomicU32 {
+        self.area_word(RENDEZVOUS_AT + rank as usize * LINE)
     }
 
-    /// Step flag `index` of member `rank` (see `allgather`).
+    /// Collective: makes sure the step flags exist (module docs). Every member calls it
+    /// before a put-based allgather, which every member runs alike.
+    pub(crate) fn ensure_step_flags(&self) -> Result<(), CollError> {
+        if self.steps.get().is_none() {
+            let n = self.members.len();
+            self.steps.set(Some(self.leader_alloc(n * flags_stride(n), true)?));
+        }
+        Ok(())
+    }
+
+    /// Step flag `index` of member `rank` (see `allgather`). Panics unless
+    /// [`Comm::ensure_step_flags`] ran and `index` is below the size.
     pub(crate) fn flag(&self, rank: u32, index: usize) -> &'c AtomicU32 {
-        assert!(index <= self.members.len());
-        self.area_word(FLAGS_AT + rank as usize * flags_stride(self.members.len()) + index * 4)
+        let n = self.members.len();
+        assert!(index < n);
+        let steps = self.steps.get().expect("step flags allocated before a put-based allgather");
+        atomics_at(self.ctx.heap_bytes(steps), rank as usize * flags_stride(n) + index * 4)
     }
 
     /// Starts a collective call: its sequence number (never 0, so fresh flags never match).
@@ -351,14 +389,19 @@ impl<'c> Comm<'c> {
         Ok(agree(&slots, self.size(), self.rank, seq, &fingerprint, || self.wait_barrier())??)
     }
 
-    /// Collective: the leader allocates `bytes` from the heap; every member learns it.
-    fn leader_alloc(&self, bytes: usize) -> Result<HeapRegion, CollError> {
+    /// Collective: the leader allocates `bytes` from the heap (and zeroes them if
+    /// `zero`); every member learns it.
+    fn leader_alloc(&self, bytes: usize, zero: bool) -> Result<HeapRegion, CollError> {
         let call = self.allocs.get() + 1;
         self.allocs.set(call);
         let word: &AtomicU64 = self.area_word(PUBLISH_AT + (call % 2) as usize * 8);
         if self.rank == 0 {
-            // Relaxed: the barrier below publishes it.
-            word.store(encode_result(&self.ctx.heap_alloc_local(bytes)), Ordering::Relaxed);
+            let region = self.ctx.heap_alloc_local(bytes);
+            if let (Ok(region), true) = (&region, zero) {
+                self.ctx.heap_bytes(*region).zero(0, region.len);
+            }
+            // Relaxed: the barrier below publishes it, and the zeroes before it.
+            word.store(encode_result(&region), Ordering::Relaxed);
         }
         self.barrier_unchecked()?;
         Ok(decode_result(word.load(Ordering::Relaxed), bytes)?)
@@ -379,16 +422,42 @@ impl<'c> Comm<'c> {
             }
             *self.staging.borrow_mut() = None;
         }
-        let region = self.leader_alloc(2 * capacity * self.members.len())?;
+        let n = self.members.len();
+        let region = self.leader_alloc(2 * (headers_bytes(n) + capacity * n), false)?;
         *self.staging.borrow_mut() = Some((region, capacity));
         Ok((region, capacity))
     }
 
+    /// Staging of call `call`'s parity: its header table, then its halves (module docs).
+    fn parity(&self, staging: (HeapRegion, usize), call: u32) -> usize {
+        let (region, capacity) = staging;
+        let n = self.members.len();
+        region.offset + (call % 2) as usize * (headers_bytes(n) + capacity * n)
+    }
+
+    /// Member `rank`'s round header for call `call`, as shared bytes.
+    pub(crate) fn header(&self, staging: (HeapRegion, usize), rank: u32, call: u32) -> SharedBytes<'c> {
+        let offset = self.parity(staging, call) + rank as usize * HEADER_BYTES;
+        self.ctx.heap_bytes(HeapRegion { offset, len: HEADER_BYTES })
+    }
+
+    /// Every member's round header for call `call`, side by side.
+    pub(crate) fn headers(&self, staging: (HeapRegion, usize), call: u32) -> SharedBytes<'c> {
+        let len = self.members.len() * HEADER_BYTES;
+        self.ctx.heap_bytes(HeapRegion { offset: self.parity(staging, call), len })
+    }
+
+    /// Every member's half for call `call`, as one array: a member's half, or `size`
+    /// equal blocks packed side by side (the shared allgather's).
+    pub(crate) fn packed(&self, staging: (HeapRegion, usize), call: u32) -> SharedBytes<'c> {
+        let n = self.members.len();
+        let offset = self.parity(staging, call) + headers_bytes(n);
+        self.ctx.heap_bytes(HeapRegion { offset, len: staging.1 * n })
+    }
+
     /// Member `rank`'s staging half for call `call`, as shared bytes.
     pub(crate) fn half(&self, staging: (HeapRegion, usize), rank: u32, call: u32) -> SharedBytes<'c> {
-        let (region, capacity) = staging;
-        let offset = region.offset + (2 * rank as usize + (call % 2) as usize) * capacity;
-        self.ctx.heap_bytes(HeapRegion { offset, len: capacity })
+        self.packed(staging, call).slice(rank as usize * staging.1, staging.1)
     }
 
     /// Collective: splits this communicator. Members with the same `color` form a new
@@ -443,6 +512,9 @@ impl<'c> Comm<'c> {
             if let Some((staging, _)) = *self.staging.borrow() {
                 self.ctx.heap_free_local(staging)?;
             }
+            if let Some(steps) = self.steps.get() {
+                self.ctx.heap_free_local(steps)?;
+            }
             self.ctx.heap_free_local(self.area)?;
         }
         Ok(())
@@ -464,6 +536,9 @@ impl Drop for Comm<'_> {
             // Fails only if the job is aborting, when nothing needs the memory.
             if let Some((staging, _)) = *self.staging.borrow() {
                 let _ = self.ctx.heap_free_local(staging);
+            }
+            if let Some(steps) = self.steps.get() {
+                let _ = self.ctx.heap_free_local(steps);
             }
             let _ = self.ctx.heap_free_local(self.area);
         }

@@ -14,23 +14,22 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::io::Write;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitStatus};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use nix::fcntl::{FcntlArg, FdFlag, fcntl};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use shm_layout::Config;
 
 use crate::protocol::abort::{AbortCause, JobAborted};
-use crate::core::facade::env;
 use crate::core::pin::{self, PinError, PinPolicy};
 use crate::segment::mapping::{CreateError, Segment, slot_state};
 use crate::job::pump::{Pump, Sink};
 use crate::job::reaper::Reaper;
+use crate::job::spawn;
 use crate::segment::wait_mark::{Blocked, blocked_cores};
 use crate::sync::Ordering;
 
@@ -183,6 +182,7 @@ impl Launch {
         });
         let mut running = Running {
             reaper: Some(reaper),
+            starters: None,
             segment,
             pids: Vec::with_capacity(cores),
             exits: vec![None; cores],
@@ -194,60 +194,26 @@ impl Launch {
             deadlock_after: self.deadlock_after,
             trace: self.timing.and_then(|t| t.trace),
         };
-        let seg_fd = running.segment.fd().as_raw_fd();
-        let parent = nix::unistd::getpid();
-        let mut rank_fds = self.rank_fds.map(|(var, fds)| (var, fds.into_iter()));
-        for (rank, cpu) in cpus.into_iter().enumerate() {
-            let rank = rank as u32;
-            let own_fd = rank_fds.as_mut().and_then(|(var, fds)| Some((*var, fds.next()?)));
-            let mut cmd = Command::new(&self.program);
-            cmd.args(&self.args)
-                .envs(self.env.iter().map(|(k, v)| (k, v)))
-                .env(env::FD, seg_fd.to_string())
-                .env(env::RANK, rank.to_string())
-                .env(env::SIZE, cores.to_string());
-            let keep: Vec<RawFd> =
-                std::iter::once(seg_fd).chain(own_fd.as_ref().map(|(_, fd)| fd.as_raw_fd())).collect();
-            if let Some((var, fd)) = &own_fd {
-                cmd.env(var, fd.as_raw_fd().to_string());
+        let plan = spawn::Plan {
+            program: self.program,
+            args: self.args,
+            env: self.env,
+            seg_fd: running.segment.fd().as_raw_fd(),
+            cpus,
+            piped: self.output != Output::Inherit,
+            rank_fds: self.rank_fds,
+        };
+        let (children, starters) = match spawn::start_all(plan) {
+            Ok(started) => started,
+            Err(failed) => {
+                // Every rank started was killed and reaped; this ends the threads.
+                let _ = running.wait();
+                return Err(LaunchError::Spawn { rank: failed.rank, error: failed.error });
             }
-            if self.output != Output::Inherit {
-                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-            }
-            let cpu_set = cpu
-                .map(pin::cpu_set)
-                .transpose()
-                .map_err(|e| LaunchError::Pin(PinError::Affinity(e.to_string())))?;
-            // SAFETY: the closure runs between fork and exec and makes only
-            // async-signal-safe system calls (fcntl, prctl, getppid, sched_setaffinity)
-            // on values prepared before the fork; it allocates nothing.
-            unsafe {
-                cmd.pre_exec(move || {
-                    for &fd in &keep {
-                        fcntl(std::os::fd::BorrowedFd::borrow_raw(fd), FcntlArg::F_SETFD(FdFlag::empty()))?;
-                    }
-                    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-                    // The launcher may have died before the line above took effect.
-                    if nix::unistd::getppid() != parent {
-                        return Err(std::io::Error::other("launcher exited"));
-                    }
-                    if let Some(set) = &cpu_set {
-                        nix::sched::sched_setaffinity(Pid::from_raw(0), set)?;
-                    }
-                    Ok(())
-                });
-            }
-            let child = match cmd.spawn() {
-                Ok(child) => child,
-                Err(error) => {
-                    running.reap_all();
-                    running.kill_all();
-                    let _ = running.wait();
-                    return Err(LaunchError::Spawn { rank, error });
-                }
-            };
-            drop(own_fd);
-            running.watch(rank, child, self.output, cores);
+        };
+        running.starters = starters;
+        for (rank, child) in children.into_iter().enumerate() {
+            running.watch(rank as u32, child, self.output, cores);
         }
         running.reap_all();
         Ok(running)
@@ -326,6 +292,8 @@ pub struct Running {
     segment: Segment,
     /// Reports each child's exit (taken when the job ends).
     reaper: Option<Reaper>,
+    /// The threads that started the ranks, if not the caller's (see `spawn`).
+    starters: Option<spawn::Starters>,
     pids: Vec<Pid>,
     exits: Vec<Option<ExitStatus>>,
     events: Sender<Event>,
@@ -479,6 +447,10 @@ impl Running {
         }
         if let Some(reaper) = self.reaper.take() {
             reaper.finish();
+        }
+        // Every rank is reaped: their parent-death signal no longer matters.
+        if let Some(starters) = self.starters.take() {
+            starters.finish();
         }
         if let Some(file) = &self.trace {
             if let Err(e) = crate::timing::trace::merge(file, self.pids.len() as u32) {

@@ -10,6 +10,7 @@
 pub mod launcher;
 mod pump;
 mod reaper;
+mod spawn;
 pub mod runner;
 pub mod vtime;
 

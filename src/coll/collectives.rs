@@ -26,13 +26,23 @@
 use bytemuck::Pod;
 
 use crate::segment::collective_alloc::HeapRegion;
-use crate::coll::comm::{CollError, Comm, HEADER_BYTES};
+use crate::coll::comm::{CollError, Comm};
+use crate::segment::mapping::SharedBytes;
 use crate::protocol::agree::{Fingerprint, hash_words, op_word};
 use crate::protocol::atomic::op::{Element, Op, combine_into};
 use crate::protocol::payload::Payload;
 use Phase::{Read, Write};
 use shm_layout::WaitPolicy;
 
+
+/// Bytes of a member's round header in staging: block bytes, then argument validity.
+const HEADER_BYTES: usize = 16;
+
+/// Bytes of staging's header table for one parity (see `comm`): line-aligned, so that
+/// the halves after it are.
+pub(crate) fn headers_bytes(size: usize) -> usize {
+    (size * HEADER_BYTES).next_multiple_of(shm_layout::LINE)
+}
 
 /// The staging in force for one collective call.
 pub(crate) struct Round<'a, 'c> {
@@ -118,14 +128,33 @@ pub(crate) enum Phase {
 }
 
 impl<'c> Round<'_, 'c> {
-    /// Member `rank`'s payload area for this round.
-    pub fn half(&self, rank: u32) -> crate::segment::mapping::SharedBytes<'c> {
-        self.comm.half(self.staging, rank, self.call)
+    /// Where this round's parity of staging starts: its header table, then its halves
+    /// (see `comm`).
+    fn parity(&self) -> usize {
+        let (region, capacity) = self.staging;
+        let n = self.comm.size() as usize;
+        region.offset + (self.call % 2) as usize * (headers_bytes(n) + capacity * n)
     }
 
-    /// Every member's half for this round as one array (see `Comm::packed`).
-    pub fn packed(&self) -> crate::segment::mapping::SharedBytes<'c> {
-        self.comm.packed(self.staging, self.call)
+    fn heap_bytes(&self, offset: usize, len: usize) -> SharedBytes<'c> {
+        self.comm.context().heap_bytes(HeapRegion { offset, len })
+    }
+
+    /// Every member's half for this round as one array: a member's half, or `size`
+    /// equal blocks packed side by side (the shared allgather's).
+    pub fn packed(&self) -> SharedBytes<'c> {
+        let n = self.comm.size() as usize;
+        self.heap_bytes(self.parity() + headers_bytes(n), self.staging.1 * n)
+    }
+
+    /// Member `rank`'s payload area for this round.
+    pub fn half(&self, rank: u32) -> SharedBytes<'c> {
+        self.packed().slice(rank as usize * self.staging.1, self.staging.1)
+    }
+
+    /// Member `rank`'s round header.
+    fn header(&self, rank: u32) -> SharedBytes<'c> {
+        self.heap_bytes(self.parity() + rank as usize * HEADER_BYTES, HEADER_BYTES)
     }
 
     pub fn call(&self) -> u32 {
@@ -136,7 +165,7 @@ impl<'c> Round<'_, 'c> {
         let mut header = [0u8; HEADER_BYTES];
         header[..8].copy_from_slice(&(block_bytes as u64).to_le_bytes());
         header[8] = local.is_err() as u8;
-        self.comm.header(self.staging, self.comm.rank(), self.call).write(0, &header);
+        self.header(self.comm.rank()).write(0, &header);
     }
 
     /// After the rendezvous: every member's header agrees, or everyone returns an error.
@@ -144,7 +173,7 @@ impl<'c> Round<'_, 'c> {
         local?;
         // The packed table (a few pages, however many members: see `comm`), read in
         // pieces into the stack rather than a table of n headers on the heap.
-        let table = self.comm.headers(self.staging, self.call);
+        let table = self.heap_bytes(self.parity(), self.comm.size() as usize * HEADER_BYTES);
         let mut piece = [0u8; 256 * HEADER_BYTES];
         for start in (0..table.len()).step_by(piece.len()) {
             let piece = &mut piece[..(table.len() - start).min(256 * HEADER_BYTES)];

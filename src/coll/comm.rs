@@ -14,12 +14,10 @@
 //!   first compares its arguments across the members there (`Comm::agree`, the
 //!   protocol of `protocol::agree`, with the communicator's barrier).
 //!
-//! The area is O(size). The put-based allgathers also need *step flags*: per member, a
-//! line-aligned run of `size` flags written by peers with the collective's sequence
-//! number (see `allgather`), O(size²) in all: 64 MiB at 4096 members, which the leader
-//! would have to zero and every process would fault in a page of per member. So they
-//! live in a block of their own, allocated and zeroed by the leader at the first call
-//! that needs them (a collective step, like staging's growth), and never otherwise.
+//! The area is O(size). The put-based allgathers' *step flags* (per member, a line-aligned
+//! run of `size` flags that peers raise to the call's sequence number: O(size²), 64 MiB
+//! at 4096 members) are a block of their own, allocated and zeroed by the leader at the
+//! first call that needs them, as staging grows ([`Comm::ensure_step_flags`]).
 //!
 //! Dropping without [`Comm::free`]: each member adds one to the area's drop count
 //! (AcqRel), and the member that brings it to the communicator's size returns the area
@@ -36,16 +34,16 @@
 //! grows collectively: a barrier, then the leader frees the old block and publishes a
 //! new one.
 //!
-//! Why packed headers, and parity-major halves: a member reads every member's header
-//! in a call's first round, and the shared allgather reads every member's block. With
-//! a header at the start of each member's half, that touched one page per member, so
-//! each of N processes faulted N pages of the segment in: at 1024 members one 8-byte
-//! allgather took 3.3 s. Packed, the headers of 4096 members take 16 pages, and the
-//! allgather's blocks lie side by side in the parity's array ([`Comm::packed`]).
+//! Packed headers and side-by-side halves: a member reads every header in a call's first
+//! round, and the shared allgather every member's block. With a header atop each half
+//! that touched a page per member, in each of n processes: one 8-byte allgather of 1024
+//! members took 3.3 s. Now 4096 headers take 16 pages, and the allgather packs its
+//! blocks into the parity's array (`collectives::Round::packed`).
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
 
+use crate::coll::collectives::headers_bytes;
 use crate::protocol::abort::JobAborted;
 use crate::protocol::agree::{Disagreement, Fingerprint, MEMBER_BYTES, agree};
 use crate::protocol::barrier::BarrierState;
@@ -55,7 +53,6 @@ use crate::protocol::alloc::freelist::AllocError;
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::atomic::op::OpError;
 use crate::protocol::payload::Payload;
-use crate::segment::mapping::SharedBytes;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::segment::view::{AtomicsOnly, atomics_at};
 
@@ -67,8 +64,7 @@ const DROPPED_AT: usize = PUBLISH_AT + 16;
 /// Offset of the members' rendezvous flags, a line each.
 const RENDEZVOUS_AT: usize = PUBLISH_AT + LINE;
 const _: () = assert!(MEMBER_BYTES % LINE == 0);
-/// Bytes of a member's round header in staging (see `collectives`).
-pub(crate) const HEADER_BYTES: usize = 16;
+
 
 /// Why a collective or communicator call failed. Nothing was sent.
 #[derive(Clone, Debug, PartialEq)]
@@ -177,10 +173,6 @@ fn flags_stride(size: usize) -> usize {
     (size * 4).div_ceil(LINE) * LINE
 }
 
-/// Bytes of staging's header table for one parity.
-fn headers_bytes(size: usize) -> usize {
-    (size * HEADER_BYTES).div_ceil(LINE) * LINE
-}
 
 /// A communicator, used by one thread of its core.
 ///
@@ -428,38 +420,6 @@ impl<'c> Comm<'c> {
         Ok((region, capacity))
     }
 
-    /// Staging of call `call`'s parity: its header table, then its halves (module docs).
-    fn parity(&self, staging: (HeapRegion, usize), call: u32) -> usize {
-        let (region, capacity) = staging;
-        let n = self.members.len();
-        region.offset + (call % 2) as usize * (headers_bytes(n) + capacity * n)
-    }
-
-    /// Member `rank`'s round header for call `call`, as shared bytes.
-    pub(crate) fn header(&self, staging: (HeapRegion, usize), rank: u32, call: u32) -> SharedBytes<'c> {
-        let offset = self.parity(staging, call) + rank as usize * HEADER_BYTES;
-        self.ctx.heap_bytes(HeapRegion { offset, len: HEADER_BYTES })
-    }
-
-    /// Every member's round header for call `call`, side by side.
-    pub(crate) fn headers(&self, staging: (HeapRegion, usize), call: u32) -> SharedBytes<'c> {
-        let len = self.members.len() * HEADER_BYTES;
-        self.ctx.heap_bytes(HeapRegion { offset: self.parity(staging, call), len })
-    }
-
-    /// Every member's half for call `call`, as one array: a member's half, or `size`
-    /// equal blocks packed side by side (the shared allgather's).
-    pub(crate) fn packed(&self, staging: (HeapRegion, usize), call: u32) -> SharedBytes<'c> {
-        let n = self.members.len();
-        let offset = self.parity(staging, call) + headers_bytes(n);
-        self.ctx.heap_bytes(HeapRegion { offset, len: staging.1 * n })
-    }
-
-    /// Member `rank`'s staging half for call `call`, as shared bytes.
-    pub(crate) fn half(&self, staging: (HeapRegion, usize), rank: u32, call: u32) -> SharedBytes<'c> {
-        self.packed(staging, call).slice(rank as usize * staging.1, staging.1)
-    }
-
     /// Collective: splits this communicator. Members with the same `color` form a new
     /// communicator, ordered by `key` then by rank here; `None` (MPI_UNDEFINED) joins
     /// none and gets `None`.
@@ -509,13 +469,16 @@ impl<'c> Comm<'c> {
         self.barrier_unchecked()?;
         self.released.set(true);
         if self.rank == 0 {
-            if let Some((staging, _)) = *self.staging.borrow() {
-                self.ctx.heap_free_local(staging)?;
-            }
-            if let Some(steps) = self.steps.get() {
-                self.ctx.heap_free_local(steps)?;
-            }
-            self.ctx.heap_free_local(self.area)?;
+            self.return_memory()?;
+        }
+        Ok(())
+    }
+
+    /// Returns the staging, the step flags and the area to the heap.
+    fn return_memory(&self) -> Result<(), CollError> {
+        let staging = self.staging.borrow().map(|(region, _)| region);
+        for region in [staging, self.steps.get(), Some(self.area)].into_iter().flatten() {
+            self.ctx.heap_free_local(region)?;
         }
         Ok(())
     }
@@ -534,13 +497,7 @@ impl Drop for Comm<'_> {
         // Release (one release sequence), so all accesses happen before the return.
         if dropped.fetch_add(1, Ordering::AcqRel) + 1 == self.size() {
             // Fails only if the job is aborting, when nothing needs the memory.
-            if let Some((staging, _)) = *self.staging.borrow() {
-                let _ = self.ctx.heap_free_local(staging);
-            }
-            if let Some(steps) = self.steps.get() {
-                let _ = self.ctx.heap_free_local(steps);
-            }
-            let _ = self.ctx.heap_free_local(self.area);
+            let _ = self.return_memory();
         }
     }
 }

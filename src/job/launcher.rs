@@ -13,7 +13,6 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
@@ -27,7 +26,7 @@ use shm_layout::Config;
 use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::core::pin::{self, PinError, PinPolicy};
 use crate::segment::mapping::{CreateError, Segment, slot_state};
-use crate::job::pump::{Pump, Sink};
+use crate::job::pump::{Pump, relay};
 use crate::job::reaper::Reaper;
 use crate::job::spawn;
 use crate::segment::wait_mark::{Blocked, blocked_cores};
@@ -75,6 +74,9 @@ pub enum LaunchError {
     Pin(PinError),
     /// The core IDs given do not place every rank on the mesh once.
     CoreIds(String),
+    /// The machine's or the process's limits do not allow this many ranks (which one,
+    /// and how far).
+    Limits(String),
     /// The program could not be started for `rank`.
     Spawn {
         /// The rank that did not start.
@@ -90,6 +92,10 @@ impl fmt::Display for LaunchError {
             Self::Segment(e) => e.fmt(f),
             Self::Pin(e) => e.fmt(f),
             Self::CoreIds(why) => write!(f, "bad core placement: {why}"),
+            Self::Limits(why) => write!(f, "cannot start the job: {why}"),
+            Self::Spawn { rank, error } if error.raw_os_error() == Some(rustix::io::Errno::AGAIN.raw_os_error()) => {
+                write!(f, "cannot start rank {rank}: {error} ({})", crate::job::limits::task_limits())
+            }
             Self::Spawn { rank, error } => write!(f, "cannot start rank {rank}: {error}"),
         }
     }
@@ -166,6 +172,10 @@ impl Launch {
     pub fn spawn(mut self) -> Result<Running, LaunchError> {
         let cores = self.config.cores as usize;
         let cpus = pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?;
+        // A pidfd per rank, a pipe per relayed stream, the caller's per-rank fd.
+        let piped = self.output != Output::Inherit;
+        let fds = 1 + 2 * usize::from(piped) + usize::from(self.rank_fds.is_some());
+        crate::job::limits::check(cores, fds, piped).map_err(LaunchError::Limits)?;
         if let Some(timing) = &self.timing {
             self.config.timing = 1;
             self.env.extend(timing.env());
@@ -464,42 +474,4 @@ impl Running {
             vtimes: crate::job::vtime::collect(&self.segment),
         }
     }
-}
-
-/// Lines libtest prints when a test binary is re-run as a job's child.
-fn is_test_harness_noise(line: &str) -> bool {
-    line.is_empty() || line == "running 1 test"
-}
-
-/// A sink that prints each line of a rank's stream with its tag (the last line even
-/// without a newline).
-fn relay(tag: String, output: Output, is_stderr: bool) -> Sink {
-    let mut pending: Vec<u8> = Vec::new();
-    let emit = move |line: &[u8]| {
-        let line = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line));
-        match (output, is_stderr) {
-            (Output::Tagged, false) => {
-                let _ = writeln!(std::io::stdout().lock(), "{tag}{line}");
-            }
-            (Output::Tagged, true) => {
-                let _ = writeln!(std::io::stderr().lock(), "{tag}{line}");
-            }
-            (_, _) if is_test_harness_noise(&line) => {}
-            (_, false) => println!("{tag}{line}"),
-            (_, true) => eprintln!("{tag}{line}"),
-        }
-    };
-    Box::new(move |chunk| match chunk {
-        Some(bytes) => {
-            pending.extend_from_slice(bytes);
-            let mut start = 0;
-            while let Some(end) = pending[start..].iter().position(|&b| b == b'\n') {
-                emit(&pending[start..start + end]);
-                start += end + 1;
-            }
-            pending.drain(..start);
-        }
-        None if !pending.is_empty() => emit(&std::mem::take(&mut pending)),
-        None => {}
-    })
 }

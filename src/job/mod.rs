@@ -8,6 +8,7 @@
 //! May use: every layer below it.
 
 pub mod launcher;
+mod limits;
 mod pump;
 mod reaper;
 mod spawn;

@@ -1,4 +1,4 @@
-//! Reading many pipes from one thread: the ranks' output and their results.
+//! Reading many pipes from one thread: the ranks' output ([`relay`]) and their results.
 //!
 //! Each pipe is registered with a sink; one thread sleeps on an epoll set of them all,
 //! reads what a readable pipe holds and hands it to that pipe's sink, and at end of
@@ -12,12 +12,15 @@
 //! Should epoll be unavailable, each pipe gets a thread of its own, as before.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use rustix::event::epoll;
 use rustix::io::Errno;
+
+use crate::job::launcher::Output;
 
 /// What a pipe's bytes go to: `Some(bytes)` as they come, `None` once at end of file.
 pub type Sink = Box<dyn FnMut(Option<&[u8]>) + Send>;
@@ -143,4 +146,42 @@ fn pump_loop(set: &OwnedFd, wake: &OwnedFd, streams: &Mutex<Streams>) {
             return;
         }
     }
+}
+
+/// Lines libtest prints when a test binary is re-run as a job's child.
+fn is_test_harness_noise(line: &str) -> bool {
+    line.is_empty() || line == "running 1 test"
+}
+
+/// A sink that prints each line of a rank's stream with its tag (the last line even
+/// without a newline).
+pub(crate) fn relay(tag: String, output: Output, is_stderr: bool) -> Sink {
+    let mut pending: Vec<u8> = Vec::new();
+    let emit = move |line: &[u8]| {
+        let line = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line));
+        match (output, is_stderr) {
+            (Output::Tagged, false) => {
+                let _ = writeln!(std::io::stdout().lock(), "{tag}{line}");
+            }
+            (Output::Tagged, true) => {
+                let _ = writeln!(std::io::stderr().lock(), "{tag}{line}");
+            }
+            (_, _) if is_test_harness_noise(&line) => {}
+            (_, false) => println!("{tag}{line}"),
+            (_, true) => eprintln!("{tag}{line}"),
+        }
+    };
+    Box::new(move |chunk| match chunk {
+        Some(bytes) => {
+            pending.extend_from_slice(bytes);
+            let mut start = 0;
+            while let Some(end) = pending[start..].iter().position(|&b| b == b'\n') {
+                emit(&pending[start..start + end]);
+                start += end + 1;
+            }
+            pending.drain(..start);
+        }
+        None if !pending.is_empty() => emit(&std::mem::take(&mut pending)),
+        None => {}
+    })
 }

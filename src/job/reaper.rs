@@ -31,11 +31,13 @@ const STOP: u64 = u64::MAX;
 
 type Report = dyn Fn(u32, ExitStatus) + Send + Sync;
 
+/// Each watched child's pid and pidfd, by rank, until it is reaped.
+type Pidfds = Mutex<Vec<Option<(Pid, OwnedFd)>>>;
+
 /// The reaper of one job's children (module docs).
 pub struct Reaper {
     epoll: Option<Arc<OwnedFd>>,
-    /// Each registered child's pid and pidfd, by rank, until it is reaped.
-    pidfds: Arc<Mutex<Vec<Option<(Pid, OwnedFd)>>>>,
+    pidfds: Arc<Pidfds>,
     stop: Option<OwnedFd>,
     report: Arc<Report>,
     /// Children watched so far.
@@ -125,7 +127,7 @@ fn reap(pid: Pid) -> Option<ExitStatus> {
     }
 }
 
-fn reap_loop(epoll: &OwnedFd, pidfds: &Mutex<Vec<Option<(Pid, OwnedFd)>>>, report: &Report) {
+fn reap_loop(epoll: &OwnedFd, pidfds: &Pidfds, report: &Report) {
     let mut events = Vec::with_capacity(64);
     loop {
         events.clear();

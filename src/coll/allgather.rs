@@ -169,20 +169,25 @@ impl Comm<'_> {
         let (n, me) = (self.size(), self.rank());
         let block = send.len();
         let round = self.round()?;
-        // Packed as in the barrier version; the own block is in place with the others.
+        // Each block in its member's own half, not packed: these members run at once,
+        // and packed blocks of under a line would share lines between writers.
         if local.is_ok() {
-            round.packed().write(me as usize * block, send);
+            round.put_own(0, send);
         }
         round.write_header(block, &local);
         self.meet_by_flags(round.call())?;
         round.agree(block, local)?;
-        round.packed().read(0, &mut out[..n as usize * block]);
+        for r in (0..n).filter(|&r| r != me) {
+            round.get(r, 0, &mut out[r as usize * block..][..block]);
+        }
+        out[me as usize * block..][..block].copy_from_slice(send);
         Ok(())
     }
 
     /// Copies each transfer's blocks into its receiver's half, then raises the flags.
     fn put_blocks(&self, round: &crate::coll::collectives::Round<'_, '_>, sends: &[Transfer], chunk: usize, split: bool) {
         let mine = round.half(self.rank());
+        let header = shm_layout::LINE;
         let piece = if split { SPLIT_PIECE.min(chunk.max(1)) } else { chunk.max(1) };
         let pieces = chunk.div_ceil(piece);
         for p in 0..pieces {
@@ -190,7 +195,7 @@ impl Comm<'_> {
             for t in sends {
                 let theirs = round.half(t.to);
                 for &b in &t.blocks {
-                    mine.copy_to(b * chunk + lo, &theirs, b * chunk + lo, hi - lo);
+                    mine.copy_to(header + b * chunk + lo, &theirs, header + b * chunk + lo, hi - lo);
                 }
             }
         }

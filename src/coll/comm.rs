@@ -27,18 +27,20 @@
 //! Nothing needs a collective call, so a dropped communicator costs nothing later.
 //!
 //! Collectives also need *staging*, in one heap block used alternately by call parity:
-//! per parity, a table of every member's round header (16 bytes each, packed), then an
-//! array of one half of `capacity` bytes per member. Staging of one parity is rewritten
-//! two calls later; every collective ends after a barrier or after receiving from every
-//! member, so by then every reader of it has finished with it (see `coll`). Staging
-//! grows collectively: a barrier, then the leader frees the old block and publishes a
-//! new one.
+//! per parity, a table of the members' round headers (16 bytes each, packed; used when
+//! members share CPUs, else each header heads its member's half), then an array of one
+//! half of `capacity` bytes per member. Staging of one parity is
+//! rewritten two calls later; every collective ends after a barrier or after receiving
+//! from every member, so by then every reader of it has finished with it (see `coll`).
+//! Staging grows collectively: a barrier, then the leader frees the old block and
+//! publishes a new one.
 //!
 //! Packed headers and side-by-side halves: a member reads every header in a call's first
 //! round, and the shared allgather every member's block. With a header atop each half
 //! that touched a page per member, in each of n processes: one 8-byte allgather of 1024
-//! members took 3.3 s. Now 4096 headers take 16 pages, and the allgather packs its
-//! blocks into the parity's array (`collectives::Round::packed`).
+//! members took 3.3 s. Now 4096 packed headers take 16 pages, and the allgather packs
+//! its blocks into the parity's array (`collectives::Round::packed`) when members share
+//! CPUs.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;

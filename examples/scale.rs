@@ -8,12 +8,15 @@
 //! one `sccrun` uses, with `sccrun`'s defaults) and prints one row per job. As a core:
 //! attach, world barrier, world communicator and an allgather of one u64 per core
 //! (checked), then each core reads its own memory from `/proc/self` while every core is
-//! still alive (between two collectives), and a second allgather brings every core's
-//! figures to rank 0, which writes them to the file named by `SCALE_REPORT`.
+//! still alive (between two collectives), and a gather brings every core's
+//! figures to rank 0, which writes them to the file named by `SCALE_REPORT`. Last, after
+//! a barrier, each core sends its rank to the next over the default channel and checks
+//! what the previous one sent.
 //!
 //! Times are from the segment's creation (the launcher's clock zero): when the last core
-//! had attached, had left the barrier, had the world communicator, had its allgather; and when the launcher had
-//! reaped every process (wall). RSS and PSS are per process, averaged; PSS shares each
+//! had attached, had left the barrier, had the world communicator, had its allgather; and
+//! when the launcher had reaped every process (wall: the measuring and the ring too).
+//! RSS and PSS are per process, averaged; PSS shares each
 //! page among the processes that map it, so PSS x N is the job's memory. The segment is
 //! the memfd's size (address space) and its resident pages (`st_blocks`).
 
@@ -82,25 +85,36 @@ fn core() -> Result<(), Box<dyn Error>> {
     let nanos = |d: std::time::Duration| d.as_nanos() as u64;
     let mine =
         [nanos(attached), nanos(met), nanos(created), nanos(gathered), rss, pss, status_kib("VmPTE:")?];
-    let mut rows = vec![0u64; n * FIGURES];
-    world.allgather(&mine, &mut rows, Allgather::Auto)?;
-    if core.rank() == 0 {
+    // The segment as the allgather left it: read before the barrier, which nobody
+    // passes, to write the gather's staging, before rank 0 arrives.
+    let segment = (core.rank() == 0).then(segment_bytes).transpose()?;
+    world.barrier()?;
+    let mut rows = if core.rank() == 0 { vec![0u64; n * FIGURES] } else { Vec::new() };
+    world.gather(0, &mine, &mut rows)?;
+    if let Some(segment) = segment {
         let path = std::env::var_os(REPORT_VAR).ok_or("SCALE_REPORT is not set")?;
-        std::fs::write(path, summary(&rows, n)?)?;
+        std::fs::write(path, summary(&rows, n, segment))?;
+    }
+    // Then a message round the ring over the default channel (srb).
+    let me = core.rank();
+    let size = core.size();
+    core.send((me + 1) % size, 1, &me.to_le_bytes())?;
+    let mut word = [0u8; 4];
+    core.recv((me + size - 1) % size, 1, &mut word)?;
+    if u32::from_le_bytes(word) != (me + size - 1) % size {
+        return Err(format!("ring: got {word:?} from the left").into());
     }
     Ok(())
 }
 
 /// Rank 0's part of the row: the latest time of each step, the mean memory figures,
 /// and the segment. `@` stands for the wall time, which only the launcher knows.
-fn summary(rows: &[u64], n: usize) -> Result<String, Box<dyn Error>> {
+fn summary(rows: &[u64], n: usize, (size, resident): (u64, u64)) -> String {
     let column = |i: usize| rows.chunks_exact(FIGURES).map(move |r| r[i]);
     let last = |i: usize| column(i).max().unwrap_or(0) as f64 / 1e9;
     let mean = |i: usize| column(i).sum::<u64>() as f64 / n as f64;
-    let fd = std::env::var("SCCEMU_FD")?;
-    let segment = std::fs::metadata(format!("/proc/self/fd/{fd}"))?;
     let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
-    Ok(format!(
+    format!(
         "{:>8.3}  {:>7.3}  {:>5.3}  {:>9.3}  @  | {:>5.0} KiB {:>4.0} KiB {:>3.0} KiB | {:>3.0} MiB  {:>5.1} MiB",
         last(0),
         last(1),
@@ -109,9 +123,16 @@ fn summary(rows: &[u64], n: usize) -> Result<String, Box<dyn Error>> {
         mean(4),
         mean(5),
         mean(6),
-        mib(segment.size()),
-        mib(segment.blocks() * 512),
-    ))
+        mib(size),
+        mib(resident),
+    )
+}
+
+/// The segment's size and resident bytes (the memfd's allocated blocks).
+fn segment_bytes() -> Result<(u64, u64), Box<dyn Error>> {
+    let fd = std::env::var("SCCEMU_FD")?;
+    let segment = std::fs::metadata(format!("/proc/self/fd/{fd}"))?;
+    Ok((segment.size(), segment.blocks() * 512))
 }
 
 /// This process's RSS and PSS in KiB.

@@ -17,7 +17,7 @@
 //! The area is O(size). The put-based allgathers' *step flags* (per member, a line-aligned
 //! run of `size` flags that peers raise to the call's sequence number: O(size²), 64 MiB
 //! at 4096 members) are a block of their own, allocated and zeroed by the leader at the
-//! first call that needs them, as staging grows ([`Comm::ensure_step_flags`]).
+//! first call that needs them, as staging grows (`Comm::ensure_step_flags`).
 //!
 //! Dropping without [`Comm::free`]: each member adds one to the area's drop count
 //! (AcqRel), and the member that brings it to the communicator's size returns the area

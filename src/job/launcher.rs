@@ -1,8 +1,10 @@
 //! Starting a job's processes, watching them, and ending the job cleanly.
 //!
-//! [`Launch::spawn`] creates the segment, then starts one process per rank. Between
-//! fork and exec each child clears close-on-exec on the fds meant for it, asks for
-//! SIGKILL when the launcher dies (so no core outlives its job), and pins itself.
+//! [`Launch::spawn`] checks the machine's limits (`limits`), creates the segment, then
+//! starts one process per rank (`spawn`). Between fork and exec each child clears
+//! close-on-exec on the fds meant for it, asks for SIGKILL when the launcher dies (so no
+//! core outlives its job), and pins itself. One thread relays the ranks' output
+//! (`pump`).
 //!
 //! [`Running::wait`] is the fail-stop monitor. One thread reaps every child and reports
 //! its exit (`reaper`). The first failure (nonzero status, a signal, or status 0
@@ -172,10 +174,11 @@ impl Launch {
     pub fn spawn(mut self) -> Result<Running, LaunchError> {
         let cores = self.config.cores as usize;
         let cpus = pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?;
-        // A pidfd per rank, a pipe per relayed stream, the caller's per-rank fd.
+        // A pidfd per rank and a pipe per relayed stream, while the caller's per-rank fds
+        // (open now) close as the ranks start.
         let piped = self.output != Output::Inherit;
-        let fds = 1 + 2 * usize::from(piped) + usize::from(self.rank_fds.is_some());
-        crate::job::limits::check(cores, fds, piped).map_err(LaunchError::Limits)?;
+        let released = self.rank_fds.as_ref().map_or(0, |(_, fds)| fds.len());
+        crate::job::limits::check(cores, 1 + 2 * usize::from(piped), released, piped).map_err(LaunchError::Limits)?;
         if let Some(timing) = &self.timing {
             self.config.timing = 1;
             self.env.extend(timing.env());

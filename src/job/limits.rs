@@ -17,8 +17,10 @@ use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 const SPARE: u64 = 64;
 
 /// Checks the process limits for `ranks` more processes, and makes room for
-/// `fds_per_rank` fds per rank in this process. `Err` names the limit in the way.
-pub(crate) fn check(ranks: usize, fds_per_rank: usize, fds_needed: bool) -> Result<(), String> {
+/// `fds_per_rank` more fds per rank in this process, of which `released` fds open now
+/// will be closed first. `Err` names the limit in the way; the fds are only a must if
+/// `fds_needed` (else the reaper does without).
+pub(crate) fn check(ranks: usize, fds_per_rank: usize, released: usize, fds_needed: bool) -> Result<(), String> {
     let ranks = ranks as u64;
     let tasks = running_tasks().unwrap_or(0);
     for (name, limit) in [("kernel.pid_max", "/proc/sys/kernel/pid_max"), ("kernel.threads-max", "/proc/sys/kernel/threads-max")] {
@@ -36,15 +38,16 @@ pub(crate) fn check(ranks: usize, fds_per_rank: usize, fds_needed: bool) -> Resu
     {
         return Err(format!("{ranks} processes exceed this user's process limit (ulimit -u) of {max}"));
     }
-    let want = ranks * fds_per_rank as u64 + SPARE;
+    let want = ranks * fds_per_rank as u64;
+    let total = (open_fds() + want + SPARE).saturating_sub(released as u64);
     let files = getrlimit(Resource::Nofile);
-    if files.current.is_some_and(|soft| soft < want + open_fds()) {
-        let raised = files.maximum.map_or(want + open_fds(), |hard| hard.min(want + open_fds()));
+    if files.current.is_some_and(|soft| soft < total) {
+        let raised = files.maximum.map_or(total, |hard| hard.min(total));
         let _ = setrlimit(Resource::Nofile, Rlimit { current: Some(raised), maximum: files.maximum });
         let now = getrlimit(Resource::Nofile).current;
-        if fds_needed && now.is_some_and(|soft| soft < want + open_fds()) {
+        if fds_needed && now.is_some_and(|soft| soft < total) {
             return Err(format!(
-                "{ranks} processes need {want} open files in the launcher; the limit (ulimit -n) is {} and its hard limit {}",
+                "{ranks} processes need {total} open files in the launcher; the limit (ulimit -n) is {} and its hard limit {}",
                 now.unwrap_or(0),
                 files.maximum.map_or("unlimited".into(), |h| h.to_string())
             ));

@@ -7,8 +7,9 @@
 //! Why not a thread per child (`Child::wait`): each thread is a stack mapping, a guard
 //! page and touched pages in the launcher, and every later `fork` of the launcher
 //! copies all of them (page tables, VMAs) and write-protects the touched pages again.
-//! At 1024 cores the launcher's forks and the copy-on-write faults after them were 70%
-//! of the job's CPU time (`perf`, `sccrun -n 1024 hello`): quadratic in the core count.
+//! At 1024 cores the launcher's forks, the forked copies' execs and the copy-on-write
+//! faults were 89% of the job's CPU time (`perf`, `sccrun -n 1024 hello`): quadratic in
+//! the core count.
 //!
 //! Where a pidfd cannot be had (a kernel older than 5.3, or no fd left under
 //! `RLIMIT_NOFILE`), that child falls back to a thread of its own, so a job never fails

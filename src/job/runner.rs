@@ -244,8 +244,9 @@ impl Job {
         let _one_at_a_time = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let exe = std::fs::read_link("/proc/self/exe").map_err(JobError::NoExecutable)?;
         let cores = self.config.cores as usize;
-        // A result pipe and two output pipes per rank (the launcher checks the rest).
-        crate::job::limits::check(cores, 4, true).map_err(|e| JobError::Launch(LaunchError::Limits(e)))?;
+        // A result pipe's two ends (one closes as its rank starts), two output pipes and
+        // a pidfd per rank.
+        crate::job::limits::check(cores, 5, cores, true).map_err(|e| JobError::Launch(LaunchError::Limits(e)))?;
         let mut readers = Vec::with_capacity(cores);
         let mut writers = Vec::with_capacity(cores);
         for _ in 0..cores {

@@ -219,7 +219,8 @@ impl Launch {
         let (children, starters) = match spawn::start_all(plan) {
             Ok(started) => started,
             Err(failed) => {
-                // Every rank started was killed and reaped; this ends the threads.
+                // `start_all` killed and reaped the ranks it had started; waiting for
+                // an empty job ends the reaper's and the pump's threads.
                 let _ = running.wait();
                 return Err(LaunchError::Spawn { rank: failed.rank, error: failed.error });
             }

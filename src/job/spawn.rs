@@ -227,3 +227,23 @@ fn start_one(plan: &Plan, rank: usize, own: Option<(&str, &OwnedFd)>, parent: Pi
     }
     cmd.spawn()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::start_order;
+
+    #[test]
+    fn ranks_start_one_per_cpu_in_turn_each_once() {
+        // Compact pinning of 5 ranks on 2 CPUs: 0-2 on CPU 0, 3-4 on CPU 1.
+        let compact = [Some(0), Some(0), Some(0), Some(1), Some(1)];
+        assert_eq!(start_order(&compact), [0, 3, 1, 4, 2]);
+        // Scatter already alternates; unpinned ranks start in rank order.
+        assert_eq!(start_order(&[Some(0), Some(1), Some(0), Some(1)]), [0, 1, 2, 3]);
+        assert_eq!(start_order(&[None, None, None]), [0, 1, 2]);
+        let mut big: Vec<Option<usize>> = (0..4096).map(|r| Some(r * 3 / 4096)).collect();
+        big.reverse();
+        let mut order = start_order(&big);
+        order.sort_unstable();
+        assert_eq!(order, (0..4096).collect::<Vec<_>>());
+    }
+}

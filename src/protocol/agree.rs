@@ -219,6 +219,18 @@ mod tests {
         assert_eq!(d.ranks, vec![0]);
     }
 
+    /// Many members: the lone dissenters are named, in rank order, whatever their place.
+    #[test]
+    fn thousands_of_members() {
+        let a = Fingerprint::new("allgather").field("count", 1);
+        let b = Fingerprint::new("allgather").field("count", 2);
+        let mut rows = vec![(&a, 7); 4096];
+        assert_eq!(verdict(&slots(&rows), &a), None);
+        rows[4095] = (&b, 7);
+        rows[17] = (&b, 7);
+        assert_eq!(verdict(&slots(&rows), &a), Some(Disagreement { what: "count", ranks: vec![17, 4095] }));
+    }
+
     #[test]
     fn calls_sequences_sizes_and_types() {
         let a = Fingerprint::new("allreduce").field("op", op_word(Op::Sum)).element::<u64>();

@@ -1,4 +1,4 @@
-//! Shared memory per process and per job of the two channel protocols, N = 2..1024,
+//! Shared memory per process and per job of the two channel protocols, N = 2..4096,
 //! from the real segment layout: the SRB stays constant per process, per-peer grows
 //! with N (and its MPB slots stop fitting the 8 KiB MPB beyond 64 cores).
 //!
@@ -7,7 +7,9 @@
 use sccemu::{ChannelKind, footprint};
 
 fn kib(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
+    if bytes >= 1 << 40 {
+        format!("{:.1} TiB", bytes as f64 / (1u64 << 40) as f64)
+    } else if bytes >= 1 << 30 {
         format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
     } else if bytes >= 1 << 20 {
         format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
@@ -17,7 +19,7 @@ fn kib(bytes: u64) -> String {
 }
 
 fn main() {
-    let mut ns: Vec<u32> = (1..=10).map(|k| 1 << k).collect();
+    let mut ns: Vec<u32> = (1..=12).map(|k| 1 << k).collect();
     ns.push(48);
     ns.sort_unstable();
     println!(

@@ -52,8 +52,10 @@ pub const ALLOCATOR_BYTES: usize = 16 * 1024;
 pub const WINDOW_TABLE_ENTRIES: usize = 64;
 /// Bytes of one window-table entry.
 pub const WINDOW_ENTRY_BYTES: usize = LINE;
-/// The largest job: enough for the memory tables up to 1024 cores.
-pub const MAX_CORES: u32 = 1024;
+/// The largest job. At 4096 cores the segment is 548 MiB of address space (sparse:
+/// untouched pages cost nothing) and a job starts, meets and ends in seconds on two CPUs;
+/// past it, each process's own start-up (exec, the dynamic loader) dominates.
+pub const MAX_CORES: u32 = 4096;
 /// The SCC's message-passing buffer: 8 KiB per core.
 pub const DEFAULT_MPB_BYTES: u32 = 8 * 1024;
 /// Default per-core receive ring in shared DRAM.

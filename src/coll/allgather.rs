@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::coll::collectives::Phase;
 use crate::coll::comm::{CollError, Comm};
 use crate::protocol::agree::Fingerprint;
+use crate::protocol::payload::Payload;
 use crate::sync::Ordering;
 use shm_layout::WaitPolicy;
 
@@ -103,19 +104,26 @@ impl Comm<'_> {
             if self.context().wait_policy() != WaitPolicy::Block && block <= self.half_payload() {
                 return self.allgather_published(send, out, local);
             }
+            // Blocks packed side by side in the round's array (see `comm`): n rounds of
+            // `per_round` fit it, since each half holds `per_round`.
             let per_round = self.half_payload() / whole * whole;
+            let me = self.rank() as usize;
             return self.in_rounds(block, local, per_round, |round, r, phase| {
+                let chunk = r.len();
                 match phase {
-                    Phase::Write => round.put_own(0, &send[r]),
+                    Phase::Write => round.packed().write(me * chunk, &send[r]),
+                    Phase::Read if chunk == block => round.packed().read(0, out),
                     Phase::Read => {
+                        let packed = round.packed();
                         for rank in 0..n {
-                            round.get(rank as u32, 0, &mut out[rank * block + r.start..rank * block + r.end]);
+                            packed.read(rank * chunk, &mut out[rank * block + r.start..rank * block + r.end]);
                         }
                     }
                 }
                 Ok(())
             });
         }
+        self.ensure_step_flags()?;
         let per_round = self.half_payload() / n / whole * whole;
         let me = self.rank();
         self.in_rounds(block, local, per_round, |round, r, phase| {
@@ -161,14 +169,15 @@ impl Comm<'_> {
         let (n, me) = (self.size(), self.rank());
         let block = send.len();
         let round = self.round()?;
+        // Each block in its member's own half, not packed: these members run at once,
+        // and packed blocks of under a line would share lines between writers.
         if local.is_ok() {
             round.put_own(0, send);
         }
         round.write_header(block, &local);
         self.meet_by_flags(round.call())?;
-        let others = || (0..n).filter(move |&r| r != me);
         round.agree(block, local)?;
-        for r in others() {
+        for r in (0..n).filter(|&r| r != me) {
             round.get(r, 0, &mut out[r as usize * block..][..block]);
         }
         out[me as usize * block..][..block].copy_from_slice(send);

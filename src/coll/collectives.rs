@@ -27,14 +27,25 @@ use bytemuck::Pod;
 
 use crate::segment::collective_alloc::HeapRegion;
 use crate::coll::comm::{CollError, Comm};
+use crate::segment::mapping::SharedBytes;
 use crate::protocol::agree::{Fingerprint, hash_words, op_word};
 use crate::protocol::atomic::op::{Element, Op, combine_into};
 use crate::protocol::payload::Payload;
 use Phase::{Read, Write};
 use shm_layout::WaitPolicy;
 
-/// Header of a staging half: block bytes, then argument validity.
+
+/// A member's round header: block bytes, then argument validity.
+const HEADER_BYTES: usize = 16;
+/// Where the payload starts in a half: after the line that holds the member's header
+/// when members run at once ([`Round::packs_headers`]).
 const HEADER: usize = shm_layout::LINE;
+
+/// Bytes of staging's table of packed headers for one parity (see `comm`): whole pages,
+/// so that the halves after it start on a page.
+pub(crate) fn headers_bytes(size: usize) -> usize {
+    (size * HEADER_BYTES).next_multiple_of(shm_layout::PAGE)
+}
 
 /// The staging in force for one collective call.
 pub(crate) struct Round<'a, 'c> {
@@ -106,8 +117,7 @@ impl Comm<'_> {
     /// The rendezvous of round `call` without the barrier: raises this member's
     /// rendezvous flag, then waits for every other member's.
     pub(crate) fn meet_by_flags(&self, call: u32) -> Result<(), CollError> {
-        let flag = self.rendezvous_flag();
-        let flag_of = |r| self.flag(r, flag);
+        let flag_of = |r| self.rendezvous_flag(r);
         let bell_of = |r| self.bell(r);
         Ok(crate::protocol::flag::meet(self.size(), self.rank(), call, flag_of, bell_of, &self.context().waiter())?)
     }
@@ -121,9 +131,47 @@ pub(crate) enum Phase {
 }
 
 impl<'c> Round<'_, 'c> {
-    /// Member `rank`'s payload area for this round.
-    pub fn half(&self, rank: u32) -> crate::segment::mapping::SharedBytes<'c> {
-        self.comm.half(self.staging, rank, self.call)
+    /// Where this round's parity of staging starts: its header table, then its halves
+    /// (see `comm`).
+    fn parity(&self) -> usize {
+        let (region, capacity) = self.staging;
+        let n = self.comm.size() as usize;
+        region.offset + (self.call % 2) as usize * (headers_bytes(n) + capacity * n)
+    }
+
+    fn heap_bytes(&self, offset: usize, len: usize) -> SharedBytes<'c> {
+        self.comm.context().heap_bytes(HeapRegion { offset, len })
+    }
+
+    /// Every member's half for this round as one array: a member's half, or `size`
+    /// equal blocks packed side by side (the shared allgather's, when members share CPUs).
+    pub fn packed(&self) -> SharedBytes<'c> {
+        let n = self.comm.size() as usize;
+        self.heap_bytes(self.parity() + headers_bytes(n), self.staging.1 * n)
+    }
+
+    /// Member `rank`'s half for this round: its header's line, then the payload.
+    pub fn half(&self, rank: u32) -> SharedBytes<'c> {
+        let n = self.comm.size() as usize;
+        self.heap_bytes(self.parity() + headers_bytes(n) + rank as usize * self.staging.1, self.staging.1)
+    }
+
+    /// Whether headers go to the packed table rather than atop each member's half: when
+    /// members share CPUs (`Block`, every large job), so that reading them all touches a
+    /// page per 256 members, not one per member (see `comm`). Members that run at once
+    /// keep theirs beside their payload, which a reader then finds in the next line:
+    /// with the table, 2 cores' 8-byte allreduce took 1.07x and their 512-byte shared
+    /// allgather 1.13x as long.
+    fn packs_headers(&self) -> bool {
+        self.comm.context().wait_policy() == WaitPolicy::Block
+    }
+
+    /// Member `rank`'s round header.
+    fn header(&self, rank: u32) -> SharedBytes<'c> {
+        match self.packs_headers() {
+            true => self.heap_bytes(self.parity() + rank as usize * HEADER_BYTES, HEADER_BYTES),
+            false => self.half(rank).slice(0, HEADER_BYTES),
+        }
     }
 
     pub fn call(&self) -> u32 {
@@ -131,21 +179,38 @@ impl<'c> Round<'_, 'c> {
     }
 
     pub(crate) fn write_header(&self, block_bytes: usize, local: &Result<(), CollError>) {
-        let mut header = [0u8; 16];
+        let mut header = [0u8; HEADER_BYTES];
         header[..8].copy_from_slice(&(block_bytes as u64).to_le_bytes());
         header[8] = local.is_err() as u8;
-        self.half(self.comm.rank()).write(0, &header);
+        self.header(self.comm.rank()).write(0, &header);
     }
 
     /// After the rendezvous: every member's header agrees, or everyone returns an error.
     pub(crate) fn agree(&self, block_bytes: usize, local: Result<(), CollError>) -> Result<(), CollError> {
         local?;
-        for rank in 0..self.comm.size() {
-            let mut header = [0u8; 16];
-            self.half(rank).read(0, &mut header);
+        let ok = |header: &[u8]| {
             let theirs = u64::from_le_bytes(header[..8].try_into().expect("8 bytes")) as usize;
-            if header[8] != 0 || theirs != block_bytes {
-                return Err(CollError::Disagreement { rank });
+            header[8] == 0 && theirs == block_bytes
+        };
+        let n = self.comm.size();
+        if !self.packs_headers() {
+            let mut header = [0u8; HEADER_BYTES];
+            for rank in 0..n {
+                self.header(rank).read(0, &mut header);
+                if !ok(&header) {
+                    return Err(CollError::Disagreement { rank });
+                }
+            }
+            return Ok(());
+        }
+        // The table in pieces, into the stack rather than whole onto the heap.
+        let table = self.heap_bytes(self.parity(), n as usize * HEADER_BYTES);
+        let mut piece = [0u8; 16 * HEADER_BYTES];
+        for start in (0..table.len()).step_by(piece.len()) {
+            let piece = &mut piece[..(table.len() - start).min(16 * HEADER_BYTES)];
+            table.read(start, piece);
+            if let Some(i) = piece.chunks_exact(HEADER_BYTES).position(|header| !ok(header)) {
+                return Err(CollError::Disagreement { rank: (start / HEADER_BYTES + i) as u32 });
             }
         }
         Ok(())

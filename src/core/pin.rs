@@ -5,7 +5,7 @@
 //! spreads them, and a list names each rank's CPU. With the `hwloc` feature the CPU
 //! order comes from the machine's topology (hyperthread siblings adjacent for compact,
 //! cores and packages interleaved for scatter); without it, Linux's CPU numbering is
-//! used as is. The child pins itself between fork and exec (see `launcher`).
+//! used as is. The child pins itself between fork and exec (see `job::spawn`).
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,13 +1,19 @@
 //! Jobs: starting the processes that play the cores.
 //!
 //! Owns the process launcher behind `sccrun` ([`launcher`]: the segment, pinning, the
-//! children, abort on a death, reaping) and [`Job`], which runs a Rust function as
-//! every core of a job by re-executing the current binary ([`runner`]), and the
-//! launcher's side of virtual time ([`vtime`]).
+//! children, abort on a death, reaping; with `limits`, the checks before a job starts,
+//! `spawn`, starting the ranks, `reaper`, one thread that reaps them all, and `pump`,
+//! one thread that reads their output and results) and [`Job`], which runs a Rust
+//! function as every core of a job by re-executing the current binary ([`runner`]), and
+//! the launcher's side of virtual time ([`vtime`]).
 //!
 //! May use: every layer below it.
 
 pub mod launcher;
+mod limits;
+mod pump;
+mod reaper;
+mod spawn;
 pub mod runner;
 pub mod vtime;
 

@@ -17,10 +17,10 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -29,6 +29,7 @@ use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};
 
 use crate::core::facade::Core;
 use crate::job::launcher::{CHECK_VAR, JobReport, Launch, LaunchError, Output};
+use crate::job::pump::Pump;
 use crate::core::pin::{PinPolicy, available_cpu_count};
 
 const ENTRY_VAR: &str = "SCCEMU_JOB_ENTRY";
@@ -243,6 +244,9 @@ impl Job {
         let _one_at_a_time = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let exe = std::fs::read_link("/proc/self/exe").map_err(JobError::NoExecutable)?;
         let cores = self.config.cores as usize;
+        // A result pipe's two ends (one closes as its rank starts), two output pipes and
+        // a pidfd per rank.
+        crate::job::limits::check(cores, 5, cores, true).map_err(|e| JobError::Launch(LaunchError::Limits(e)))?;
         let mut readers = Vec::with_capacity(cores);
         let mut writers = Vec::with_capacity(cores);
         for _ in 0..cores {
@@ -268,22 +272,29 @@ impl Job {
             launch.env.push((CHECK_VAR.into(), if on { "1" } else { "0" }.into()));
         }
         let running = launch.spawn().map_err(JobError::Launch)?;
-        let collectors: Vec<_> = readers
-            .into_iter()
-            .map(|r| {
-                std::thread::spawn(move || {
-                    let mut text = String::new();
-                    std::fs::File::from(r).read_to_string(&mut text).ok().map(|_| text)
-                })
-            })
-            .collect();
+        // One thread reads every rank's result (see `pump`).
+        let texts = Arc::new(Mutex::new(vec![Vec::new(); cores]));
+        let mut pump = Pump::new();
+        for (rank, reader) in readers.into_iter().enumerate() {
+            let texts = texts.clone();
+            pump.add(
+                reader,
+                Box::new(move |chunk| {
+                    if let Some(bytes) = chunk {
+                        texts.lock().unwrap_or_else(|e| e.into_inner())[rank].extend_from_slice(bytes);
+                    }
+                }),
+            );
+        }
         let report = running.wait();
-        let ranks = collectors
+        pump.finish();
+        let texts = std::mem::take(&mut *texts.lock().unwrap_or_else(|e| e.into_inner()));
+        let ranks = texts
             .into_iter()
             .zip(&report.exits)
             .enumerate()
-            .map(|(rank, (collector, status))| {
-                let text = collector.join().ok().flatten().unwrap_or_default();
+            .map(|(rank, (text, status))| {
+                let text = String::from_utf8_lossy(&text);
                 match serde_json::from_str::<Result<String, String>>(&text) {
                     Ok(Ok(json)) => {
                         serde_json::from_str(&json).map_err(|e| RankFailure::Returned(e.to_string()))

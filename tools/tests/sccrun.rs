@@ -15,7 +15,7 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn bad_arguments_are_usage_errors() {
     for (args, expect) in [
-        (&["-n", "0", "--", "true"][..], "0 is not in 1..=1024"),
+        (&["-n", "0", "--", "true"][..], "0 is not in 1..=4096"),
         (&["-n", "5000", "--", "true"], "5000 is not in"),
         (&["-n", "2", "--", "/no/such/program"], "not found or not executable"),
         (&["-n", "3", "--pin", "0,0", "--", "true"], "pin list names 2 CPUs for 3 ranks"),

@@ -138,22 +138,6 @@ impl Core {
         self.ctx.leave();
     }
 
-    /// Waits until every core of the job has entered the barrier (in virtual time: the
-    /// latest arrival plus the chip's cost of an atomic on the barrier's word and of
-    /// reading its release, both in DRAM near core 0; see `timing::meet`).
-    pub fn barrier(&self) -> Result<(), crate::JobAborted> {
-        let Some(op) = crate::timing::begin(crate::timing::Category::Sync, "barrier") else {
-            return self.ctx.barrier();
-        };
-        let c = op.clock();
-        let parity = (self.ctx.barriers_entered() % 2) as u32;
-        crate::timing::meet::arrive(&op, c.barrier_stamp(self.rank(), parity), c.dram_line_ps(0));
-        self.ctx.barrier()?;
-        let arrivals = (0..self.size()).map(|r| c.barrier_stamp(r, parity));
-        crate::timing::meet::leave(&op, arrivals, c.dram_line_ps(0));
-        Ok(())
-    }
-
     /// Seconds since the job started: virtual seconds in virtual-time mode
     /// (`sccrun --timing`), else the host's monotonic clock.
     pub fn wtime(&self) -> f64 {
@@ -258,8 +242,21 @@ impl Core {
     /// another collective call at this point (which would otherwise pass this barrier
     /// inside that call) make every core return [`CollError::Mismatch`], naming them.
     /// ([`CoreContext::barrier`] is the same barrier without that comparison.)
+    ///
+    /// In virtual time, everyone leaves at the latest arrival plus the chip's cost of an
+    /// atomic on the barrier's word and of reading its release, both in DRAM near core
+    /// 0 (see `timing::meet`).
     pub fn barrier(&self) -> Result<(), CollError> {
         self.ctx.agree_world(&Fingerprint::new("barrier"))??;
-        Ok(self.ctx.barrier()?)
+        let Some(op) = crate::timing::begin(crate::timing::Category::Sync, "barrier") else {
+            return Ok(self.ctx.barrier()?);
+        };
+        let c = op.clock();
+        let parity = (self.ctx.barriers_entered() % 2) as u32;
+        crate::timing::meet::arrive(&op, c.barrier_stamp(self.rank(), parity), c.dram_line_ps(0));
+        self.ctx.barrier()?;
+        let arrivals = (0..self.size()).map(|r| c.barrier_stamp(r, parity));
+        crate::timing::meet::leave(&op, arrivals, c.dram_line_ps(0));
+        Ok(())
     }
 }

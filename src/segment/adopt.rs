@@ -11,7 +11,13 @@
 //!
 //! Whole pages move, so the bytes around the buffer on its first and last page move
 //! with it; nothing else may be writing to those pages while they move (the `# Safety`
-//! contract of [`CoreContext::adopt`]). Adoptions are counted: adopting a range that
+//! contract of [`CoreContext::adopt`]). The calling thread itself may be: a buffer on
+//! its stack shares pages with the frames of this very call, and the bounce buffer of
+//! a release, were it `malloc`'s, could lie in the pages being released. So the last
+//! copy and the switch of mappings run as one block of instructions that writes no
+//! memory between them (`copy_then_syscall`: `rep movsb` then the `mmap` or
+//! `mremap` system call, no call and no push in between), and a release copies into
+//! pages of its own (anonymous, then moved into place by `mremap`). Adoptions are counted: adopting a range that
 //! lies inside one already adopted gives the same heap bytes again, and the pages go
 //! back at the last release. A range that overlaps an adoption without lying inside it
 //! is refused: its pages cannot map two places of the heap at once.
@@ -20,12 +26,13 @@
 //! drops to zero.
 
 use std::num::NonZeroUsize;
+use std::os::fd::AsRawFd;
 
-use nix::sys::mman::{MapFlags, ProtFlags, mmap, mmap_anonymous};
+use nix::libc;
+use nix::sys::mman::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use shm_layout::{PAGE, Region};
 
 use crate::protocol::alloc::freelist::AllocError;
-use crate::protocol::payload::Payload;
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::context::CoreContext;
 
@@ -123,19 +130,15 @@ impl CoreContext {
         let block = self.heap_alloc_local(pages)?;
         let heap = self.segment().layout().heap;
         let shared = self.segment().bytes(Region { offset: heap.offset + block.offset, len: pages });
-        // SAFETY: the pages are readable memory of this process (this function's
-        // contract), and nothing writes them during the call.
-        shared.write(0, unsafe { std::slice::from_raw_parts(start as *const u8, pages) });
-        let at = NonZeroUsize::new(start).ok_or(AdoptError::Empty)?;
-        let size = NonZeroUsize::new(pages).expect("a non-empty range has pages");
-        let file_offset = (heap.offset + block.offset) as i64;
-        let flags = MapFlags::MAP_SHARED | MapFlags::MAP_FIXED;
-        // SAFETY: MAP_FIXED replaces exactly the pages of this process that hold the
-        // caller's range, which the contract makes ours to replace; they are mapped
-        // again, at once, with the same contents (copied above) and the same access.
-        // The heap offset is page-aligned (the heap and its blocks are), and the block
-        // is this core's until released.
-        let mapped = unsafe { mmap(Some(at), size, ProtFlags::PROT_READ | ProtFlags::PROT_WRITE, flags, self.segment().fd(), file_offset) };
+        let file_offset = heap.offset + block.offset;
+        let args = [start, pages, PROT_RW, (libc::MAP_SHARED | libc::MAP_FIXED) as usize, self.segment().fd().as_raw_fd() as usize, file_offset];
+        // SAFETY: the source is the caller's pages, readable and ours alone (this
+        // function's contract); the destination is the block's pages in our mapping
+        // of the heap, `pages` long. MAP_FIXED then replaces exactly those pages of
+        // the caller with the block, which now holds their contents, with the same
+        // access; the heap offset is page-aligned (the heap and its blocks are), and
+        // the block is this core's until released.
+        let mapped = unsafe { copy_then_syscall(start as *const u8, shared.addr(0), pages, libc::SYS_mmap, args) };
         if let Err(e) = mapped {
             let _ = self.heap_free_local(block);
             return Err(AdoptError::Map(e));
@@ -162,19 +165,77 @@ impl CoreContext {
         let Adoption { start, len, block, .. } = adoptions.remove(i);
         let heap = self.segment().layout().heap;
         let shared = self.segment().bytes(Region { offset: heap.offset + block.offset, len });
-        let mut copy = vec![0u8; len];
-        shared.read(0, &mut copy);
-        let at = NonZeroUsize::new(start).expect("adopted pages are mapped");
         let size = NonZeroUsize::new(len).expect("adopted pages are not empty");
-        let flags = MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS | MapFlags::MAP_FIXED;
-        // SAFETY: the pages are this adoption's (found in the table), which nobody uses
-        // any more (the contract); they get fresh private memory, filled at once below
-        // with their contents.
-        unsafe { mmap_anonymous(Some(at), size, ProtFlags::PROT_READ | ProtFlags::PROT_WRITE, flags) }
+        let flags = MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS;
+        // SAFETY: fresh pages wherever the kernel puts them; nothing else is moved.
+        let staging = unsafe { mmap_anonymous(None, size, ProtFlags::PROT_READ | ProtFlags::PROT_WRITE, flags) }
             .map_err(AdoptError::Map)?;
-        // SAFETY: the pages were just mapped writable, and are `len` bytes from `start`.
-        unsafe { std::ptr::copy_nonoverlapping(copy.as_ptr(), start as *mut u8, len) };
+        let args = [staging.as_ptr() as usize, len, len, (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED) as usize, start, 0];
+        // SAFETY: the source is the block's pages in our mapping of the heap, the
+        // destination the staging pages just mapped, both `len` long. `mremap` then
+        // moves the staging pages, now holding the adopted pages' contents, over the
+        // adopted pages, which nobody uses any more (the contract).
+        let moved = unsafe { copy_then_syscall(shared.addr(0), staging.as_ptr().cast(), len, libc::SYS_mremap, args) };
+        if let Err(e) = moved {
+            // SAFETY: the staging pages are ours and were not moved.
+            let _ = unsafe { munmap(staging, len) };
+            return Err(AdoptError::Map(e));
+        }
         self.heap_free_local(block)?;
         Ok(())
     }
+}
+
+/// `PROT_READ | PROT_WRITE`, as a system call argument.
+const PROT_RW: usize = (libc::PROT_READ | libc::PROT_WRITE) as usize;
+
+/// Copies `len` bytes from `src` to `dst`, then makes system call `nr` with `args`,
+/// writing no other memory in between: not even the stack, which may lie in the pages
+/// the call remaps (module docs).
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `len` bytes, they do not overlap, and the
+/// system call is safe to make with `args`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn copy_then_syscall(src: *const u8, dst: *mut u8, len: usize, nr: i64, args: [usize; 6]) -> nix::Result<usize> {
+    let ret: isize;
+    // SAFETY: `rep movsb` copies `len` bytes from `src` to `dst` (the contract); the
+    // system call follows at once with its arguments in the ABI's registers. No stack
+    // memory is touched (`nostack`), and the kernel clobbers rcx and r11.
+    unsafe {
+        std::arch::asm!(
+            "rep movsb",
+            "mov rdi, {a0}",
+            "mov rsi, {a1}",
+            "syscall",
+            a0 = in(reg) args[0],
+            a1 = in(reg) args[1],
+            inout("rsi") src => _,
+            inout("rdi") dst => _,
+            inout("rcx") len => _,
+            inlateout("rax") nr as isize => ret,
+            in("rdx") args[2],
+            in("r10") args[3],
+            in("r8") args[4],
+            in("r9") args[5],
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    if (-4095..0).contains(&ret) { Err(nix::Error::from_raw(-ret as i32)) } else { Ok(ret as usize) }
+}
+
+/// Elsewhere, the copy and the call are separate (a stack buffer may then lose the
+/// writes of the call's own frames between them).
+///
+/// # Safety
+/// As on x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn copy_then_syscall(src: *const u8, dst: *mut u8, len: usize, nr: i64, args: [usize; 6]) -> nix::Result<usize> {
+    // SAFETY: the contract.
+    let ret = unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, len);
+        libc::syscall(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+    };
+    if ret < 0 { Err(nix::Error::last()) } else { Ok(ret as usize) }
 }

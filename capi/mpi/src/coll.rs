@@ -190,10 +190,10 @@ pub fn reduce(comm: &CommObj, r: &Reduction<'_, '_>, root: u32) -> MpiResult<()>
     }
     let input = r.input()?;
     with_prim!(prim, T => {
-        let input = elems::<T>(&input, prim.size());
+        let input = elems::<T>(&input, prim);
         let mut out = if at_root { vec![T::default(); input.len()] } else { Vec::new() };
         comm.coll().reduce(root, &input, &mut out, r.op).map_err(coll_error)?;
-        if at_root { r.recv.unpack(&packed(&out, prim.size())) } else { Ok(()) }
+        if at_root { r.recv.unpack(&packed(&out, prim)) } else { Ok(()) }
     })
 }
 
@@ -203,10 +203,10 @@ pub fn allreduce(comm: &CommObj, r: &Reduction<'_, '_>) -> MpiResult<()> {
     r.check_sizes(r.recv.data_len()?)?;
     let input = r.input()?.into_owned();
     with_prim!(prim, T => {
-        let input = elems::<T>(&input, prim.size());
+        let input = elems::<T>(&input, prim);
         let mut out = vec![T::default(); input.len()];
         comm.coll().allreduce(&input, &mut out, r.op).map_err(coll_error)?;
-        r.recv.unpack(&packed(&out, prim.size()))
+        r.recv.unpack(&packed(&out, prim))
     })
 }
 
@@ -229,11 +229,11 @@ pub fn reduce_scatter_block(comm: &CommObj, r: &Reduction<'_, '_>) -> MpiResult<
         ));
     }
     with_prim!(prim, T => {
-        let input = elems::<T>(&input, prim.size());
+        let input = elems::<T>(&input, prim);
         let per = input.len() / n;
         let mut out = vec![T::default(); per];
         comm.coll().reduce_scatter(&input, &mut out, &vec![per; n], r.op).map_err(coll_error)?;
         // In place too, the result goes to the start of the buffer.
-        r.recv.unpack(&packed(&out, prim.size()))
+        r.recv.unpack(&packed(&out, prim))
     })
 }

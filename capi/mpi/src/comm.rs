@@ -172,7 +172,7 @@ pub fn coll_error(e: sccemu::CollError) -> MpiError {
     let class = match &e {
         E::RankOutOfRange { .. } => class::RANK,
         E::Mismatch { .. } => class::NOT_SAME,
-        E::Aborted(_) => class::OTHER,
+        E::Op(_) => class::OP,
         _ => class::OTHER,
     };
     MpiError::new(class, e.to_string())

@@ -71,7 +71,19 @@ impl Prim {
             Prim::I16 | Prim::U16 => 2,
             Prim::I32 | Prim::U32 | Prim::F32 => 4,
             Prim::I64 | Prim::U64 | Prim::F64 => 8,
-            Prim::Pair(v) => v.offset_of_index() + 4,
+            Prim::Pair(v) => v.value_size() + 4,
+        }
+    }
+
+    /// Where one value's data bytes sit in its C layout, in packed order: (offset,
+    /// length) runs, the second empty unless the value is a pair with padding between
+    /// its value and its index (`MPI_SHORT_INT`).
+    pub fn c_runs(self) -> [(usize, usize); 2] {
+        match self {
+            Prim::Pair(v) if v.offset_of_index() > v.value_size() => {
+                [(0, v.value_size()), (v.offset_of_index(), 4)]
+            }
+            p => [(0, p.size()), (p.size(), 0)],
         }
     }
 
@@ -155,15 +167,22 @@ impl TypeMap {
     /// A predefined type: one run of `prim` (with C struct padding for pairs).
     pub fn basic(name: &str, prim: Prim) -> TypeMap {
         let size = prim.size();
-        let extent = size.next_multiple_of(prim.align()) as isize;
+        let runs: Vec<Run> = prim
+            .c_runs()
+            .iter()
+            .filter(|r| r.1 > 0)
+            .map(|&(offset, len)| Run { offset: offset as isize, len })
+            .collect();
+        let true_extent = runs.last().map_or(0, |r| r.offset + r.len as isize);
+        let extent = (true_extent as usize).next_multiple_of(prim.align()) as isize;
         TypeMap {
             name: name.to_owned(),
-            runs: vec![Run { offset: 0, len: size }],
+            runs,
             size,
             lb: 0,
             extent,
             true_lb: 0,
-            true_extent: size as isize,
+            true_extent,
             prim: Some(prim),
             elements: 1,
             signature: Some(vec![(prim, 1)]),
@@ -395,6 +414,12 @@ mod tests {
         assert_eq!((int.name.as_str(), int.size, int.extent), ("MPI_INT", 4, 4));
         let double_int = committed(DATATYPE_NULL | 0x1b).unwrap();
         assert_eq!((double_int.size, double_int.extent), (12, 16), "C pads struct {{double; int;}} to 16");
+        let short_int = predefined().into_iter().find(|t| t.name == "MPI_SHORT_INT").unwrap();
+        assert_eq!(
+            (short_int.size, short_int.extent, short_int.runs.len()),
+            (6, 8, 2),
+            "a short, 2 bytes of padding, an int"
+        );
         assert!(lookup(DATATYPE_NULL).is_err());
         assert!(lookup(0x4400_0001).is_err(), "a communicator is not a datatype");
     }

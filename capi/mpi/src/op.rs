@@ -14,7 +14,7 @@ use std::ffi::c_int;
 use sccemu::Op;
 
 use crate::datatype::{Prim, TypeMap};
-use crate::error::{MpiResult, class, fail};
+use crate::error::{MpiError, MpiResult, class, fail};
 
 /// `MPI_OP_NULL`: the op handles' base.
 pub const OP_NULL: c_int = 0x5c00_0000;
@@ -57,6 +57,8 @@ pub fn prim_for(map: &TypeMap, op: Op) -> MpiResult<Prim> {
     {
         return fail(class::OP, format!("{op:?} is not defined on MPI_C_BOOL"));
     }
+    crate::with_prim!(prim, T => <T as sccemu::protocol::atomic::op::Element>::check(op))
+        .map_err(|e| MpiError::new(class::OP, format!("{e} ({})", map.name)))?;
     Ok(prim)
 }
 
@@ -132,33 +134,48 @@ macro_rules! with_prim {
     }};
 }
 
-/// Packed data (`packed` bytes an element) as elements of `T`: the bytes themselves
-/// when they are `T`s already and aligned, else a copy. Packed pairs of 12 bytes
-/// (`MPI_DOUBLE_INT`, `MPI_LONG_INT`) are C structs of 16, their padding not being
-/// data: each element's bytes start a `T`, whose padding is zero.
-pub fn elems<T: bytemuck::Pod>(bytes: &[u8], packed: usize) -> Cow<'_, [T]> {
-    if packed == size_of::<T>() {
+/// Packed values of `prim` (data bytes only, as the pack engine gives them) as
+/// elements of `T`, its C layout (pairs have their index where C puts it).
+pub fn elems<T: bytemuck::Pod>(bytes: &[u8], prim: Prim) -> Cow<'_, [T]> {
+    if prim.size() == size_of::<T>() {
         return match bytemuck::try_cast_slice(bytes) {
             Ok(elems) => Cow::Borrowed(elems),
             Err(_) => Cow::Owned(bytemuck::pod_collect_to_vec(bytes)),
         };
     }
-    bytes
-        .chunks_exact(packed)
-        .map(|b| {
-            let mut e = T::zeroed();
-            bytemuck::bytes_of_mut(&mut e)[..packed].copy_from_slice(b);
-            e
-        })
-        .collect()
+    bytes.chunks_exact(prim.size()).map(|b| from_packed(b, prim)).collect()
 }
 
-/// Elements of `T` as packed data of `packed` bytes each (the inverse of [`elems`]).
-pub fn packed<T: bytemuck::Pod>(elems: &[T], packed: usize) -> Cow<'_, [u8]> {
-    if packed == size_of::<T>() {
+/// Elements of `T` as packed values of `prim` (the inverse of [`elems`]).
+pub fn packed<T: bytemuck::Pod>(elems: &[T], prim: Prim) -> Cow<'_, [u8]> {
+    if prim.size() == size_of::<T>() {
         return Cow::Borrowed(bytemuck::cast_slice(elems));
     }
-    elems.iter().flat_map(|e| bytemuck::bytes_of(e)[..packed].iter().copied()).collect()
+    let mut out = vec![0; elems.len() * prim.size()];
+    for (e, o) in elems.iter().zip(out.chunks_exact_mut(prim.size())) {
+        to_packed(e, prim, o);
+    }
+    Cow::Owned(out)
+}
+
+/// One packed value of `prim` as a `T`.
+pub fn from_packed<T: bytemuck::Pod>(packed: &[u8], prim: Prim) -> T {
+    let mut e = T::zeroed();
+    let mut at = 0;
+    for (offset, len) in prim.c_runs() {
+        bytemuck::bytes_of_mut(&mut e)[offset..offset + len].copy_from_slice(&packed[at..at + len]);
+        at += len;
+    }
+    e
+}
+
+/// `e` as one packed value of `prim`, into `out`.
+pub fn to_packed<T: bytemuck::Pod>(e: &T, prim: Prim, out: &mut [u8]) {
+    let mut at = 0;
+    for (offset, len) in prim.c_runs() {
+        out[at..at + len].copy_from_slice(&bytemuck::bytes_of(e)[offset..offset + len]);
+        at += len;
+    }
 }
 
 #[cfg(test)]
@@ -175,5 +192,10 @@ mod tests {
         assert_eq!(lookup(0x4400_0001).unwrap_err().class, class::OP);
         let b = TypeMap::basic("MPI_C_BOOL", Prim::Bool);
         assert!(prim_for(&b, Op::Sum).is_err() && prim_for(&b, Op::LogicalOr).is_ok());
+        let d = TypeMap::basic("MPI_DOUBLE", Prim::F64);
+        assert_eq!(prim_for(&d, Op::BitAnd).unwrap_err().class, class::OP);
+        let pair = TypeMap::basic("MPI_2INT", Prim::Pair(crate::datatype::PairValue::Int));
+        assert_eq!(prim_for(&pair, Op::Sum).unwrap_err().class, class::OP);
+        assert!(prim_for(&pair, Op::MaxLoc).is_ok());
     }
 }

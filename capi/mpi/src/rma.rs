@@ -21,7 +21,7 @@ use crate::datatype::{Prim, TypeMap, TypeRef};
 use crate::dynamic::AttachTable;
 use crate::error::{MpiError, MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::op::{elems, packed, prim_for};
+use crate::op::{elems, from_packed, packed, prim_for, to_packed};
 use crate::win::{Flavor, WinObj, acc_error, rma_error, with_win};
 use crate::with_prim;
 
@@ -206,7 +206,7 @@ pub fn accumulate(obj: &WinObj, origin: &Buffer<'_>, t: &TargetSpec, op: Op) -> 
     let data = origin.bytes()?;
     same_size(data.len(), t)?;
     with_prim!(prim, T => {
-        let src = elems::<T>(&data, prim.size());
+        let src = elems::<T>(&data, prim);
         with_win(obj, |win, attached| match land(obj, attached, t)? {
             Some(l) => acc_runs(win, l, t, prim, &src, None, op),
             None => Ok(()),
@@ -230,13 +230,13 @@ pub fn get_accumulate(
     let data = if no_op { std::borrow::Cow::Owned(vec![0u8; result.data_len()?]) } else { origin.bytes()? };
     same_size(data.len(), t)?;
     with_prim!(prim, T => {
-        let src = elems::<T>(&data, prim.size());
+        let src = elems::<T>(&data, prim);
         let mut old = vec![T::default(); src.len()];
         with_win(obj, |win, attached| match land(obj, attached, t)? {
             Some(l) => acc_runs(win, l, t, prim, &src, Some(&mut old), op),
             None => Ok(()),
         })?;
-        result.unpack(&packed(&old, prim.size()))
+        result.unpack(&packed(&old, prim))
     })
 }
 
@@ -244,16 +244,14 @@ pub fn get_accumulate(
 pub type Element = [u8; 16];
 
 /// The element of type `T` whose packed bytes (`packed` of them) are `e`.
-fn read_elem<T: bytemuck::Pod>(e: &Element, packed: usize) -> T {
-    let mut v = T::zeroed();
-    bytemuck::bytes_of_mut(&mut v)[..packed].copy_from_slice(&e[..packed]);
-    v
+fn read_elem<T: bytemuck::Pod>(e: &Element, prim: Prim) -> T {
+    from_packed(&e[..prim.size()], prim)
 }
 
 /// The packed bytes of `v`.
-fn write_elem<T: bytemuck::Pod>(v: T, packed: usize) -> Element {
+fn write_elem<T: bytemuck::Pod>(v: T, prim: Prim) -> Element {
     let mut e = [0u8; 16];
-    e[..packed].copy_from_slice(&bytemuck::bytes_of(&v)[..packed]);
+    to_packed(&v, prim, &mut e);
     e
 }
 
@@ -271,12 +269,12 @@ pub fn fetch_and_op(obj: &WinObj, value: &Element, t: &TargetSpec, op: Op) -> Mp
     predefined(t)?;
     let prim = acc_prim(t, op, &[])?;
     with_prim!(prim, T => {
-        let v: T = read_elem(value, prim.size());
+        let v: T = read_elem(value, prim);
         let old = with_win(obj, |win, attached| match land(obj, attached, t)? {
             Some(l) => win.fetch_and_op_as(l.world, l.start, v, op).map_err(acc_error),
             None => Ok(T::default()),
         })?;
-        Ok(write_elem(old, prim.size()))
+        Ok(write_elem(old, prim))
     })
 }
 
@@ -295,12 +293,12 @@ pub fn compare_and_swap(
         None => return fail(class::TYPE, "compare-and-swap needs a basic type"),
     };
     with_prim!(prim, T => {
-        let (v, c): (T, T) = (read_elem(value, prim.size()), read_elem(compare, prim.size()));
+        let (v, c): (T, T) = (read_elem(value, prim), read_elem(compare, prim));
         let old = with_win(obj, |win, attached| match land(obj, attached, t)? {
             Some(l) => win.compare_and_swap_as(l.world, l.start, c, v).map_err(acc_error),
             None => Ok(T::default()),
         })?;
-        Ok(write_elem(old, prim.size()))
+        Ok(write_elem(old, prim))
     })
 }
 

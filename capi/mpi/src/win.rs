@@ -312,14 +312,23 @@ pub fn with_win<R>(
     })
 }
 
-/// `MPI_Win_shared_query`: `rank`'s size, displacement unit and base address here.
+/// `MPI_Win_shared_query`: `rank`'s size, displacement unit and base address here;
+/// for `MPI_PROC_NULL`, those of the lowest rank whose part is not empty (size 0 and a
+/// null base if every part is).
 pub fn shared_query(obj: &WinObj, rank: c_int) -> MpiResult<(usize, usize, *mut c_void)> {
     if obj.flavor == Flavor::Dynamic {
         return fail(class::RMA_FLAVOR, "a dynamic window has no parts to query");
     }
-    let t = match usize::try_from(rank).ok().and_then(|r| obj.targets.get(r)) {
-        Some(t) => *t,
-        None => return fail(class::RANK, format!("rank {rank} of a window of {}", obj.targets.len())),
+    let t = if rank == crate::p2p::PROC_NULL {
+        match obj.targets.iter().find(|t| t.size > 0) {
+            Some(t) => *t,
+            None => return Ok((0, obj.targets.first().map_or(1, |t| t.disp_unit), std::ptr::null_mut())),
+        }
+    } else {
+        match usize::try_from(rank).ok().and_then(|r| obj.targets.get(r)) {
+            Some(t) => *t,
+            None => return fail(class::RANK, format!("rank {rank} of a window of {}", obj.targets.len())),
+        }
     };
     let base = with_win(obj, |w, _| w.part_ptr(t.world).map_err(rma_error))?;
     Ok((t.size, t.disp_unit, base.cast()))

@@ -2,8 +2,11 @@
 //! and three one-sided versions, each checked against the sequential grid.
 //!
 //! `cargo run --release --example stencil` runs every version on 1 core and on 48
-//! (through `sccemu::Job`) and prints time per step and speedup. Under the launcher,
-//! `sccrun -n 8 target/release/examples/stencil --version fence` runs as the job's cores.
+//! (through `sccemu::Job`) and prints time per step and speedup. With `--timing scc`
+//! the times are virtual: what the SCC would take (`docs/VIRTUAL_TIME.md`), e.g. the
+//! speedup curve `--timing scc --cores 2,4,8,16,32,48`. Under the launcher,
+//! `sccrun -n 8 target/release/examples/stencil --version fence` runs as the job's cores
+//! (`sccrun --timing scc ...` for virtual time).
 
 use std::process::ExitCode;
 
@@ -29,6 +32,10 @@ struct Cli {
     /// Core counts the demo compares with one core (ignored under sccrun).
     #[arg(long, value_delimiter = ',', default_value = "2,48")]
     cores: Vec<u32>,
+    /// Virtual time on a chip model: `scc` (the SCC's) or `scc=FILE` (a TOML chip
+    /// description); ignored under sccrun (use `sccrun --timing`).
+    #[arg(long)]
+    timing: Option<String>,
 }
 
 fn versions(cli: &Cli) -> Result<Vec<Version>, String> {
@@ -57,14 +64,22 @@ fn as_core(cli: &Cli, versions: &[Version]) -> Result<bool, Box<dyn std::error::
 
 /// Standalone: every version on 1 core and on each of `cli.cores`, as a table.
 fn demo(cli: &Cli, versions: &[Version]) -> Result<bool, String> {
+    let timing = cli.timing.as_deref().map(sccemu::job::vtime::VirtualTime::from_spec).transpose()?;
+    let clock = match &timing {
+        Some(_) => "virtual µs on the chip model".to_owned(),
+        None => format!("µs on {} CPUs", sccemu::core::pin::available_cpu_count()),
+    };
     println!(
-        "sccemu stencil: {}x{} grid ({} B halos), {} steps, on {} CPUs; µs per step (speedup over 1 core)",
+        "sccemu stencil: {}x{} grid ({} B halos), {} steps; {clock} per step (speedup over 1 core)",
         cli.rows,
         cli.cols,
         cli.cols * 4,
         cli.steps,
-        sccemu::core::pin::available_cpu_count()
     );
+    let job = |n: u32| match &timing {
+        Some(t) => Job::new(n).timing(t.clone()),
+        None => Job::new(n),
+    };
     print!("{:<10} {:>10}", "version", "1 core");
     for n in &cli.cores {
         print!(" {:>18}", format!("{n} cores"));
@@ -73,11 +88,11 @@ fn demo(cli: &Cli, versions: &[Version]) -> Result<bool, String> {
     let mut all_match = true;
     for &version in versions {
         let p = Params { rows: cli.rows, cols: cli.cols, steps: cli.steps, version };
-        let one = Job::new(1).run(&p, entry).map_err(|e| e.to_string())?.swap_remove(0);
+        let one = job(1).run(&p, entry).map_err(|e| e.to_string())?.swap_remove(0);
         let mut ok = one.matches_sequential;
         print!("{:<10} {:>10.1}", version.name(), one.seconds_per_step * 1e6);
         for &n in &cli.cores {
-            let many = Job::new(n).run(&p, entry).map_err(|e| e.to_string())?.swap_remove(0);
+            let many = job(n).run(&p, entry).map_err(|e| e.to_string())?.swap_remove(0);
             ok &= many.matches_sequential;
             let cell = format!(
                 "{:.1} ({:.2}x)",

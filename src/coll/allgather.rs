@@ -111,12 +111,20 @@ impl Comm<'_> {
             return self.in_rounds(block, local, per_round, |round, r, phase| {
                 let chunk = r.len();
                 match phase {
-                    Phase::Write => round.packed().write(me * chunk, &send[r]),
-                    Phase::Read if chunk == block => round.packed().read(0, out),
+                    Phase::Write => {
+                        self.charge_staging(me as u32, chunk);
+                        round.packed().write(me * chunk, &send[r]);
+                    }
                     Phase::Read => {
                         let packed = round.packed();
                         for rank in 0..n {
-                            packed.read(rank * chunk, &mut out[rank * block + r.start..rank * block + r.end]);
+                            self.charge_staging(rank as u32, chunk);
+                            if chunk < block {
+                                packed.read(rank * chunk, &mut out[rank * block + r.start..rank * block + r.end]);
+                            }
+                        }
+                        if chunk == block {
+                            packed.read(0, out);
                         }
                     }
                 }
@@ -166,6 +174,7 @@ impl Comm<'_> {
         out: &mut [u8],
         local: Result<(), CollError>,
     ) -> Result<(), CollError> {
+        let _call = Comm::timed_call("allgather");
         let (n, me) = (self.size(), self.rank());
         let block = send.len();
         let round = self.round()?;

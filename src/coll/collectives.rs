@@ -81,6 +81,7 @@ impl<'c> Comm<'c> {
         per_round: usize,
         mut body: impl FnMut(&Round<'_, 'c>, std::ops::Range<usize>, Phase) -> Result<(), CollError>,
     ) -> Result<(), CollError> {
+        let _call = Comm::timed_call("collective");
         let per_round = per_round.max(1);
         let mut lo = 0;
         loop {
@@ -119,7 +120,10 @@ impl Comm<'_> {
     pub(crate) fn meet_by_flags(&self, call: u32) -> Result<(), CollError> {
         let flag_of = |r| self.rendezvous_flag(r);
         let bell_of = |r| self.bell(r);
-        Ok(crate::protocol::flag::meet(self.size(), self.rank(), call, flag_of, bell_of, &self.context().waiter())?)
+        let meeting = self.meeting_arrive();
+        crate::protocol::flag::meet(self.size(), self.rank(), call, flag_of, bell_of, &self.context().waiter())?;
+        self.meeting_leave(meeting);
+        Ok(())
     }
 }
 
@@ -218,11 +222,13 @@ impl<'c> Round<'_, 'c> {
 
     /// Copies `src` into this member's half at payload offset `at`.
     pub fn put_own(&self, at: usize, src: &[u8]) {
+        self.comm.charge_staging(self.comm.rank(), src.len());
         self.half(self.comm.rank()).write(HEADER + at, src);
     }
 
     /// Copies from member `rank`'s half at payload offset `at` into `dst`.
     pub fn get(&self, rank: u32, at: usize, dst: &mut [u8]) {
+        self.comm.charge_staging(rank, dst.len());
         self.half(rank).read(HEADER + at, dst);
     }
 }

@@ -243,6 +243,8 @@ pub struct Comm<'c> {
     steps: Cell<Option<HeapRegion>>,
     /// Checking-mode argument checks made so far (their sequence numbers).
     checks: Cell<u64>,
+    /// Meetings (barriers and rendezvous) so far: their parity keys virtual-time stamps.
+    meetings: Cell<u64>,
     /// Set once `free` returns the memory (else the drop counts this member out).
     released: Cell<bool>,
 }
@@ -271,6 +273,7 @@ impl<'c> Comm<'c> {
             staging: RefCell::new(None),
             steps: Cell::new(None),
             checks: Cell::new(0),
+            meetings: Cell::new(0),
             released: Cell::new(false),
         }
     }
@@ -325,6 +328,20 @@ impl<'c> Comm<'c> {
         self.area_word(RENDEZVOUS_AT + rank as usize * LINE)
     }
 
+    /// Member `rank`'s arrival stamp of meetings of `parity`, in virtual time: in its
+    /// rendezvous flag's line (see `timed`).
+    pub(crate) fn meeting_stamp(&self, rank: u32, parity: usize) -> Option<&'c AtomicU64> {
+        crate::timing::clock()?;
+        Some(self.area_word(RENDEZVOUS_AT + rank as usize * LINE + 8 + 8 * parity))
+    }
+
+    /// Counts a meeting; returns how many came before it.
+    pub(crate) fn next_meeting(&self) -> u64 {
+        let n = self.meetings.get();
+        self.meetings.set(n + 1);
+        n
+    }
+
     /// Collective: makes sure the step flags exist (module docs). Every member calls it
     /// before a put-based allgather, which every member runs alike.
     pub(crate) fn ensure_step_flags(&self) -> Result<(), CollError> {
@@ -354,6 +371,7 @@ impl<'c> Comm<'c> {
     /// Waits until every member has entered the barrier.
     pub fn barrier(&self) -> Result<(), CollError> {
         self.agree(Fingerprint::new("barrier"))?;
+        let _call = Comm::timed_call("barrier");
         self.barrier_unchecked()
     }
 
@@ -365,7 +383,10 @@ impl<'c> Comm<'c> {
 
     fn wait_barrier(&self) -> Result<(), JobAborted> {
         let state: &BarrierState = self.area_word(0);
-        state.wait(self.size(), &self.ctx.waiter(), self.bell(0))
+        let meeting = self.meeting_arrive();
+        state.wait(self.size(), &self.ctx.waiter(), self.bell(0))?;
+        self.meeting_leave(meeting);
+        Ok(())
     }
 
     /// In checking mode, compares `fingerprint` across the members (`protocol::agree`,

@@ -10,6 +10,7 @@
 pub mod allgather;
 pub mod collectives;
 pub mod comm;
+pub(crate) mod timed;
 
 pub use allgather::Allgather;
 pub use comm::{CollError, Comm};

@@ -140,12 +140,13 @@ pub struct Job {
     pin: PinPolicy,
     core_ids: Option<Vec<u32>>,
     check: Option<bool>,
+    timing: Option<crate::job::vtime::VirtualTime>,
 }
 
 impl Job {
     /// `cores` cores with the SCC's defaults, `--wait auto` and compact pinning.
     pub fn new(cores: u32) -> Job {
-        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None, check: None }
+        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None, check: None, timing: None }
     }
 
     /// How cores wait (default: `Adaptive`, or `Block` with more cores than CPUs).
@@ -202,6 +203,13 @@ impl Job {
     /// the ranks inherit `SCCEMU_CHECK` from this process's environment.
     pub fn check(mut self, on: bool) -> Job {
         self.check = Some(on);
+        self
+    }
+
+    /// Runs the job in virtual time (`sccrun --timing`): `Core::wtime` gives virtual
+    /// seconds, and the outcome's report each core's virtual times.
+    pub fn timing(mut self, timing: crate::job::vtime::VirtualTime) -> Job {
+        self.timing = Some(timing);
         self
     }
 
@@ -263,6 +271,7 @@ impl Job {
         launch.grace = Duration::from_secs(1);
         launch.rank_fds = Some((RESULT_FD_VAR, writers));
         launch.core_ids = self.core_ids.clone();
+        launch.timing = self.timing.clone();
         launch.env = vec![
             (ENTRY_VAR.into(), encode_entry::<A, R, E>(entry).into()),
             (ARG_VAR.into(), arg_json.into()),

@@ -391,6 +391,7 @@ impl<'c, T: Plain> Window<'c, T> {
         if width > 8 {
             return Err(AccError::NotLockFree { type_name: E::NAME });
         }
+        let _op = self.timed_update("compare_and_swap", target, width);
         let words = self.words_around(target, at, width, 1)?;
         self.issued();
         let _domain = if self.acc_locks() { self.locked_domain(target, at, width)? } else { None };
@@ -422,6 +423,7 @@ impl<'c, T: Plain> Window<'c, T> {
         result: Option<&mut [E]>,
         op: Op,
     ) -> Result<(), AccError> {
+        let _op = self.timed_update("accumulate", target, size_of_val(src));
         E::check(op)?;
         self.check_access(target)?;
         let at = self.check_bytes(target, index, size_of_val(src))?;

@@ -4,9 +4,11 @@
 //! and the `lock_all` word, home rank 0); the size table (n x u64, each core's part
 //! length, reused at `free` for the votes); n [`TargetCtl`]s (each target's ticket lock,
 //! owned by the target); and n rows of n PSCW pair words (origin o's row holds, per
-//! target t, t's post count for o and o's completion count at t). Every element starts
-//! on a 128-byte line ([`lines`]), so no two cores' hot words share one, and every word
-//! is valid as zero bytes: creation zeroes the block.
+//! target t, t's post count for o and o's completion count at t); and, in virtual time
+//! only, the stamps of those protocols (see `timed`: the window-wide ones, then a line
+//! of each rank's, then n rows of n pair stamps). Every element starts on a 128-byte
+//! line ([`lines`]), so no two cores' hot words share one, and every word is valid as
+//! zero bytes: creation zeroes the block.
 
 use crossbeam_utils::CachePadded;
 use shm_layout::LINE;
@@ -58,18 +60,23 @@ pub(crate) struct CtlLayout {
     pub(crate) posts: usize,
     /// Bytes of one row.
     pub(crate) post_stride: usize,
+    /// In virtual time, where the stamps start (see `timed::StampLayout`).
+    pub(crate) stamps: Option<usize>,
     /// Bytes of the whole block.
     pub(crate) total: usize,
 }
 
 impl CtlLayout {
-    /// The layout for `n` cores.
-    pub(crate) fn new(n: usize) -> CtlLayout {
+    /// The layout for `n` cores, with room for stamps if `timed`.
+    pub(crate) fn new(n: usize, timed: bool) -> CtlLayout {
         let sizes = lines(size_of::<WindowCtl>());
         let targets = sizes + lines(n * 16);
         let posts = targets + n * lines(size_of::<TargetCtl>());
         let post_stride = lines(n * size_of::<PairWords>());
-        CtlLayout { sizes, targets, posts, post_stride, total: posts + n * post_stride }
+        let end = posts + n * post_stride;
+        let stamps = timed.then_some(end);
+        let total = end + if timed { crate::rma::timed::StampLayout::bytes(n) } else { 0 };
+        CtlLayout { sizes, targets, posts, post_stride, stamps, total }
     }
 
     /// Where `rank`'s size-table entry starts: its part length, then its heap offset.

@@ -115,7 +115,7 @@ impl<'c, T: Plain> Window<'c, T> {
             Memory::Over(_) => (OUTSIDE_HEAP, 0),
         };
         let n = ctx.size() as usize;
-        let ctl = CtlLayout::new(n);
+        let ctl = CtlLayout::new(n, ctx.segment().config().timing != 0);
         let meta = ctx.heap_alloc(ctl.total)?;
         let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
         let me = ctx.rank() as usize;
@@ -125,6 +125,9 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         mb.zero(ctl.targets + me * lines(size_of::<TargetCtl>()), lines(size_of::<TargetCtl>()));
         mb.zero(ctl.posts + me * ctl.post_stride, ctl.post_stride);
+        if let Some(at) = ctl.stamps {
+            crate::rma::timed::StampLayout::zero_own(mb, at, n, me);
+        }
         mb.write(ctl.size_entry(me as u32), &bytes.to_le_bytes());
         mb.write(ctl.size_entry(me as u32) + 8, &offset.to_le_bytes());
         let fail = |e: WindowError| {

@@ -39,6 +39,8 @@ pub struct Epochs {
     pub lock_all: Option<u64>,
     /// The last guard generation handed out.
     pub generation: u64,
+    /// Fences on the window so far (their parity keys the fence's virtual-time stamps).
+    pub fences: u64,
 }
 
 impl Epochs {
@@ -57,6 +59,7 @@ impl Epochs {
             locked: 0,
             lock_all: None,
             generation: 0,
+            fences: 0,
         }
     }
 
@@ -91,6 +94,7 @@ mod api {
     use crate::segment::view::Plain;
     use crate::rma::window::Window;
     use crate::rma::error::{RmaError, SyncError};
+    use crate::timing::{self, Category};
 
     impl<T: Plain> Window<'_, T> {
         /// Checks that RMA to `target` is allowed.
@@ -148,11 +152,16 @@ mod api {
             let fingerprint = Fingerprint::new("window fence").field("window", self.id());
             self.ctx.agree_world(&fingerprint.field("asserts", collective[0] | collective[1] << 1))??;
             self.acc_quiesce()?;
+            let op = timing::call(Category::Sync, "fence");
+            let parity = (self.epochs.borrow().fences % 2) as u32;
+            self.fence_arrive(&op, parity);
             let home = &self.ctx.segment().slot(0).bell;
             self.window_ctl().fence.fence(self.ctx.size(), &self.ctx.waiter(), home)?;
+            self.fence_leave(&op, parity);
             let mut e = self.epochs.borrow_mut();
             e.fence_open = fence::opens_epoch(asserts);
             e.ops_since_fence = false;
+            e.fences += 1;
             Ok(())
         }
 
@@ -171,10 +180,12 @@ mod api {
                 return Err(SyncError::ExposureEpochOpen);
             }
             let me = self.ctx.rank();
+            let op = timing::call(Category::Sync, "post");
             for origin in group.iter() {
                 let posted = &mut e.posted[origin as usize];
                 *posted = posted.wrapping_add(1);
                 if !asserts.contains(Assert::NOCHECK) {
+                    self.posted(&op, origin);
                     self.pscw_pair(origin, me).post(&self.ctx.segment().slot(origin).bell);
                 }
             }
@@ -199,10 +210,12 @@ mod api {
             }
             let me = self.ctx.rank();
             if !asserts.contains(Assert::NOCHECK) {
+                let op = timing::call(Category::Sync, "start");
                 let bell = &self.ctx.segment().slot(me).bell;
                 for target in group.iter() {
                     let consumed = e.consumed[target as usize];
                     self.pscw_pair(me, target).wait_post(consumed, &self.ctx.waiter(), bell)?;
+                    self.post_seen(&op, target);
                     e.consumed[target as usize] = consumed.wrapping_add(1);
                 }
             }
@@ -221,7 +234,9 @@ mod api {
             let mut e = self.epochs.borrow_mut();
             e.access_open = false;
             let me = self.ctx.rank();
+            let op = timing::call(Category::Sync, "complete");
             for target in e.access.iter() {
+                self.completed_at(&op, target);
                 self.pscw_pair(me, target).complete(&self.ctx.segment().slot(target).bell);
             }
             Ok(())
@@ -234,9 +249,11 @@ mod api {
             if !e.exposure_open {
                 return Err(SyncError::NoExposureEpoch);
             }
+            let op = timing::call(Category::Sync, "wait");
             let bell = &self.ctx.segment().slot(self.ctx.rank()).bell;
             let done = || self.all_completed(&e).then_some(());
             self.ctx.waiter().wait_until(bell, done)?;
+            self.completions_seen(&op, e.exposure.iter());
             e.exposure_open = false;
             Ok(())
         }
@@ -249,7 +266,11 @@ mod api {
                 return Err(SyncError::NoExposureEpoch);
             }
             self.ctx.check_job()?;
+            let op = timing::call(Category::Sync, "test");
             let done = self.all_completed(&e);
+            if done {
+                self.completions_seen(&op, e.exposure.iter());
+            }
             e.exposure_open &= !done;
             Ok(done)
         }

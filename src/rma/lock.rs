@@ -17,6 +17,7 @@ use crate::sync::{Ordering, fence, fence_after_rmw};
 use crate::segment::view::Plain;
 use crate::rma::window::Window;
 use crate::rma::error::SyncError;
+use crate::timing::{self, Category};
 
 /// An open lock epoch on one target; derefs to the window for RMA. Dropping it
 /// unlocks (errors are then ignored: use [`LockEpoch::unlock`] to see them).
@@ -112,6 +113,7 @@ impl<'c, T: Plain> Window<'c, T> {
                 return Err(SyncError::AlreadyLocked { rank: target });
             }
         }
+        let op = timing::call(Category::Lock, "lock");
         let waiter = self.ctx.waiter();
         let bell = &self.ctx.segment().slot(target).bell;
         let lock = &self.target_ctl(target).lock;
@@ -123,6 +125,7 @@ impl<'c, T: Plain> Window<'c, T> {
             }
         };
         locked.map_err(|e| self.fail_stop(e))?;
+        self.lock_held(&op, kind, target);
         let mut e = self.epochs.borrow_mut();
         let generation = e.next_generation();
         e.locks[target as usize] = Some((kind, generation));
@@ -150,10 +153,12 @@ impl<'c, T: Plain> Window<'c, T> {
                 _ => return Err(SyncError::NotLocked { rank: target }),
             }
         };
+        let op = timing::call(Category::Lock, "unlock");
         // Completes this core's pending accumulates (owner-computes) before releasing.
         let quiesced = self.acc_quiesce();
         let bell = &self.ctx.segment().slot(target).bell;
         let lock = &self.target_ctl(target).lock;
+        self.unlocking(&op, kind, target);
         match kind {
             LockKind::Shared => lock.unlock_shared(bell),
             LockKind::Exclusive => {
@@ -171,8 +176,10 @@ impl<'c, T: Plain> Window<'c, T> {
         if self.epochs.borrow().lock_all.is_some() || self.epochs.borrow().locked > 0 {
             return Err(SyncError::LockAllConflict);
         }
+        let op = timing::call(Category::Lock, "lock_all");
         let home = &self.ctx.segment().slot(0).bell;
         self.window_ctl().all.lock_all(&self.ctx.waiter(), home)?;
+        self.lock_all_held(&op);
         let mut e = self.epochs.borrow_mut();
         let generation = e.next_generation();
         e.lock_all = Some(generation);
@@ -192,7 +199,9 @@ impl<'c, T: Plain> Window<'c, T> {
                 _ => return Err(SyncError::NotLockedAll),
             }
         }
+        let op = timing::call(Category::Lock, "unlock_all");
         let quiesced = self.acc_quiesce();
+        self.unlocking_all(&op);
         self.window_ctl().all.unlock_all(&self.ctx.segment().slot(0).bell);
         quiesced?;
         Ok(())
@@ -205,6 +214,7 @@ impl<'c, T: Plain> Window<'c, T> {
         if !self.epochs.borrow().passive(target) {
             return Err(SyncError::NotLocked { rank: target });
         }
+        let _op = timing::call(Category::Sync, "flush");
         self.acc_quiesce()?;
         self.complete_stores();
         Ok(())

@@ -17,6 +17,7 @@ pub mod error;
 pub mod lock;
 pub mod owner;
 pub mod part;
+pub(crate) mod timed;
 pub mod transfer;
 pub mod window;
 

@@ -19,6 +19,7 @@ use crate::protocol::payload::Payload;
 use crate::segment::view::{Plain, atomic_u32_at, atomic_u64_at, bytes_of, bytes_of_mut};
 use crate::rma::window::Window;
 use crate::rma::error::RmaError;
+use crate::timing::Category;
 
 /// A strided layout at the target, like an `MPI_Type_vector`: `count` blocks of
 /// `block_len` elements, the starts of consecutive blocks `stride` elements apart.
@@ -103,6 +104,7 @@ impl<T: Plain> Window<'_, T> {
     /// Copies `src` to elements `index..` of `target`'s part (`MPI_Put`).
     #[inline]
     pub fn put(&self, target: u32, index: usize, src: &[T]) -> Result<(), RmaError> {
+        let _op = self.timed_copy(Category::Put, "put", target, size_of_val(src));
         self.check_access(target)?;
         let at = self.check_range(target, index, src.len())?;
         self.issued();
@@ -114,6 +116,7 @@ impl<T: Plain> Window<'_, T> {
     /// Copies elements `index..` of `target`'s part into `dst` (`MPI_Get`).
     #[inline]
     pub fn get(&self, target: u32, index: usize, dst: &mut [T]) -> Result<(), RmaError> {
+        let _op = self.timed_copy(Category::Get, "get", target, size_of_val(dst));
         self.check_access(target)?;
         let at = self.check_range(target, index, dst.len())?;
         self.issued();
@@ -157,6 +160,7 @@ impl<T: Plain> Window<'_, T> {
     }
 
     fn scatter(&self, target: u32, blocks: &[(usize, usize)], src: &[u8]) {
+        let _op = self.timed_copy(Category::Put, "put", target, src.len());
         self.pending_stores.set(true);
         let part = self.part_bytes(target);
         let mut from = 0;
@@ -167,6 +171,7 @@ impl<T: Plain> Window<'_, T> {
     }
 
     fn gather(&self, target: u32, blocks: &[(usize, usize)], dst: &mut [u8]) {
+        let _op = self.timed_copy(Category::Get, "get", target, dst.len());
         let part = self.part_bytes(target);
         let mut to = 0;
         for &(at, len) in blocks {
@@ -230,6 +235,7 @@ impl<T: Plain> Window<'_, T> {
     /// took the bare 4 ns fetch_add to 18 ns).
     #[inline(always)]
     fn armw<A: AtomicElem, R>(&self, target: u32, index: usize, armw: impl FnOnce(Word<'_>) -> R) -> Result<R, RmaError> {
+        let _op = self.timed_update("armw", target, A::WIDTH);
         let (word, at) = self.word::<A>(target, index)?;
         if !self.acc_locks() {
             return Ok(armw(word));

@@ -102,8 +102,11 @@ pub fn init(ctx: &CoreContext) -> Result<(), TimingError> {
     Ok(())
 }
 
-/// Writes this core's part of the trace, if one is wanted; called when the core leaves.
+/// Ends this core's clock (counting the compute since its last operation) and writes
+/// its part of the trace, if one is wanted; called when the core leaves.
 pub fn finish(rank: u32) {
+    // Leaving is the core's last operation: the compute since the previous one counts.
+    drop(begin(Category::Compute, "exit"));
     let (Some(clock), Some(file)) = (clock(), std::env::var_os(TRACE_VAR)) else { return };
     if let Some(lines) = clock.trace_lines() {
         let part = trace::part_path(std::path::Path::new(&file), rank);

@@ -1,0 +1,203 @@
+//! One-sided communication in virtual time (see `crate::timing`).
+//!
+//! Costs: a put or get moves its bytes a line at a time between the origin's private
+//! buffer and the target's part (in the target's MPB, or in DRAM through the memory
+//! controller nearest the target); an ARMW is a read and a write of one line at the
+//! target; an accumulate reads and writes every line it touches. Each is one library
+//! call. RMA itself carries no stamp: a target learns of it only through a
+//! synchronisation, and those carry the time:
+//! - **fence**: a meeting of every core (`timing::meet`), its stamps keyed by the fence
+//!   count's parity, as the core barrier's are;
+//! - **PSCW**: a post stamps the pair word the origin's start waits for, a complete the
+//!   pair word the target's wait reads (per pair, so exact: a pair's next post waits
+//!   for its completion);
+//! - **locks**: an unlock stamps the target's release words, and a lock observes them
+//!   once it holds the lock: a shared lock the last exclusive release, an exclusive
+//!   lock every release of that target and every `unlock_all`; `lock_all` observes
+//!   every exclusive release on the window. Which of two contending lockers wins is
+//!   the host's doing, so contended lock epochs are not host-independent.
+//!
+//! Stamps live after the window's control block (`control`), only in virtual time:
+//! a line of window-wide stamps (`EXCLUSIVE_RELEASED`, `ALL_RELEASED`), a line per rank
+//! (its fence arrivals by parity, its part's releases), then per origin a row of
+//! (post, complete) stamps, one per target.
+
+use crate::protocol::payload::Payload;
+use crate::protocol::rwlock::LockKind;
+use crate::rma::control::lines;
+use crate::rma::window::{Placement, Window};
+use crate::segment::mapping::SharedBytes;
+use crate::segment::view::{Plain, atomic_u64_at};
+use crate::sync::AtomicU64;
+use crate::timing::{self, Category, Op, Ps, meet};
+
+/// Window-wide: the latest exclusive unlock of any target.
+const EXCLUSIVE_RELEASED: usize = 0;
+/// Window-wide: the latest `unlock_all`.
+const ALL_RELEASED: usize = 8;
+/// In a rank's line: its fence arrival for parity 0 (parity 1 follows).
+const FENCE: usize = 0;
+/// In a rank's line: the latest exclusive unlock of its part.
+const PART_EXCLUSIVE_RELEASED: usize = 16;
+/// In a rank's line: the latest unlock of any kind of its part.
+const PART_RELEASED: usize = 24;
+
+/// Where the stamps lie, from the start of the stamps area.
+pub(crate) struct StampLayout;
+
+impl StampLayout {
+    fn rank_line(rank: u32) -> usize {
+        lines(16) * (1 + rank as usize)
+    }
+
+    fn pair(n: usize, origin: u32, target: u32) -> usize {
+        lines(16) * (1 + n) + origin as usize * lines(n * 16) + target as usize * 16
+    }
+
+    /// Bytes of the stamps of a window of `n` cores.
+    pub(crate) fn bytes(n: usize) -> usize {
+        Self::pair(n, n as u32, 0)
+    }
+
+    /// Zeroes the stamps that rank `me` owns (rank 0 the window-wide ones too), in the
+    /// stamps area at `at` of the control block `ctl`.
+    pub(crate) fn zero_own(ctl: SharedBytes<'_>, at: usize, n: usize, me: usize) {
+        if me == 0 {
+            ctl.zero(at, lines(16));
+        }
+        ctl.zero(at + Self::rank_line(me as u32), lines(16));
+        ctl.zero(at + Self::pair(n, me as u32, 0), lines(n * 16));
+    }
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    /// The stamp `offset` bytes into the stamps area (`None` outside virtual time).
+    fn stamp_word(&self, offset: usize) -> Option<&'c AtomicU64> {
+        let at = self.ctl.stamps?;
+        atomic_u64_at(self.ctx.segment().bytes(self.meta_abs), at + offset)
+    }
+
+    fn rank_stamp(&self, rank: u32, field: usize) -> Option<&'c AtomicU64> {
+        self.stamp_word(StampLayout::rank_line(rank) + field)
+    }
+
+    fn pair_stamp(&self, origin: u32, target: u32, complete: bool) -> Option<&'c AtomicU64> {
+        self.stamp_word(StampLayout::pair(self.ctx.size() as usize, origin, target) + 8 * usize::from(complete))
+    }
+
+    /// One line between this core and `target`'s part.
+    fn part_line_ps(op: &Op<'_>, placement: Placement, target: u32) -> Ps {
+        match placement {
+            Placement::Mpb => op.clock().mpb_line_ps(target),
+            Placement::Dram => op.clock().dram_line_ps(target),
+        }
+    }
+
+    /// A put or get of `bytes` with `target`'s part: the call, charged its copy.
+    #[inline]
+    pub(crate) fn timed_copy(&self, category: Category, name: &'static str, target: u32, bytes: usize) -> Option<Op<'static>> {
+        let op = timing::call(category, name)?;
+        let c = op.clock();
+        op.charge(c.lines(bytes) * (c.private_line_ps(bytes) + Self::part_line_ps(&op, self.placement, target)));
+        Some(op)
+    }
+
+    /// An accumulate (or ARMW, `bytes` of one element) on `target`'s part: the call,
+    /// charged a read and a write of each line.
+    #[inline]
+    pub(crate) fn timed_update(&self, name: &'static str, target: u32, bytes: usize) -> Option<Op<'static>> {
+        let op = timing::call(Category::Atomic, name)?;
+        let c = op.clock();
+        op.charge(c.lines(bytes) * (c.private_line_ps(bytes) + 2 * Self::part_line_ps(&op, self.placement, target)));
+        Some(op)
+    }
+
+    /// A fence's arrival (parity of this window's fence count).
+    pub(crate) fn fence_arrive(&self, op: &Option<Op<'static>>, parity: u32) {
+        if let Some(op) = op {
+            meet::arrive(op, self.rank_stamp(self.ctx.rank(), FENCE + 8 * parity as usize), op.clock().dram_line_ps(0));
+        }
+    }
+
+    /// A fence's end: everyone's arrival, then the release's read.
+    pub(crate) fn fence_leave(&self, op: &Option<Op<'static>>, parity: u32) {
+        if let Some(op) = op {
+            let arrivals = (0..self.ctx.size()).map(|r| self.rank_stamp(r, FENCE + 8 * parity as usize));
+            meet::leave(op, arrivals, op.clock().dram_line_ps(0));
+        }
+    }
+
+    /// A post to `origin` (before its publishing store).
+    pub(crate) fn posted(&self, op: &Option<Op<'static>>, origin: u32) {
+        if let Some(op) = op {
+            op.charge(op.clock().dram_line_ps(origin));
+            op.stamp(self.pair_stamp(origin, self.ctx.rank(), false));
+        }
+    }
+
+    /// `target`'s post, seen by this core's start.
+    pub(crate) fn post_seen(&self, op: &Option<Op<'static>>, target: u32) {
+        if let Some(op) = op {
+            op.observe_word(self.pair_stamp(self.ctx.rank(), target, false), op.clock().dram_line_ps(self.ctx.rank()));
+        }
+    }
+
+    /// A completion at `target` (before its publishing store).
+    pub(crate) fn completed_at(&self, op: &Option<Op<'static>>, target: u32) {
+        if let Some(op) = op {
+            op.charge(op.clock().dram_line_ps(self.ctx.rank()));
+            op.stamp(self.pair_stamp(self.ctx.rank(), target, true));
+        }
+    }
+
+    /// The completions of `origins`, seen by this core's wait (or successful test).
+    pub(crate) fn completions_seen(&self, op: &Option<Op<'static>>, origins: impl Iterator<Item = u32>) {
+        if let Some(op) = op {
+            let me = self.ctx.rank();
+            for origin in origins {
+                op.observe_word(self.pair_stamp(origin, me, true), op.clock().dram_line_ps(origin));
+            }
+        }
+    }
+
+    /// A lock of `target`, now held: the releases it had to wait for, and its atomic.
+    pub(crate) fn lock_held(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) {
+        if let Some(op) = op {
+            let atomic = 2 * op.clock().dram_line_ps(target);
+            match kind {
+                LockKind::Shared => op.observe_word(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED), atomic),
+                LockKind::Exclusive => {
+                    op.observe_word(self.rank_stamp(target, PART_RELEASED), atomic);
+                    op.observe_word(self.stamp_word(ALL_RELEASED), 0);
+                }
+            }
+        }
+    }
+
+    /// An unlock of `target` (before the lock's releasing store).
+    pub(crate) fn unlocking(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) {
+        if let Some(op) = op {
+            op.charge(2 * op.clock().dram_line_ps(target));
+            op.stamp(self.rank_stamp(target, PART_RELEASED));
+            if kind == LockKind::Exclusive {
+                op.stamp(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED));
+                op.stamp(self.stamp_word(EXCLUSIVE_RELEASED));
+            }
+        }
+    }
+
+    /// `lock_all`, now held: every exclusive release before it.
+    pub(crate) fn lock_all_held(&self, op: &Option<Op<'static>>) {
+        if let Some(op) = op {
+            op.observe_word(self.stamp_word(EXCLUSIVE_RELEASED), 2 * op.clock().dram_line_ps(0));
+        }
+    }
+
+    /// `unlock_all` (before its releasing store).
+    pub(crate) fn unlocking_all(&self, op: &Option<Op<'static>>) {
+        if let Some(op) = op {
+            op.charge(2 * op.clock().dram_line_ps(0));
+            op.stamp(self.stamp_word(ALL_RELEASED));
+        }
+    }
+}

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use crate::segment::mapping::Segment;
 use crate::sync::Ordering;
+use crate::timing::chip::ComputeSource;
 use crate::timing::{CHIP_VAR, Chip, TRACE_VAR};
 
 /// A job in virtual time.
@@ -35,6 +36,18 @@ impl VirtualTime {
             Chip::from_toml(&chip).map_err(|e| e.to_string())?;
         }
         Ok(VirtualTime { chip, trace: None })
+    }
+
+    /// Where the chip takes compute time from, for the report (a rank that cannot
+    /// open an instruction counter says so itself, and counts CPU time).
+    pub fn compute_note(&self) -> String {
+        let chip = if self.chip.trim().is_empty() { Chip::default() } else { Chip::from_toml(&self.chip).unwrap_or_default() };
+        let c = &chip.compute;
+        match c.source {
+            ComputeSource::CpuTime => format!("compute: thread CPU time x {} (host to target)", c.host_to_target),
+            ComputeSource::Instructions => format!("compute: retired instructions x {} cycles per instruction", c.cpi),
+            ComputeSource::None => "compute: not charged".into(),
+        }
     }
 
     /// The environment every rank gets.
@@ -105,6 +118,7 @@ mod tests {
         assert!(VirtualTime::from_spec("scc").unwrap().chip.is_empty());
         assert!(VirtualTime::from_spec("scc=/no/such/file").is_err());
         assert!(VirtualTime::from_spec("knl").is_err());
+        assert_eq!(VirtualTime::from_spec("scc").unwrap().compute_note(), "compute: thread CPU time x 10 (host to target)");
         let t = [CoreTimes { end: 5_000_000, compute: 1_000_000, comm: 3_000_000, wait: 1_000_000 }; 2];
         let text = report(&t);
         assert!(text.contains("core    1         5.000000       1.000000       3.000000       1.000000"), "{text}");

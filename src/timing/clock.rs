@@ -31,6 +31,7 @@ use shm_layout::TimingBlock;
 use crate::segment::mapping::Segment;
 use crate::sync::{AtomicU64, Ordering};
 use crate::timing::chip::{Chip, ComputeSource};
+use crate::timing::meter::Meter;
 use crate::timing::trace::{Category, Trace};
 
 /// A virtual time, in picoseconds.
@@ -45,9 +46,8 @@ pub struct Clock {
     tile_index: usize,
     /// Every rank's tile (ranks play the cores the launcher placed them on).
     tiles: Vec<[u32; 2]>,
-    /// Host CPU nanoseconds that the two reads of the thread's CPU clock around an
-    /// interval add to it (measured at start): not the program's compute.
-    read_ns: u64,
+    /// How compute is measured (`meter`).
+    meter: Meter,
     now: AtomicU64,
     compute: AtomicU64,
     comm: AtomicU64,
@@ -56,29 +56,19 @@ pub struct Clock {
 }
 
 thread_local! {
-    /// The calling thread's CPU time when its last operation ended (`None` before its
-    /// first: a thread's time before it calls the library is not the core's).
-    static LAST_CPU_NS: Cell<Option<u64>> = const { Cell::new(None) };
     /// Operations open on the calling thread: one inside another (a flag write inside a
     /// send) is part of it, and only the outermost counts compute before it.
     static DEPTH: Cell<u32> = const { Cell::new(0) };
-}
-
-/// The least CPU time between two back-to-back reads of the thread's CPU clock.
-fn read_cost_ns() -> u64 {
-    (0..64).map(|_| thread_cpu_ns().wrapping_neg().wrapping_add(thread_cpu_ns())).min().unwrap_or(0)
-}
-
-fn thread_cpu_ns() -> u64 {
-    use nix::time::{ClockId, clock_gettime};
-    // Cannot fail on Linux for the calling thread; a zero would only skip one interval.
-    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
 }
 
 impl Clock {
     /// The clock of core `rank` (physical core ID `core_id`) of the job mapped by
     /// `seg`, which has a timing region.
     pub(crate) fn new(chip: Chip, seg: Segment, rank: u32, trace: bool) -> Clock {
+        let (meter, fallback) = Meter::new(chip.compute.source);
+        if let Some(why) = fallback.filter(|_| rank == 0) {
+            eprintln!("sccemu: virtual time: {why}");
+        }
         // Relaxed: the launcher wrote the core IDs before starting any rank.
         let core_id = |r: u32| seg.slot(r).core_id.load(Ordering::Relaxed);
         let tiles: Vec<[u32; 2]> = (0..seg.config().cores).map(|r| chip.tile_of(core_id(r))).collect();
@@ -91,13 +81,19 @@ impl Clock {
             tile,
             tile_index,
             tiles,
-            read_ns: read_cost_ns(),
+            meter,
             now: AtomicU64::new(0),
             compute: AtomicU64::new(0),
             comm: AtomicU64::new(0),
             wait: AtomicU64::new(0),
             trace: trace.then(|| Mutex::new(Trace::default())),
         }
+    }
+
+    /// Where compute time comes from (the chip's source, or CPU time where its
+    /// instruction counter could not be opened).
+    pub fn compute_source(&self) -> ComputeSource {
+        self.meter.source()
     }
 
     /// This core's rank.
@@ -228,17 +224,8 @@ impl Clock {
     pub fn begin(&self, category: Category, name: &'static str) -> Op<'_> {
         let depth = DEPTH.get();
         DEPTH.set(depth + 1);
-        let cpu = if depth == 0 { Some(thread_cpu_ns()) } else { None };
-        if let (Some(cpu), Some(last)) = (cpu, LAST_CPU_NS.get()) {
-            let ps = match self.chip.compute.source {
-                ComputeSource::None => 0,
-                // Without a counter, instructions fall back to CPU time (docs).
-                ComputeSource::CpuTime | ComputeSource::Instructions => {
-                    let host_ps = cpu.saturating_sub(last).saturating_sub(self.read_ns) as f64 * 1000.0;
-                    let slower = f64::from(self.divider()) / f64::from(self.chip.clocks.divider);
-                    (host_ps * self.chip.compute.host_to_target * slower) as u64
-                }
-            };
+        if depth == 0 {
+            let ps = self.meter.since_last(&self.chip, self.divider());
             if ps > 0 {
                 let start = self.now.fetch_add(ps, Ordering::Relaxed);
                 self.compute.fetch_add(ps, Ordering::Relaxed);
@@ -345,7 +332,7 @@ impl Drop for Op<'_> {
         DEPTH.set(depth);
         if depth == 0 {
             c.publish();
-            LAST_CPU_NS.set(Some(thread_cpu_ns()));
+            c.meter.mark();
         }
     }
 }

@@ -17,6 +17,7 @@
 pub mod chip;
 pub mod clock;
 pub mod meet;
+pub(crate) mod meter;
 pub mod trace;
 
 use std::sync::OnceLock;

@@ -13,11 +13,16 @@ use std::path::{Path, PathBuf};
 use harness::{build, build_dir, build_source, rccerun, text};
 use sccemu::timing::Chip;
 
-/// A chip file: the SCC with compute not charged.
+/// A chip file: the SCC with compute not charged. Written once: tests run in parallel,
+/// and a rewrite caught half-way would be read as the default chip.
 fn communication_only() -> PathBuf {
-    let file = build_dir().join("communication-only.toml");
-    std::fs::write(&file, "[compute]\nsource = \"none\"\n").unwrap();
-    file
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let file = build_dir().join("communication-only.toml");
+        std::fs::write(&file, "[compute]\nsource = \"none\"\n").unwrap();
+        file
+    })
+    .clone()
 }
 
 fn pingpong() -> PathBuf {

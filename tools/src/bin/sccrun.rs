@@ -210,6 +210,7 @@ fn main() -> ExitCode {
             Err(e) => return usage_error(e),
         }
     }
+    let launch_timing = launch.timing.clone();
     let running = match launch.spawn() {
         Ok(running) => running,
         Err(e @ LaunchError::Pin(_)) => return usage_error(e),
@@ -220,8 +221,8 @@ fn main() -> ExitCode {
     };
     forward_signals(running.interrupter());
     let report = running.wait();
-    if let Some(times) = &report.vtimes {
-        eprintln!("{}", sccemu::job::vtime::report(times));
+    if let (Some(times), Some(timing)) = (&report.vtimes, &launch_timing) {
+        eprintln!("{}\n  {}", sccemu::job::vtime::report(times), timing.compute_note());
     }
     if let Some(diagnosis) = report.diagnosis() {
         eprintln!("sccrun: {diagnosis}");

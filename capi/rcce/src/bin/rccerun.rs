@@ -143,6 +143,7 @@ fn timing(args: &Args) -> Result<Option<sccemu::job::vtime::VirtualTime>, String
 
 fn run(args: Args) -> Result<ExitCode, String> {
     let timing = timing(&args)?;
+    let note = timing.as_ref().map(|t| t.compute_note());
     let job = RcceJob {
         ids: core_ids(args.hostfile.as_deref(), args.ues)?,
         ues: args.ues,
@@ -156,8 +157,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
     };
     let launch = rcce::launcher::launch(&job)?;
     let report = launch.spawn().map_err(|e| e.to_string())?.wait();
-    if let Some(times) = &report.vtimes {
-        eprintln!("{}", sccemu::job::vtime::report(times));
+    if let (Some(times), Some(note)) = (&report.vtimes, &note) {
+        eprintln!("{}\n  {note}", sccemu::job::vtime::report(times));
     }
     if let Some(diagnosis) = report.diagnosis() {
         eprintln!("rccerun: {diagnosis}");

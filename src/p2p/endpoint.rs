@@ -219,6 +219,9 @@ impl<'c> Endpoint<'c> {
             st.changed();
             return Ok(None);
         }
+        if timing::clock().is_some() {
+            timed::message_sent(dest, data.len(), cx.message_path(dest, data.len()));
+        }
         if !st.may_start(dest) {
             if !block {
                 st.changed();

@@ -160,6 +160,16 @@ fn satisfied(target: &Tgt<'_, '_>) -> bool {
 }
 
 impl Ctx<'_> {
+    /// Where a message of `len` bytes to `dest` goes, for virtual time: a per-peer
+    /// message that fits the inline slot goes to the receiver's MPB, all else to DRAM.
+    pub(crate) fn message_path(&self, dest: u32, len: usize) -> timed::Into {
+        if self.srb_mode() {
+            return timed::Into::Dram;
+        }
+        let ch = self.place.perpeer(self.seg, self.rank, dest);
+        if len <= ch.inline_capacity() || ch.dram_capacity() == 0 { timed::Into::Mpb } else { timed::Into::Dram }
+    }
+
     fn srb_mode(&self) -> bool {
         self.place.sizes.kind == shm_layout::ChannelKind::Srb
     }
@@ -296,7 +306,7 @@ impl Ctx<'_> {
             if !fits {
                 return Ok(None);
             }
-            timed::fragment_sent(dest, n, total as usize, timed::Into::Dram, |c| c.ring_stamp(dest, r.pos()));
+            timed::fragment_sent(dest, n, |c| c.ring_stamp(dest, r.pos()));
             ring.publish(r, &self.header(tag, total, n, first), &rest[..n]);
             self.seg.slot(dest).bell.ring();
             return Ok(Some(n));
@@ -307,7 +317,7 @@ impl Ctx<'_> {
         }
         let n = if rest.len() <= ch.inline_capacity() || ch.dram_capacity() == 0 {
             let n = rest.len().min(ch.inline_capacity());
-            timed::fragment_sent(dest, n, total as usize, timed::Into::Mpb, |c| c.pair_stamp(dest, self.rank));
+            timed::fragment_sent(dest, n, |c| c.pair_stamp(dest, self.rank));
             ch.send_inline(&self.header(tag, total, n, first), &rest[..n]);
             n
         } else {
@@ -315,7 +325,7 @@ impl Ctx<'_> {
             if !ch.dram_fits(n) {
                 return Ok(None);
             }
-            timed::fragment_sent(dest, n, total as usize, timed::Into::Dram, |c| c.pair_stamp(dest, self.rank));
+            timed::fragment_sent(dest, n, |c| c.pair_stamp(dest, self.rank));
             ch.send_dram(&self.header(tag, total, n, first), &rest[..n]);
             n
         };

@@ -1,19 +1,30 @@
 //! Two-sided messages in virtual time (see `crate::timing`).
 //!
-//! A sender charges each fragment it puts in a channel (a 32-byte line at a time: out
-//! of its private buffer, into the receiver's ring in DRAM near the receiver, or into
-//! the receiver's MPB for a per-peer inline slot) and stamps the fragment's stamp word
-//! (by ring position, or by per-peer slot) before publishing it. The receiver reads the
-//! stamp after the Acquire that saw the fragment; a message's time is its latest
-//! fragment's ([`crate::p2p::Status::vtime`]). A receive completes at the later of the
-//! receiver's time and the message's, plus the copy out of the channel. Off virtual
-//! time, each of these is one branch.
+//! A send call charges its whole message's copy into the channel (a 32-byte line at a
+//! time: out of the sender's private buffer, into the receiver's ring in DRAM near the
+//! receiver, or into the receiver's MPB for a per-peer message that fits its inline
+//! slot), and the message's time is the sender's clock after that. Its fragments,
+//! whenever the progress engine sends them, carry that time: each stamps its stamp
+//! word (by ring position, or by per-peer pair) before it is published, and the
+//! receiver reads the stamp after the Acquire that saw the fragment; a message's time
+//! is its latest fragment's ([`crate::p2p::Status::vtime`]). A receive completes at the
+//! later of the receiver's time and the message's, plus the copy out of the channel.
+//!
+//! Charging at the call, not as fragments leave, keeps virtual time independent of how
+//! the host interleaved a core's sends with its other calls. Messages to one
+//! destination leave in the order of their calls, so their times queue per destination
+//! ([`message_sent`] under the engine's lock, [`fragment_sent`] in the same order). Not
+//! modelled: a full channel holding the sender back (its clock does not wait for the
+//! receiver to make room). Off virtual time, each of these is one branch.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
 
 use crate::p2p::endpoint::Status;
 use crate::sync::{AtomicU64, Ordering};
-use crate::timing::{self, Category, Clock};
+use crate::timing::{self, Category, Clock, Ps};
 
-/// Where a fragment goes.
+/// Where a message goes.
 #[derive(Clone, Copy)]
 pub(crate) enum Into {
     /// The receiver's ring or a per-peer DRAM ring: DRAM near the receiver.
@@ -22,17 +33,42 @@ pub(crate) enum Into {
     Mpb,
 }
 
-/// A fragment of `bytes` (of a message of `total`) goes to `dest`: charges the copy
-/// and stamps `word` (given the clock). Call before the channel's publishing store.
-pub(crate) fn fragment_sent(dest: u32, bytes: usize, total: usize, into: Into, word: impl FnOnce(&Clock) -> Option<&AtomicU64>) {
-    let Some(op) = timing::begin(Category::Send, "fragment") else { return };
+/// Per destination, the messages whose fragments have not all left: bytes still to
+/// go, and the message's time.
+static OUTGOING: Mutex<Option<HashMap<u32, VecDeque<(usize, Ps)>>>> = Mutex::new(None);
+
+/// A message of `len` bytes to `dest` is sent (inside its send call, under the engine's
+/// lock): charges its copy into the channel and queues its time for its fragments.
+pub(crate) fn message_sent(dest: u32, len: usize, into: Into) {
+    let Some(op) = timing::begin(Category::Send, "message") else { return };
     let c = op.clock();
     let line = match into {
         Into::Dram => c.dram_line_ps(dest),
         Into::Mpb => c.mpb_line_ps(dest),
     };
-    op.charge(c.lines(bytes) * (c.private_line_ps(total) + line));
-    op.stamp(word(c));
+    op.charge(c.lines(len) * (c.private_line_ps(len) + line));
+    let mut outgoing = OUTGOING.lock().unwrap_or_else(|e| e.into_inner());
+    outgoing.get_or_insert_with(HashMap::new).entry(dest).or_default().push_back((len, c.now()));
+}
+
+/// A fragment of `bytes` to `dest` leaves: stamps `word` with its message's time. Call
+/// before the channel's publishing store.
+pub(crate) fn fragment_sent(dest: u32, bytes: usize, word: impl FnOnce(&Clock) -> Option<&AtomicU64>) {
+    let Some(c) = timing::clock() else { return };
+    let mut outgoing = OUTGOING.lock().unwrap_or_else(|e| e.into_inner());
+    let queue = outgoing.get_or_insert_with(HashMap::new).entry(dest).or_default();
+    let Some((left, stamp)) = queue.front_mut() else { return };
+    let stamp = *stamp;
+    *left = left.saturating_sub(bytes);
+    if *left == 0 {
+        queue.pop_front();
+    }
+    if let Some(w) = word(c) {
+        // Relaxed: published by the channel's Release store that follows. A plain
+        // store: one sender writes a ring position (or a pair's word) until its reader
+        // has read it.
+        w.store(stamp, Ordering::Relaxed);
+    }
 }
 
 /// The stamp of a fragment just seen (0 outside virtual time).

@@ -35,7 +35,9 @@ pub(crate) enum Into {
 
 /// Per destination, the messages whose fragments have not all left: bytes still to
 /// go, and the message's time.
-static OUTGOING: Mutex<Option<HashMap<u32, VecDeque<(usize, Ps)>>>> = Mutex::new(None);
+type Outgoing = HashMap<u32, VecDeque<(usize, Ps)>>;
+
+static OUTGOING: Mutex<Option<Outgoing>> = Mutex::new(None);
 
 /// A message of `len` bytes to `dest` is sent (inside its send call, under the engine's
 /// lock): charges its copy into the channel and queues its time for its fragments.

@@ -3,8 +3,10 @@
  * Every program takes the same options, chosen by the harness so that MPICH, Open MPI
  * and sccemu measure the same sizes with the same repetitions:
  *
- *     PROG --patterns a,b --sizes 8,64 --reps 20 --warmup 3 --inner 100
+ *     PROG --patterns a,b --sizes 8,64 --reps 20 --warmup 3 --inner 100 [--peer K]
  *
+ * `--peer K` (default 1) names the rank that rank 0 talks to where a pattern has one
+ * partner (pt2pt's latency): on an emulated chip, pairs at different distances.
  * A sample is the time of `inner` operations divided by `inner` (µs per operation);
  * `warmup` samples (at least one) are taken and thrown away first; `inner` shrinks
  * when one operation turns out far slower than planned (see calibrate). Rank 0
@@ -37,6 +39,7 @@ typedef struct {
     int reps;
     int warmup;
     int inner;
+    int peer;
 } options;
 
 static inline void die(const char *why) {
@@ -50,6 +53,7 @@ static void parse_options(int argc, char **argv, options *o) {
     o->reps = 10;
     o->warmup = 2;
     o->inner = 100;
+    o->peer = 1;
     o->nsizes = 1;
     o->sizes[0] = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -71,11 +75,14 @@ static void parse_options(int argc, char **argv, options *o) {
             o->warmup = atoi(value);
         } else if (strcmp(key, "--inner") == 0) {
             o->inner = atoi(value);
+        } else if (strcmp(key, "--peer") == 0) {
+            o->peer = atoi(value);
         } else {
             die("unknown option");
         }
     }
     if (o->reps < 1 || o->inner < 1 || o->npatterns < 1) die("need --patterns, reps >= 1, inner >= 1");
+    if (o->peer < 1) die("--peer must name a rank other than 0");
     if (o->warmup < 1) o->warmup = 1;
 }
 

@@ -1,5 +1,6 @@
 /* Two-sided patterns, osu-style.
- *   latency      ping-pong between ranks 0 and 1; one-way µs per message (half a round trip)
+ *   latency      ping-pong between ranks 0 and 1 (or --peer K); one-way µs per message
+ *                (half a round trip); other ranks only join the barriers
  *   bandwidth    rank 0 streams a window of 64 isends to rank 1, which acknowledges each
  *                window; µs per message
  *   many-to-one  ranks 1..N-1 each stream a window of messages to rank 0, which receives
@@ -10,15 +11,15 @@
 #define WINDOW 64
 
 static char *buffer;
-static int rank, size;
+static int rank, size, peer = 1;
 static MPI_Request requests[WINDOW];
 
 static void run_latency(long bytes, int count) {
     for (int i = 0; i < count; i++) {
         if (rank == 0) {
-            MPI_Send(buffer, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(buffer, (int)bytes, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
+            MPI_Send(buffer, (int)bytes, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(buffer, (int)bytes, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == peer) {
             MPI_Recv(buffer, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Send(buffer, (int)bytes, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
         }
@@ -62,6 +63,8 @@ int main(int argc, char **argv) {
     need_ranks(2);
     options o;
     parse_options(argc, argv, &o);
+    peer = o.peer;
+    if (peer >= size) die("--peer must be a rank of the job");
     buffer = calloc(max_size(&o) + 1, 1);
     for (int p = 0; p < o.npatterns; p++) {
         const char *name = o.patterns[p];

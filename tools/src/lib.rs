@@ -1,3 +1,4 @@
 pub mod bench;
 pub mod chaos;
+pub mod smpi;
 pub mod trace_report;

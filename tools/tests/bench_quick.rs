@@ -138,3 +138,43 @@ fn quick_rma_with_the_sccemu_mpi_runs_the_c_programs_on_sccemu() {
     assert!(report.contains("| sccmpi | sccemu MPI"), "{report}");
     assert!(report.contains("sccmpi/sccemu"), "the MPI layer against the native API: {report}");
 }
+
+/// SMPI's column: virtual times in a column of their own, in no ratio; skipped with a
+/// note where SimGrid is not installed.
+#[test]
+fn quick_barrier_beside_smpi_keeps_virtual_times_out_of_the_ratios() {
+    sccemu::job::init();
+    if !sccemu_tools::smpi::installed() {
+        eprintln!("note: skipped, SimGrid's smpicc and smpirun are not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    bench::run(&args(&["barrier", "--quick", "--no-install", "--peers", "smpi"], dir.path())).unwrap();
+    let csv = read(&dir.path().join("barrier.csv"));
+    assert!(csv.lines().any(|l| l.starts_with("barrier,smpi,barrier,2,")), "{csv}");
+    assert!(dir.path().join("build/smpi/scc-2.xml").is_file());
+    let report = read(&dir.path().join("report.md"));
+    assert!(report.contains("| smpi (virtual µs) |"), "{report}");
+    assert!(!report.contains("/smpi |"), "no ratio divides by a virtual time: {report}");
+    assert!(report.contains("| smpi | SimGrid SMPI"), "{report}");
+    assert!(report.contains("cache-line probe") || report.contains("Cache-line one-way cost"), "{report}");
+}
+
+#[test]
+fn quick_scale_and_vtime_write_their_tables() {
+    sccemu::job::init();
+    let dir = tempfile::tempdir().unwrap();
+    bench::run(&args(&["scale", "vtime", "--quick", "--no-install", "--peers", "smpi"], dir.path())).unwrap();
+    let report = read(&dir.path().join("report.md"));
+    assert!(report.contains("## scale") && report.contains("| ranks | sccemu wall (s)"), "{report}");
+    assert!(report.contains("## vtime") && report.contains("| measurement | cores | bytes |"), "{report}");
+    let csv = read(&dir.path().join("vtime.csv"));
+    // sccemu's own virtual time runs whether or not SimGrid is here.
+    assert!(csv.lines().any(|l| l.starts_with("vtime,sccemu-mpi,pingpong-0-1,2,32,")), "{csv}\n{report}");
+    assert!(csv.lines().any(|l| l.starts_with("vtime,sccemu-rcce,pingpong-0-1,2,32,")), "{csv}\n{report}");
+    if sccemu_tools::smpi::installed() {
+        assert!(csv.lines().any(|l| l.starts_with("vtime,smpi,pingpong-0-1,2,32,")), "{csv}\n{report}");
+    } else {
+        assert!(report.contains("SMPI") || report.contains("smpi:"), "{report}");
+    }
+}

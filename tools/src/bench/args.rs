@@ -8,6 +8,8 @@ use std::time::Duration;
 pub enum PeerChoice {
     Mpich,
     Openmpi,
+    /// SimGrid's SMPI: the same C programs in virtual time on the generated SCC platform.
+    Smpi,
     /// sccemu's own MPI library, running the same C programs as the two MPIs.
     Sccmpi,
     None,
@@ -25,8 +27,9 @@ pub struct BenchArgs {
     pub quick: bool,
 
     /// MPIs measured beside sccemu in the same run (`none` for sccemu alone): MPICH,
-    /// Open MPI, and sccemu's own MPI library on the same C programs.
-    #[arg(long, value_delimiter = ',', default_value = "mpich,openmpi,sccmpi")]
+    /// Open MPI, SimGrid's SMPI (virtual times, in columns of their own) and sccemu's own
+    /// MPI library on the same C programs.
+    #[arg(long, value_delimiter = ',', default_value = "mpich,openmpi,smpi,sccmpi")]
     pub peers: Vec<PeerChoice>,
 
     /// Directory for CSV files, plots, report.md, peer builds and logs.
@@ -38,7 +41,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
 
-    /// Never install missing MPI packages with apt-get; report them as unavailable.
+    /// Never install missing MPI (or SimGrid) packages with apt-get; report them as
+    /// unavailable.
     #[arg(long)]
     pub no_install: bool,
 }
@@ -49,7 +53,7 @@ impl BenchArgs {
         BenchArgs {
             suites: Vec::new(),
             quick: false,
-            peers: vec![PeerChoice::Mpich, PeerChoice::Openmpi, PeerChoice::Sccmpi],
+            peers: vec![PeerChoice::Mpich, PeerChoice::Openmpi, PeerChoice::Smpi, PeerChoice::Sccmpi],
             out: out.into(),
             timeout: None,
             no_install: false,

@@ -250,6 +250,13 @@ pub const CATALOG: &[SuiteSpec] = &[
     },
 ];
 
+/// Suites the harness runs itself rather than through `sccemu_benches`: each writes
+/// its own table (see [`crate::bench::scale`] and [`crate::bench::vtime`]).
+pub const HARNESS_SUITES: &[(&str, &str)] = &[
+    (crate::bench::scale::NAME, crate::bench::scale::ABOUT),
+    (crate::bench::vtime::NAME, crate::bench::vtime::ABOUT),
+];
+
 pub fn suite_spec(name: &str) -> Option<&'static SuiteSpec> {
     CATALOG.iter().find(|s| s.name == name)
 }
@@ -264,4 +271,5 @@ pub const PEER_SOURCES: &[(&str, &str)] = &[
     ("halo.c", include_str!("../../../benches/mpi/halo.c")),
     ("allgather.c", include_str!("../../../benches/mpi/allgather.c")),
     ("stencil.c", include_str!("../../../benches/mpi/stencil.c")),
+    ("hello.c", include_str!("../../../benches/mpi/hello.c")),
 ];

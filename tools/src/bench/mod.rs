@@ -1,5 +1,6 @@
-//! `sccrun bench`: sccemu's benchmark suites side by side with MPICH and Open MPI,
-//! measured in one run, written out as CSV, SVG plots and a Markdown report.
+//! `sccrun bench`: sccemu's benchmark suites side by side with MPICH and Open MPI (and
+//! SimGrid's SMPI, in virtual time), measured in one run, written out as CSV, SVG plots
+//! and a Markdown report.
 //!
 //! - [`args`]: the command line ([`BenchArgs`]).
 //! - [`catalog`]: what each suite measures on the MPI side (patterns, cores, sizes).
@@ -9,6 +10,8 @@
 //! - [`orchestrate`]: the run itself, with its progress bar.
 //! - [`output`]: CSV files and the self-check of everything written.
 //! - [`plot`], [`report`], [`metadata`]: the figures, `report.md` and the machine.
+//! - [`scale`], [`vtime`]: suites the harness runs itself: launch at scale beside SMPI,
+//!   and virtual time beside SMPI and RCCE's published figures.
 //!
 //! sccemu's side of a suite comes from `sccemu_benches::SUITES`; a catalogued suite not
 //! registered there still runs its MPI peers and the report says sccemu was not
@@ -26,6 +29,9 @@ pub mod peers;
 pub mod plot;
 pub mod process;
 pub mod report;
+pub mod scale;
+pub mod vtime;
+mod vtime_rcce;
 
 pub use args::{BenchArgs, PeerChoice};
 pub use error::BenchError;

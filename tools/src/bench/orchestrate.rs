@@ -1,6 +1,15 @@
-//! The run: for each chosen suite, sccemu's side (if registered) and then each
-//! available MPI's peer runs, then the suite's CSV and plots; at the end `report.md`,
+//! The run: for each chosen suite, sccemu's side (if registered) and then the peer runs,
+//! row by row (each core count of a peer program runs on every available MPI before the
+//! next count, in alternating order, so that the MPIs of one row are measured minutes
+//! apart at most), then the suite's CSV and plots; at the end `report.md`,
 //! `metadata.json` and a self-check of every file written.
+//!
+//! The cache-line probe (`sccemu_benches::pt2pt::line_cost`) runs before and after
+//! sccemu's side and before every peer run; each reading is printed as it is taken and
+//! kept, so that the report can flag a comparison whose two measurements ran on a
+//! machine whose cache-line cost had moved by more than 2x. sccemu's native suites run
+//! as one call each (`sccemu_benches::Suite::run`), so their rows cannot be interleaved
+//! with the MPIs' one by one; the sccmpi column, sccemu under the same C program, is.
 //!
 //! Layout of the output directory:
 //!
@@ -19,14 +28,15 @@ use sccemu_benches::Suite;
 use sccemu_benches::measure::{Row, SuiteParams};
 
 use super::args::{BenchArgs, PeerChoice};
-use super::catalog::{CATALOG, PeerSpec, suite_spec};
+use super::catalog::{CATALOG, HARNESS_SUITES, PeerSpec, suite_spec};
 use super::error::BenchError;
 use super::metadata::Metadata;
 use super::output;
 use super::peer_run::{Incident, PeerRun};
 use super::peers::{self, Installer, Mpi};
 use super::plot;
-use super::report::{self, SccemuSide, SuiteResult};
+use super::report::{self, Probe, SccemuSide, SuiteResult};
+use super::{scale, vtime};
 
 /// A progress bar on a terminal; plain log lines on stderr otherwise (CI, pipes).
 struct Progress {
@@ -65,6 +75,7 @@ impl Progress {
 /// Suite names in report order: the catalogue's, then other registered sccemu suites.
 fn chosen_suites(requested: &[String]) -> Result<Vec<String>, BenchError> {
     let mut known: Vec<String> = CATALOG.iter().map(|s| s.name.to_owned()).collect();
+    known.extend(HARNESS_SUITES.iter().map(|(name, _)| (*name).to_owned()));
     for suite in sccemu_benches::SUITES {
         if !known.iter().any(|k| k == suite.name) {
             known.push(suite.name.to_owned());
@@ -91,6 +102,7 @@ fn requested_mpis(peers: &[PeerChoice]) -> Vec<Mpi> {
         let mpi = match choice {
             PeerChoice::Mpich => Mpi::Mpich,
             PeerChoice::Openmpi => Mpi::OpenMpi,
+            PeerChoice::Smpi => Mpi::Smpi,
             PeerChoice::Sccmpi => Mpi::Sccmpi,
             PeerChoice::None => continue,
         };
@@ -123,10 +135,12 @@ pub fn run(args: &BenchArgs) -> Result<(), BenchError> {
     }
     let mut meta = Metadata::collect(args.quick);
 
-    let needs_peers = suites.iter().any(|s| suite_spec(s).is_some_and(|spec| !spec.peers.is_empty()));
+    let needs_peers = suites.iter().any(|s| {
+        suite_spec(s).is_some_and(|spec| !spec.peers.is_empty()) || HARNESS_SUITES.iter().any(|h| h.0 == s)
+    });
     let mut ready: Vec<Mpi> = Vec::new();
     let mut installer = Installer::new(!args.no_install, logs.clone());
-    for mpi in [Mpi::Mpich, Mpi::OpenMpi, Mpi::Sccmpi] {
+    for mpi in [Mpi::Mpich, Mpi::OpenMpi, Mpi::Smpi, Mpi::Sccmpi] {
         let status = if !requested_mpis(&args.peers).contains(&mpi) {
             "not requested (--peers)".to_owned()
         } else if !needs_peers {
@@ -152,7 +166,7 @@ pub fn run(args: &BenchArgs) -> Result<(), BenchError> {
             let ours = usize::from(sccemu_benches::suite(name).is_some());
             let theirs: usize = suite_spec(name)
                 .map_or(0, |spec| spec.peers.iter().map(|p| p.cores.pick(&params).len()).sum());
-            ours + theirs * ready.len()
+            ours + theirs * ready.len() + usize::from(HARNESS_SUITES.iter().any(|h| h.0 == name))
         })
         .sum();
     let mut session = Session {
@@ -207,27 +221,33 @@ struct Session<'a> {
 
 impl Session<'_> {
     fn run_suite(&mut self, name: &str) -> Result<SuiteResult, BenchError> {
+        if let Some(&(_, about)) = HARNESS_SUITES.iter().find(|h| h.0 == name) {
+            return self.harness_suite(name, about);
+        }
         let spec = suite_spec(name);
         let registered = sccemu_benches::suite(name);
         let about = spec.map(|s| s.about).or(registered.map(|s| s.about)).unwrap_or_default();
         let mut rows = Vec::new();
-        let mut line_cost = vec![("before sccemu".to_owned(), sccemu_benches::pt2pt::line_cost())];
+        let mut probes = vec![probe(name, "before sccemu", None)];
         let sccemu = match registered {
             None => SccemuSide::NotRegistered,
             Some(suite) => self.sccemu_side(suite, &mut rows),
         };
-        line_cost.push(("after sccemu".to_owned(), sccemu_benches::pt2pt::line_cost()));
+        probes.push(probe(name, "after sccemu", None));
         let mut incidents = Vec::new();
         for peer in spec.map_or(&[][..], |s| s.peers) {
-            self.peer_side(name, peer, &mut rows, &mut incidents);
+            self.peer_side(name, peer, &mut rows, &mut incidents, &mut probes);
         }
         if spec.is_some_and(|s| !s.peers.is_empty()) && !self.ready.is_empty() {
-            line_cost.push(("after the MPIs".to_owned(), sccemu_benches::pt2pt::line_cost()));
+            probes.push(probe(name, "after the MPIs", None));
         }
 
         let out = &self.args.out;
         output::write_csv(&output::csv_path(out, name), &rows)?;
-        let plots = plot::plot_suite(&out.join("plots"), name, &rows)?
+        // SMPI's virtual times share no axis with host times: they are in the tables only.
+        let host_rows: Vec<Row> =
+            rows.iter().filter(|r| !report::is_virtual(&r.implementation)).cloned().collect();
+        let plots = plot::plot_suite(&out.join("plots"), name, &host_rows)?
             .iter()
             .map(|p| report::relative(out, p))
             .collect();
@@ -241,7 +261,44 @@ impl Session<'_> {
             rows,
             plots,
             incidents,
-            line_cost,
+            probes,
+            custom: None,
+        })
+    }
+
+    /// A suite the harness runs itself: its rows and its own table.
+    fn harness_suite(&mut self, name: &str, about: &str) -> Result<SuiteResult, BenchError> {
+        self.progress.start(&format!("{name}: sccemu and smpi"));
+        let smpi = self.ready.contains(&Mpi::Smpi);
+        let mut custom = String::new();
+        let rows = if name == scale::NAME {
+            let measured = scale::measure(&self.params, &self.builds.dir, smpi, self.args.mpi_timeout());
+            scale::table(&mut custom, &measured);
+            measured.rows
+        } else {
+            let setup = vtime::Setup {
+                build: &self.builds.dir,
+                logs: &self.logs,
+                timeout: self.args.mpi_timeout(),
+                smpi,
+            };
+            let measured = vtime::measure(&self.params, &setup);
+            vtime::table(&mut custom, &measured);
+            measured.rows
+        };
+        self.progress.done(1);
+        output::write_csv(&output::csv_path(&self.args.out, name), &rows)?;
+        Ok(SuiteResult {
+            name: name.into(),
+            about: about.into(),
+            baseline: None,
+            has_peers: true,
+            sccemu: SccemuSide::Measured,
+            rows,
+            plots: Vec::new(),
+            incidents: Vec::new(),
+            probes: Vec::new(),
+            custom: Some(custom),
         })
     }
 
@@ -265,57 +322,86 @@ impl Session<'_> {
         }
     }
 
-    /// Every ready MPI runs `peer` at each of its core counts, in ascending order.
+    /// `peer` at each of its core counts in ascending order, each count on every ready
+    /// MPI before the next count (the MPIs' order reversed every other count), each run
+    /// after a cache-line probe.
     fn peer_side(
         &mut self,
         suite: &str,
         peer: &PeerSpec,
         rows: &mut Vec<Row>,
         incidents: &mut Vec<Incident>,
+        probes: &mut Vec<Probe>,
     ) {
         let cores = peer.cores.pick(&self.params);
+        let patterns = peer.patterns.join(",");
+        let mut exes: Vec<(Mpi, PathBuf)> = Vec::new();
         for mpi in self.ready.clone() {
-            let exe = match self.builds.get(mpi, peer.program) {
-                Ok(exe) => exe,
+            match self.builds.get(mpi, peer.program) {
+                Ok(exe) => exes.push((mpi, exe)),
                 Err(why) => {
                     self.progress.done(cores.len() as u64);
                     incidents.push(Incident {
                         suite: suite.into(),
                         implementation: mpi.name().into(),
-                        patterns: peer.patterns.join(","),
+                        patterns: patterns.clone(),
                         cores: 0,
                         what: why,
                     });
-                    continue;
                 }
-            };
-            // Once a run times out, more ranks would only wait out the same timeout again.
-            let mut timed_out_at: Option<u32> = None;
-            for &n in cores {
-                let patterns = peer.patterns.join(",");
+            }
+        }
+        // Once a run times out, more ranks would only wait out the same timeout again.
+        let mut timed_out_at: HashMap<Mpi, u32> = HashMap::new();
+        for (index, &n) in cores.iter().enumerate() {
+            let order: Vec<&(Mpi, PathBuf)> =
+                if index % 2 == 0 { exes.iter().collect() } else { exes.iter().rev().collect() };
+            for (mpi, exe) in order {
+                let mpi = *mpi;
                 self.progress.start(&format!("{suite}: {} {patterns} with {n} ranks", mpi.name()));
                 let run = PeerRun {
                     suite,
                     mpi,
-                    exe: &exe,
+                    exe,
                     spec: peer,
                     cores: n,
                     params: &self.params,
                     timeout: self.args.mpi_timeout(),
                     logs: &self.logs,
                 };
-                let outcome = match timed_out_at {
+                let outcome = match timed_out_at.get(&mpi) {
                     Some(fewer) => run.skipped(&format!("not attempted: {fewer} ranks already timed out")),
-                    None => run.run(),
+                    None => {
+                        let point = format!("before {} {patterns} at {n} ranks", mpi.name());
+                        probes.push(probe(suite, &point, Some((mpi.name(), n, peer.patterns))));
+                        run.run()
+                    }
                 };
                 if outcome.timed_out {
-                    timed_out_at = Some(n);
+                    timed_out_at.insert(mpi, n);
                 }
                 self.progress.done(1);
                 rows.extend(outcome.rows);
                 incidents.extend(outcome.incident);
             }
         }
+    }
+}
+
+/// One reading of the cache-line probe, printed as it is taken; `run` names the peer
+/// run it precedes (implementation, ranks, patterns), `None` for sccemu's side.
+fn probe(suite: &str, point: &str, run: Option<(&str, u32, &[&str])>) -> Probe {
+    let us = sccemu_benches::pt2pt::line_cost();
+    match us {
+        Some(us) => eprintln!("bench: {suite}: cache-line probe {point}: {us:.3} µs one way"),
+        None => eprintln!("bench: {suite}: cache-line probe {point}: not measured"),
+    }
+    Probe {
+        point: point.to_owned(),
+        run: run.map(|(implementation, cores, patterns)| {
+            (implementation.to_owned(), cores, patterns.iter().map(|p| (*p).to_owned()).collect())
+        }),
+        us,
     }
 }
 

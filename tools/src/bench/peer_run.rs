@@ -50,7 +50,11 @@ pub struct PeerRun<'a> {
 impl PeerRun<'_> {
     pub fn run(&self) -> PeerOutcome {
         let oversubscribed = measure::oversubscribed(self.cores);
-        let mut command = self.mpi.mpirun(self.cores, oversubscribed, self.exe);
+        let build = self.exe.parent().and_then(Path::parent).unwrap_or(self.logs);
+        let mut command = match self.mpi.mpirun(self.cores, oversubscribed, self.exe, build) {
+            Ok(command) => command,
+            Err(e) => return self.failed_outright(format!("could not write the SMPI platform: {e}")),
+        };
         let sizes: Vec<String> = self.spec.sizes.pick(self.params).iter().map(u64::to_string).collect();
         command
             .arg("--patterns")

@@ -1,7 +1,9 @@
-//! The MPI peers: finding (or installing) Debian's MPICH and Open MPI, and sccemu's own
-//! MPI library (`capi/mpi`: `libsccmpi.a`, which cargo builds beside this program, with
-//! `sccmpicc`'s command line, and this program itself as the launcher); building the C
-//! programs of `benches/mpi/` with each, and the mpirun command line for a run.
+//! The MPI peers: finding (or installing) Debian's MPICH and Open MPI, SimGrid's SMPI
+//! (`smpicc`, `smpirun`: virtual time on a platform generated from sccemu's chip
+//! description, see [`crate::smpi`]), and sccemu's own MPI library (`capi/mpi`:
+//! `libsccmpi.a`, which cargo builds beside this program, with `sccmpicc`'s command
+//! line, and this program itself as the launcher); building the C programs of
+//! `benches/mpi/` with each, and the mpirun command line for a run.
 //!
 //! Nothing here fails the benchmark: an MPI that cannot be had or built is reported as
 //! unavailable, with the reason.
@@ -10,15 +12,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use sccemu::timing::Chip;
+
 use super::catalog::PEER_SOURCES;
 use super::process::{last_line, run_with_timeout};
+use crate::smpi;
 
-/// An MPI that runs the C programs: one of the two the report compares with, or
-/// sccemu's own (`capi/mpi`), which runs the very same sources on sccemu.
+/// An MPI that runs the C programs: one of the two the report compares with, SimGrid's
+/// SMPI (whose figures are virtual times), or sccemu's own (`capi/mpi`), which runs the
+/// very same sources on sccemu.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mpi {
     Mpich,
     OpenMpi,
+    Smpi,
     Sccmpi,
 }
 
@@ -34,8 +41,14 @@ impl Mpi {
         match self {
             Mpi::Mpich => "mpich",
             Mpi::OpenMpi => "openmpi",
+            Mpi::Smpi => "smpi",
             Mpi::Sccmpi => "sccmpi",
         }
+    }
+
+    /// Whether its times are virtual (a simulation's clock), not the host's.
+    pub fn virtual_time(self) -> bool {
+        self == Mpi::Smpi
     }
 
     /// The compiler command for `args`: the MPI's `mpicc`, or `sccmpicc`'s command.
@@ -43,17 +56,27 @@ impl Mpi {
         let mut command = match self {
             Mpi::Mpich => Command::new("mpicc.mpich"),
             Mpi::OpenMpi => Command::new("mpicc.openmpi"),
+            Mpi::Smpi => Command::new("smpicc"),
             Mpi::Sccmpi => return sccmpi::launcher::compile_command("cc", args, &own_dir()),
         };
         command.args(args);
         Ok(command)
     }
 
-    /// The `mpirun` of MPICH or Open MPI (sccemu's programs launch themselves).
+    /// The `mpirun` of MPICH, Open MPI or SMPI (sccemu's programs launch themselves).
     fn launcher(self) -> &'static str {
         match self {
             Mpi::Mpich => "mpirun.mpich",
+            Mpi::Smpi => "smpirun",
             _ => "mpirun.openmpi",
+        }
+    }
+
+    fn compiler(self) -> &'static str {
+        match self {
+            Mpi::Mpich => "mpicc.mpich",
+            Mpi::Smpi => "smpicc",
+            _ => "mpicc.openmpi",
         }
     }
 
@@ -61,22 +84,42 @@ impl Mpi {
         match self {
             Mpi::Mpich => &["mpich", "libmpich-dev"],
             Mpi::OpenMpi => &["openmpi-bin", "libopenmpi-dev"],
+            Mpi::Smpi => &["libsimgrid-dev"],
             Mpi::Sccmpi => &[],
         }
     }
 
     /// `mpirun` for `ranks` ranks of `program`, pinned one rank per core like sccemu's
     /// compact pinning. Open MPI refuses to bind more ranks than cores unless told that
-    /// overload is allowed, and refuses root without the two variables below.
-    pub fn mpirun(self, ranks: u32, oversubscribed: bool, program: &Path) -> Command {
+    /// overload is allowed, and refuses root without the two variables below. SMPI runs
+    /// every rank in one process, on the SCC platform written into `build/smpi/`.
+    pub fn mpirun(
+        self,
+        ranks: u32,
+        oversubscribed: bool,
+        program: &Path,
+        build: &Path,
+    ) -> std::io::Result<Command> {
         let mut command = Command::new(self.launcher());
         match self {
+            Mpi::Smpi => {
+                let (xml, hosts) = smpi::write(&Chip::default(), ranks, &build.join("smpi"))?;
+                command
+                    .arg("-np")
+                    .arg(ranks.to_string())
+                    .arg("-platform")
+                    .arg(xml)
+                    .arg("-hostfile")
+                    .arg(hosts);
+                // SimGrid's start-up notes (every setting of the platform) stay out of the log.
+                command.arg("--log=root.thres:warning");
+            }
             Mpi::Sccmpi => {
                 // Started alone, an sccemu MPI program launches itself as a job of that
                 // many cores, pinned compactly as the native suites are.
                 let mut alone = Command::new(program);
                 alone.env(sccmpi::launcher::NP_VAR, ranks.to_string());
-                return alone;
+                return Ok(alone);
             }
             Mpi::Mpich => {
                 command.args(["-bind-to", "core", "-np", &ranks.to_string()]);
@@ -98,7 +141,7 @@ impl Mpi {
             }
         }
         command.arg(program);
-        command
+        Ok(command)
     }
 
     /// `mpirun --version`'s first meaningful line, or why the MPI cannot be used.
@@ -112,32 +155,39 @@ impl Mpi {
                 Some(_) => Ok(format!("sccemu MPI {}", env!("CARGO_PKG_VERSION"))),
             };
         }
-        let compiler = match self {
-            Mpi::Mpich => "mpicc.mpich",
-            _ => "mpicc.openmpi",
-        };
-        for tool in [compiler, self.launcher()] {
+        for tool in [self.compiler(), self.launcher()] {
+            if !on_path(tool) && self == Mpi::Smpi {
+                return Err(format!(
+                    "SimGrid is not installed ({tool} not found): the SMPI column is skipped \
+                     (apt-get install libsimgrid-dev)"
+                ));
+            }
             if !on_path(tool) {
                 return Err(format!("{tool} not found"));
             }
         }
+        let flag = if self == Mpi::Smpi { "-version" } else { "--version" };
         let out = Command::new(self.launcher())
-            .arg("--version")
+            .arg(flag)
             .output()
             .map_err(|e| format!("{}: {e}", self.launcher()))?;
         // Hydra prints "Version: 4.0.2" among its build details; Open MPI's mpirun
-        // prints "mpirun (OpenRTE) 4.1.4" first.
+        // prints "mpirun (OpenRTE) 4.1.4" first; smpirun "SimGrid version 3.32".
         let text = String::from_utf8_lossy(&out.stdout);
         let version = text
             .lines()
             .find(|l| {
-                l.trim_start().starts_with("Version:") || l.contains("OpenRTE") || l.contains("Open MPI")
+                l.trim_start().starts_with("Version:")
+                    || l.contains("OpenRTE")
+                    || l.contains("Open MPI")
+                    || l.contains("SimGrid version")
             })
             .and_then(|l| l.split_whitespace().last())
             .unwrap_or("(version unknown)");
         let name = match self {
             Mpi::Mpich => "MPICH",
             Mpi::OpenMpi => "Open MPI",
+            Mpi::Smpi => "SimGrid SMPI",
             Mpi::Sccmpi => "sccemu MPI",
         };
         Ok(format!("{name} {version}"))

@@ -1,5 +1,8 @@
 //! `report.md`: machine metadata, then per suite its plots, a table of every figure
-//! and the ratios sccemu/MPI. Every ratio divides two figures from this same run.
+//! and the ratios sccemu/MPI. Every ratio divides two host times from this same run;
+//! SMPI's figures are virtual times and get columns of their own, in no ratio. A ratio
+//! whose two measurements saw the cache-line probe more than 2x apart is flagged
+//! ([`drift`]).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -10,8 +13,11 @@ use super::catalog::Baseline;
 use super::metadata::Metadata;
 use super::peer_run::Incident;
 
+mod drift;
 mod mpi_layer;
 mod ratios;
+
+pub use drift::Probe;
 
 use ratios::ratio_text;
 
@@ -37,11 +43,25 @@ pub struct SuiteResult {
     pub plots: Vec<String>,
     pub incidents: Vec<Incident>,
     /// The cache-line ping-pong's one-way µs at points of the suite (before sccemu,
-    /// after it, after each MPI): how far the machine drifted while it ran.
-    pub line_cost: Vec<(String, Option<f64>)>,
+    /// after it, before each peer run): how far the machine drifted while it ran.
+    pub probes: Vec<Probe>,
+    /// A suite that writes its own table (the harness's `scale` and `vtime`).
+    pub custom: Option<String>,
 }
 
 const MPIS: [&str; 2] = ["mpich", "openmpi"];
+/// Implementations whose figures are virtual times (SimGrid's SMPI).
+const VIRTUAL: [&str; 1] = ["smpi"];
+
+/// Whether `implementation`'s figures are virtual times, never divided by host times.
+pub fn is_virtual(implementation: &str) -> bool {
+    VIRTUAL.contains(&implementation)
+}
+
+/// Neither an MPI compared with nor a simulator: one of sccemu's.
+fn is_ours(implementation: &str) -> bool {
+    !MPIS.contains(&implementation) && !is_virtual(implementation)
+}
 /// sccemu's own MPI library's rows: one of "ours", also compared with the native API.
 const SCCMPI: &str = "sccmpi";
 
@@ -64,6 +84,13 @@ pub fn render(meta: &Metadata, suites: &[SuiteResult]) -> String {
          sccemu/MPI below 1 means sccemu is faster; both figures come from this run.\n",
         meta.cpus_available
     );
+    let _ = writeln!(
+        md,
+        "The `smpi` columns are SimGrid SMPI's **virtual** times: the same C program run by \
+         `smpirun` on the SCC platform that `sccrun smpi-platform` generates from sccemu's \
+         chip description (µs on the emulated chip, not on this machine). They are a \
+         prediction to set beside sccemu's `--timing scc`, never divided by host times.\n"
+    );
     summary(&mut md, suites);
     // MPIs that were asked for but could not run: every suite says it lacks them.
     let unavailable: Vec<String> = meta
@@ -85,10 +112,12 @@ fn summary(md: &mut String, suites: &[SuiteResult]) {
     let _ = writeln!(
         md,
         "| suite | sccemu | configurations compared | sccemu faster than the faster MPI | \
-         geometric mean of sccemu/faster MPI |\n|---|---|---:|---:|---:|"
+         geometric mean of sccemu/faster MPI | flagged (probe moved > 2x) |\n|---|---|---:|---:|---:|---:|"
     );
     for suite in suites {
-        let ratios = best_ratios(&suite.rows);
+        let compared = best_ratios(&suite.rows);
+        let flagged = compared.iter().filter(|(_, a, b)| drift::flagged(&suite.probes, a, b)).count();
+        let ratios: Vec<f64> = compared.iter().map(|c| c.0).collect();
         let status = match &suite.sccemu {
             SccemuSide::Measured => "measured",
             SccemuSide::NotRegistered => "not registered",
@@ -100,14 +129,15 @@ fn summary(md: &mut String, suites: &[SuiteResult]) {
         } else {
             ratio_text((ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp())
         };
-        let _ = writeln!(md, "| {} | {status} | {} | {faster} | {mean} |", suite.name, ratios.len());
+        let _ =
+            writeln!(md, "| {} | {status} | {} | {faster} | {mean} | {flagged} |", suite.name, ratios.len());
     }
     md.push('\n');
 }
 
 /// For each (pattern, cores, bytes) with figures from both sides: the fastest sccemu
-/// variant's median over the fastest MPI's.
-fn best_ratios(rows: &[Row]) -> Vec<f64> {
+/// variant's median over the fastest MPI's, with the two rows divided.
+fn best_ratios(rows: &[Row]) -> Vec<(f64, &Row, &Row)> {
     let mut keys: Vec<(&str, u32, u64)> = Vec::new();
     for r in rows {
         if !keys.contains(&(r.pattern.as_str(), r.cores, r.bytes)) {
@@ -117,12 +147,18 @@ fn best_ratios(rows: &[Row]) -> Vec<f64> {
     let fastest = |key: &(&str, u32, u64), mpi: bool| {
         rows.iter()
             .filter(|r| (r.pattern.as_str(), r.cores, r.bytes) == *key)
-            .filter(|r| MPIS.contains(&r.implementation.as_str()) == mpi)
-            .map(|r| r.median_us)
-            .filter(|m| m.is_finite() && *m > 0.0)
-            .min_by(f64::total_cmp)
+            .filter(
+                |r| if mpi { MPIS.contains(&r.implementation.as_str()) } else { is_ours(&r.implementation) },
+            )
+            .filter(|r| r.median_us.is_finite() && r.median_us > 0.0)
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
     };
-    keys.iter().filter_map(|key| Some(fastest(key, false)? / fastest(key, true)?)).collect()
+    keys.iter()
+        .filter_map(|key| {
+            let (ours, theirs) = (fastest(key, false)?, fastest(key, true)?);
+            Some((ours.median_us / theirs.median_us, ours, theirs))
+        })
+        .collect()
 }
 
 fn machine(md: &mut String, meta: &Metadata) {
@@ -143,37 +179,22 @@ fn machine(md: &mut String, meta: &Metadata) {
     md.push('\n');
 }
 
+/// sccemu's implementations, then the MPIs, then the simulators.
 fn sccemu_first(implementations: &mut [String]) {
     let rank = |i: &String| match MPIS.iter().position(|m| m == i) {
         Some(p) => (1 + p, i.clone()),
+        None if is_virtual(i) => (1 + MPIS.len(), i.clone()),
         None => (0, i.clone()),
     };
     implementations.sort_by_key(rank);
 }
 
-/// One line: the cache-line cost at each probe of the suite, so that a reader can tell
-/// whether sccemu and the MPIs ran on a machine in the same state.
-fn line_cost(md: &mut String, probes: &[(String, Option<f64>)]) {
-    if probes.is_empty() {
-        return;
-    }
-    let points: Vec<String> = probes
-        .iter()
-        .map(|(point, us)| match us {
-            Some(us) => format!("{point} {us:.3} µs"),
-            None => format!("{point} not measured"),
-        })
-        .collect();
-    let _ = writeln!(
-        md,
-        "Cache-line one-way cost (the pt2pt suite's `cache-line` probe) during this suite: {}. \
-         Where these differ, so does the machine under the figures compared.\n",
-        points.join(", ")
-    );
-}
-
 fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     let _ = writeln!(md, "## {}\n\n{}\n", suite.name, suite.about);
+    if let Some(custom) = &suite.custom {
+        md.push_str(custom);
+        return;
+    }
     match &suite.sccemu {
         SccemuSide::Measured => {}
         SccemuSide::NotRegistered => {
@@ -190,7 +211,7 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     } else {
         let _ = writeln!(md, "No MPI peer: this suite compares implementations on sccemu.\n");
     }
-    line_cost(md, &suite.line_cost);
+    drift::line(md, &suite.probes);
     for plot in &suite.plots {
         let _ = writeln!(md, "![{plot}]({plot})");
     }
@@ -200,7 +221,7 @@ fn section(md: &mut String, suite: &SuiteResult, unavailable_peers: &[String]) {
     if suite.rows.is_empty() {
         let _ = writeln!(md, "No figures.\n");
     } else {
-        table(md, &suite.rows);
+        table(md, &suite.rows, &suite.probes);
         mpi_layer::discussion(md, &suite.rows);
         if let Some(baseline) = suite.baseline {
             ratios::table(md, &suite.rows, baseline);
@@ -234,14 +255,14 @@ fn columns_and_keys(rows: &[Row], keep: impl Fn(&Row) -> bool) -> (Vec<String>, 
     (implementations, keys)
 }
 
-fn table(md: &mut String, rows: &[Row]) {
+fn table(md: &mut String, rows: &[Row], probes: &[Probe]) {
     let (implementations, keys) = columns_and_keys(rows, |_| true);
     // Patterns keep their order of first appearance; within one, cores then bytes.
     let pattern_order = |p: &str| keys.iter().position(|k| k.0 == p).unwrap_or(usize::MAX);
     let mut ordered = keys.clone();
     ordered.sort_by_key(|k| (pattern_order(&k.0), k.1, k.2));
 
-    let ours: Vec<&String> = implementations.iter().filter(|i| !MPIS.contains(&i.as_str())).collect();
+    let ours: Vec<&String> = implementations.iter().filter(|i| is_ours(i)).collect();
     let theirs: Vec<&String> = implementations.iter().filter(|i| MPIS.contains(&i.as_str())).collect();
     let mut ratios: Vec<(&String, &String)> =
         ours.iter().flat_map(|o| theirs.iter().map(move |t| (*o, *t))).collect();
@@ -255,9 +276,11 @@ fn table(md: &mut String, rows: &[Row]) {
     let mut header = String::from("| pattern | cores | bytes |");
     let mut rule = String::from("|---|---:|---:|");
     for i in &implementations {
-        let _ = write!(header, " {i} |");
+        let virtual_note = if is_virtual(i) { " (virtual µs)" } else { "" };
+        let _ = write!(header, " {i}{virtual_note} |");
         rule.push_str("---|");
     }
+    let mut flagged = Vec::new();
     for (o, t) in &ratios {
         let _ = write!(header, " {o}/{t} |");
         rule.push_str("---:|");
@@ -283,7 +306,14 @@ fn table(md: &mut String, rows: &[Row]) {
                 (Some(a), Some(b))
                     if a.median_us.is_finite() && b.median_us.is_finite() && b.median_us > 0.0 =>
                 {
-                    ratio_text(a.median_us / b.median_us)
+                    let text = ratio_text(a.median_us / b.median_us);
+                    match drift::moved(probes, a, b).filter(|m| *m > drift::LIMIT) {
+                        Some(m) => {
+                            flagged.push(format!("{o}/{t} {pattern} {cores} cores {bytes} B ({m:.1}x)"));
+                            format!("{text} ⚠")
+                        }
+                        None => text,
+                    }
                 }
                 _ => "—".to_owned(),
             };
@@ -292,6 +322,7 @@ fn table(md: &mut String, rows: &[Row]) {
         md.push('\n');
     }
     md.push('\n');
+    drift::notes(md, &flagged);
 }
 
 /// Three significant digits, whatever the magnitude (µs or MB/s).
@@ -339,7 +370,11 @@ mod tests {
             rows,
             plots: vec!["plots/halo.svg".into()],
             incidents: Vec::new(),
-            line_cost: vec![("before sccemu".into(), Some(0.047)), ("after sccemu".into(), None)],
+            probes: vec![
+                Probe { point: "before sccemu".into(), run: None, us: Some(0.047) },
+                Probe { point: "after sccemu".into(), run: None, us: None },
+            ],
+            custom: None,
         }
     }
 
@@ -366,9 +401,35 @@ mod tests {
         assert!(md.contains("gave up after 30.0 s (timeout) \\| really | 0.25 | — |"), "{md}");
         assert!(md.contains("| halo-fence | 48† | 16 |"), "{md}");
         assert!(md.contains("during this suite: before sccemu 0.047 µs, after sccemu not measured."), "{md}");
+        assert!(!md.contains(" ⚠ |"), "no peer probe, nothing flagged: {md}");
         // The ratio table divides each pattern by halo-p2p within one implementation.
         assert!(md.contains("| halo-fence | 2 | 16 | 0.50 | 2.00 | — |"), "{md}");
         assert!(md.contains("openmpi: not measured (unavailable: x)"));
+    }
+
+    #[test]
+    fn drifted_comparisons_are_flagged_and_smpi_stays_out_of_the_ratios() {
+        let rows = vec![
+            row("halo", "sccemu", "halo-p2p", 2, 16, vec![1.0]),
+            row("halo", "mpich", "halo-p2p", 2, 16, vec![4.0]),
+            row("halo", "smpi", "halo-p2p", 2, 16, vec![9.0]),
+        ];
+        let mut result = suite(rows);
+        result.probes = vec![
+            Probe { point: "before sccemu".into(), run: None, us: Some(0.025) },
+            Probe {
+                point: "before mpich".into(),
+                run: Some(("mpich".into(), 2, vec!["halo-p2p".into()])),
+                us: Some(0.172),
+            },
+        ];
+        let mut md = String::new();
+        section(&mut md, &result, &[]);
+        assert!(md.contains("| sccemu | mpich | smpi (virtual µs) | sccemu/mpich |\n"), "{md}");
+        assert!(md.contains("| 0.25 ⚠ |"), "{md}");
+        assert!(md.contains("sccemu/mpich halo-p2p 2 cores 16 B (6.9x)"), "{md}");
+        let ratios: Vec<f64> = best_ratios(&result.rows).iter().map(|r| r.0).collect();
+        assert_eq!(ratios, vec![0.25], "smpi is neither sccemu's nor an MPI's");
     }
 
     #[test]
@@ -380,6 +441,7 @@ mod tests {
             row("s", "openmpi", "p", 2, 8, vec![2.0]),
             row("s", "sccemu-a", "q", 2, 8, vec![1.0]),
         ];
-        assert_eq!(best_ratios(&rows), vec![0.5]);
+        let ratios: Vec<f64> = best_ratios(&rows).iter().map(|r| r.0).collect();
+        assert_eq!(ratios, vec![0.5]);
     }
 }

@@ -13,6 +13,9 @@
 //!
 //! `sccrun -n 48 --timing scc [--trace FILE] -- ./my_app` runs in virtual time (see
 //! `sccemu::timing`); `sccrun trace-report FILE` draws such a trace.
+//!
+//! `sccrun smpi-platform [--chip FILE] -n N` writes a SimGrid platform and host file for
+//! that chip, so that SMPI runs the same MPI C program on it (`docs/SMPI.md`).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -29,7 +32,7 @@ use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
     name = "sccrun",
     version,
     about = "Run a program as N cores of an emulated SCC-like many-core chip",
-    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...\n       sccrun bench [SUITE]... [--quick] [--peers mpich,openmpi] [--out DIR]\n       sccrun chaos [--seeds A..B] [--cores N,...] [--limit SECONDS]\n       sccrun trace-report FILE [--out SVG]",
+    override_usage = "sccrun -n N [OPTIONS] -- PROGRAM [ARGS]...\n       sccrun bench [SUITE]... [--quick] [--peers mpich,openmpi] [--out DIR]\n       sccrun chaos [--seeds A..B] [--cores N,...] [--limit SECONDS]\n       sccrun trace-report FILE [--out SVG]\n       sccrun smpi-platform [--chip FILE] -n N [--out DIR]",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -104,6 +107,8 @@ enum Tool {
     Chaos(sccemu_tools::chaos::ChaosArgs),
     /// Draw a virtual-time trace (`sccrun --trace FILE`) as an SVG timeline per core.
     TraceReport(sccemu_tools::trace_report::TraceReportArgs),
+    /// Write a SimGrid SMPI platform (.xml) and host file (.hosts) for the emulated chip.
+    SmpiPlatform(sccemu_tools::smpi::SmpiPlatformArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -179,6 +184,18 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("sccrun trace-report: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        (Some(Tool::SmpiPlatform(args)), _) => {
+            return match sccemu_tools::smpi::run(args) {
+                Ok(message) => {
+                    println!("{message}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("sccrun smpi-platform: {e}");
                     ExitCode::FAILURE
                 }
             };

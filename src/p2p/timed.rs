@@ -42,15 +42,17 @@ static OUTGOING: Mutex<Option<Outgoing>> = Mutex::new(None);
 /// A message of `len` bytes to `dest` is sent (inside its send call, under the engine's
 /// lock): charges its copy into the channel and queues its time for its fragments.
 pub(crate) fn message_sent(dest: u32, len: usize, into: Into) {
-    let Some(op) = timing::begin(Category::Send, "message") else { return };
+    let Some(mut op) = timing::begin(Category::Send, "message") else { return };
     let c = op.clock();
     let line = match into {
         Into::Dram => c.dram_line_ps(dest),
         Into::Mpb => c.mpb_line_ps(dest),
     };
     op.charge(c.lines(len) * (c.private_line_ps(len) + line));
+    let (me, now) = (c.rank(), c.now());
+    op.flow(flow_id(me, now), true);
     let mut outgoing = OUTGOING.lock().unwrap_or_else(|e| e.into_inner());
-    outgoing.get_or_insert_with(HashMap::new).entry(dest).or_default().push_back((len, c.now()));
+    outgoing.get_or_insert_with(HashMap::new).entry(dest).or_default().push_back((len, now));
 }
 
 /// A fragment of `bytes` to `dest` leaves: stamps `word` with its message's time. Call
@@ -82,8 +84,17 @@ pub(crate) fn stamp(word: impl FnOnce(&Clock) -> Option<&AtomicU64>) -> u64 {
 /// A receive completed with `status`: the receiver reaches the message's time and
 /// pays the copy out of its channel.
 pub(crate) fn received(status: &Status) {
-    let Some(op) = timing::begin(Category::Recv, "receive") else { return };
+    let Some(mut op) = timing::begin(Category::Recv, "receive") else { return };
     let c = op.clock();
     let me = c.rank();
     op.observe(status.vtime, c.lines(status.len) * (c.dram_line_ps(me) + c.private_line_ps(status.len)));
+    if status.source != me {
+        op.flow(flow_id(status.source, status.vtime), false);
+    }
+}
+
+/// The trace's arrow from a message's send to its receive: a sender's messages have
+/// distinct times (each send call costs something), which both sides know.
+fn flow_id(source: u32, time: Ps) -> u64 {
+    u64::from(source) << 48 ^ time
 }

@@ -105,15 +105,14 @@ fn sync_abort(r: Result<(), SyncError>) -> Result<String, String> {
     }
 }
 
-/// Rank 1 overwrites rank 0's lock words of a window (`users`, then `served`) with
-/// `garbage`; ranks 1 and 2 then lock rank 0, and rank 0 waits in a barrier.
-fn corrupt_lock(core: &Core, garbage: (u32, u64)) -> Result<String, String> {
+/// Rank 1 overwrites rank 0's lock word of a window (`users`, `read`, `write` in one
+/// u64) with `garbage`; ranks 1 and 2 then lock rank 0, and rank 0 waits in a barrier.
+fn corrupt_lock(core: &Core, garbage: u64) -> Result<String, String> {
     bounded(core, || {
         let win = core.window::<u64>(4, Placement::Dram).s()?;
         let lock = win.lock_region_for_tests(0).s()?;
         if core.rank() == 1 {
-            scribble(core, lock.offset, &garbage.0.to_le_bytes());
-            scribble(core, lock.offset + 8, &garbage.1.to_le_bytes());
+            scribble(core, lock.offset, &garbage.to_le_bytes());
         }
         core.barrier().s()?;
         if core.rank() == 0 {
@@ -128,15 +127,58 @@ fn corrupt_lock(core: &Core, garbage: (u32, u64)) -> Result<String, String> {
     })
 }
 
+/// The lock word of `src/protocol/rwlock.rs`: `users` in the top 20 bits, `write` in
+/// bits 20..40, `read` in bits 0..20.
+fn lock_word(users: u64, read: u64, write: u64) -> u64 {
+    users << 44 | write << 20 | read
+}
+
 #[test]
 fn corrupted_lock_word_stops_the_job() {
-    // A ticket far ahead of `served`; `served` ahead of every ticket taken.
-    for garbage in [(0x1234_5678u32, 0u64), (5, 9 << 32 | 9)] {
-        let got = Job::new(3).run(&garbage, corrupt_lock).unwrap_or_else(|e| panic!("{garbage:?}: {e}"));
+    // A ticket far ahead of `read` and `write`; `read` and `write` ahead of every ticket.
+    for garbage in [lock_word(0x12345, 0, 0), lock_word(5, 9, 9)] {
+        let got = Job::new(3).run(&garbage, corrupt_lock).unwrap_or_else(|e| panic!("{garbage:#x}: {e}"));
         for (rank, text) in got.iter().enumerate() {
             let by_locker = text.contains("rank: Some(1)") || text.contains("rank: Some(2)");
-            assert!(by_locker, "{garbage:?}: rank {rank}: {text}");
+            assert!(by_locker, "{garbage:#x}: rank {rank}: {text}");
         }
+    }
+}
+
+/// Rank 1 takes an exclusive lock on rank 0 (which registers the target for lock_all,
+/// in a slot beside the window's lock_all word), then overwrites that slot with a rank
+/// that does not exist; rank 2's lock_all, which must revoke the registration, finds
+/// the slot and stops the job.
+fn corrupt_lock_all_slot(core: &Core, _: ()) -> Result<String, String> {
+    bounded(core, || {
+        let win = core.window::<u64>(4, Placement::Dram).s()?;
+        if core.rank() == 1 {
+            win.lock(LockKind::Exclusive, 0).s()?.unlock().s()?;
+            let slots = win.lock_all_slots_for_tests();
+            let mut first = [0u8; 4];
+            core.segment_for_tests().bytes(slots).read(0, &mut first);
+            if u32::from_le_bytes(first) != 1 {
+                return Err(format!("target 0 not registered in slot 0: {first:?}"));
+            }
+            scribble(core, slots.offset, &1000u32.to_le_bytes());
+        }
+        core.barrier().s()?;
+        if core.rank() == 2 {
+            return sync_abort(win.lock_all().map(drop));
+        }
+        match core.barrier() {
+            Err(CollError::Aborted(a)) => corrupted(&a),
+            Err(e) => Err(format!("expected the corruption abort, got {e:?}")),
+            Ok(()) => Err("the barrier passed: nobody detected the slot".into()),
+        }
+    })
+}
+
+#[test]
+fn corrupted_lock_all_slot_stops_the_job() {
+    let got = Job::new(3).run(&(), corrupt_lock_all_slot).unwrap();
+    for (rank, text) in got.iter().enumerate() {
+        assert!(text.contains("rank: Some(2)"), "rank {rank}: {text}");
     }
 }
 

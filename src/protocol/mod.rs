@@ -2,9 +2,9 @@
 //!
 //! Owns every protocol that cores run against each other through shared memory: the
 //! waiter (spin, yield, futex), job abort, flags, the barrier, fence, post-start-
-//! complete-wait, the reader-writer ticket lock, argument agreement for checking mode
-//! ([`agree`]), the two-sided rings ([`ring`]), the shared allocators ([`alloc`]) and
-//! the atomic and accumulate combining ([`atomic`]).
+//! complete-wait, the reader-writer ticket lock and `lock_all`, argument agreement for
+//! checking mode ([`agree`]), the two-sided rings ([`ring`]), the shared allocators
+//! ([`alloc`]) and the atomic and accumulate combining ([`atomic`]).
 //!
 //! May use: [`crate::sync`] (std atomics, or loom's under `--cfg sccemu_loom`) and
 //! `shm_layout`, nothing else of the crate. Protocol state is a `#[repr(C)]` view that
@@ -20,6 +20,7 @@ pub mod barrier;
 pub mod fence;
 pub mod flag;
 pub mod group;
+pub mod lock_all;
 pub mod payload;
 pub mod pscw;
 pub mod ring;

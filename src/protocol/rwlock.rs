@@ -1,25 +1,47 @@
-//! Passive-target locks: a fair ticket reader-writer lock per target, and an O(1)
-//! `lock_all` that shares every target at once.
+//! Passive-target locks, per target: a fair ticket reader-writer lock in one word.
+//! (`lock_all`, and how exclusive lockers stay out of its way, is in `lock_all`.)
 //!
-//! ## Ticket reader-writer lock ([`TicketRwLock`], one cache line per target)
-//! Three counters: `users` (next ticket), and in one 64-bit word `read` (next ticket
-//! allowed to read, low half) and `write` (next ticket allowed to write, high half).
+//! ## The word ([`TicketRwLock`], one 64-bit word and hints on one cache line)
+//! Three 20-bit counters: `users` (next ticket, the top bits), `read` (next ticket
+//! allowed to read) and `write` (next ticket allowed to write); beside them the
+//! `STICKY` bit (this target is registered in the window's `AllLock` between epochs,
+//! see `lock_all`) and the `CARRY` bit (absorbs a reader's carry out of `write`).
 //! Everyone takes a ticket `t` from `users`.
-//! - a writer waits for `write == t`; on unlock it advances `read` and `write` by one,
-//!   with one plain store of the word;
+//! - a writer waits for `write == t`; on unlock it advances `read` and `write` by one;
 //! - a reader waits for `read == t`, then advances `read` at once (so that a run of
 //!   readers enters together), and on unlock advances `write`.
 //!
 //! Invariants: tickets are served in order (FIFO, so no starvation); `write == t`
-//! only once every earlier ticket has unlocked, so a writer is alone, and nobody else
-//! writes the word until its store admits the next ticket; `read` is only advanced by
-//! the one holder whose ticket equals it, so readers never pass a waiting writer.
-//! A waiting ticket is never behind `read` or `write` and at most `MAX_AHEAD` ahead;
-//! a waiter that sees otherwise reports the lock corrupted instead of waiting forever.
-//! Every advance is a Release RMW or the holder's Release store, every wait an Acquire
-//! load; each writer's store starts a release sequence that the readers' RMWs continue,
-//! so every critical section happens-before the next conflicting one. An exclusive epoch thus costs
-//! three locked RMWs: the ticket, and entering and leaving `AllLock`.
+//! only once every earlier ticket has unlocked, so a writer is alone, and then `read ==
+//! write == t`: nobody else moves either until it unlocks, so it advances them by an
+//! exact difference (no carry leaves a field); `read` is only advanced by the one holder
+//! whose ticket equals it (by an exact difference too), so readers never pass a waiting
+//! writer. Readers' unlocks add to `write` concurrently: the one that wraps it carries
+//! into `CARRY`, which everyone ignores and which it clears at once (the next wrap is
+//! 2^20 unlocks away). `users` is the top field: its carry leaves the word. `STICKY`
+//! changes only under an exclusive hold. A waiting ticket is never behind `read` or
+//! `write` and at most `MAX_AHEAD` ahead; a waiter that sees otherwise reports the lock
+//! corrupted instead of waiting forever.
+//!
+//! ## Cost
+//! Every change of the word is one RMW, so the uncontended epochs are two atomics:
+//! - exclusive: the ticket `fetch_add` (its turn is in the value it returns) and the
+//!   unlock's `fetch_add`; on a `STICKY` target nothing else (otherwise the first epoch
+//!   registers in `AllLock`, see `lock_all`);
+//! - shared: one compare-and-swap that takes the ticket and advances `read` together
+//!   when `read == users` (no ticket outstanding, no writer in), and the unlock's
+//!   `fetch_add`. Otherwise the ticket, a wait, then the advance.
+//!
+//! ## Ordering
+//! Every change is an RMW, so every unlock's Release heads a release sequence that every
+//! later RMW continues; the Acquire that grants a lock (the ticket's RMW when the turn
+//! came already, the shared CAS, or the wait's load) reads from it, and synchronizes
+//! with every earlier unlock: each critical section happens-before the next conflicting
+//! one. An unlock learns from its own RMW whether a ticket is outstanding behind it
+//! (`users`, in the value it returns): RMWs of one word are totally ordered, so a
+//! locker's ticket either came first (and the unlock sees it) or read the unlock's value
+//! (and did not wait). Only a sleeper needs the Dekker pair of the waiter (module docs of
+//! `waiter`): the unlock's RMW, then `ring_after_rmw`.
 //!
 //! ## Handoffs on shared CPUs
 //! When cores outnumber CPUs (`Waiter::handoff_cpu`), a waiter that yields hands its
@@ -38,39 +60,15 @@
 //! between spinning and yielding: nothing above reads them, so a stale one costs time,
 //! never safety.
 //!
-//! ## lock_all ([`AllLock`], one 64-bit word per window)
-//! The word holds three 21-bit counts: `holders` (lock_all epochs), `writers`
-//! (exclusive lockers of any target) and `parked` (lock_all calls backed off). A
-//! lock_all adds a holder and an exclusive locker (after winning its target's ticket
-//! lock) adds a writer, each with one RMW that returns the other count: the word's
-//! modification order decides which came first, so at least one side sees the other.
-//! A lock_all that sees a writer backs out and parks in one RMW and waits for `writers
-//! == 0` before retrying, so writers are never blocked by a lock_all that arrived
-//! later, and nobody deadlocks; a writer that sees holders waits for them to drain.
-//! Shared per-target locks do not touch `AllLock`: they never conflict with lock_all.
-//! (21 bits bound the counts: a job has at most 1024 cores, each holding at most one
-//! lock_all and one exclusive lock per target, so at most 2^20 writers.)
-//!
 //! ## Waking
-//! Waiters sleep on the doorbell of the core that owns the words: the target for its
-//! ticket lock, the window's home core (rank 0) for `AllLock`. A doorbell serves every
-//! wait on its core's memory (barriers too), so a ring that finds any sleeper costs a
-//! futex wake; an uncontended epoch therefore rings only when someone may wait for
-//! *this* change. For the ticket lock each such decision is another Dekker pair, a
-//! SeqCst fence on each side between a store and a load: a locker takes its ticket
-//! before the check of `read`/`write` that decides its sleep (the fence the waiter
-//! issues before it sleeps), an unlocker advances before checking `users` for
-//! outstanding tickets (`sync::fence_after_rmw`, placed after an RMW: the reader's
-//! advance, `unlock_shared`'s add, or an exclusive unlock's `writer_exit` after its
-//! store). Either the waker sees the waiter, or the waiter's check sees the change.
-//! For the `AllLock` word the RMW that changes it returns the counts it decides on:
-//! unlock_all rings if it saw writers, a leaving writer if it saw a parked lock_all.
-
-use crossbeam_utils::CachePadded;
+//! Waiters sleep on the doorbell of the core that owns the lock (the target). A doorbell
+//! serves every wait on its core's memory (barriers too), so a ring that finds any
+//! sleeper costs a futex wake; an unlock rings only when a ticket is outstanding.
 
 use crate::protocol::abort::{AbortCause, JobAborted};
+use crate::protocol::lock_all::{AllLock, Registration};
 use crate::protocol::waiter::{Doorbell, Waiter};
-use crate::sync::{AtomicU32, AtomicU64, Ordering, fence_after_rmw, yield_now};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, yield_now};
 
 /// Lock type of a passive-target epoch, as `MPI_LOCK_SHARED` / `MPI_LOCK_EXCLUSIVE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -85,31 +83,68 @@ pub enum LockKind {
 #[repr(C)]
 #[derive(Default)]
 pub struct TicketRwLock {
-    users: AtomicU32,
-    /// `read` in the low half, `write` in the high half.
-    served: AtomicU64,
+    /// `users`, `read`, `write`, `STICKY` and `CARRY` (module docs).
+    word: AtomicU64,
     /// Handoff hints (module docs): slot `t % CPU_SLOTS` holds ticket `t`'s low 16
     /// bits above its taker's CPU + 1 (0: unknown).
     cpus: [AtomicU32; CPU_SLOTS],
 }
 
-/// Fills the lock's cache line: 16 bytes of counters and 12 hint slots.
-const CPU_SLOTS: usize = 12;
-
-/// Most tickets that can be ahead of a waiting one: each core holds at most one ticket
-/// of a lock at a time (one lock epoch per target and window) and a job has at most
-/// 1024 cores; the margin is generous, the check is for overwritten counters.
-const MAX_AHEAD: u32 = 1 << 20;
-
-/// One step of `write` in [`TicketRwLock::served`].
-const WRITE_ONE: u64 = 1 << 32;
-
-fn read_of(served: u64) -> u32 {
-    served as u32
+/// An exclusive hold: what its unlock must know. Returned by
+/// [`TicketRwLock::lock_exclusive`], given back to [`TicketRwLock::unlock_exclusive`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "an exclusive hold must be unlocked"]
+pub struct Exclusive {
+    /// The word when our turn came: `read` and `write` as they stay until we unlock.
+    seen: u64,
+    /// How this hold keeps lock_all out (`lock_all`).
+    registration: Registration,
 }
 
-fn write_of(served: u64) -> u32 {
-    (served >> 32) as u32
+/// Fills the lock's 64-byte line: the word and 14 hint slots.
+const CPU_SLOTS: usize = 14;
+
+/// Bits of each counter.
+const BITS: u32 = 20;
+/// A counter's largest value; counters compare modulo `MASK + 1`.
+const MASK: u32 = (1 << BITS) - 1;
+const READ_SHIFT: u32 = 0;
+const WRITE_SHIFT: u32 = BITS;
+/// A reader's unlock carries into it when `write` wraps; it clears it at once.
+const CARRY: u64 = 1 << (2 * BITS);
+/// This target holds a registration in the window's `AllLock` (`lock_all`).
+pub(crate) const STICKY: u64 = 1 << (2 * BITS + 1);
+const USERS_SHIFT: u32 = 64 - BITS;
+const USER_ONE: u64 = 1 << USERS_SHIFT;
+const WRITE_ONE: u64 = 1 << WRITE_SHIFT;
+
+/// Most tickets that can be ahead of a waiting one: each core holds at most one ticket
+/// of a lock at a time (one lock epoch per target and window, or one revocation) and a
+/// job has at most 4096 cores; the margin is generous, the check is for overwritten
+/// counters. Far below half the counters' range, so wrapping comparisons hold.
+const MAX_AHEAD: u32 = 1 << 16;
+
+fn read_of(word: u64) -> u32 {
+    (word >> READ_SHIFT) as u32 & MASK
+}
+
+fn write_of(word: u64) -> u32 {
+    (word >> WRITE_SHIFT) as u32 & MASK
+}
+
+fn users_of(word: u64) -> u32 {
+    (word >> USERS_SHIFT) as u32
+}
+
+/// The counter after `v`.
+fn next(v: u32) -> u32 {
+    v.wrapping_add(1) & MASK
+}
+
+/// What to add to the word to advance the counter at `shift` from `v` to [`next`]`(v)`
+/// exactly: at the wrap, minus `MASK` in that field, so nothing carries out of it.
+fn step(v: u32, shift: u32) -> u64 {
+    if v == MASK { 0u64.wrapping_sub(u64::from(MASK) << shift) } else { 1 << shift }
 }
 
 impl TicketRwLock {
@@ -118,19 +153,13 @@ impl TicketRwLock {
         TicketRwLock::default()
     }
 
-    /// Takes a ticket, noting `cpu` beside it. Relaxed: the ticket only fixes our place
-    /// in line; the Acquire wait on `served` is what orders us after earlier holders.
-    /// No fence after it: the waiter's fence before it sleeps orders the ticket before
-    /// the check that decides the sleep (Dekker pair with `wake`); earlier checks never
-    /// sleep.
+    /// Notes beside ticket `me` the CPU it was taken on. Relaxed: a hint, and the line
+    /// is ours after the RMW, so it costs a store.
     #[inline]
-    fn ticket(&self, cpu: Option<u16>) -> u32 {
-        let me = self.users.fetch_add(1, Ordering::Relaxed);
+    fn note_cpu(&self, me: u32, cpu: Option<u16>) {
         if let Some(cpu) = cpu {
-            // Relaxed: a hint, and the line is ours after the RMW, so it costs a store.
             self.cpus[me as usize % CPU_SLOTS].store((me << 16) | (u32::from(cpu) + 1), Ordering::Relaxed);
         }
-        me
     }
 
     /// The CPU ticket `t` was taken on, if noted and not yet overwritten by a later one.
@@ -145,80 +174,185 @@ impl TicketRwLock {
     /// for needs this CPU, and we spin rather than yield (module docs). False if any of
     /// them is unknown.
     fn ahead_on_other_cpus(&self, first: u32, me: u32, cpu: Option<u16>) -> bool {
-        let ahead = me.wrapping_sub(first);
+        let ahead = me.wrapping_sub(first) & MASK;
         cpu.is_some()
             && ahead as usize <= CPU_SLOTS
-            && (0..ahead).all(|k| self.cpu_of(first.wrapping_add(k)).is_some_and(|c| Some(c) != cpu))
+            && (0..ahead).all(|k| self.cpu_of(first.wrapping_add(k) & MASK).is_some_and(|c| Some(c) != cpu))
     }
 
-    /// After an advance to `next` (of `read` or `write`), made by an RMW or followed by
-    /// one: rings `bell` unless no ticket is outstanding beyond it (then nobody can be
-    /// waiting for this lock). Returns whether one was.
-    #[inline]
-    fn wake(&self, next: u32, bell: &Doorbell) -> bool {
-        // SeqCst fence: our advance before our check of `users` (Dekker pair with the
-        // waiter's fence after a ticket, see `ticket`).
-        fence_after_rmw();
-        let waiting = self.users.load(Ordering::Relaxed) != next;
-        if waiting {
-            bell.ring();
-        }
-        waiting
-    }
-
-    /// Takes a ticket and waits until the half of `served` that `turn` reads (`read` or
-    /// `write`) reaches it, spinning rather than yielding while every ticket ahead was
-    /// taken on another CPU. Those start at `write`, not `read`: readers in between
-    /// still hold the lock, and a writer waits for them. Returns the ticket.
-    #[inline]
+    /// Takes a ticket and waits until the counter that `turn` reads (`read` or `write`)
+    /// reaches it. Returns the ticket and the word as it was when the turn came.
+    #[inline(always)]
     fn take_turn(
         &self,
         waiter: &Waiter<'_>,
         bell: &Doorbell,
-        turn: fn(u64) -> u32,
-    ) -> Result<u32, JobAborted> {
+        turn: impl Fn(u64) -> u32 + Copy,
+    ) -> Result<(u32, u64), JobAborted> {
         let cpu = waiter.handoff_cpu();
-        let me = self.ticket(cpu);
-        // Acquire: synchronizes with the Release advances of `served` by every earlier
-        // holder (one release sequence), so their accesses happen-before ours.
+        // Acquire: if our turn has come already, the value we read continues the release
+        // sequence of every earlier unlock (module docs), so their accesses happen-before
+        // ours. No fence after it: the waiter's fence before it sleeps orders the ticket
+        // before the check that decides the sleep.
+        let old = self.word.fetch_add(USER_ONE, Ordering::Acquire);
+        let me = users_of(old);
+        self.note_cpu(me, cpu);
+        if turn(old) == me {
+            return Ok((me, old));
+        }
+        self.wait_turn(me, waiter, bell, turn)
+    }
+
+    /// The waiting part of `take_turn`, for ticket `me`: spins rather than yields while
+    /// every ticket ahead was taken on another CPU. Those start at `write`, not `read`:
+    /// readers in between still hold the lock, and a writer waits for them.
+    #[cold]
+    #[inline(never)]
+    fn wait_turn(
+        &self,
+        me: u32,
+        waiter: &Waiter<'_>,
+        bell: &Doorbell,
+        turn: impl Fn(u64) -> u32,
+    ) -> Result<(u32, u64), JobAborted> {
+        let cpu = waiter.handoff_cpu();
         let outcome = waiter.wait_handoff(
             bell,
             || {
-                let served = self.served.load(Ordering::Acquire);
-                if turn(served) == me {
-                    return Some(Ok(me));
+                // Acquire: as the ticket's, for the unlock that gave us the turn.
+                let word = self.word.load(Ordering::Acquire);
+                if turn(word) == me {
+                    return Some(Ok(word));
                 }
                 // `read` and `write` never pass a waiting ticket, and trail it by the
                 // tickets still ahead: fewer than MAX_AHEAD. Anything else means the
                 // counters were overwritten, and waiting would never end.
-                let far = |half: u32| me.wrapping_sub(half) > MAX_AHEAD;
-                (far(write_of(served)) || far(read_of(served))).then_some(Err(()))
+                let far = |counter: u32| me.wrapping_sub(counter) & MASK > MAX_AHEAD;
+                (far(write_of(word)) || far(read_of(word))).then_some(Err(()))
             },
-            || self.ahead_on_other_cpus(write_of(self.served.load(Ordering::Relaxed)), me, cpu),
+            || self.ahead_on_other_cpus(write_of(self.word.load(Ordering::Relaxed)), me, cpu),
         )?;
-        outcome.map_err(|()| JobAborted { rank: None, cause: AbortCause::Corrupted })
+        let word = outcome.map_err(|()| JobAborted { rank: None, cause: AbortCause::Corrupted })?;
+        Ok((me, word))
     }
 
-    /// Waits until this core may write alone, then until no lock_all epoch is open
-    /// (announcing itself in `all`, whose doorbell is `home`). `bell` is the target's.
-    /// Counters that no sequence of tickets can produce (a ticket behind `write` or
-    /// `read`, or more than `MAX_AHEAD` ahead) are corrupted shared state: the call
-    /// fails with `JobAborted { rank: None, cause: Corrupted }` instead of waiting
-    /// forever, and the caller stops the job.
+    /// Waits until this core may write alone, then, unless the target is `STICKY`,
+    /// until no lock_all epoch is open (registering in `all`, whose doorbell is `home`;
+    /// `target` names this lock there). `bell` is the target's. Counters that no
+    /// sequence of tickets can produce (a ticket behind `write` or `read`, or more than
+    /// `MAX_AHEAD` ahead) are corrupted shared state: the call fails with `JobAborted {
+    /// rank: None, cause: Corrupted }` instead of waiting forever, and the caller stops
+    /// the job.
     #[inline]
     pub fn lock_exclusive(
         &self,
+        target: u32,
+        waiter: &Waiter<'_>,
+        bell: &Doorbell,
+        all: &AllLock,
+        home: &Doorbell,
+    ) -> Result<Exclusive, JobAborted> {
+        let (_, seen) = self.take_turn(waiter, bell, write_of)?;
+        if seen & STICKY != 0 {
+            // Registered already: no lock_all can open until a revocation, which takes
+            // a ticket here and so waits for our unlock (`lock_all`).
+            return Ok(Exclusive { seen, registration: Registration::Sticky });
+        }
+        self.register(seen, target, waiter, bell, all, home)
+    }
+
+    /// The part of `lock_exclusive` on a target that is not `STICKY`, holding its turn
+    /// (which found the word `seen`): registers in `all`.
+    #[cold]
+    #[inline(never)]
+    fn register(
+        &self,
+        seen: u64,
+        target: u32,
+        waiter: &Waiter<'_>,
+        bell: &Doorbell,
+        all: &AllLock,
+        home: &Doorbell,
+    ) -> Result<Exclusive, JobAborted> {
+        match all.writer_enter(target, waiter, home) {
+            Ok(registration) => Ok(Exclusive { seen, registration }),
+            Err(e) => {
+                // Counted in `all` (see `writer_enter`): leave both.
+                self.release(seen, 0, bell, None);
+                all.writer_exit(home);
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends an exclusive hold taken with [`TicketRwLock::lock_exclusive`]: advances
+    /// `read` and `write`, makes the target `STICKY` if this hold claimed a registration
+    /// for it, leaves `all` if it only counted itself there, and wakes the next ticket if
+    /// it is out. If that ticket was taken on `cpu`, this core's own (oversubscribed, see
+    /// `Waiter::handoff_cpu`), yields to it at once.
+    #[inline]
+    pub fn unlock_exclusive(
+        &self,
+        hold: Exclusive,
+        bell: &Doorbell,
+        all: &AllLock,
+        home: &Doorbell,
+        cpu: Option<u16>,
+    ) {
+        let sticky = if hold.registration == Registration::Claimed { STICKY } else { 0 };
+        self.release(hold.seen, sticky, bell, cpu);
+        if hold.registration == Registration::Counted {
+            all.writer_exit(home);
+        }
+    }
+
+    /// Ends an exclusive turn that found the word `seen`: advances `read` and `write`
+    /// (adding `extra` too, a change of `STICKY`), then rings `bell` if a ticket is
+    /// outstanding behind us, and yields to it if it was taken on `cpu`.
+    #[inline]
+    fn release(&self, seen: u64, extra: u64, bell: &Doorbell, cpu: Option<u16>) {
+        let (read, write) = (read_of(seen), write_of(seen));
+        let delta = step(read, READ_SHIFT).wrapping_add(step(write, WRITE_SHIFT)).wrapping_add(extra);
+        // Release: our accesses happen-before the next holder's Acquire (module docs).
+        let old = self.word.fetch_add(delta, Ordering::Release);
+        let after = next(write);
+        if users_of(old) != after {
+            self.hand_over(after, bell, cpu);
+        }
+    }
+
+    /// After an exclusive unlock with ticket `after` outstanding: wakes it, and yields to
+    /// it at once if it was taken on `cpu`, ours.
+    #[cold]
+    #[inline(never)]
+    fn hand_over(&self, after: u32, bell: &Doorbell, cpu: Option<u16>) {
+        bell.ring_after_rmw();
+        if cpu.is_some() && self.cpu_of(after) == cpu {
+            // It cannot run before we give up the CPU, which might be a time slice away.
+            yield_now();
+        }
+    }
+
+    /// For a lock_all that found `target` registered (`lock_all`): takes an exclusive
+    /// turn, and if the target is `STICKY`, clears it and gives up its registration in
+    /// `all`. Never waits while holding the turn.
+    pub(crate) fn revoke(
+        &self,
+        target: u32,
         waiter: &Waiter<'_>,
         bell: &Doorbell,
         all: &AllLock,
         home: &Doorbell,
     ) -> Result<(), JobAborted> {
-        self.take_turn(waiter, bell, write_of)?;
-        let entered = all.writer_enter(waiter, home);
-        if entered.is_err() {
-            self.unlock_exclusive(bell, all, home, None);
+        let (_, seen) = self.take_turn(waiter, bell, write_of)?;
+        let sticky = seen & STICKY != 0;
+        if sticky {
+            // While we hold the turn: the registration's last writer happens-before us
+            // (our Acquire), and so before the lock_all that `forget`'s Release admits.
+            all.forget(target, home);
         }
-        entered
+        self.release(seen, if sticky { STICKY.wrapping_neg() } else { 0 }, bell, waiter.handoff_cpu());
+        Ok(())
     }
 
     /// Waits until this core may read beside other readers. Like
@@ -226,146 +360,63 @@ impl TicketRwLock {
     /// Corrupted }` if the counters are found overwritten; the caller stops the job.
     #[inline]
     pub fn lock_shared(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
-        let me = self.take_turn(waiter, bell, read_of)?;
-        // Advance `read` alone, wrapping within its half (a plain add would carry into
-        // `write` once every 2^32 tickets). Relaxed suffices for ordering (an RMW
-        // continues the release sequence of the writer's advance, so later readers
-        // still synchronize with that writer); a reader queued behind us may be asleep.
-        let mut seen = self.served.load(Ordering::Relaxed);
-        loop {
-            let advanced = (seen & !u64::from(u32::MAX)) | u64::from(read_of(seen).wrapping_add(1));
-            match self.served.compare_exchange_weak(seen, advanced, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => break,
-                Err(now) => seen = now,
+        // Relaxed: only a guess at the word, which the CAS checks.
+        let seen = self.word.load(Ordering::Relaxed);
+        let me = users_of(seen);
+        if read_of(seen) == me {
+            // Nobody holds a ticket we would wait for: take ours and advance `read` past
+            // it in one step. Acquire: as the ticket's in `take_turn`.
+            let entered = seen.wrapping_add(USER_ONE).wrapping_add(step(me, READ_SHIFT));
+            if self.word.compare_exchange(seen, entered, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                self.note_cpu(me, waiter.handoff_cpu());
+                return Ok(());
             }
         }
-        self.wake(me.wrapping_add(1), bell);
-        Ok(())
+        self.lock_shared_queued(waiter, bell)
     }
 
-    /// Ends an exclusive hold taken with [`TicketRwLock::lock_exclusive`]: advances
-    /// `read` and `write` together with one plain store, leaves `all`, and wakes the
-    /// next ticket if it is out. If that ticket was taken on `cpu`, this core's own
-    /// (oversubscribed, see `Waiter::handoff_cpu`), yields to it at once.
-    #[inline]
-    pub fn unlock_exclusive(&self, bell: &Doorbell, all: &AllLock, home: &Doorbell, cpu: Option<u16>) {
-        // Nobody else writes `served` while we hold the lock alone: every earlier holder
-        // advanced it before its unlock, which `write == our ticket` counted, and no
-        // later ticket is admitted before this store. Release: our writes happen-before
-        // the next holder's Acquire wait.
-        let seen = self.served.load(Ordering::Relaxed);
-        let next_write = write_of(seen).wrapping_add(1);
-        let next = u64::from(next_write) << 32 | u64::from(read_of(seen).wrapping_add(1));
-        self.served.store(next, Ordering::Release);
-        // Its RMW also orders the store above before `wake`'s load of `users`.
-        all.writer_exit(home);
-        if self.wake(next_write, bell) && cpu.is_some() && self.cpu_of(next_write) == cpu {
-            // It cannot run before we give up the CPU, which might be a time slice away.
-            yield_now();
+    /// The part of `lock_shared` that did not find the lock idle: a ticket, a wait for
+    /// `read`, and the advance of `read`.
+    #[cold]
+    #[inline(never)]
+    fn lock_shared_queued(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<(), JobAborted> {
+        let (me, _) = self.take_turn(waiter, bell, read_of)?;
+        // Advance `read` past us (it equals our ticket, and only we may move it now).
+        // Relaxed suffices for ordering: an RMW continues the release sequence, so later
+        // readers still synchronize with the unlocks before us. A reader queued behind
+        // us may be asleep.
+        let old = self.word.fetch_add(step(me, READ_SHIFT), Ordering::Relaxed);
+        if users_of(old) != next(me) {
+            bell.ring_after_rmw();
         }
+        Ok(())
     }
 
     /// Ends a shared hold.
     #[inline]
     pub fn unlock_shared(&self, bell: &Doorbell) {
-        // Release: our reads happen-before the next writer's writes. The add carries
-        // out of the word when `write` wraps, which is what `write` should do.
-        let next = write_of(self.served.fetch_add(WRITE_ONE, Ordering::Release)).wrapping_add(1);
-        self.wake(next, bell);
+        // Release: our reads happen-before the next writer's writes.
+        let old = self.word.fetch_add(WRITE_ONE, Ordering::Release);
+        let write = write_of(old);
+        if write == MASK {
+            // We wrapped `write` and carried into CARRY (module docs): take it back.
+            // Relaxed: nobody reads CARRY.
+            self.word.fetch_sub(CARRY, Ordering::Relaxed);
+        }
+        if users_of(old) != next(write) {
+            bell.ring_after_rmw();
+        }
     }
 
     /// Tickets handed out and not yet through (for diagnostics): 0 when idle.
     pub fn queued(&self) -> u32 {
-        self.users.load(Ordering::Relaxed).wrapping_sub(write_of(self.served.load(Ordering::Relaxed)))
-    }
-}
-
-/// One field of the [`AllLock`] word: a count in its own 21 bits.
-#[derive(Clone, Copy)]
-struct Field(u32);
-
-impl Field {
-    const HOLDERS: Field = Field(0);
-    const WRITERS: Field = Field(21);
-    const PARKED: Field = Field(42);
-
-    const fn one(self) -> u64 {
-        1 << self.0
+        let word = self.word.load(Ordering::Relaxed);
+        users_of(word).wrapping_sub(write_of(word)) & MASK
     }
 
-    fn of(self, word: u64) -> u64 {
-        (word >> self.0) & ((1 << 21) - 1)
-    }
-}
-
-/// The window-wide word that makes `lock_all` one atomic (module docs).
-#[repr(C)]
-#[derive(Default)]
-pub struct AllLock {
-    word: CachePadded<AtomicU64>,
-}
-
-impl AllLock {
-    /// No lock_all holders, writers or parked calls.
-    pub fn new() -> AllLock {
-        AllLock::default()
-    }
-
-    /// Opens a lock_all epoch: a shared lock on every target at once.
-    pub fn lock_all(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
-        loop {
-            // Acquire: a writer that already left released its writes with its Release
-            // decrement, earlier in this word's modification order.
-            let seen = self.word.fetch_add(Field::HOLDERS.one(), Ordering::Acquire);
-            if Field::WRITERS.of(seen) == 0 {
-                return Ok(());
-            }
-            // Back out and park in one step: a writer (waiting for holders to drain) goes
-            // first, and sees us parked when it leaves.
-            let parked = Field::PARKED.one().wrapping_sub(Field::HOLDERS.one());
-            self.word.fetch_add(parked, Ordering::Relaxed);
-            home.ring();
-            let free = waiter.wait_until(home, || (Field::WRITERS.of(self.load()) == 0).then_some(()));
-            self.word.fetch_sub(Field::PARKED.one(), Ordering::Relaxed);
-            free?;
-        }
-    }
-
-    /// Closes a lock_all epoch.
-    #[inline]
-    pub fn unlock_all(&self, home: &Doorbell) {
-        // Release: our accesses happen-before a writer's Acquire read of the drained word.
-        let seen = self.word.fetch_sub(Field::HOLDERS.one(), Ordering::Release);
-        if Field::WRITERS.of(seen) != 0 {
-            home.ring();
-        }
-    }
-
-    /// Called by an exclusive locker once it holds its target's ticket lock: waits
-    /// until no lock_all epoch is open. Stays counted on error (see `writer_exit`).
-    #[inline]
-    fn writer_enter(&self, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {
-        // Acquire: pairs with the Release decrement of the last `unlock_all`.
-        let seen = self.word.fetch_add(Field::WRITERS.one(), Ordering::Acquire);
-        if Field::HOLDERS.of(seen) == 0 {
-            return Ok(());
-        }
-        waiter.wait_until(home, || (Field::HOLDERS.of(self.load()) == 0).then_some(()))
-    }
-
-    /// Called by an exclusive locker as it releases its ticket lock.
-    #[inline]
-    fn writer_exit(&self, home: &Doorbell) {
-        // Release: our writes happen-before a lock_all's Acquire read of the word.
-        let seen = self.word.fetch_sub(Field::WRITERS.one(), Ordering::Release);
-        if Field::PARKED.of(seen) != 0 {
-            home.ring();
-        }
-    }
-
-    /// Acquire: a waiter that sees the change also sees what the changer released.
-    fn load(&self) -> u64 {
-        self.word.load(Ordering::Acquire)
+    /// Whether the target holds a registration in its window's `AllLock` (diagnostics).
+    pub fn is_sticky(&self) -> bool {
+        self.word.load(Ordering::Relaxed) & STICKY != 0
     }
 }
 
@@ -375,17 +426,18 @@ mod tests {
     use crate::protocol::abort::JobControl;
     use shm_layout::WaitPolicy;
 
-    /// Readers and writers through the 2^32 wrap of every counter: `read` must not
-    /// carry into `write`, and each lock must be granted at once (a wrong counter would
-    /// make it wait forever).
+    fn at(users: u32, read: u32, write: u32) -> TicketRwLock {
+        let word = u64::from(users) << USERS_SHIFT | u64::from(write) << WRITE_SHIFT | u64::from(read);
+        TicketRwLock { word: AtomicU64::new(word), cpus: Default::default() }
+    }
+
+    /// Readers and writers through the wrap of every counter: no counter may carry into
+    /// another (nor into `STICKY`), and each lock must be granted at once (a wrong counter
+    /// would make it wait forever).
     #[test]
     fn counters_wrap() {
-        let start = u32::MAX - 1;
-        let lock = TicketRwLock {
-            users: AtomicU32::new(start),
-            served: AtomicU64::new(u64::from(start) << 32 | u64::from(start)),
-            cpus: Default::default(),
-        };
+        let start = MASK - 1;
+        let lock = at(start, start, start);
         let (all, bell, home, job) = (AllLock::new(), Doorbell::new(), Doorbell::new(), JobControl::new());
         let waiter = Waiter::new(WaitPolicy::Spin, &job);
         for _ in 0..3 {
@@ -393,12 +445,32 @@ mod tests {
             lock.lock_shared(&waiter, &bell).unwrap();
             lock.unlock_shared(&bell);
             lock.unlock_shared(&bell);
-            lock.lock_exclusive(&waiter, &bell, &all, &home).unwrap();
-            lock.unlock_exclusive(&bell, &all, &home, None);
+            let hold = lock.lock_exclusive(0, &waiter, &bell, &all, &home).unwrap();
+            lock.unlock_exclusive(hold, &bell, &all, &home, None);
         }
         assert_eq!(lock.queued(), 0);
-        let served = lock.served.load(Ordering::Relaxed);
-        assert_eq!((read_of(served), write_of(served)), (start.wrapping_add(9), start.wrapping_add(9)));
+        assert!(lock.is_sticky(), "the first exclusive hold registered the target");
+        let word = lock.word.load(Ordering::Relaxed);
+        let end = start.wrapping_add(9) & MASK;
+        assert_eq!((users_of(word), read_of(word), write_of(word)), (end, end, end));
+        assert_eq!(word & CARRY, 0);
+        // A reader that finds a writer in takes the slow path (ticket, wait, advance)
+        // across the wrap of `users`.
+        let lock = at(MASK, MASK, MASK);
+        let hold = lock.lock_exclusive(1, &waiter, &bell, &all, &home).unwrap();
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| {
+                lock.lock_shared(&Waiter::new(WaitPolicy::Spin, &job), &bell).unwrap();
+                lock.unlock_shared(&bell);
+            });
+            while lock.queued() < 2 {
+                std::thread::yield_now();
+            }
+            lock.unlock_exclusive(hold, &bell, &all, &home, None);
+            reader.join().unwrap();
+        });
+        let word = lock.word.load(Ordering::Relaxed);
+        assert_eq!((users_of(word), read_of(word), write_of(word), word & CARRY), (1, 1, 1, 0));
     }
 
     /// The handoff hints: a waiter spins only while every ticket ahead of it is known
@@ -407,15 +479,17 @@ mod tests {
     fn handoff_hints() {
         let lock = TicketRwLock::new();
         let (a, b) = (Some(0), Some(1));
-        assert_eq!([lock.ticket(a), lock.ticket(b), lock.ticket(b), lock.ticket(None)], [0, 1, 2, 3]);
+        for (t, cpu) in [(0, a), (1, b), (2, b), (3, None)] {
+            lock.note_cpu(t, cpu);
+        }
         assert_eq!([lock.cpu_of(0), lock.cpu_of(1), lock.cpu_of(3)], [a, b, None]);
         assert!(lock.ahead_on_other_cpus(0, 1, b), "only ticket 0 ahead, on the other CPU");
         assert!(!lock.ahead_on_other_cpus(0, 2, b), "ticket 1 ahead shares our CPU");
         assert!(lock.ahead_on_other_cpus(1, 2, a));
         assert!(!lock.ahead_on_other_cpus(0, 1, None), "our own CPU unknown");
         assert!(!lock.ahead_on_other_cpus(3, 4, a), "ticket 3's CPU unknown");
-        for _ in 4..=CPU_SLOTS as u32 {
-            lock.ticket(b);
+        for t in 4..=CPU_SLOTS as u32 {
+            lock.note_cpu(t, b);
         }
         assert_eq!(lock.cpu_of(0), None, "slot 0 now holds ticket {CPU_SLOTS}");
         assert_eq!(lock.cpu_of(CPU_SLOTS as u32), b);

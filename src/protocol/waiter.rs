@@ -175,6 +175,7 @@ impl<'a> Waiter<'a> {
     /// This core's CPU when it is pinned and shares it with other cores (`Block`): then
     /// which CPU a partner runs on decides whether to spin or yield for it (see
     /// [`Waiter::wait_handoff`] and `rwlock`). `None` otherwise.
+    #[inline]
     pub fn handoff_cpu(&self) -> Option<u16> {
         self.cpu.filter(|_| self.policy == WaitPolicy::Block)
     }

@@ -251,6 +251,11 @@ impl<'c, T: Plain> Window<'c, T> {
     /// (called by every call that completes RMA). Free for the other strategies.
     #[inline]
     pub(crate) fn acc_quiesce(&self) -> Result<(), JobAborted> {
+        // Without a strategy state (`Atomic`) nothing is pending: one load of a private
+        // flag, not a borrow, on every unlock and flush.
+        if !self.acc_locks() {
+            return Ok(());
+        }
         match &*self.acc.0.borrow() {
             Some(AccState::Owner { state, .. }) => state.quiesce(),
             _ => Ok(()),

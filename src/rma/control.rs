@@ -15,7 +15,8 @@ use shm_layout::LINE;
 
 use crate::protocol::fence::FenceState;
 use crate::protocol::pscw::PairWords;
-use crate::protocol::rwlock::{AllLock, TicketRwLock};
+use crate::protocol::lock_all::AllLock;
+use crate::protocol::rwlock::TicketRwLock;
 use crate::segment::view::AtomicsOnly;
 
 /// Window-wide protocol words (home: rank 0).
@@ -36,7 +37,8 @@ pub struct TargetCtl {
     pub lock: CachePadded<TicketRwLock>,
 }
 
-// SAFETY: made of atomics only (through BarrierState, AllLock), valid as zero bytes.
+// SAFETY: made of atomics only (through BarrierState, AllLock), valid as zero bytes
+// (AllLock: no holders, writers or sticky targets).
 unsafe impl AtomicsOnly for WindowCtl {}
 // SAFETY: made of atomics only (TicketRwLock), valid as zero bytes.
 unsafe impl AtomicsOnly for TargetCtl {}

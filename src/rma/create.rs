@@ -37,6 +37,7 @@ use crate::rma::accumulate::AccStrategy;
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::epoch::Epochs;
 use crate::rma::error::WindowError;
+use crate::rma::lock::LockViews;
 use crate::rma::window::{Data, Placement, Window};
 use crate::segment::CoreContext;
 use crate::segment::collective_alloc::HeapRegion;
@@ -205,6 +206,7 @@ impl<'c, T: Plain> Window<'c, T> {
             pending_stores: Cell::new(false),
             table_entry,
             acc: Default::default(),
+            lock_views: LockViews::new(ctx, meta_abs, &ctl),
             released: Cell::new(false),
             _elem: PhantomData,
         };

@@ -9,7 +9,18 @@
 //! `pscw` and `rwlock`.
 
 use crate::protocol::group::Group;
-use crate::protocol::rwlock::LockKind;
+use crate::protocol::rwlock::{Exclusive, LockKind};
+
+/// A lock this core holds on one target.
+#[derive(Clone, Copy, Debug)]
+pub struct Held {
+    /// Shared or exclusive.
+    pub kind: LockKind,
+    /// The generation of the guard that holds it.
+    pub generation: u64,
+    /// An exclusive hold's state, for its unlock.
+    pub exclusive: Option<Exclusive>,
+}
 
 /// One core's open epochs on one window.
 #[derive(Debug)]
@@ -32,7 +43,7 @@ pub struct Epochs {
     /// Posts consumed from each target (PSCW matching).
     pub consumed: Vec<u32>,
     /// Per-target lock, with the generation of the guard that holds it.
-    pub locks: Vec<Option<(LockKind, u64)>>,
+    pub locks: Vec<Option<Held>>,
     /// Targets locked now (by `lock`, not counting lock_all).
     pub locked: usize,
     /// The open lock_all epoch's guard generation.

@@ -161,28 +161,45 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// A lock of `target`, now held: the releases it had to wait for, and its atomic.
+    #[inline]
     pub(crate) fn lock_held(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) {
         if let Some(op) = op {
-            let atomic = 2 * op.clock().dram_line_ps(target);
-            match kind {
-                LockKind::Shared => op.observe_word(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED), atomic),
-                LockKind::Exclusive => {
-                    op.observe_word(self.rank_stamp(target, PART_RELEASED), atomic);
-                    op.observe_word(self.stamp_word(ALL_RELEASED), 0);
-                }
+            self.lock_held_timed(op, kind, target);
+        }
+    }
+
+    /// [`Window::lock_held`] in virtual time (out of line: the lock epoch's fast path
+    /// stays short when time is not virtual).
+    #[cold]
+    #[inline(never)]
+    fn lock_held_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) {
+        let atomic = 2 * op.clock().dram_line_ps(target);
+        match kind {
+            LockKind::Shared => op.observe_word(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED), atomic),
+            LockKind::Exclusive => {
+                op.observe_word(self.rank_stamp(target, PART_RELEASED), atomic);
+                op.observe_word(self.stamp_word(ALL_RELEASED), 0);
             }
         }
     }
 
     /// An unlock of `target` (before the lock's releasing store).
+    #[inline]
     pub(crate) fn unlocking(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) {
         if let Some(op) = op {
-            op.charge(2 * op.clock().dram_line_ps(target));
-            op.stamp(self.rank_stamp(target, PART_RELEASED));
-            if kind == LockKind::Exclusive {
-                op.stamp(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED));
-                op.stamp(self.stamp_word(EXCLUSIVE_RELEASED));
-            }
+            self.unlocking_timed(op, kind, target);
+        }
+    }
+
+    /// [`Window::unlocking`] in virtual time (out of line, as `lock_held_timed`).
+    #[cold]
+    #[inline(never)]
+    fn unlocking_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) {
+        op.charge(2 * op.clock().dram_line_ps(target));
+        op.stamp(self.rank_stamp(target, PART_RELEASED));
+        if kind == LockKind::Exclusive {
+            op.stamp(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED));
+            op.stamp(self.stamp_word(EXCLUSIVE_RELEASED));
         }
     }
 

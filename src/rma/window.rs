@@ -131,6 +131,8 @@ pub struct Window<'c, T: Plain> {
     pub(super) released: Cell<bool>,
     /// Accumulate strategy state (see `accumulate`).
     pub(crate) acc: crate::rma::accumulate::AccSlot<'c>,
+    /// The lock words and doorbells that lock epochs use, looked up once (`lock`).
+    pub(crate) lock_views: crate::rma::lock::LockViews<'c>,
     pub(super) _elem: PhantomData<T>,
 }
 
@@ -294,11 +296,6 @@ impl<'c, T: Plain> Window<'c, T> {
         atomics_at(self.meta_bytes(), 0)
     }
 
-    #[inline]
-    pub(crate) fn target_ctl(&self, rank: u32) -> &'c TargetCtl {
-        atomics_at(self.meta_bytes(), self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>()))
-    }
-
     /// Where `rank`'s lock words (its [`TicketRwLock`]) live, as an absolute region of
     /// the segment: for the corruption tests only (see `CoreContext::segment_for_tests`).
     #[doc(hidden)]
@@ -306,6 +303,14 @@ impl<'c, T: Plain> Window<'c, T> {
         self.check_rank(rank)?;
         let at = self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>());
         Ok(Region { offset: self.meta_abs.offset + at, len: size_of::<TicketRwLock>() })
+    }
+
+    /// Where the slots of sticky lock registrations (`protocol::lock_all`) live, as an
+    /// absolute region of the segment: for the corruption tests only.
+    #[doc(hidden)]
+    pub fn lock_all_slots_for_tests(&self) -> Region {
+        let (at, len) = crate::protocol::lock_all::SLOTS_FOR_TESTS;
+        Region { offset: self.meta_abs.offset + std::mem::offset_of!(WindowCtl, all) + at, len }
     }
 
     /// The PSCW counters of the pair (`origin`, `target`), in `origin`'s row.

@@ -17,6 +17,7 @@
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
 //! | `rma_atomics` | atomicity under every accumulate strategy             | 2, 3, 7, 8 | srb, perpeer      |
+//! | `rma_fast`    | the hot one-sided calls' fast paths: results, errors  | 2, 3, 8    | srb, perpeer      |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
@@ -216,6 +217,11 @@ fn rma_atomicity_under_every_accumulate_strategy() {
 }
 
 #[test]
+fn rma_fast_paths_agree_with_the_general_path() {
+    passes("rma_fast");
+}
+
+#[test]
 fn thread_multiple_with_pthreads() {
     passes_with("threads", &["-pthread"], &CORES, &BOTH);
 }
@@ -238,7 +244,7 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 8] = [
+    let programs: [(&str, &[&str]); 9] = [
         ("p2p_basic", &[]),
         ("datatypes", &[]),
         ("collectives", &[]),
@@ -247,6 +253,7 @@ fn checking_mode_accepts_correct_programs() {
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),
         ("rma_atomics", &[]),
+        ("rma_fast", &[]),
     ];
     all_pass(programs.map(|(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])));
 }

@@ -12,10 +12,11 @@
 //! live communicators that share a process share an id, and a freed id is reused.
 //! Siblings of one `MPI_Comm_split` may share an id: they share no process.
 //!
-//! The collectives' state is not `Sync`, so it sits behind a mutex per communicator;
-//! MPI forbids two threads from running collectives on one communicator at once, so
-//! the mutex is never contended by a correct program, and point-to-point calls (which
-//! need only the immutable fields) never take it.
+//! The collectives' state is not `Sync`, so it sits in a `Serial` per communicator: a
+//! mutex under `MPI_THREAD_MULTIPLE`, and nothing below it (where no two threads call
+//! MPI at once). MPI forbids two threads from running collectives on one communicator
+//! at once, so the mutex is never contended by a correct program, and point-to-point
+//! calls (which need only the immutable fields) never take it.
 
 use std::ffi::c_int;
 use std::sync::{Mutex, MutexGuard};
@@ -23,7 +24,7 @@ use std::sync::{Mutex, MutexGuard};
 use sccemu::{Comm, Op};
 
 use crate::error::{MpiError, MpiResult, class, fail};
-use crate::ffi::registry::Registry;
+use crate::ffi::registry::{Registry, Serial, SerialRef};
 use crate::state::mpi;
 use crate::topology::Topology;
 
@@ -57,9 +58,12 @@ pub struct CommObj {
     pub rank: u32,
     /// World ranks of the members, by rank.
     pub members: Vec<u32>,
+    /// The inverse of `members`: the rank here of each world rank up to the largest
+    /// member's (`u32::MAX` for non-members), so that a receive names its source in O(1).
+    ranks_of_world: Vec<u32>,
     /// Cartesian or graph topology, if it has one.
     pub topology: Topology,
-    coll: Mutex<Comm<'static>>,
+    coll: Serial<Comm<'static>>,
 }
 
 impl CommObj {
@@ -69,8 +73,9 @@ impl CommObj {
     }
 
     /// The collectives' state.
-    pub fn coll(&self) -> MutexGuard<'_, Comm<'static>> {
-        self.coll.lock().unwrap_or_else(|p| p.into_inner())
+    #[inline]
+    pub fn coll(&self) -> SerialRef<'_, Comm<'static>> {
+        self.coll.read()
     }
 
     /// The wire tag of user tag `tag` (checked: `0..=TAG_UB`).
@@ -112,8 +117,15 @@ impl CommObj {
     }
 
     /// The rank here of world rank `world`, if a member.
+    #[inline]
     pub fn rank_of_world(&self, world: u32) -> Option<u32> {
-        self.members.iter().position(|&m| m == world).map(|r| r as u32)
+        self.ranks_of_world.get(world as usize).copied().filter(|&r| r != u32::MAX)
+    }
+
+    /// The wire tag of a user tag already checked to be in `0..=TAG_UB`.
+    #[inline(always)]
+    pub fn wire_tag_of_valid(&self, tag: c_int) -> u32 {
+        self.context << CONTEXT_SHIFT | tag as u32
     }
 }
 
@@ -147,13 +159,25 @@ pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
 }
 
 fn obj(context: u32, comm: Comm<'static>) -> CommObj {
+    let members = comm.members().to_vec();
+    let mut ranks_of_world = vec![u32::MAX; members.iter().max().map_or(0, |&m| m as usize + 1)];
+    for (rank, &world) in members.iter().enumerate() {
+        ranks_of_world[world as usize] = rank as u32;
+    }
     CommObj {
         context,
         rank: comm.rank(),
-        members: comm.members().to_vec(),
+        members,
+        ranks_of_world,
         topology: Topology::None,
-        coll: Mutex::new(comm),
+        coll: Serial::new(comm),
     }
+}
+
+/// The communicator `handle` names, if live: the fast paths' lookup.
+#[inline(always)]
+pub fn get(handle: c_int) -> Option<&'static CommObj> {
+    COMMS.get(handle)
 }
 
 /// The communicator `handle` names.

@@ -65,7 +65,8 @@ pub enum PairValue {
 
 impl Prim {
     /// Bytes of data in one value (a pair's padding excluded).
-    pub fn size(self) -> usize {
+    #[inline]
+    pub const fn size(self) -> usize {
         match self {
             Prim::I8 | Prim::U8 | Prim::Bool => 1,
             Prim::I16 | Prim::U16 => 2,
@@ -98,7 +99,7 @@ impl Prim {
 
 impl PairValue {
     /// Bytes of the value.
-    pub fn value_size(self) -> usize {
+    pub const fn value_size(self) -> usize {
         match self {
             PairValue::Short => 2,
             PairValue::Int | PairValue::Float => 4,
@@ -210,11 +211,14 @@ impl TypeMap {
     }
 }
 
+/// `long` and `unsigned long` as the C compiler lays them out.
+const LONG: (Prim, Prim) =
+    if size_of::<std::ffi::c_long>() == 8 { (Prim::I64, Prim::U64) } else { (Prim::I32, Prim::U32) };
+
 /// Predefined types in `mpi.h`'s order (handle `DATATYPE_NULL | index`, index from 1).
-fn predefined() -> Vec<TypeMap> {
+const PREDEFINED_LIST: [(&str, Prim); 33] = {
     use PairValue as V;
     use Prim::*;
-    let long = if size_of::<std::ffi::c_long>() == 8 { (I64, U64) } else { (I32, U32) };
     [
         ("MPI_CHAR", I8),
         ("MPI_SIGNED_CHAR", I8),
@@ -224,8 +228,8 @@ fn predefined() -> Vec<TypeMap> {
         ("MPI_UNSIGNED_SHORT", U16),
         ("MPI_INT", I32),
         ("MPI_UNSIGNED", U32),
-        ("MPI_LONG", long.0),
-        ("MPI_UNSIGNED_LONG", long.1),
+        ("MPI_LONG", LONG.0),
+        ("MPI_UNSIGNED_LONG", LONG.1),
         ("MPI_LONG_LONG", I64),
         ("MPI_UNSIGNED_LONG_LONG", U64),
         ("MPI_FLOAT", F32),
@@ -250,9 +254,65 @@ fn predefined() -> Vec<TypeMap> {
         ("MPI_WCHAR", I32),
         ("MPI_PACKED", U8),
     ]
-    .into_iter()
-    .map(|(name, prim)| TypeMap::basic(name, prim))
-    .collect()
+};
+
+fn predefined() -> Vec<TypeMap> {
+    PREDEFINED_LIST.iter().map(|&(name, prim)| TypeMap::basic(name, prim)).collect()
+}
+
+/// The primitive of a predefined type whose elements are one run each (no C struct
+/// padding: a pair whose index follows its 4-byte value directly), `None` for the
+/// others: what the hot paths need, in a constant table (no lazy initialization to
+/// test on every call).
+const CONTIGUOUS_PRIMS: [Option<Prim>; 33] = {
+    let mut out = [None; 33];
+    let mut i = 0;
+    while i < out.len() {
+        let prim = PREDEFINED_LIST[i].1;
+        out[i] = match prim {
+            Prim::Pair(v) if v.value_size() != 4 => None,
+            _ => Some(prim),
+        };
+        i += 1;
+    }
+    out
+};
+
+/// Bytes of one element of each type of [`CONTIGUOUS_PRIMS`] (0 where `None`), so that
+/// the hot paths read a size rather than compute one.
+const CONTIGUOUS_SIZES: [u8; 33] = {
+    let mut out = [0; 33];
+    let mut i = 0;
+    while i < out.len() {
+        if let Some(prim) = CONTIGUOUS_PRIMS[i] {
+            out[i] = prim.size() as u8;
+        }
+        i += 1;
+    }
+    out
+};
+
+/// The index of predefined type `handle` in the tables above.
+#[inline(always)]
+fn predefined_index(handle: c_int) -> usize {
+    (handle as u32).wrapping_sub(DATATYPE_NULL as u32).wrapping_sub(1) as usize
+}
+
+/// The primitive of predefined type `handle` if its elements are one run each (so that
+/// `count` elements are `count * size` contiguous bytes); `None` for any other handle.
+#[inline(always)]
+pub fn contiguous_prim(handle: c_int) -> Option<Prim> {
+    *CONTIGUOUS_PRIMS.get(predefined_index(handle))?
+}
+
+/// The element size of predefined type `handle` if its elements are one run each (as
+/// [`contiguous_prim`]); `None` for any other handle.
+#[inline(always)]
+pub fn contiguous_size(handle: c_int) -> Option<usize> {
+    match CONTIGUOUS_SIZES.get(predefined_index(handle)) {
+        Some(&size) if size > 0 => Some(size as usize),
+        _ => None,
+    }
 }
 
 /// The predefined types, by index (handle `DATATYPE_NULL | index`, from 1): looked up
@@ -421,6 +481,16 @@ mod tests {
             "a short, 2 bytes of padding, an int"
         );
         assert!(lookup(DATATYPE_NULL).is_err());
+        // The fast paths' constant tables agree with the type maps.
+        for (i, map) in predefined().iter().enumerate() {
+            let handle = DATATYPE_NULL | (i as c_int + 1);
+            let fast = contiguous_prim(handle);
+            assert_eq!(fast.is_some(), map.is_contiguous(), "{}", map.name);
+            assert_eq!(contiguous_size(handle), fast.map(|_| map.size), "{}", map.name);
+            assert!(fast.is_none_or(|p| Some(p) == map.prim), "{}", map.name);
+        }
+        assert_eq!(contiguous_prim(DATATYPE_NULL), None);
+        assert_eq!(contiguous_size(DATATYPE_NULL | 34), None);
         assert!(lookup(0x4400_0001).is_err(), "a communicator is not a datatype");
     }
 }

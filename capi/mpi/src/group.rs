@@ -6,6 +6,8 @@
 use std::ffi::c_int;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use sccemu::sync::{AtomicU64, Ordering};
+
 use crate::error::{MpiResult, class, fail};
 use crate::handles::Table;
 
@@ -18,6 +20,22 @@ pub const GROUP_EMPTY: c_int = GROUP_NULL | 1;
 pub type Group = Arc<Vec<u32>>;
 
 static GROUPS: Mutex<Table<Group>> = Mutex::new(Table::new(GROUP_NULL));
+
+/// Groups freed so far. A group never changes, and its handle names another group only
+/// after a free; so a copy of what a handle named stays right while this count has
+/// not moved (see [`frees`]).
+static FREES: AtomicU64 = AtomicU64::new(0);
+
+/// How many groups have been freed: a cache of what group handles name holds while
+/// this is unchanged (the epochs' groups, `crate::winsync`).
+#[inline]
+pub fn frees() -> u64 {
+    // Relaxed: a handle reaches another thread only through the program's own
+    // synchronization, which orders this free's increment before that thread's load
+    // (write-read coherence), so a thread that may use a new group under an old handle
+    // sees the new count.
+    FREES.load(Ordering::Relaxed)
+}
 
 fn groups() -> MutexGuard<'static, Table<Group>> {
     let mut t = GROUPS.lock().unwrap_or_else(|p| p.into_inner());
@@ -50,7 +68,11 @@ pub fn free(handle: c_int) -> MpiResult<()> {
     if t.is_predefined(handle) {
         return fail(class::GROUP, "a predefined group cannot be freed");
     }
-    t.remove(handle).map(drop).ok_or_else(|| crate::error::MpiError::new(class::GROUP, "already freed"))
+    let freed =
+        t.remove(handle).map(drop).ok_or_else(|| crate::error::MpiError::new(class::GROUP, "already freed"));
+    // Relaxed: see `frees`; the table's lock orders the increment with the removal.
+    FREES.fetch_add(1, Ordering::Relaxed);
+    freed
 }
 
 /// The members of `group` at `ranks` (`MPI_Group_incl`): distinct, in range.

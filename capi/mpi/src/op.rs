@@ -37,11 +37,17 @@ const OPS: [Op; 14] = [
     Op::NoOp,
 ];
 
+/// The op `handle` names, if it is one: the fast paths' lookup.
+#[inline(always)]
+pub fn predefined(handle: c_int) -> Option<Op> {
+    let index = (handle as u32).wrapping_sub(OP_NULL as u32).wrapping_sub(1);
+    OPS.get(index as usize).copied()
+}
+
 /// The op `handle` names.
 pub fn lookup(handle: c_int) -> MpiResult<Op> {
-    let index = (handle as u32).wrapping_sub(OP_NULL as u32).wrapping_sub(1);
-    match OPS.get(index as usize) {
-        Some(&op) => Ok(op),
+    match predefined(handle) {
+        Some(op) => Ok(op),
         None if handle == OP_NULL => fail(class::OP, "MPI_OP_NULL is not an operation"),
         None => fail(class::OP, format!("{handle:#x} is not an operation handle")),
     }
@@ -52,14 +58,27 @@ pub fn prim_for(map: &TypeMap, op: Op) -> MpiResult<Prim> {
     let Some(prim) = map.prim else {
         return fail(class::TYPE, "a reduction needs a datatype of one basic type");
     };
-    if prim == Prim::Bool
-        && !matches!(op, Op::LogicalAnd | Op::LogicalOr | Op::LogicalXor | Op::Replace | Op::NoOp)
-    {
+    if !bool_allows(prim, op) {
         return fail(class::OP, format!("{op:?} is not defined on MPI_C_BOOL"));
     }
     crate::with_prim!(prim, T => <T as sccemu::protocol::atomic::op::Element>::check(op))
         .map_err(|e| MpiError::new(class::OP, format!("{e} ({})", map.name)))?;
     Ok(prim)
+}
+
+/// MPI's rule beyond sccemu's: `_Bool` takes only the logical ops.
+#[inline(always)]
+fn bool_allows(prim: Prim, op: Op) -> bool {
+    prim != Prim::Bool
+        || matches!(op, Op::LogicalAnd | Op::LogicalOr | Op::LogicalXor | Op::Replace | Op::NoOp)
+}
+
+/// Whether `op` applies to `prim` (what [`prim_for`] checks, without its error): the
+/// fast paths' test.
+#[inline(always)]
+pub fn applies(prim: Prim, op: Op) -> bool {
+    bool_allows(prim, op)
+        && crate::with_prim!(prim, T => <T as sccemu::protocol::atomic::op::Element>::check(op)).is_ok()
 }
 
 /// Runs `$body` with `$t` the Rust element type of the [`Prim`] `$prim` (`_Bool` as

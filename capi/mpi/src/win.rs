@@ -62,6 +62,10 @@ pub struct Target {
     pub size: usize,
     /// Its displacement unit.
     pub disp_unit: usize,
+    /// The largest displacement inside the part (`size / disp_unit`): the fast paths
+    /// check a displacement against it, so that multiplying it by the unit afterwards
+    /// cannot overflow.
+    pub max_disp: usize,
 }
 
 /// Memory a rank brought to a window, to give back when it is freed.
@@ -83,7 +87,14 @@ pub struct WinState {
     pub own: Own,
     /// A dynamic window's attached memory.
     pub attached: Option<AttachTable>,
+    /// The groups of the last `MPI_Win_post` and `MPI_Win_start`, as sccemu groups
+    /// (`crate::winsync`): PSCW loops pass the same group every epoch.
+    pub epoch_groups: [Option<CachedGroup>; 2],
 }
+
+/// An `MPI_Group` handle, the count of group frees when it was read
+/// (`crate::group::frees`), and the sccemu group it named then.
+pub type CachedGroup = (c_int, u64, sccemu::Group);
 
 /// One MPI window.
 pub struct WinObj {
@@ -98,6 +109,12 @@ pub struct WinObj {
 }
 
 static WINS: Registry<WinObj> = Registry::new(WIN_NULL);
+
+/// The window `handle` names, if live: the fast paths' lookup (one atomic load).
+#[inline(always)]
+pub fn get(handle: c_int) -> Option<&'static WinObj> {
+    WINS.get(handle)
+}
 
 /// The window `handle` names.
 #[inline]
@@ -273,13 +290,17 @@ pub fn create(
     let targets = all
         .chunks(3)
         .zip(&comm.members)
-        .map(|(w, &world)| Target { world, size: w[1] as usize, disp_unit: w[2] as usize })
+        .map(|(w, &world)| {
+            let (size, disp_unit) = (w[1] as usize, w[2] as usize);
+            Target { world, size, disp_unit, max_disp: size / disp_unit.max(1) }
+        })
         .collect();
     let attached = match flavor {
         Flavor::Dynamic => Some(AttachTable::create(ctx, comm.size() as usize).map_err(window_error)?),
         _ => None,
     };
-    let state = Serial::new(WinState { win: Some(win), own: prepared.own, attached });
+    let state =
+        Serial::new(WinState { win: Some(win), own: prepared.own, attached, epoch_groups: [None, None] });
     let obj = WinObj { comm, flavor, targets, state };
     WINS.insert(obj).ok_or_else(|| MpiError::new(class::INTERN, "too many windows"))
 }
@@ -335,6 +356,8 @@ pub fn shared_query(obj: &WinObj, rank: c_int) -> MpiResult<(usize, usize, *mut 
 }
 
 /// The error of a refused window creation or free.
+#[cold]
+#[inline(never)]
 pub fn window_error(e: sccemu::WindowError) -> MpiError {
     use sccemu::WindowError as E;
     let class = match &e {
@@ -348,6 +371,8 @@ pub fn window_error(e: sccemu::WindowError) -> MpiError {
 }
 
 /// The error of a refused put, get or atomic.
+#[cold]
+#[inline(never)]
 pub fn rma_error(e: sccemu::RmaError) -> MpiError {
     use sccemu::RmaError as E;
     let class = match e {
@@ -363,6 +388,8 @@ pub fn rma_error(e: sccemu::RmaError) -> MpiError {
 }
 
 /// The error of a refused accumulate.
+#[cold]
+#[inline(never)]
 pub fn acc_error(e: sccemu::AccError) -> MpiError {
     match e {
         sccemu::AccError::Rma(e) => rma_error(e),
@@ -375,6 +402,8 @@ pub fn acc_error(e: sccemu::AccError) -> MpiError {
 }
 
 /// The error of a refused synchronization.
+#[cold]
+#[inline(never)]
 pub fn sync_error(e: sccemu::SyncError) -> MpiError {
     use sccemu::SyncError as E;
     let class = match &e {

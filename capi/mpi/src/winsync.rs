@@ -14,7 +14,7 @@ use std::ffi::c_int;
 use sccemu::{Assert, Group, LockKind};
 
 use crate::error::{MpiResult, class, fail};
-use crate::win::{WinObj, sync_error, with_win};
+use crate::win::{CachedGroup, WinObj, WinState, sync_error, with_win};
 
 /// `MPI_MODE_*`, and the sccemu assert of each.
 const MODES: [(c_int, Assert); 5] = [
@@ -30,7 +30,11 @@ const LOCK_EXCLUSIVE: c_int = 234;
 const LOCK_SHARED: c_int = 235;
 
 /// The sccemu asserts of an `assert` argument.
+#[inline]
 fn asserts(bits: c_int) -> MpiResult<Assert> {
+    if bits == 0 {
+        return Ok(Assert::NONE);
+    }
     let known = MODES.iter().fold(0, |all, (b, _)| all | b);
     if bits & !known != 0 {
         return fail(class::ASSERT, format!("assert {bits:#x} has bits no MPI_MODE_* has"));
@@ -54,6 +58,37 @@ fn group(handle: c_int) -> MpiResult<Group> {
     Ok(crate::group::lookup(handle)?.iter().copied().collect())
 }
 
+/// The sccemu group of `handle`, from `cache` while no group was freed since it was
+/// filled (a group never changes, and its handle is reused only after a free).
+fn cached_group(cache: &mut Option<CachedGroup>, handle: c_int) -> MpiResult<&Group> {
+    let frees = crate::group::frees();
+    let fresh = matches!(cache, Some((h, f, _)) if *h == handle && *f == frees);
+    if !fresh {
+        *cache = Some((handle, frees, group(handle)?));
+    }
+    Ok(&cache.as_ref().expect("just filled").2)
+}
+
+/// Runs a PSCW call that takes a group: the group (cached in slot `which` of the
+/// window's state), then the asserts, then `f` on the live window.
+fn with_group(
+    obj: &WinObj,
+    which: usize,
+    grp: c_int,
+    assert: c_int,
+    f: impl FnOnce(&sccemu::Window<'static, u8>, &Group, Assert) -> Result<(), sccemu::SyncError>,
+) -> MpiResult<()> {
+    obj.state.with(|s| {
+        let WinState { win, epoch_groups, .. } = s;
+        let g = cached_group(&mut epoch_groups[which], grp)?;
+        let a = asserts(assert)?;
+        match win {
+            Some(w) => f(w, g, a).map_err(sync_error),
+            None => fail(class::WIN, "the window was freed"),
+        }
+    })
+}
+
 /// `MPI_Win_fence`.
 pub fn fence(obj: &WinObj, assert: c_int) -> MpiResult<()> {
     let a = asserts(assert)?;
@@ -65,14 +100,12 @@ pub fn fence(obj: &WinObj, assert: c_int) -> MpiResult<()> {
 
 /// `MPI_Win_post`.
 pub fn post(obj: &WinObj, grp: c_int, assert: c_int) -> MpiResult<()> {
-    let (g, a) = (group(grp)?, asserts(assert)?);
-    with_win(obj, |w, _| w.post_with(&g, a).map_err(sync_error))
+    with_group(obj, 0, grp, assert, |w, g, a| w.post_with(g, a))
 }
 
 /// `MPI_Win_start`.
 pub fn start(obj: &WinObj, grp: c_int, assert: c_int) -> MpiResult<()> {
-    let (g, a) = (group(grp)?, asserts(assert)?);
-    with_win(obj, |w, _| w.start_with(&g, a).map_err(sync_error))
+    with_group(obj, 1, grp, assert, |w, g, a| w.start_with(g, a))
 }
 
 /// `MPI_Win_complete`.

@@ -17,6 +17,7 @@
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
 //! | `rma_atomics` | atomicity under every accumulate strategy             | 2, 3, 7, 8 | srb, perpeer      |
+//! | `rma_fast`    | the hot one-sided calls' fast paths: results, errors  | 2, 3, 8    | srb, perpeer      |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
@@ -30,7 +31,9 @@
 //! - `checking_mode_accepts_correct_programs` runs every passing program at 3 cores
 //!   under `--check`, which must not flag correct programs;
 //! - `sccmpiexec_options` checks that the options reach the job and bad ones are
-//!   refused.
+//!   refused;
+//! - `virtual_time_pingpong_repeats_exactly` runs `vtime_pingpong` under
+//!   `sccmpiexec --timing` twice and compares its `MPI_Wtime` figures.
 //!
 //! The whole harness takes well under a minute on a 2-CPU machine.
 //!
@@ -216,6 +219,11 @@ fn rma_atomicity_under_every_accumulate_strategy() {
 }
 
 #[test]
+fn rma_fast_paths_agree_with_the_general_path() {
+    passes("rma_fast");
+}
+
+#[test]
 fn thread_multiple_with_pthreads() {
     passes_with("threads", &["-pthread"], &CORES, &BOTH);
 }
@@ -238,7 +246,7 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 8] = [
+    let programs: [(&str, &[&str]); 9] = [
         ("p2p_basic", &[]),
         ("datatypes", &[]),
         ("collectives", &[]),
@@ -247,6 +255,7 @@ fn checking_mode_accepts_correct_programs() {
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),
         ("rma_atomics", &[]),
+        ("rma_fast", &[]),
     ];
     all_pass(programs.map(|(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])));
 }
@@ -334,6 +343,9 @@ fn sccmpiexec_options() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("ok p2p_basic"), "{}", text(&out));
     }
     for bad in [
+        &["-n", "2", "--timing", "vax"][..],
+        &["-n", "2", "--trace", "t.json"][..],
+        &["-n", "2", "--timing=scc=/nonexistent/chip.toml"][..],
         &["-n", "2", "--channel", "tcp"][..],
         &["-n", "2", "--wait", "sometimes"][..],
         &["-n", "0"][..],
@@ -343,4 +355,43 @@ fn sccmpiexec_options() {
         let (out, _) = sccmpiexec(bad, &exe);
         assert_eq!(out.status.code(), Some(2), "sccmpiexec {bad:?}:\n{}", text(&out));
     }
+}
+
+/// Point-to-point in virtual time through `sccmpiexec --timing scc=FILE --trace FILE`:
+/// with a chip whose compute is not charged (`[compute] source = "none"`; the default
+/// charges the host's CPU time between calls, which varies), a 2-rank ping-pong's
+/// `MPI_Wtime` differences are the model's alone, so two runs print them identical to
+/// the picosecond. The run also writes its trace and prints each core's virtual time.
+/// (Two-sided messages only: collectives and RMA are not timed to that standard yet.)
+#[test]
+fn virtual_time_pingpong_repeats_exactly() {
+    let exe = build("vtime_pingpong", &[]);
+    let chip = build_dir().join("no_compute.toml");
+    std::fs::write(&chip, "[compute]\nsource = \"none\"\n").unwrap();
+    let timing = format!("--timing=scc={}", chip.display());
+    let trace = build_dir().join("vtime_pingpong.json");
+    let figures = |run: usize| {
+        let _ = std::fs::remove_file(&trace);
+        let (out, _) = sccmpiexec(&["-n", "2", &timing, "--trace", trace.to_str().unwrap()], &exe);
+        assert!(out.status.success(), "run {run}:\n{}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(stdout.contains("ok vtime_pingpong"), "run {run}:\n{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("makespan"),
+            "no virtual times:\n{}",
+            text(&out)
+        );
+        assert!(std::fs::metadata(&trace).is_ok_and(|m| m.len() > 0), "run {run} wrote no trace");
+        stdout.lines().filter(|l| l.starts_with("rtt ")).map(str::to_owned).collect::<Vec<_>>()
+    };
+    let (first, second) = (figures(1), figures(2));
+    assert_eq!(first.len(), 4, "{first:?}");
+    assert_eq!(first, second, "virtual times differ between runs");
+    // The default chip (compute from CPU time) runs too.
+    let (out, _) = sccmpiexec(&["-n", "2", "--timing", "scc"], &exe);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stderr).contains("makespan"),
+        "{}",
+        text(&out)
+    );
 }

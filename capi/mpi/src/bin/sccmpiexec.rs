@@ -1,12 +1,15 @@
 //! `sccmpiexec`: `mpiexec` spellings for sccemu, so that scripts written for MPI run
 //! MPI programs as sccemu jobs.
 //!
-//! `sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block] program
-//! [args...]` (also `-np N`, `-n=N`, `--np N`, `--channel=K`, `--wait=W`) starts N
-//! cores of `program` under sccemu's launcher, as `sccrun -n N` does: `--channel`
-//! picks the two-sided channel protocol (default `srb`) and `--wait` how blocked calls
-//! wait (default `auto`: block when there are more cores than CPUs, else adaptive),
-//! with the meanings `sccrun` gives them. A rank's death aborts the job, and the
+//! `sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block]
+//! [--timing scc[=FILE] [--trace FILE]] program [args...]` (also `-np N`, `-n=N`,
+//! `--np N`, `--channel=K`, `--wait=W`, `--timing=scc`, `--trace=FILE`) starts N cores
+//! of `program` under sccemu's launcher, as `sccrun -n N` does: `--channel` picks the
+//! two-sided channel protocol (default `srb`) and `--wait` how blocked calls wait
+//! (default `auto`: block when there are more cores than CPUs, else adaptive);
+//! `--timing` runs the job in virtual time (`MPI_Wtime` then reads virtual seconds,
+//! and each core's virtual time is printed at the end) and `--trace` writes its Chrome
+//! trace; all with the meanings `sccrun` gives them. A rank's death aborts the job, and the
 //! first failure sets sccmpiexec's exit code, as `mpiexec` does: `MPI_Abort`'s error
 //! code, a rank's own non-zero exit status, or 128 + the signal that killed it (1 for
 //! any other failure, and whenever that number would read as success). Bad options
@@ -16,10 +19,11 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use sccemu::job::launcher::{CHECK_VAR, JobReport, Launch, find_program};
+use sccemu::job::vtime::VirtualTime;
 use sccemu::{AbortCause, ChannelKind, WaitPolicy};
 
-const USAGE: &str =
-    "usage: sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block] program [args...]";
+const USAGE: &str = "usage: sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block] \
+                     [--timing scc[=FILE] [--trace FILE]] program [args...]";
 
 /// `--wait`: `None` is `auto`, resolved once the core count is known.
 type Wait = Option<WaitPolicy>;
@@ -29,6 +33,7 @@ struct Args {
     check: bool,
     channel: ChannelKind,
     wait: Wait,
+    timing: Option<VirtualTime>,
     program: OsString,
     rest: Vec<OsString>,
 }
@@ -52,6 +57,7 @@ fn wait(v: &str) -> Result<Wait, String> {
 
 fn parse(mut argv: impl Iterator<Item = OsString>) -> Result<Args, String> {
     let (mut ranks, mut check, mut kind, mut policy) = (None, false, ChannelKind::Srb, None);
+    let (mut timing, mut trace) = (None, None);
     let program = loop {
         let arg = argv.next().ok_or(USAGE)?;
         let Some(a) = arg.to_str().filter(|a| a.starts_with('-')) else { break arg };
@@ -71,11 +77,26 @@ fn parse(mut argv: impl Iterator<Item = OsString>) -> Result<Args, String> {
             "--channel" | "-channel" => kind = channel(&value("--channel")?)?,
             "--wait" | "-wait" => policy = wait(&value("--wait")?)?,
             "--check" | "-check" if inline.is_none() => check = true,
+            "--timing" | "-timing" => timing = Some(VirtualTime::from_spec(&value("--timing")?)?),
+            "--trace" | "-trace" => trace = Some(std::path::PathBuf::from(value("--trace")?)),
             "-h" | "--help" => return Err(USAGE.into()),
             _ => return Err(format!("unknown option {a}\n{USAGE}")),
         }
     };
-    Ok(Args { ranks: ranks.unwrap_or(1), check, channel: kind, wait: policy, program, rest: argv.collect() })
+    let timing = match (timing, trace) {
+        (Some(t), trace) => Some(VirtualTime { trace, ..t }),
+        (None, Some(_)) => return Err(format!("--trace needs --timing\n{USAGE}")),
+        (None, None) => None,
+    };
+    Ok(Args {
+        ranks: ranks.unwrap_or(1),
+        check,
+        channel: kind,
+        wait: policy,
+        timing,
+        program,
+        rest: argv.collect(),
+    })
 }
 
 fn main() -> ExitCode {
@@ -101,6 +122,7 @@ fn main() -> ExitCode {
     if args.check {
         launch.env.push((CHECK_VAR.into(), "1".into()));
     }
+    launch.timing = args.timing;
     let report = match launch.spawn() {
         Ok(running) => running.wait(),
         Err(e) => {
@@ -108,6 +130,9 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Some(times) = &report.vtimes {
+        eprintln!("{}", sccemu::job::vtime::report(times));
+    }
     if let Some(why) = report.diagnosis() {
         eprintln!("sccmpiexec: {why}");
     }

@@ -116,8 +116,64 @@ pub unsafe extern "C" fn MPI_Allreduce(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Allreduce", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
-        reduction(c, sendbuf, recvbuf, count, datatype, op, coll::allreduce)
+        // SAFETY: this call's contract, which is the fast path's.
+        if let Some(done) = unsafe { fast_allreduce(sendbuf, recvbuf, count, datatype, op, comm) } {
+            return done;
+        }
+        crate::ffi::fast::general(|| {
+            let c = comm::lookup(comm)?;
+            reduction(c, sendbuf, recvbuf, count, datatype, op, coll::allreduce)
+        })
+    })
+}
+
+/// `MPI_Allreduce`'s fast path: contiguous predefined data that is aligned for its
+/// element type, an op that applies to it, and distinct buffers (or `MPI_IN_PLACE`),
+/// reduced straight from and into the user's buffers, with none of the general
+/// path's packing and copying. `None` for anything else (the general path checks and
+/// reports it).
+///
+/// # Safety
+/// As [`MPI_Allreduce`].
+#[inline(always)]
+unsafe fn fast_allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> Option<MpiResult<()>> {
+    let c = comm::get(comm)?;
+    let prim = datatype::contiguous_prim(datatype)?;
+    let op = op::predefined(op)?;
+    // A C int count times at most 16 bytes cannot overflow a usize.
+    let bytes = usize::try_from(count).ok()? * prim.size();
+    let from_recv = in_place(sendbuf);
+    let (send_at, recv_at) = (sendbuf as usize, recvbuf as usize);
+    let overlap = !from_recv
+        && match (send_at.checked_add(bytes), recv_at.checked_add(bytes)) {
+            (Some(send_end), Some(recv_end)) => send_at < recv_end && recv_at < send_end,
+            _ => true,
+        };
+    if bytes == 0 || recvbuf.is_null() || sendbuf.is_null() || overlap || !op::applies(prim, op) {
+        return None;
+    }
+    crate::with_prim!(prim, T => {
+        // SAFETY: `recvbuf` has room for `count` elements (`bytes` bytes), which nothing
+        // else accesses during the call (MPI_Allreduce's contract; non-null).
+        let out = unsafe { std::slice::from_raw_parts_mut(recvbuf.cast::<u8>(), bytes) };
+        let out: &mut [T] = bytemuck::try_cast_slice_mut(out).ok()?;
+        let copy;
+        let input: &[T] = if from_recv {
+            copy = out.to_vec();
+            &copy
+        } else {
+            // SAFETY: `sendbuf` holds `count` elements (MPI_Allreduce's contract;
+            // non-null), and does not overlap `recvbuf` (checked above).
+            bytemuck::try_cast_slice(unsafe { std::slice::from_raw_parts(sendbuf.cast::<u8>(), bytes) }).ok()?
+        };
+        Some(c.coll().allreduce(input, out, op).map_err(coll_error))
     })
 }
 

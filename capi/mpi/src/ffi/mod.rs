@@ -9,7 +9,8 @@
 //!
 //! Files: [`env`] (start-up, errors, info, memory), [`comm`] (communicators, groups,
 //! topologies), [`p2p`] (point-to-point and requests), [`datatype`], [`coll`]
-//! (collectives), [`rma`] (windows and one-sided communication), [`winsync`] (epochs).
+//! (collectives), [`rma`] (windows and one-sided communication), [`winsync`] (epochs),
+//! [`fast`] and [`fast_p2p`] (the fast paths of the hottest calls).
 
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;
@@ -23,6 +24,8 @@ pub mod coll;
 pub mod comm;
 pub mod datatype;
 pub mod env;
+pub mod fast;
+pub mod fast_p2p;
 pub mod p2p;
 pub mod registry;
 pub mod rma;
@@ -62,19 +65,24 @@ macro_rules! c {
 pub(crate) use c;
 
 /// Runs the body of the MPI call `name` for a C caller and returns its code.
+///
+/// Inlined into every entry point, with the error and panic paths out of line
+/// ([`failed`], [`panicked`]): the success path is then one test of the body's
+/// one-word result, and the entry point's frame holds nothing the error paths need.
+#[inline(always)]
 pub fn entry(name: &'static str, scope: Scope, body: impl FnOnce() -> MpiResult<()>) -> c_int {
-    let error = match std::panic::catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => return class::SUCCESS,
-        Ok(Err(e)) => e,
-        Err(panic) => {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            fatal(name, &MpiError::new(class::INTERN, format!("internal error: {why}")))
-        }
-    };
+    match std::panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => class::SUCCESS,
+        Ok(Err(e)) => failed(name, scope, e),
+        Err(panic) => panicked(name, panic),
+    }
+}
+
+/// The code for `error` in `name`, or the job's end, as the error handler of `scope`
+/// says.
+#[cold]
+#[inline(never)]
+pub fn failed(name: &'static str, scope: Scope, error: MpiError) -> c_int {
     let object = match scope {
         Scope::Comm(c) | Scope::Win(c) => c,
     };
@@ -88,6 +96,18 @@ pub fn entry(name: &'static str, scope: Scope, body: impl FnOnce() -> MpiResult<
     } else {
         fatal(name, &error)
     }
+}
+
+/// Ends the job after a panic in `name` (a bug of this library), naming the call.
+#[cold]
+#[inline(never)]
+fn panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
+    let why = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    fatal(name, &MpiError::new(class::INTERN, format!("internal error: {why}")))
 }
 
 /// Ends the job after `error` in `name`: one line on stderr naming the call and the

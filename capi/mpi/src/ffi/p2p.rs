@@ -6,7 +6,7 @@ use crate::comm::{self, CommObj};
 use crate::datatype;
 use crate::error::{MpiError, MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::ffi::{Scope, WORLD, c, entry};
+use crate::ffi::{Scope, WORLD, c, entry, fast, fast_p2p};
 use crate::p2p::{self, recv_error, send_error};
 use crate::request::{self, Pending, REQUEST_NULL, Status};
 use crate::state::mpi;
@@ -68,6 +68,7 @@ fn message(buf: *const c_void, count: c_int, map: &datatype::TypeMap, comm: c_in
 }
 
 #[allow(clippy::too_many_arguments)] // MPI_Send's, plus the call's name and mode
+#[inline(always)]
 fn send_call(
     name: &'static str,
     buf: *const c_void,
@@ -79,9 +80,17 @@ fn send_call(
     sync: bool,
 ) -> c_int {
     entry(name, Scope::Comm(comm), || {
-        let map = datatype::committed(datatype)?;
-        let m = message(buf, count, &map, comm)?;
-        p2p::send(m.comm, dest, tag, &m.buf.bytes()?, sync)
+        if !sync {
+            // SAFETY: the calling entry point's contract, which is the fast path's.
+            if let Some(done) = unsafe { fast_p2p::send(buf, count, datatype, dest, tag, comm) } {
+                return done;
+            }
+        }
+        fast::general(|| {
+            let map = datatype::committed(datatype)?;
+            let m = message(buf, count, &map, comm)?;
+            p2p::send(m.comm, dest, tag, &m.buf.bytes()?, sync)
+        })
     })
 }
 
@@ -164,10 +173,16 @@ pub unsafe extern "C" fn MPI_Recv(
     status: *mut MpiStatus,
 ) -> c_int {
     entry("MPI_Recv", Scope::Comm(comm), || {
-        let map = datatype::committed(datatype)?;
-        let m = message(buf, count, &map, comm)?;
-        let s = recv_into(&m, source, tag)?;
-        c!(write_status(status, s, 0))
+        // SAFETY: this call's contract, which is the fast path's.
+        if let Some(done) = unsafe { fast_p2p::recv(buf, count, datatype, source, tag, comm, status) } {
+            return done;
+        }
+        fast::general(|| {
+            let map = datatype::committed(datatype)?;
+            let m = message(buf, count, &map, comm)?;
+            let s = recv_into(&m, source, tag)?;
+            c!(write_status(status, s, 0))
+        })
     })
 }
 

@@ -15,8 +15,8 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::c_int;
-use std::sync::Mutex;
 use std::sync::atomic::AtomicPtr;
+use std::sync::{Mutex, MutexGuard};
 
 use sccemu::sync::{AtomicU32, Ordering};
 
@@ -132,15 +132,70 @@ impl<T> Serial<T> {
     }
 
     /// Runs `f` on the state, alone. `f` must not call `with` on the same object.
-    #[inline]
+    ///
+    /// The lock is taken and released out of line, so that below
+    /// `MPI_THREAD_MULTIPLE` this is one load and one branch around `f`, and `f`'s
+    /// captures stay in registers.
+    #[inline(always)]
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         // Relaxed: see `set_multiple`.
-        let _guard = (MULTIPLE.load(Ordering::Relaxed) != 0)
-            .then(|| self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+        let held = if MULTIPLE.load(Ordering::Relaxed) != 0 { Some(self.acquire()) } else { None };
         // SAFETY: under MPI_THREAD_MULTIPLE the lock is held, so no other `with` on this
         // object runs; at the lower levels the program promised (the thread level it
-        // asked for) that no two threads call MPI at once, and `f` does not re-enter, so
+        // asked for) that no two threads call MPI at once; and `f` does not re-enter. So
         // this is the only reference.
-        f(unsafe { &mut *self.value.get() })
+        let result = f(unsafe { &mut *self.value.get() });
+        if let Some(guard) = held {
+            release(guard);
+        }
+        result
     }
+
+    /// The state to read, alone while the returned guard lives (as [`Serial::with`]:
+    /// nothing may call `with` or `read` on the same object meanwhile).
+    #[inline(always)]
+    pub fn read(&self) -> SerialRef<'_, T> {
+        // Relaxed: see `set_multiple`.
+        let held = if MULTIPLE.load(Ordering::Relaxed) != 0 { Some(self.acquire()) } else { None };
+        SerialRef { serial: self, held }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn acquire(&self) -> MutexGuard<'_, ()> {
+        self.lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Shared access to a [`Serial`]'s state (see [`Serial::read`]).
+pub struct SerialRef<'a, T> {
+    serial: &'a Serial<T>,
+    held: Option<MutexGuard<'a, ()>>,
+}
+
+impl<T> std::ops::Deref for SerialRef<'_, T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        // SAFETY: as in `Serial::with`: the lock is held under MPI_THREAD_MULTIPLE, and
+        // at the lower levels only this thread calls MPI; no `with` on this object runs
+        // while the guard lives (`read`'s contract), so nothing writes the state.
+        unsafe { &*self.serial.value.get() }
+    }
+}
+
+impl<T> Drop for SerialRef<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(guard) = self.held.take() {
+            release(guard);
+        }
+    }
+}
+
+/// Releases a [`Serial`]'s lock (out of line, as it is taken).
+#[cold]
+#[inline(never)]
+fn release(guard: MutexGuard<'_, ()>) {
+    drop(guard);
 }

@@ -9,7 +9,7 @@ use crate::comm;
 use crate::datatype;
 use crate::error::{MpiError, MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::ffi::{Scope, c, entry};
+use crate::ffi::{Scope, c, entry, fast};
 use crate::request::{self, Done, Status};
 use crate::rma::{self, TargetSpec};
 use crate::state::mpi;
@@ -259,36 +259,6 @@ fn origin<'m>(addr: *const c_void, count: c_int, map: &'m datatype::TypeMap) -> 
     c!(user_buffer(addr, count, map))
 }
 
-/// A put or get of contiguous data of predefined types to a window that is not
-/// dynamic: the window, the target's world rank, the byte offset and the byte count;
-/// `None` sends the call down the general path, which also reports any error. The
-/// general path checks everything this one does, and more.
-#[inline(always)]
-fn contiguous(
-    win: c_int,
-    origin_count: c_int,
-    origin_datatype: c_int,
-    target_rank: c_int,
-    target_disp: isize,
-    target_count: c_int,
-    target_datatype: c_int,
-) -> Option<(&'static WinObj, u32, usize, usize)> {
-    let obj = win::lookup(win).ok()?;
-    let (omap, tmap) =
-        (datatype::predefined_map(origin_datatype)?, datatype::predefined_map(target_datatype)?);
-    let (ocount, tcount) = (usize::try_from(origin_count).ok()?, usize::try_from(target_count).ok()?);
-    let bytes = ocount.checked_mul(omap.size)?;
-    let fits = omap.is_contiguous() && tmap.is_contiguous() && tcount.checked_mul(tmap.size)? == bytes;
-    let target = obj.targets.get(usize::try_from(target_rank).ok()?)?;
-    let at = usize::try_from(target_disp).ok()?.checked_mul(target.disp_unit)?;
-    (fits && obj.flavor != Flavor::Dynamic && at.checked_add(bytes)? <= target.size).then_some((
-        obj,
-        target.world,
-        at,
-        bytes,
-    ))
-}
-
 /// `MPI_Put`.
 ///
 /// # Safety
@@ -305,26 +275,18 @@ pub unsafe extern "C" fn MPI_Put(
     win: c_int,
 ) -> c_int {
     entry("MPI_Put", Scope::Win(win), || {
-        let fast = contiguous(
-            win,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-        );
-        if let Some((obj, world, at, bytes)) = fast.filter(|f| f.3 == 0 || !origin_addr.is_null()) {
-            // SAFETY: `origin_addr` holds `bytes` bytes (this call's contract; non-null).
-            let src = unsafe { std::slice::from_raw_parts(origin_addr.cast::<u8>(), bytes) };
-            if obj.state.with(|s| s.win.as_ref().is_some_and(|w| w.put(world, at, src).is_ok())) {
-                return Ok(());
-            }
+        let args = (origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype);
+        // SAFETY: this call's contract, which is the fast path's.
+        let quick = unsafe { fast::put(origin_addr, args.0, args.1, args.2, args.3, args.4, args.5, win) };
+        if let Some(done) = quick {
+            return done;
         }
-        let obj = win::lookup(win)?;
-        let omap = datatype::committed(origin_datatype)?;
-        let t = target(target_rank, target_disp, target_count, target_datatype)?;
-        rma::put(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+        fast::general(|| {
+            let obj = win::lookup(win)?;
+            let omap = datatype::committed(origin_datatype)?;
+            let t = target(target_rank, target_disp, target_count, target_datatype)?;
+            rma::put(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+        })
     })
 }
 
@@ -344,27 +306,18 @@ pub unsafe extern "C" fn MPI_Get(
     win: c_int,
 ) -> c_int {
     entry("MPI_Get", Scope::Win(win), || {
-        let fast = contiguous(
-            win,
-            origin_count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count,
-            target_datatype,
-        );
-        if let Some((obj, world, at, bytes)) = fast.filter(|f| f.3 == 0 || !origin_addr.is_null()) {
-            // SAFETY: `origin_addr` has room for `bytes` bytes (this call's contract;
-            // non-null), which nothing else accesses during the call.
-            let dst = unsafe { std::slice::from_raw_parts_mut(origin_addr.cast::<u8>(), bytes) };
-            if obj.state.with(|s| s.win.as_ref().is_some_and(|w| w.get(world, at, dst).is_ok())) {
-                return Ok(());
-            }
+        let args = (origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype);
+        // SAFETY: this call's contract, which is the fast path's.
+        let quick = unsafe { fast::get(origin_addr, args.0, args.1, args.2, args.3, args.4, args.5, win) };
+        if let Some(done) = quick {
+            return done;
         }
-        let obj = win::lookup(win)?;
-        let omap = datatype::committed(origin_datatype)?;
-        let t = target(target_rank, target_disp, target_count, target_datatype)?;
-        rma::get(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+        fast::general(|| {
+            let obj = win::lookup(win)?;
+            let omap = datatype::committed(origin_datatype)?;
+            let t = target(target_rank, target_disp, target_count, target_datatype)?;
+            rma::get(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+        })
     })
 }
 
@@ -465,12 +418,22 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     win: c_int,
 ) -> c_int {
     entry("MPI_Fetch_and_op", Scope::Win(win), || {
-        let obj = win::lookup(win)?;
-        let op = crate::op::lookup(op)?;
-        let t = target(target_rank, target_disp, 1, datatype)?;
-        let value = if op == sccemu::Op::NoOp { [0; 16] } else { one(origin_addr, &t.map, "origin_addr")? };
-        let old = rma::fetch_and_op(obj, &value, &t, op)?;
-        one_out(result_addr, &t.map, &old)
+        let args = (datatype, target_rank, target_disp, op);
+        // SAFETY: this call's contract, which is the fast path's.
+        let quick =
+            unsafe { fast::fetch_and_op(origin_addr, result_addr, args.0, args.1, args.2, args.3, win) };
+        if let Some(done) = quick {
+            return done;
+        }
+        fast::general(|| {
+            let obj = win::lookup(win)?;
+            let op = crate::op::lookup(op)?;
+            let t = target(target_rank, target_disp, 1, datatype)?;
+            let value =
+                if op == sccemu::Op::NoOp { [0; 16] } else { one(origin_addr, &t.map, "origin_addr")? };
+            let old = rma::fetch_and_op(obj, &value, &t, op)?;
+            one_out(result_addr, &t.map, &old)
+        })
     })
 }
 
@@ -490,12 +453,21 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
     win: c_int,
 ) -> c_int {
     entry("MPI_Compare_and_swap", Scope::Win(win), || {
-        let obj = win::lookup(win)?;
-        let t = target(target_rank, target_disp, 1, datatype)?;
-        let (value, compare) =
-            (one(origin_addr, &t.map, "origin_addr")?, one(compare_addr, &t.map, "compare_addr")?);
-        let old = rma::compare_and_swap(obj, &value, &compare, &t)?;
-        one_out(result_addr, &t.map, &old)
+        let args = (datatype, target_rank, target_disp);
+        // SAFETY: this call's contract, which is the fast path's.
+        if let Some(done) = unsafe {
+            fast::compare_and_swap(origin_addr, compare_addr, result_addr, args.0, args.1, args.2, win)
+        } {
+            return done;
+        }
+        fast::general(|| {
+            let obj = win::lookup(win)?;
+            let t = target(target_rank, target_disp, 1, datatype)?;
+            let (value, compare) =
+                (one(origin_addr, &t.map, "origin_addr")?, one(compare_addr, &t.map, "compare_addr")?);
+            let old = rma::compare_and_swap(obj, &value, &compare, &t)?;
+            one_out(result_addr, &t.map, &old)
+        })
     })
 }
 

@@ -2,7 +2,7 @@
 
 use std::ffi::c_int;
 
-use crate::ffi::{Scope, c, entry};
+use crate::ffi::{Scope, c, entry, fast};
 use crate::win;
 use crate::winsync;
 
@@ -51,13 +51,18 @@ pub unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
 /// `MPI_Win_lock`.
 #[unsafe(no_mangle)]
 pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
-    entry("MPI_Win_lock", Scope::Win(win), || winsync::lock(win::lookup(win)?, lock_type, rank, assert))
+    entry("MPI_Win_lock", Scope::Win(win), || {
+        fast::lock(lock_type, rank, assert, win)
+            .unwrap_or_else(|| fast::general(|| winsync::lock(win::lookup(win)?, lock_type, rank, assert)))
+    })
 }
 
 /// `MPI_Win_unlock`.
 #[unsafe(no_mangle)]
 pub extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
-    entry("MPI_Win_unlock", Scope::Win(win), || winsync::unlock(win::lookup(win)?, rank))
+    entry("MPI_Win_unlock", Scope::Win(win), || {
+        fast::unlock(rank, win).unwrap_or_else(|| fast::general(|| winsync::unlock(win::lookup(win)?, rank)))
+    })
 }
 
 /// `MPI_Win_lock_all`.
@@ -75,7 +80,10 @@ pub extern "C" fn MPI_Win_unlock_all(win: c_int) -> c_int {
 /// `MPI_Win_flush`.
 #[unsafe(no_mangle)]
 pub extern "C" fn MPI_Win_flush(rank: c_int, win: c_int) -> c_int {
-    entry("MPI_Win_flush", Scope::Win(win), || winsync::flush(win::lookup(win)?, rank, false))
+    entry("MPI_Win_flush", Scope::Win(win), || {
+        fast::flush(rank, win)
+            .unwrap_or_else(|| fast::general(|| winsync::flush(win::lookup(win)?, rank, false)))
+    })
 }
 
 /// `MPI_Win_flush_all`.

@@ -1,0 +1,336 @@
+//! Fast paths of the calls that benchmarks (and tight application loops) make most:
+//! put and get of contiguous predefined data, fetch-and-op and compare-and-swap on
+//! 4- and 8-byte elements, flush, lock and unlock of one target.
+//!
+//! Each takes the C arguments and returns `None` unless every argument is one the
+//! call accepts and the common case applies; the entry point then runs the general
+//! path, which checks everything again and reports any error with its class. So
+//! every check the general path makes still happens before anything moves; the fast
+//! path only makes the cheap ones inline (constant datatype table, lock-free window
+//! lookup, one range test) and then calls sccemu exactly as the general path would.
+//! When it does call sccemu, it returns the call's own result (`Some`), mapped to the
+//! same MPI error classes as the general path: sccemu refuses a call before it has any
+//! effect, or fails during a wait (job aborted), and neither must run twice.
+
+use std::ffi::{c_int, c_void};
+
+use sccemu::{AtomicElem, AtomicInt, LockKind, Op, Window};
+
+use crate::datatype::{self, Prim};
+use crate::error::MpiResult;
+use crate::win::{self, Flavor, WinObj, rma_error, sync_error};
+
+/// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
+const LOCK_EXCLUSIVE: c_int = 234;
+const LOCK_SHARED: c_int = 235;
+
+/// Runs `f` on the live sccemu window of `obj`; `None` once it is freed.
+#[inline(always)]
+fn on_win<R>(obj: &WinObj, f: impl FnOnce(&Window<'static, u8>) -> R) -> Option<R> {
+    obj.state.with(|s| s.win.as_ref().map(f))
+}
+
+/// The sccemu rank of window rank `rank` and the byte offset of `bytes` bytes at
+/// displacement `disp` of its part, if they lie in it (not for a dynamic window, whose
+/// displacements are addresses).
+#[inline(always)]
+fn landing(obj: &WinObj, rank: c_int, disp: isize, bytes: usize) -> Option<(u32, usize)> {
+    if obj.flavor == Flavor::Dynamic {
+        return None;
+    }
+    let t = obj.targets.get(usize::try_from(rank).ok()?)?;
+    let disp = usize::try_from(disp).ok().filter(|&d| d <= t.max_disp)?;
+    // At most the part's size (a heap's bytes), plus at most 2^35 bytes (a C int count
+    // of 16-byte elements): neither overflows.
+    let at = disp * t.disp_unit;
+    (at + bytes <= t.size).then_some((t.world, at))
+}
+
+/// The byte count of a transfer of contiguous predefined data on both sides, if both
+/// sides carry the same number of bytes.
+#[inline(always)]
+fn contiguous_bytes(ocount: c_int, odt: c_int, tcount: c_int, tdt: c_int) -> Option<usize> {
+    let (osize, tsize) = (datatype::contiguous_size(odt)?, datatype::contiguous_size(tdt)?);
+    let (o, t) = (usize::try_from(ocount).ok()?, usize::try_from(tcount).ok()?);
+    // A C int count times at most 16 bytes cannot overflow a usize.
+    let bytes = o * osize;
+    (t * tsize == bytes).then_some(bytes)
+}
+
+/// `MPI_Put`'s fast path.
+///
+/// # Safety
+/// `origin` holds `ocount` elements of `odt` (the entry point's contract).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // MPI_Put's
+pub unsafe fn put(
+    origin: *const c_void,
+    ocount: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tcount: c_int,
+    tdt: c_int,
+    win: c_int,
+) -> Option<MpiResult<()>> {
+    let obj = win::get(win)?;
+    let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
+    let (world, at) = landing(obj, rank, disp, bytes)?;
+    let src: &[u8] = match bytes {
+        0 => &[],
+        _ if origin.is_null() => return None,
+        // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
+        _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
+    };
+    on_win(obj, |w| w.put(world, at, src).map_err(rma_error))
+}
+
+/// `MPI_Get`'s fast path.
+///
+/// # Safety
+/// `origin` has room for `ocount` elements of `odt`, which nothing else accesses
+/// during the call (the entry point's contract).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // MPI_Get's
+pub unsafe fn get(
+    origin: *mut c_void,
+    ocount: c_int,
+    odt: c_int,
+    rank: c_int,
+    disp: isize,
+    tcount: c_int,
+    tdt: c_int,
+    win: c_int,
+) -> Option<MpiResult<()>> {
+    let obj = win::get(win)?;
+    let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
+    let (world, at) = landing(obj, rank, disp, bytes)?;
+    let dst: &mut [u8] = match bytes {
+        0 => &mut [],
+        _ if origin.is_null() => return None,
+        // SAFETY: `origin` has room for `bytes` bytes that nothing else accesses during
+        // the call (this function's contract; non-null).
+        _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
+    };
+    on_win(obj, |w| w.get(world, at, dst).map_err(rma_error))
+}
+
+/// One element of `A` read from C memory (possibly unaligned).
+///
+/// # Safety
+/// `p` is non-null and holds an `A`.
+#[inline(always)]
+unsafe fn read<A: Copy>(p: *const c_void) -> A {
+    // SAFETY: this function's contract.
+    unsafe { p.cast::<A>().read_unaligned() }
+}
+
+/// Writes one `A` to C memory (possibly unaligned).
+///
+/// # Safety
+/// `p` is non-null and has room for an `A`.
+#[inline(always)]
+unsafe fn write<A: Copy>(p: *mut c_void, value: A) {
+    // SAFETY: this function's contract.
+    unsafe { p.cast::<A>().write_unaligned(value) }
+}
+
+/// Finishes an ARMW: its old value to `result`, or its error. Called inside the
+/// window's closure, so that only the one-word result leaves it: sccemu's error is
+/// wide, and moving it through memory on the success path stalls store forwarding.
+///
+/// # Safety
+/// `result` is non-null and has room for an `A`.
+#[inline(always)]
+unsafe fn finish<A: Copy>(done: Result<A, sccemu::RmaError>, result: *mut c_void) -> MpiResult<()> {
+    let old = done.map_err(rma_error)?;
+    // SAFETY: this function's contract.
+    unsafe { write(result, old) };
+    Ok(())
+}
+
+/// Fetch-and-op on one `A` with an op the hardware has (sum, replace, no-op; and,
+/// or, xor for integers: `bitwise`) on the typed ARMW, which runs in the element's
+/// atomicity domain under every accumulate strategy, as the general path's
+/// accumulate does. One function per element type, with one window call per arm, so
+/// that each arm inlines its ARMW.
+///
+/// # Safety
+/// `origin` holds an `A` unless `op` is `MPI_NO_OP`; `result` has room for one; both
+/// non-null.
+#[inline(never)]
+unsafe fn fop<A: AtomicElem>(
+    obj: &WinObj,
+    world: u32,
+    at: usize,
+    origin: *const c_void,
+    result: *mut c_void,
+    op: Op,
+    bitwise: impl FnOnce(&Window<'static, u8>, A) -> Option<Result<A, sccemu::RmaError>>,
+) -> Option<MpiResult<()>> {
+    // SAFETY: `origin` holds an `A` for every op but MPI_NO_OP (this function's
+    // contract).
+    let v = if op == Op::NoOp { None } else { Some(unsafe { read::<A>(origin) }) };
+    // SAFETY: `result` has room for an `A` (this function's contract).
+    let done = |old| unsafe { finish(old, result) };
+    match (op, v) {
+        (Op::Sum, Some(v)) => on_win(obj, |w| done(w.fetch_add(world, at, v))),
+        (Op::NoOp, _) => on_win(obj, |w| done(w.load::<A>(world, at))),
+        (Op::Replace, Some(v)) => on_win(obj, |w| done(w.swap(world, at, v))),
+        (_, Some(v)) => on_win(obj, |w| bitwise(w, v).map(done))?,
+        _ => None,
+    }
+}
+
+/// The bitwise fetch-and-ops of integer elements.
+#[inline(always)]
+fn bitwise<A: AtomicInt>(
+    w: &Window<'static, u8>,
+    world: u32,
+    at: usize,
+    v: A,
+    op: Op,
+) -> Option<Result<A, sccemu::RmaError>> {
+    match op {
+        Op::BitOr => Some(w.fetch_or(world, at, v)),
+        Op::BitAnd => Some(w.fetch_and(world, at, v)),
+        Op::BitXor => Some(w.fetch_xor(world, at, v)),
+        _ => None,
+    }
+}
+
+/// `MPI_Fetch_and_op`'s fast path.
+///
+/// # Safety
+/// `origin` holds one element of `dt` (unless `op` is `MPI_NO_OP`); `result` has room
+/// for one (the entry point's contract).
+#[inline(always)]
+pub unsafe fn fetch_and_op(
+    origin: *const c_void,
+    result: *mut c_void,
+    dt: c_int,
+    rank: c_int,
+    disp: isize,
+    op: c_int,
+    win: c_int,
+) -> Option<MpiResult<()>> {
+    let obj = win::get(win)?;
+    let prim = datatype::contiguous_prim(dt)?;
+    let op = crate::op::predefined(op)?;
+    let (world, at) = landing(obj, rank, disp, prim.size())?;
+    if result.is_null() || (origin.is_null() && op != Op::NoOp) {
+        return None;
+    }
+    // SAFETY: non-null pointers to one element of `dt`, whose Rust type each arm names
+    // (this function's contract).
+    unsafe {
+        match prim {
+            // Wrapping add and the bitwise ops are the same on signed and unsigned bits.
+            Prim::I32 | Prim::U32 => {
+                fop::<u32>(obj, world, at, origin, result, op, |w, v| bitwise(w, world, at, v, op))
+            }
+            Prim::I64 | Prim::U64 => {
+                fop::<u64>(obj, world, at, origin, result, op, |w, v| bitwise(w, world, at, v, op))
+            }
+            Prim::F32 => fop::<f32>(obj, world, at, origin, result, op, |_, _| None),
+            Prim::F64 => fop::<f64>(obj, world, at, origin, result, op, |_, _| None),
+            _ => None,
+        }
+    }
+}
+
+/// Compare-and-swap of one `A` on the typed ARMW (bitwise comparison, in the element's
+/// atomicity domain, as the general path).
+///
+/// # Safety
+/// `origin` and `compare` hold an `A`, `result` has room for one; all non-null.
+#[inline(never)]
+unsafe fn cas<A: AtomicElem>(
+    obj: &WinObj,
+    world: u32,
+    at: usize,
+    origin: *const c_void,
+    compare: *const c_void,
+    result: *mut c_void,
+) -> Option<MpiResult<()>> {
+    // SAFETY: this function's contract.
+    let (v, c) = unsafe { (read::<A>(origin), read::<A>(compare)) };
+    // SAFETY: this function's contract.
+    on_win(obj, |w| unsafe { finish(w.compare_and_swap(world, at, c, v), result) })
+}
+
+/// `MPI_Compare_and_swap`'s fast path.
+///
+/// # Safety
+/// `origin` and `compare` hold one element of `dt`; `result` has room for one (the
+/// entry point's contract).
+#[inline(always)]
+pub unsafe fn compare_and_swap(
+    origin: *const c_void,
+    compare: *const c_void,
+    result: *mut c_void,
+    dt: c_int,
+    rank: c_int,
+    disp: isize,
+    win: c_int,
+) -> Option<MpiResult<()>> {
+    let obj = win::get(win)?;
+    let prim = datatype::contiguous_prim(dt)?;
+    let (world, at) = landing(obj, rank, disp, prim.size())?;
+    if origin.is_null() || compare.is_null() || result.is_null() {
+        return None;
+    }
+    // SAFETY: non-null pointers to one element of `dt`, whose Rust type each arm names
+    // (this function's contract).
+    unsafe {
+        match prim {
+            // Compare-and-swap compares bits: the 4- and 8-byte integer words serve every
+            // type of their width.
+            Prim::I32 | Prim::U32 | Prim::F32 => cas::<u32>(obj, world, at, origin, compare, result),
+            Prim::I64 | Prim::U64 | Prim::F64 => cas::<u64>(obj, world, at, origin, compare, result),
+            _ => None,
+        }
+    }
+}
+
+/// Runs a call's general path out of line, so that the entry point's frame is the
+/// fast path's alone.
+#[inline(never)]
+pub fn general<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// The window and the sccemu rank of window rank `rank` (not `MPI_PROC_NULL`).
+#[inline(always)]
+fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
+    let obj = win::get(win)?;
+    let t = obj.targets.get(usize::try_from(rank).ok()?)?;
+    Some((obj, t.world))
+}
+
+/// `MPI_Win_flush`'s fast path.
+#[inline(always)]
+pub fn flush(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
+    let (obj, world) = sync_target(win, rank)?;
+    on_win(obj, |w| w.flush(world).map_err(sync_error))
+}
+
+/// `MPI_Win_lock`'s fast path (no asserts).
+#[inline(always)]
+pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<MpiResult<()>> {
+    let kind = match (lock_type, assert) {
+        (LOCK_EXCLUSIVE, 0) => LockKind::Exclusive,
+        (LOCK_SHARED, 0) => LockKind::Shared,
+        _ => return None,
+    };
+    let (obj, world) = sync_target(win, rank)?;
+    // The epoch stays open until MPI_Win_unlock: its guard must not close it.
+    on_win(obj, |w| w.lock(kind, world).map(std::mem::forget).map_err(sync_error))
+}
+
+/// `MPI_Win_unlock`'s fast path.
+#[inline(always)]
+pub fn unlock(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
+    let (obj, world) = sync_target(win, rank)?;
+    on_win(obj, |w| w.unlock(world).map_err(sync_error))
+}

@@ -8,6 +8,15 @@
 //! fragment's ([`crate::p2p::Status::vtime`]). A receive completes at the later of the
 //! receiver's time and the message's, plus the copy out of the channel. Off virtual
 //! time, each of these is one branch.
+//!
+//! Large messages ([`Model::Rendezvous`]: at least the single-copy threshold, see
+//! `cma`) are charged as the single-copy path moves them, whichever way the host did
+//! (announced and copied by the receiver, or through the channel because the host
+//! refused the copy or the send was non-blocking): the sender pays one header line when
+//! the send starts, every fragment of the message carries that time, and the receiver
+//! pays the one copy (the same [`received`]). So a program's virtual time does not
+//! depend on what the host allowed. Answers of the single-copy path are not charged:
+//! the modelled sender does not wait for them.
 
 use crate::p2p::endpoint::Status;
 use crate::sync::{AtomicU64, Ordering};
@@ -22,16 +31,66 @@ pub(crate) enum Into {
     Mpb,
 }
 
-/// A fragment of `bytes` (of a message of `total`) goes to `dest`: charges the copy
-/// and stamps `word` (given the clock). Call before the channel's publishing store.
-pub(crate) fn fragment_sent(dest: u32, bytes: usize, total: usize, into: Into, word: impl FnOnce(&Clock) -> Option<&AtomicU64>) {
-    let Some(op) = timing::begin(Category::Send, "fragment") else { return };
-    let c = op.clock();
-    let line = match into {
+/// How a message's fragments are charged (module docs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Model {
+    /// Each fragment's copy, when it goes.
+    Eager,
+    /// The header was charged when the send started; every fragment carries `at`.
+    Rendezvous {
+        /// The sender's virtual time once the header was charged.
+        at: u64,
+    },
+    /// Not charged nor stamped (the single-copy path's answers).
+    Untimed,
+}
+
+impl Model {
+    /// The model of a message of `total` bytes to `dest` whose first fragment goes
+    /// `into`; a `rendezvous` one charges its header now.
+    pub(crate) fn start(dest: u32, total: usize, into: Into, rendezvous: bool) -> Model {
+        if !rendezvous {
+            return Model::Eager;
+        }
+        let Some(op) = timing::begin(Category::Send, "rendezvous") else { return Model::Rendezvous { at: 0 } };
+        let c = op.clock();
+        let bytes = crate::protocol::ring::frag::RENDEZVOUS_BYTES as usize;
+        op.charge(c.lines(bytes) * (c.private_line_ps(total) + line(c, dest, into)));
+        Model::Rendezvous { at: c.now() }
+    }
+}
+
+fn line(c: &Clock, dest: u32, into: Into) -> u64 {
+    match into {
         Into::Dram => c.dram_line_ps(dest),
         Into::Mpb => c.mpb_line_ps(dest),
-    };
-    op.charge(c.lines(bytes) * (c.private_line_ps(total) + line));
+    }
+}
+
+/// A fragment of `bytes` (of a message of `total`) goes to `dest`: charges the copy
+/// and stamps `word` (given the clock) as `model` says. Call before the channel's
+/// publishing store.
+pub(crate) fn fragment_sent(
+    dest: u32,
+    (bytes, total): (usize, usize),
+    into: Into,
+    model: Model,
+    word: impl FnOnce(&Clock) -> Option<&AtomicU64>,
+) {
+    match model {
+        Model::Eager => {}
+        Model::Untimed => return,
+        Model::Rendezvous { at } => {
+            if let Some(w) = timing::clock().and_then(word) {
+                // Relaxed: published by the channel's Release store that follows.
+                w.fetch_max(at, Ordering::Relaxed);
+            }
+            return;
+        }
+    }
+    let Some(op) = timing::begin(Category::Send, "fragment") else { return };
+    let c = op.clock();
+    op.charge(c.lines(bytes) * (c.private_line_ps(total) + line(c, dest, into)));
     op.stamp(word(c));
 }
 

@@ -61,13 +61,7 @@ fn handoff(sizes: [usize; 3]) {
                 let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
                 for n in 0..sizes.len() {
                     let data = payload(sizes, n);
-                    let h = FragHeader {
-                        src: 1,
-                        tag: n as u32,
-                        len: data.len() as u32,
-                        total: data.len() as u32,
-                        first: true,
-                    };
+                    let h = FragHeader::data(1, n as u32, data.len() as u32, data.len() as u32, true);
                     let inline = data.len() <= ch.inline_capacity();
                     let ready = || (ch.is_free() && (inline || ch.dram_fits(data.len()))).then_some(());
                     waiter.wait_until(&w.bells[1], ready).unwrap();

@@ -72,7 +72,7 @@ fn send(w: &World, src: u32, n: usize, len: usize) {
             }
         }
     };
-    let h = FragHeader { src, tag: n as u32, len: len as u32, total: len as u32, first: true };
+    let h = FragHeader::data(src, n as u32, len as u32, len as u32, true);
     ring.publish(r, &h, &payload(src, n, len));
     w.bells[0].ring();
 }

@@ -9,7 +9,11 @@
 //! - Between one pair with one tag, messages are never overtaken (see `matching`).
 //! - A receive buffer that is too small gives [`RecvError::Truncated`]; the message
 //!   stays queued in its place (probe, then receive into a larger buffer).
-//! - Sends to oneself are delivered through the inbox directly.
+//! - Sends to oneself never touch a channel: one copy into the memory of the receive
+//!   the message goes to (`matching`).
+//! - Blocking sends of large messages to other cores take the single-copy path: the
+//!   receiver copies the bytes straight out of the sender's buffer (`rendezvous`,
+//!   `cma`); the send returns once they are copied.
 //! - Blocking calls keep draining this core's incoming channel, so symmetric exchanges
 //!   of large messages complete; a non-blocking send that cannot leave at once keeps
 //!   the rest in a private queue that every later call pushes on (see `progress`).
@@ -58,8 +62,6 @@ use crate::p2p::request::{Request, RequestError};
 use crate::p2p::timed;
 
 pub use crate::p2p::error::{RecvError, SendError};
-use crate::protocol::abort::JobAborted;
-use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
 use crate::segment::CoreContext;
 use crate::timing::{self, Category};
 
@@ -143,8 +145,8 @@ pub struct Status {
 /// methods delegate here.
 #[derive(Clone, Copy)]
 pub(crate) struct Endpoint<'c> {
-    ctx: &'c CoreContext,
-    engine: &'c Engine,
+    pub(super) ctx: &'c CoreContext,
+    pub(super) engine: &'c Engine,
 }
 
 impl<'c> Endpoint<'c> {
@@ -165,7 +167,7 @@ impl<'c> Endpoint<'c> {
         st: &mut Locked<'_>,
         extra: Option<Blocked>,
         target: Option<&mut Target<'_>>,
-    ) -> Result<bool, JobAborted> {
+    ) -> Result<bool, Fail> {
         self.engine.wait(cx, st, extra, target)
     }
 
@@ -174,7 +176,7 @@ impl<'c> Endpoint<'c> {
         self.engine.place().map(|p| p.sizes)
     }
 
-    fn check_dest(&self, dest: u32, len: usize) -> Result<u32, SendError> {
+    pub(super) fn check_dest(&self, dest: u32, len: usize) -> Result<u32, SendError> {
         if dest >= self.ctx.size() {
             return Err(SendError::RankOutOfRange { rank: dest, size: self.ctx.size() });
         }
@@ -187,124 +189,6 @@ impl<'c> Endpoint<'c> {
                 Err(RecvError::RankOutOfRange { rank, size: self.ctx.size() })
             }
             _ => Ok(()),
-        }
-    }
-
-    /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
-    pub(crate) fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
-        self.send_inner(dest, tag, data, true).map(|_| ())
-    }
-
-    /// Sends in the background: returns a request that completes when the message has
-    /// left. The bytes that cannot leave at once are copied, so `data` is free again
-    /// when this returns.
-    pub(crate) fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
-        let status = Status { source: self.ctx.rank(), tag, len: data.len(), vtime: 0 };
-        let id = self.send_inner(dest, tag, data, false)?;
-        Ok(Request::send(*self, id, status))
-    }
-
-    /// Blocking unless `block` is false, then `Some(id)` of the queued rest.
-    fn send_inner(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
-        let _op = timing::call(Category::Send, if block { "send" } else { "isend" });
-        let total = self.check_dest(dest, data.len())?;
-        let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
-        if dest == self.ctx.rank() {
-            let h = FragHeader { src: dest, tag, len: total, total, first: true };
-            let corrupt =
-                |kind: CorruptKind| CorruptError { channel: "self", owner: dest, position: 0, kind };
-            let stamp = timing::clock().map_or(0, |c| c.now());
-            st.inbox.deliver(&h, None, |d| d.copy_from_slice(data), corrupt, stamp).map_err(SendError::Corrupt)?;
-            // Another thread of this core may wait for it.
-            st.changed();
-            return Ok(None);
-        }
-        if timing::clock().is_some() {
-            timed::message_sent(dest, data.len(), cx.message_path(dest, data.len()));
-        }
-        if !st.may_start(dest) {
-            if !block {
-                st.changed();
-                return Ok(Some(st.enqueue(dest, (tag, total), data, false, None)));
-            }
-            while !st.may_start(dest) {
-                if cx.progress(&mut st, None)? {
-                    st.changed();
-                } else {
-                    self.wait(&cx, &mut st, None, None)?;
-                }
-            }
-        }
-        if !block {
-            return self.push_or_queue(&cx, &mut st, dest, (tag, total), data);
-        }
-        let mut busy = false;
-        let sent = self.push_all(&cx, &mut st, dest, (tag, total), data, &mut busy);
-        if busy {
-            st.set_busy(dest, false);
-            // Sends of other threads to `dest` may wait for it.
-            st.changed();
-        }
-        sent.map(|()| None)
-    }
-
-    /// A non-blocking send: the fragments that go now, then the rest queued.
-    fn push_or_queue(
-        &self,
-        cx: &Ctx<'_>,
-        st: &mut Locked<'_>,
-        dest: u32,
-        (tag, total): (u32, u32),
-        data: &[u8],
-    ) -> Result<Option<u64>, SendError> {
-        let (mut off, mut held) = (0, None);
-        loop {
-            match cx.push(dest, (tag, total, off == 0), &data[off..], &mut held)? {
-                Some(n) => {
-                    off += n;
-                    if off == data.len() {
-                        return Ok(None);
-                    }
-                }
-                None => {
-                    st.changed();
-                    return Ok(Some(st.enqueue(dest, (tag, total), &data[off..], off > 0, held)));
-                }
-            }
-        }
-    }
-
-    /// A blocking send: every fragment, progressing and waiting while `dest` is full.
-    /// Before its first wait it marks `dest` busy (and sets `busy`): the thread may
-    /// sleep mid-message with the state unlocked, and nothing else may start to `dest`
-    /// meanwhile (see `progress`).
-    fn push_all(
-        &self,
-        cx: &Ctx<'_>,
-        st: &mut Locked<'_>,
-        dest: u32,
-        (tag, total): (u32, u32),
-        data: &[u8],
-        busy: &mut bool,
-    ) -> Result<(), SendError> {
-        let (mut off, mut held) = (0, None);
-        loop {
-            match cx.push(dest, (tag, total, off == 0), &data[off..], &mut held)? {
-                Some(n) => {
-                    off += n;
-                    if off == data.len() {
-                        return Ok(());
-                    }
-                }
-                None if cx.progress(st, None)? => st.changed(),
-                None => {
-                    if !*busy {
-                        st.set_busy(dest, true);
-                        *busy = true;
-                    }
-                    self.wait(cx, st, Some((dest, data.len() - off, held)), None)?;
-                }
-            }
         }
     }
 
@@ -326,7 +210,11 @@ impl<'c> Endpoint<'c> {
             if fresh && t.state == TargetState::Open {
                 // First, or back from a sleep: take what arrived meanwhile (perhaps
                 // this receive's own message, spilled before the sleep).
-                st.inbox.start(&mut t);
+                if let Err(e) = st.inbox.start(&mut t, &cx) {
+                    return Err(e.into());
+                }
+                // A message pulled out of its sender's memory owes an answer now.
+                cx.push_answers(&mut st.inbox)?;
             }
             match t.state {
                 TargetState::Done(s) => {
@@ -342,7 +230,7 @@ impl<'c> Endpoint<'c> {
                     Ok(false)
                 }
                 Ok(false) if matches!(t.state, TargetState::Open | TargetState::Direct { .. }) => {
-                    self.wait(&cx, &mut st, None, Some(&mut t)).map_err(Fail::Aborted)
+                    self.wait(&cx, &mut st, None, Some(&mut t))
                 }
                 Ok(false) => Ok(false),
                 Err(e) => Err(e),

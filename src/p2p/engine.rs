@@ -34,13 +34,18 @@
 //! core's own doorbell to sleep on as well, with a watch that fires when the work can
 //! move or the state changed. A corrupted channel found in the background disables
 //! it; the next messaging call reports the corruption.
+//!
+//! No core waits holding an announced message (see `rendezvous`): every wait, of a
+//! messaging call or in the background, first copies the deferred ones into memory the
+//! inbox owns and answers their senders.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::p2p::channel::{ChannelUnavailable, Placement};
+use crate::p2p::cma::SingleCopy;
 use crate::p2p::matching::Target;
-use crate::p2p::progress::{Blocked, Ctx, State, Watch};
+use crate::p2p::progress::{Blocked, Ctx, Fail, State, Watch};
 use crate::protocol::abort::JobAborted;
 use crate::protocol::waiter::{Armed, Doorbell, Movable};
 use crate::segment::CoreContext;
@@ -51,6 +56,8 @@ use crate::sync::{AtomicU32, Ordering};
 /// threads need to share them (module docs). Process-local: none of it is shared memory.
 pub struct Engine {
     place: Result<Placement, ChannelUnavailable>,
+    /// The single-copy path's settings and what this process learnt of the host.
+    single: SingleCopy,
     state: Mutex<State>,
     /// Threads that released the state to sleep and want to hear of changes.
     sleeping: AtomicU32,
@@ -71,6 +78,7 @@ impl Engine {
         let place = Placement::setup(ctx.segment().config(), &mut mpb);
         Engine {
             place,
+            single: SingleCopy::from_env(),
             state: Mutex::new(State::default()),
             sleeping: AtomicU32::new(0),
             generation: AtomicU32::new(0),
@@ -78,6 +86,11 @@ impl Engine {
             active: AtomicU32::new(0),
             broken: AtomicU32::new(0),
         }
+    }
+
+    /// The single-copy path's settings.
+    pub(crate) fn single_copy(&self) -> &SingleCopy {
+        &self.single
     }
 
     /// The placement of the job's channels, or why it has none.
@@ -116,20 +129,25 @@ impl Engine {
     /// core, room at a blocked destination (the queues' fronts and `extra`), or a
     /// change by another thread. Polls with `st` locked, then sleeps with it released
     /// (module docs); `target`, the call's receive, is spilled before that. Returns
-    /// whether the state was released (then the caller looks at it afresh).
+    /// whether the state was released (then the caller looks at it afresh), or at once
+    /// `false` after copying deferred announced messages (their senders then move on).
     pub(crate) fn wait(
         &self,
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
         extra: Option<Blocked>,
         target: Option<&mut Target<'_>>,
-    ) -> Result<bool, JobAborted> {
+    ) -> Result<bool, Fail> {
+        if cx.pull_deferred(st)? {
+            st.changed();
+            return Ok(false);
+        }
         // What this call changed, other threads hear of now, not after our spin.
         st.announce();
         let watch = cx.watch(st, extra);
         let result = self.wait_watching(cx, st, &watch, target);
         cx.unwatch(&watch);
-        result
+        Ok(result?)
     }
 
     fn wait_watching(
@@ -238,7 +256,7 @@ impl Background for Engine {
         }
         let (Ok(cx), Some(guard)) = (self.ctx(ctx), self.try_lock()) else { return false };
         let mut st = Locked { engine: self, guard: Some(guard), own: &ctx.segment().slot(ctx.rank()).bell, changed: false };
-        match cx.progress(&mut st, None) {
+        match cx.progress(&mut st, None).and_then(|moved| Ok(cx.pull_deferred(&mut st)? || moved)) {
             Ok(moved) => {
                 if moved {
                     st.changed();
@@ -260,6 +278,19 @@ impl Background for Engine {
         let Some(guard) = self.try_lock() else { return Armed::Busy };
         let own = &ctx.segment().slot(ctx.rank()).bell;
         let mut st = Locked { engine: self, guard: Some(guard), own, changed: false };
+        // Never sleep holding announced messages (module docs): normally `poll` copied
+        // them already, but another thread may have deferred one since.
+        match cx.pull_deferred(&mut st) {
+            Ok(true) => {
+                st.changed();
+                return Armed::Busy;
+            }
+            Ok(false) => {}
+            Err(_) => {
+                self.broken.store(1, Ordering::Relaxed);
+                return Armed::Idle;
+            }
+        }
         // Idle work watches only for changes: another thread may post some.
         let active = st.active();
         let watch = active.then(|| cx.watch(&st, None));

@@ -3,17 +3,21 @@
 //! Owns the channels that place the job's rings in the segment ([`channel`]), message
 //! matching, the progress engine, the per-core engine that threads share and that
 //! every other blocking call drives in the background (`engine`), requests and the
-//! send/receive calls ([`endpoint`]).
+//! send/receive calls ([`endpoint`], `send`), and the single-copy path of large
+//! messages (`rendezvous` over `cma`, cross-memory attach).
 //!
 //! May use: [`crate::segment`] and [`crate::protocol`].
 
 pub mod channel;
+pub(crate) mod cma;
 pub mod endpoint;
 pub(crate) mod engine;
 pub mod error;
 pub(crate) mod matching;
 pub(crate) mod progress;
+pub(crate) mod rendezvous;
 pub mod request;
+pub(crate) mod send;
 pub(crate) mod timed;
 
 pub use channel::{ChannelUnavailable, Footprint, footprint};

@@ -33,14 +33,14 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use crate::protocol::abort::JobAborted;
 use crate::p2p::channel::Placement;
-use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
-use crate::p2p::timed;
 use crate::p2p::matching::{Inbox, Target, TargetState};
-use crate::segment::mapping::Segment;
+use crate::p2p::timed::{self, Model};
+use crate::protocol::abort::JobAborted;
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
 use crate::protocol::ring::srb;
 use crate::protocol::waiter::Waiter;
+use crate::segment::mapping::Segment;
 
 /// Why progress stopped.
 #[derive(Clone, Copy, Debug)]
@@ -71,6 +71,24 @@ struct Pending {
     started: bool,
     /// SRB space reserved for the next fragment that did not fit yet (module docs).
     reserved: Option<srb::Reservation>,
+    /// How its fragments are charged in virtual time.
+    model: Model,
+}
+
+/// The header fields of a fragment a sender pushes (the source is the sender).
+#[derive(Clone, Copy)]
+pub(crate) struct Frag {
+    pub tag: u32,
+    pub total: u32,
+    pub first: bool,
+    pub kind: FragKind,
+}
+
+impl Frag {
+    /// A data fragment of a message of `total` bytes.
+    pub fn data(tag: u32, total: u32, first: bool) -> Frag {
+        Frag { tag, total, first, kind: FragKind::Data }
+    }
 }
 
 /// One core's private two-sided state.
@@ -92,10 +110,10 @@ pub(crate) type Blocked = (u32, usize, Option<srb::Reservation>);
 
 impl State {
     /// Whether a new message to `dest` may start now: no queued send, no blocking send
-    /// of another thread in the middle of one (sends to one destination leave in order
-    /// and never interleave their fragments).
+    /// of another thread in the middle of one, no announcement awaiting its answer
+    /// (sends to one destination leave in order and never interleave their fragments).
     pub fn may_start(&self, dest: u32) -> bool {
-        self.outbox.get(dest as usize).is_none_or(VecDeque::is_empty) && !self.is_busy(dest)
+        self.outbox.get(dest as usize).is_none_or(VecDeque::is_empty) && !self.is_busy(dest) && !self.inbox.rdv.open(dest)
     }
 
     fn is_busy(&self, dest: u32) -> bool {
@@ -111,9 +129,14 @@ impl State {
     }
 
     /// Whether the state has work that other calls' waits should drive: unfinished
-    /// sends, posted receives, or SRB space consumed but not yet published.
+    /// sends, posted receives, SRB space consumed but not yet published, announced
+    /// messages whose senders wait, answers owed.
     pub fn active(&self) -> bool {
-        !self.unfinished.is_empty() || self.inbox.has_posted() || self.inbox.srb_pos != self.inbox.srb_published
+        !self.unfinished.is_empty()
+            || self.inbox.has_posted()
+            || self.inbox.srb_pos != self.inbox.srb_published
+            || self.inbox.has_deferred()
+            || !self.inbox.rdv.owed.is_empty()
     }
 
     /// Queues the rest of a send, with the space reserved for its next fragment if
@@ -123,7 +146,7 @@ impl State {
         dest: u32,
         (tag, total): (u32, u32),
         rest: &[u8],
-        started: bool,
+        (started, model): (bool, Model),
         reserved: Option<srb::Reservation>,
     ) -> u64 {
         let id = self.next_send;
@@ -131,7 +154,7 @@ impl State {
         if self.outbox.len() <= dest as usize {
             self.outbox.resize_with(dest as usize + 1, VecDeque::new);
         }
-        let p = Pending { id, tag, total, data: rest.to_vec(), off: 0, started, reserved };
+        let p = Pending { id, tag, total, data: rest.to_vec(), off: 0, started, reserved, model };
         self.outbox[dest as usize].push_back(p);
         self.unfinished.insert(id);
         id
@@ -208,19 +231,15 @@ impl Ctx<'_> {
     /// `greedy`, stops once the target has its message (the rest stays in the channel
     /// for the next receive); a core that waits for room elsewhere drains greedily, so
     /// that its own channel never stays full while it waits.
-    pub fn drain(
-        &self,
-        inbox: &mut Inbox,
-        mut target: Tgt<'_, '_>,
-        greedy: bool,
-    ) -> Result<bool, CorruptError> {
+    pub fn drain(&self, inbox: &mut Inbox, mut target: Tgt<'_, '_>, greedy: bool) -> Result<bool, Fail> {
         let mut any = false;
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, self.rank);
             while let Some(e) = ring.peek(inbox.srb_pos)? {
                 let read = |dst: &mut [u8]| ring.read(&e, 0, dst);
                 let stamp = timed::stamp(|c| c.ring_stamp(self.rank, e.pos()));
-                inbox.deliver(&e.header, target.as_deref_mut(), read, self.corrupt("srb", e.header.src), stamp)?;
+                let corrupt = self.corrupt("srb", e.header.src);
+                inbox.deliver(&e.header, target.as_deref_mut(), read, corrupt, (stamp, self))?;
                 inbox.srb_pos = e.next();
                 ring.release(e);
                 any = true;
@@ -246,10 +265,11 @@ impl Ctx<'_> {
                     // we copy this one (the pipeline).
                     ch.take();
                     bell.ring();
-                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_dram(0, d), corrupt, stamp)?;
+                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_dram(0, d), corrupt, (stamp, self))?;
                     ch.free_dram(inc.header.len as usize);
                 } else {
-                    inbox.deliver(&inc.header, target.as_deref_mut(), |d| ch.read_inline(0, d), corrupt, stamp)?;
+                    let read = |d: &mut [u8]| ch.read_inline(0, d);
+                    inbox.deliver(&inc.header, target.as_deref_mut(), read, corrupt, (stamp, self))?;
                     ch.take();
                 }
                 bell.ring();
@@ -263,8 +283,8 @@ impl Ctx<'_> {
         Ok(any)
     }
 
-    fn header(&self, tag: u32, total: u32, len: usize, first: bool) -> FragHeader {
-        FragHeader { src: self.rank, tag, len: len as u32, total, first }
+    fn header(&self, f: Frag, len: usize) -> FragHeader {
+        FragHeader { src: self.rank, tag: f.tag, len: len as u32, total: f.total, first: f.first, kind: f.kind }
     }
 
     /// Whether a fragment of `rest` bytes could go to `dest` now.
@@ -277,19 +297,20 @@ impl Ctx<'_> {
         ch.is_free()
             && (rest <= ch.inline_capacity()
                 || ch.dram_capacity() == 0
-                || ch.dram_fits(rest.min(ch.dram_capacity() / 4)))
+                || ch.dram_fits(rest.min(ch.dram_capacity() / 4).min(MAX_FRAGMENT as usize)))
     }
 
     /// Sends the next fragment of a message to `dest` if the channel has room:
     /// `Some(bytes sent)`, or `None` when it is full. `held` keeps an SRB reservation
     /// that does not fit yet; a later call with the same `rest` fills it once it fits
-    /// (module docs). Never waits.
+    /// (module docs). Control fragments (`frag.kind`) carry all of `rest`. Never waits.
     pub fn push(
         &self,
         dest: u32,
-        (tag, total, first): (u32, u32, bool),
+        frag: Frag,
         rest: &[u8],
         held: &mut Option<srb::Reservation>,
+        model: Model,
     ) -> Result<Option<usize>, Fail> {
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, dest);
@@ -306,8 +327,8 @@ impl Ctx<'_> {
             if !fits {
                 return Ok(None);
             }
-            timed::fragment_sent(dest, n, |c| c.ring_stamp(dest, r.pos()));
-            ring.publish(r, &self.header(tag, total, n, first), &rest[..n]);
+            timed::fragment_sent(model, |c| c.ring_stamp(dest, r.pos()));
+            ring.publish(r, &self.header(frag, n), &rest[..n]);
             self.seg.slot(dest).bell.ring();
             return Ok(Some(n));
         }
@@ -317,16 +338,16 @@ impl Ctx<'_> {
         }
         let n = if rest.len() <= ch.inline_capacity() || ch.dram_capacity() == 0 {
             let n = rest.len().min(ch.inline_capacity());
-            timed::fragment_sent(dest, n, |c| c.pair_stamp(dest, self.rank));
-            ch.send_inline(&self.header(tag, total, n, first), &rest[..n]);
+            timed::fragment_sent(model, |c| c.pair_stamp(dest, self.rank));
+            ch.send_inline(&self.header(frag, n), &rest[..n]);
             n
         } else {
-            let n = rest.len().min(ch.dram_capacity() / 4);
+            let n = rest.len().min(ch.dram_capacity() / 4).min(MAX_FRAGMENT as usize);
             if !ch.dram_fits(n) {
                 return Ok(None);
             }
-            timed::fragment_sent(dest, n, |c| c.pair_stamp(dest, self.rank));
-            ch.send_dram(&self.header(tag, total, n, first), &rest[..n]);
+            timed::fragment_sent(model, |c| c.pair_stamp(dest, self.rank));
+            ch.send_dram(&self.header(frag, n), &rest[..n]);
             n
         };
         self.seg.slot(dest).bell.ring();
@@ -336,7 +357,7 @@ impl Ctx<'_> {
     /// Pushes queued non-blocking sends as far as they go; true if any fragment left.
     /// Skips destinations that a blocking send is in the middle of.
     pub fn push_queued(&self, st: &mut State) -> Result<bool, Fail> {
-        let mut any = false;
+        let mut any = self.push_answers(&mut st.inbox)?;
         let State { outbox, unfinished, busy, .. } = st;
         for (dest, queue) in outbox.iter_mut().enumerate() {
             if queue.is_empty() || busy.get(dest).is_some_and(|&b| b) {
@@ -344,7 +365,8 @@ impl Ctx<'_> {
             }
             while let Some(p) = queue.front_mut() {
                 let rest = &p.data[p.off..];
-                match self.push(dest as u32, (p.tag, p.total, !p.started), rest, &mut p.reserved)? {
+                let frag = Frag::data(p.tag, p.total, !p.started);
+                match self.push(dest as u32, frag, rest, &mut p.reserved, p.model)? {
                     None => break,
                     Some(n) => {
                         any = true;
@@ -378,6 +400,7 @@ impl Ctx<'_> {
             .enumerate()
             .filter(|&(d, _)| !st.is_busy(d as u32))
             .filter_map(|(d, q)| q.front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
+            .chain(st.inbox.rdv.owed.iter().map(|o| (o.dest, 0, o.held)))
             .chain(extra)
             .collect();
         if self.srb_mode() {
@@ -449,10 +472,10 @@ mod tests {
         let _after = ring.reserve(srb::entry_len(max));
         let data = vec![7u8; max as usize];
         let mut st = State::default();
-        let id = st.enqueue(0, (5, max), &data, false, Some(lost));
+        let id = st.enqueue(0, (5, max), &data, (false, Model::Untimed), Some(lost));
         assert!(!sender.progress(&mut st, None).unwrap());
         assert!(!st.send_finished(id));
-        let h = |tag| FragHeader { src: 2, tag, len: max, total: max, first: true };
+        let h = |tag| FragHeader::data(2, tag, max, max, true);
         ring.publish(a, &h(1), &data);
         ring.publish(b, &h(2), &data);
         let mut inbox = Inbox::default();

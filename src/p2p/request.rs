@@ -105,7 +105,7 @@ impl<'a> Request<'a> {
                     break done;
                 }
                 if let Err(e) = ep.wait(&cx, &mut st, None, None) {
-                    break Err(RequestError::Send(SendError::Aborted(e)));
+                    break Err(RequestError::Send(e.into()));
                 }
             },
             Op::Recv { id, src, tag, buf } => {
@@ -115,7 +115,7 @@ impl<'a> Request<'a> {
                         break done;
                     }
                     if let Err(e) = ep.wait(&cx, &mut st, None, Some(&mut t)) {
-                        break Err(RequestError::Recv(RecvError::Aborted(e)));
+                        break Err(RequestError::Recv(e.into()));
                     }
                 };
                 if st.inbox.spill(&mut t) {
@@ -175,7 +175,10 @@ impl<'a> Request<'a> {
     /// earlier round of the same call).
     fn test_recv(cx: &Ctx<'_>, st: &mut Locked<'_>, t: &mut Target<'_>) -> Option<Result<Status, RequestError>> {
         let capacity = t.buf.len();
-        st.inbox.resume(t);
+        let resumed = st.inbox.resume(t, cx).and_then(|()| cx.push_answers(&mut st.inbox));
+        if let Err(e) = resumed {
+            return Some(Err(RequestError::Recv(e.into())));
+        }
         if matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
             match cx.progress(st, Some(t)) {
                 Err(e) => return Some(Err(RequestError::Recv(e.into()))),

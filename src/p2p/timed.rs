@@ -11,14 +11,12 @@
 //! later of the receiver's time and the message's, plus the copy out of the channel.
 //!
 //! Charging at the call, not as fragments leave, keeps virtual time independent of how
-//! the host interleaved a core's sends with its other calls. Messages to one
-//! destination leave in the order of their calls, so their times queue per destination
-//! ([`message_sent`] under the engine's lock, [`fragment_sent`] in the same order). Not
+//! the host interleaved a core's sends with its other calls; each fragment carries its
+//! message's [`Model`]. The host's path does not matter either: a large message the
+//! receiver copied straight out of the sender's memory (`cma`) is charged as the chip
+//! would move it, through the channel, and its announcement carries its time. Not
 //! modelled: a full channel holding the sender back (its clock does not wait for the
 //! receiver to make room). Off virtual time, each of these is one branch.
-
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
 
 use crate::p2p::endpoint::Status;
 use crate::sync::{AtomicU64, Ordering};
@@ -33,45 +31,43 @@ pub(crate) enum Into {
     Mpb,
 }
 
-/// Per destination, the messages whose fragments have not all left: bytes still to
-/// go, and the message's time.
-type Outgoing = HashMap<u32, VecDeque<(usize, Ps)>>;
+/// How a message's fragments are stamped.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Model {
+    /// A message sent at virtual time `at`: each fragment carries it.
+    Timed {
+        /// The sender's clock once the send call charged the message.
+        at: Ps,
+    },
+    /// Not stamped: outside virtual time, and the single-copy path's answers (the
+    /// modelled sender does not wait for them).
+    Untimed,
+}
 
-static OUTGOING: Mutex<Option<Outgoing>> = Mutex::new(None);
-
-/// A message of `len` bytes to `dest` is sent (inside its send call, under the engine's
-/// lock): charges its copy into the channel and queues its time for its fragments.
-pub(crate) fn message_sent(dest: u32, len: usize, into: Into) {
-    let Some(mut op) = timing::begin(Category::Send, "message") else { return };
+/// A message of `len` bytes to `dest` is sent (inside its send call): charges its copy
+/// into the channel and gives the time its fragments carry.
+pub(crate) fn message_sent(dest: u32, len: usize, into: Into) -> Model {
+    let Some(mut op) = timing::begin(Category::Send, "message") else { return Model::Untimed };
     let c = op.clock();
     let line = match into {
         Into::Dram => c.dram_line_ps(dest),
         Into::Mpb => c.mpb_line_ps(dest),
     };
     op.charge(c.lines(len) * (c.private_line_ps(len) + line));
-    let (me, now) = (c.rank(), c.now());
-    op.flow(flow_id(me, now), true);
-    let mut outgoing = OUTGOING.lock().unwrap_or_else(|e| e.into_inner());
-    outgoing.get_or_insert_with(HashMap::new).entry(dest).or_default().push_back((len, now));
+    let (me, at) = (c.rank(), c.now());
+    op.flow(flow_id(me, at), true);
+    Model::Timed { at }
 }
 
-/// A fragment of `bytes` to `dest` leaves: stamps `word` with its message's time. Call
-/// before the channel's publishing store.
-pub(crate) fn fragment_sent(dest: u32, bytes: usize, word: impl FnOnce(&Clock) -> Option<&AtomicU64>) {
-    let Some(c) = timing::clock() else { return };
-    let mut outgoing = OUTGOING.lock().unwrap_or_else(|e| e.into_inner());
-    let queue = outgoing.get_or_insert_with(HashMap::new).entry(dest).or_default();
-    let Some((left, stamp)) = queue.front_mut() else { return };
-    let stamp = *stamp;
-    *left = left.saturating_sub(bytes);
-    if *left == 0 {
-        queue.pop_front();
-    }
-    if let Some(w) = word(c) {
+/// A fragment of a message sent as `model` leaves: stamps `word` with the message's
+/// time. Call before the channel's publishing store.
+pub(crate) fn fragment_sent(model: Model, word: impl FnOnce(&Clock) -> Option<&AtomicU64>) {
+    let Model::Timed { at } = model else { return };
+    if let Some(w) = timing::clock().and_then(word) {
         // Relaxed: published by the channel's Release store that follows. A plain
         // store: one sender writes a ring position (or a pair's word) until its reader
         // has read it.
-        w.store(stamp, Ordering::Relaxed);
+        w.store(at, Ordering::Relaxed);
     }
 }
 

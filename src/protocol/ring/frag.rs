@@ -7,11 +7,82 @@
 //! validates it on the way in: a header that would make the receiver read past its
 //! ring, name a core that does not exist, or contradict the message it continues is
 //! reported as [`CorruptError`], never trusted.
+//!
+//! Besides message bytes ([`FragKind::Data`]), the channels carry the single-copy
+//! path's control fragments (see `p2p::rendezvous`): a [`FragKind::Rendezvous`]
+//! announces a message that stays in its sender's memory (its payload is a
+//! [`Rendezvous`] descriptor, its `total` the message's length, so that matching and
+//! probing see the real message), and the receiver answers [`FragKind::Done`] once it
+//! has copied the bytes, or [`FragKind::Refused`] if the operating system refused the
+//! copy (the sender then sends the bytes through the channel). Answers carry no
+//! payload; their `tag` is the announcement's token. Every kind is one fragment, with
+//! `first` set.
 
 use std::fmt;
 
-/// The largest payload a single fragment may carry (a 30-bit length field).
-pub const MAX_FRAGMENT: u32 = (1 << 30) - 1;
+/// Bit position of the [`FragKind`] in each channel's control word (two bits, below
+/// the channels' own flags and above the length).
+pub const KIND_SHIFT: u32 = 28;
+/// The largest payload a single fragment may carry (a 28-bit length field).
+pub const MAX_FRAGMENT: u32 = (1 << KIND_SHIFT) - 1;
+/// Bytes of a [`Rendezvous`] descriptor.
+pub const RENDEZVOUS_BYTES: u32 = 16;
+
+/// What a fragment carries (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FragKind {
+    /// Bytes of a message: its first fragment or a continuation.
+    Data = 0,
+    /// A message left in its sender's memory, for the receiver to copy.
+    Rendezvous = 1,
+    /// The receiver copied the announced message: its sender's buffer is free.
+    Done = 2,
+    /// The receiver could not copy it: the sender sends its bytes as continuations.
+    Refused = 3,
+}
+
+impl FragKind {
+    /// The kind's bits in a control word.
+    pub fn bits(self) -> u32 {
+        (self as u32) << KIND_SHIFT
+    }
+
+    /// The kind a control word carries.
+    pub fn of_word(word: u32) -> FragKind {
+        match (word >> KIND_SHIFT) & 3 {
+            0 => FragKind::Data,
+            1 => FragKind::Rendezvous,
+            2 => FragKind::Done,
+            _ => FragKind::Refused,
+        }
+    }
+}
+
+/// A rendezvous announcement's payload: where the message is in its sender's address
+/// space, and the token the receiver's answer names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rendezvous {
+    /// Address of the message's first byte in the sender's process.
+    pub addr: u64,
+    /// The sender's token for this message, echoed in the answer's `tag`.
+    pub token: u32,
+}
+
+impl Rendezvous {
+    /// The descriptor as payload bytes (little-endian address, token, zero).
+    pub fn to_bytes(self) -> [u8; RENDEZVOUS_BYTES as usize] {
+        let mut b = [0u8; RENDEZVOUS_BYTES as usize];
+        b[0..8].copy_from_slice(&self.addr.to_le_bytes());
+        b[8..12].copy_from_slice(&self.token.to_le_bytes());
+        b
+    }
+
+    /// The descriptor in payload bytes (at least [`RENDEZVOUS_BYTES`]).
+    pub fn from_bytes(b: &[u8]) -> Rendezvous {
+        let addr = u64::from_le_bytes(b[0..8].try_into().expect("8 bytes"));
+        Rendezvous { addr, token: word(b, 8) }
+    }
+}
 
 /// One fragment's header, as the receiver decoded it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +97,33 @@ pub struct FragHeader {
     pub total: u32,
     /// Whether this fragment starts a message (the others continue the one in progress).
     pub first: bool,
+    /// What it carries.
+    pub kind: FragKind,
+}
+
+impl FragHeader {
+    /// A data fragment.
+    pub fn data(src: u32, tag: u32, len: u32, total: u32, first: bool) -> FragHeader {
+        FragHeader { src, tag, len, total, first, kind: FragKind::Data }
+    }
+
+    /// Checks what the kind implies of the other fields: a first data fragment within
+    /// its message; control fragments first, an announcement carrying exactly a
+    /// descriptor, an answer nothing.
+    pub fn check(&self) -> Result<(), CorruptKind> {
+        let bad = || CorruptKind::BadControlFragment { kind: self.kind as u32, len: self.len };
+        match self.kind {
+            FragKind::Data if self.first && self.len > self.total => {
+                Err(CorruptKind::FragmentPastMessage { len: self.len, total: self.total })
+            }
+            FragKind::Data => Ok(()),
+            FragKind::Rendezvous if !self.first || self.len != RENDEZVOUS_BYTES => Err(bad()),
+            FragKind::Done | FragKind::Refused if !self.first || self.len != 0 || self.total != 0 => {
+                Err(bad())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// What a corrupted header claimed.
@@ -65,6 +163,21 @@ pub enum CorruptKind {
     BadControlWord {
         /// The word as read.
         word: u32,
+    },
+    /// A rendezvous announcement or answer whose fields contradict its kind.
+    BadControlFragment {
+        /// The [`FragKind`] as a number.
+        kind: u32,
+        /// The payload length claimed.
+        len: u32,
+    },
+    /// A rendezvous announcement whose sender's memory could not be read at the address
+    /// it gave (`errno`), although the sender is alive.
+    BadRendezvousAddress {
+        /// The address claimed.
+        addr: u64,
+        /// The error of the read.
+        errno: i32,
     },
 }
 

@@ -3,7 +3,8 @@
 //! area of shared DRAM, as in RCKMPI's mixed MPB/DRAM channel.
 //!
 //! Slot of sender `s` in receiver `r`'s MPB: a [`SlotCtl`] (four 32-bit counters) and
-//! then the slot bytes: a 16-byte fragment header (kind and length, tag, message
+//! then the slot bytes: a 16-byte fragment header (DRAM and first bits, the fragment's
+//! [`FragKind`] in bits 28-29 and the length; tag; message
 //! length) and the inline payload. Each pair also owns a `dram`-byte ring in the heap,
 //! written only by `s` and read only by `r`.
 //!
@@ -34,7 +35,7 @@
 //! Memory per receiver: its MPB share plus one DRAM area per possible sender: O(N).
 
 use crate::protocol::payload::Payload;
-use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, split, word};
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, KIND_SHIFT, split, word};
 use crate::sync::{AtomicU32, Ordering};
 
 /// Bytes of a fragment header in the slot.
@@ -43,7 +44,7 @@ pub const HEADER: usize = 16;
 pub const CTL_BYTES: usize = 16;
 const DRAM: u32 = 1 << 31;
 const FIRST: u32 = 1 << 30;
-const LEN_MASK: u32 = FIRST - 1;
+const LEN_MASK: u32 = (1 << KIND_SHIFT) - 1;
 
 /// A slot's handshake counters (all wrap modulo 2^32).
 #[repr(C)]
@@ -139,7 +140,7 @@ impl<'a, B: Payload> PerPeer<'a, B> {
     }
 
     fn write_header(&self, header: &FragHeader, in_dram: bool) {
-        let kind = if in_dram { DRAM } else { 0 } | if header.first { FIRST } else { 0 };
+        let kind = if in_dram { DRAM } else { 0 } | if header.first { FIRST } else { 0 } | header.kind.bits();
         let mut head = [0u8; HEADER];
         head[0..4].copy_from_slice(&(kind | header.len).to_le_bytes());
         head[4..8].copy_from_slice(&header.tag.to_le_bytes());
@@ -213,10 +214,9 @@ impl<'a, B: Payload> PerPeer<'a, B> {
             total: word(&head, 8),
             len,
             first: kind & FIRST != 0,
+            kind: FragKind::of_word(kind),
         };
-        if header.first && len > header.total {
-            return Err(self.corrupt(CorruptKind::FragmentPastMessage { len, total: header.total }));
-        }
+        header.check().map_err(|k| self.corrupt(k))?;
         Ok(Some(Incoming { header, in_dram }))
     }
 

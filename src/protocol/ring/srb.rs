@@ -15,13 +15,14 @@
 //! 2. read `consumer` with `fetch_or(0)` (ARMW-or, Acquire) and wait, through the
 //!    waiter, while `pos + len - consumer > cap` (writing would overrun unread data);
 //! 3. copy the payload, then the header's source/tag/length bytes;
-//! 4. store the control word (valid bit, first bit, length) LAST, with Release, and
-//!    ring the receiver's doorbell.
+//! 4. store the control word (valid bit, first bit, the fragment's kind in bits 28-29,
+//!    length) LAST, with Release, and ring the receiver's doorbell.
 //!
 //! Receiver: Acquire-loads the control word at its consumer position; zero means
 //! nothing yet (the region was zeroed when it was last consumed, and the fresh segment
 //! is zero). It validates the header (length within the ring, source a real core, first
-//! fragment not longer than its message) and reports [`CorruptError`] otherwise; copies
+//! fragment not longer than its message, control fragments as their kind says, see
+//! [`FragHeader::check`]) and reports [`CorruptError`] otherwise; copies
 //! the payload out; and zeroes the whole entry. It keeps its position itself
 //! ([`Entry::next`]) and publishes it to `consumer` lazily, with a Release RMW
 //! ([`Srb::free_consumed`]): once half the ring is consumed but unpublished, or when a
@@ -53,14 +54,16 @@
 use crossbeam_utils::CachePadded;
 
 use crate::protocol::payload::Payload;
-use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, split, word};
+use crate::protocol::ring::frag::{
+    CorruptError, CorruptKind, FragHeader, FragKind, KIND_SHIFT, MAX_FRAGMENT, split, word,
+};
 use crate::sync::{AtomicU32, Ordering, fence_after_rmw};
 
 /// Bytes of an entry header.
 pub const HEADER: u32 = 16;
 const VALID: u32 = 1 << 31;
 const FIRST: u32 = 1 << 30;
-const LEN_MASK: u32 = FIRST - 1;
+const LEN_MASK: u32 = (1 << KIND_SHIFT) - 1;
 
 /// A receiver's counters, each on a line of its own: `producer` (senders hammer it),
 /// `consumer` (senders read it, the receiver writes it now and then) and the count of
@@ -199,9 +202,9 @@ impl<'a, M: RingMem> Srb<'a, M> {
     }
 
     /// The largest payload one entry may carry: entries are at most half the ring, so
-    /// two senders can always pipeline.
+    /// two senders can always pipeline (and at most what the length field holds).
     pub fn max_payload(&self) -> u32 {
-        self.cap() / 2 - HEADER
+        (self.cap() / 2 - HEADER).min(MAX_FRAGMENT & !(HEADER - 1))
     }
 
     fn consumer_armw(&self) -> u32 {
@@ -286,7 +289,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
         head[4..8].copy_from_slice(&header.tag.to_le_bytes());
         head[8..12].copy_from_slice(&header.total.to_le_bytes());
         bytes.write(at + 4, &head);
-        let ctl = VALID | if header.first { FIRST } else { 0 } | payload.len() as u32;
+        let ctl = VALID | if header.first { FIRST } else { 0 } | header.kind.bits() | payload.len() as u32;
         // Release: the payload and header bytes above happen-before the receiver's
         // Acquire load that sees this word.
         self.mem.ctl(at).store(ctl, Ordering::Release);
@@ -330,13 +333,12 @@ impl<'a, M: RingMem> Srb<'a, M> {
             total: word(&head, 8),
             len,
             first: ctl & FIRST != 0,
+            kind: FragKind::of_word(ctl),
         };
         if header.src >= self.cores {
             return Err(self.corrupt(pos, CorruptKind::BadSource { src: header.src }));
         }
-        if header.first && header.len > header.total {
-            return Err(self.corrupt(pos, CorruptKind::FragmentPastMessage { len, total: header.total }));
-        }
+        header.check().map_err(|kind| self.corrupt(pos, kind))?;
         Ok(Some(Entry { pos, len: entry_len(len), header }))
     }
 

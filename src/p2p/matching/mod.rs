@@ -7,6 +7,13 @@
 //!    buffer if the message fits ("direct": no extra copy);
 //! 3. else to the *arrived* queue, in arrival order, for a later receive or probe.
 //!
+//! A message announced for the single-copy path (`rendezvous`) is matched the same way;
+//! its bytes stay in the sender's memory until a receive with a buffer takes it (then
+//! one [`Pull`] copies them straight into that buffer), or until the core is about to
+//! wait ([`Inbox::pull_deferred`] copies them into memory the inbox owns). A message to
+//! oneself arrives whole ([`Inbox::deliver_own`]): one copy into the memory of the
+//! receive it goes to.
+//!
 //! A new receive first takes the earliest matching message of the arrived queue. So
 //! among messages that a receive matches, it always gets the earliest arrived, and
 //! messages from one source arrive in the order they were sent: between one pair with
@@ -17,24 +24,32 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader};
+mod pull;
+
 use crate::p2p::endpoint::{Source, Status, TagMatch};
+use crate::p2p::progress::Fail;
+use crate::p2p::rendezvous::Book;
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
+
+pub(crate) use pull::{Pull, PullError};
 
 /// Bytes reserved up front for a message's data: its length comes from shared memory
 /// and is not trusted with a larger allocation; past this the data grows as fragments
 /// arrive.
 const PREALLOC: usize = 1 << 16;
 
-/// A message not (yet) delivered to a user buffer, complete or still arriving.
+/// A message not (yet) delivered to a user buffer, complete or still arriving, or
+/// still in its sender's memory (`remote`).
 struct Msg {
     seq: u64,
     status: Status,
     data: Vec<u8>,
+    remote: Option<Rendezvous>,
 }
 
 impl Msg {
     fn complete(&self) -> bool {
-        self.data.len() == self.status.len
+        self.remote.is_none() && self.data.len() == self.status.len
     }
 }
 
@@ -106,6 +121,10 @@ pub(crate) struct Inbox {
     pub srb_published: u32,
     /// Where the next perpeer drain starts polling (round robin).
     pub next_source: u32,
+    /// Rendezvous bookkeeping: announcements awaiting answers, answers owed.
+    pub rdv: Book,
+    /// Announced messages in `arrived` or `assigned` still in their senders' memory.
+    deferred: usize,
 }
 
 impl Inbox {
@@ -123,28 +142,38 @@ impl Inbox {
         !self.posted.is_empty() || !self.assigned.is_empty()
     }
 
+    /// Whether announced messages wait in their senders' memory (their senders wait).
+    pub fn has_deferred(&self) -> bool {
+        self.deferred != 0
+    }
+
     /// The earliest arrived message matching, if any.
     pub fn probe(&self, src: Source, tag: TagMatch) -> Option<Status> {
         self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.status)
     }
 
     /// Starts a receive: takes the earliest matching arrived message into the target.
-    pub fn start(&mut self, t: &mut Target<'_>) {
+    pub fn start(&mut self, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
         let Some(seq) = self.arrived.values().find(|m| matches(t.src, t.tag, &m.status)).map(|m| m.seq)
         else {
-            return;
+            return Ok(());
         };
         let msg = self.arrived.get(&seq).expect("found");
         if msg.status.len > t.buf.len() {
             t.state = TargetState::Truncated(msg.status);
-            return;
+            return Ok(());
         }
         let msg = self.arrived.remove(&seq).expect("found");
-        self.take_into(msg, t);
+        self.take_into(msg, t, pull)
     }
 
-    /// Moves a matched message (complete or partial) into the target's buffer.
-    fn take_into(&mut self, msg: Msg, t: &mut Target<'_>) {
+    /// Moves a matched message (complete, partial or announced) into the target's buffer.
+    fn take_into(&mut self, msg: Msg, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
+        if let Some(at) = msg.remote {
+            self.deferred -= 1;
+            t.state = TargetState::Direct { status: msg.status, filled: 0, seq: msg.seq };
+            return self.pull_into_target(t, at, pull, true);
+        }
         t.buf[..msg.data.len()].copy_from_slice(&msg.data);
         if msg.complete() {
             t.state = TargetState::Done(msg.status);
@@ -153,6 +182,7 @@ impl Inbox {
             self.slot(msg.status.source).as_mut().expect("partial messages are assembling").sink =
                 Sink::Direct;
         }
+        Ok(())
     }
 
     /// Posts a non-blocking receive; it takes the earliest matching arrived message
@@ -178,18 +208,18 @@ impl Inbox {
     }
 
     /// A posted receive being tested: picks up a message assigned to it earlier.
-    pub fn resume(&mut self, t: &mut Target<'_>) {
+    pub fn resume(&mut self, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
         let id = t.id.expect("a posted receive");
         if t.state != TargetState::Open {
-            return;
+            return Ok(());
         }
-        let Some(msg) = self.assigned.remove(&id) else { return };
+        let Some(msg) = self.assigned.remove(&id) else { return Ok(()) };
         if msg.status.len > t.buf.len() {
             t.state = TargetState::Truncated(msg.status);
             self.unassign(id, msg);
-            return;
+            return Ok(());
         }
-        self.take_into(msg, t);
+        self.take_into(msg, t, pull)
     }
 
     /// Puts back a message that receive `id` did not take.
@@ -236,7 +266,7 @@ impl Inbox {
         let TargetState::Direct { status, filled, seq } = t.state else { return false };
         let mut data = Vec::with_capacity(status.len.min(PREALLOC).max(filled));
         data.extend_from_slice(&t.buf[..filled]);
-        let msg = Msg { seq, status, data };
+        let msg = Msg { seq, status, data, remote: None };
         match t.id {
             Some(id) => {
                 self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
@@ -251,10 +281,56 @@ impl Inbox {
         true
     }
 
-    /// Delivers one fragment; `read(offset, dst)` copies its payload bytes. `stamp` is
-    /// its sender's virtual time (0 outside virtual time): the message's is its latest
-    /// fragment's.
+    /// Delivers one fragment; `read(dst)` copies its payload bytes. `stamp` is its
+    /// sender's virtual time (0 outside virtual time): the message's is its latest
+    /// fragment's. An announcement is matched like a first fragment and, if the
+    /// target takes it, pulled at once; an answer goes to the rendezvous book.
     pub fn deliver(
+        &mut self,
+        h: &FragHeader,
+        target: Option<&mut Target<'_>>,
+        read: impl FnOnce(&mut [u8]),
+        corrupt: impl Fn(CorruptKind) -> CorruptError,
+        (stamp, pull): (u64, &dyn Pull),
+    ) -> Result<(), Fail> {
+        match h.kind {
+            FragKind::Data => Ok(self.deliver_data(h, target, read, corrupt, stamp)?),
+            FragKind::Done | FragKind::Refused => {
+                self.rdv.answered(h.src, h.kind, h.tag);
+                Ok(())
+            }
+            FragKind::Rendezvous => {
+                let src = h.src;
+                if self.slot(src).is_some() {
+                    return Err(corrupt(CorruptKind::MessageInterrupted { src }).into());
+                }
+                let mut desc = [0u8; RENDEZVOUS_BYTES as usize];
+                read(&mut desc);
+                let at = Rendezvous::from_bytes(&desc);
+                let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
+                let mut target = target;
+                match (self.place(status, target.as_deref_mut(), Some(at)), target) {
+                    (Sink::Direct, Some(t)) => self.pull_into_target(t, at, pull, false),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// A whole message of this core to itself: one copy, into memory of the receive it
+    /// goes to (posted, or the arrived queue's); never through a channel.
+    pub fn deliver_own(&mut self, h: &FragHeader, data: &[u8], stamp: u64) {
+        let status = Status { source: h.src, tag: h.tag, len: data.len(), vtime: stamp };
+        let msg = match self.place(status, None, None) {
+            Sink::Arrived(seq) => self.arrived.get_mut(&seq),
+            Sink::Assigned(id) => self.assigned.get_mut(&id),
+            Sink::Direct => None,
+        }
+        .expect("placed without a target");
+        msg.data = data.to_vec();
+    }
+
+    fn deliver_data(
         &mut self,
         h: &FragHeader,
         target: Option<&mut Target<'_>>,
@@ -270,7 +346,7 @@ impl Inbox {
                 return Err(corrupt(CorruptKind::MessageInterrupted { src }));
             }
             let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
-            let sink = self.place(status, target.as_deref_mut());
+            let sink = self.place(status, target.as_deref_mut(), None);
             *self.slot(src) = Some(Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
         }
         let Some(a) = (*self.slot(src)).filter(|a| a.tag == h.tag) else {
@@ -311,11 +387,14 @@ impl Inbox {
         Ok(())
     }
 
-    /// Decides where a new message goes (module docs).
-    fn place(&mut self, status: Status, target: Option<&mut Target<'_>>) -> Sink {
+    /// Decides where a new message goes (module docs); an announced one (`remote`)
+    /// that no target takes is counted as deferred.
+    fn place(&mut self, status: Status, target: Option<&mut Target<'_>>, remote: Option<Rendezvous>) -> Sink {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let new = |status| Msg { seq, status, data: Vec::with_capacity(status.len.min(PREALLOC)) };
+        // An announced message's bytes come later, whole; the others' as they arrive.
+        let prealloc = if remote.is_some() { 0 } else { status.len.min(PREALLOC) };
+        let new = |status| Msg { seq, status, data: Vec::with_capacity(prealloc), remote };
         let posted = self.posted.iter().position(|p| matches(p.src, p.tag, &status));
         let direct = |t: &mut Target<'_>| {
             if status.len <= t.buf.len() {
@@ -334,6 +413,7 @@ impl Inbox {
             (Some(i), _) => {
                 let id = self.posted.remove(i).id;
                 self.assigned.insert(id, new(status));
+                self.deferred += usize::from(remote.is_some());
                 return Sink::Assigned(id);
             }
             (None, Some(t))
@@ -347,6 +427,7 @@ impl Inbox {
             return Sink::Direct;
         }
         // A posted target too small for it: the message goes on to the next one.
+        self.deferred += usize::from(remote.is_some());
         self.queue(new(status))
     }
 }

@@ -1,0 +1,97 @@
+//! Announced messages (see `rendezvous`): copying them out of their senders' memory,
+//! straight into the receive that takes them or, before the core waits, into memory
+//! the inbox owns; and what a refused copy turns them into (an ordinary message whose
+//! bytes the sender then sends as continuations).
+
+use crate::p2p::progress::Fail;
+use crate::protocol::ring::frag::{FragKind, Rendezvous};
+
+use super::{Assembly, Inbox, Msg, PREALLOC, Sink, Target, TargetState};
+
+/// Copies a message announced for the single-copy path out of its sender's memory
+/// (the progress engine's context, with `cma`).
+pub(crate) trait Pull {
+    /// Copies message `at` of core `src` into `dst`, its whole length.
+    fn pull(&self, src: u32, at: Rendezvous, dst: &mut [u8]) -> Result<(), PullError>;
+}
+
+/// Why a pull did not copy.
+pub(crate) enum PullError {
+    /// The kernel refused: the sender must send the bytes through the channel.
+    Refused,
+    /// The job aborted, or the announcement was corrupted.
+    Fail(Fail),
+}
+
+impl Inbox {
+    /// Copies announced message `at` straight into the target (Direct, nothing filled
+    /// yet) and owes its sender the answer. Refused: the sender sends the bytes, which
+    /// fill the target as continuations. On a failure the target is Open again and,
+    /// if `requeue` (the message came from a queue), the message is back in its place.
+    pub(super) fn pull_into_target(&mut self, t: &mut Target<'_>, at: Rendezvous, pull: &dyn Pull, requeue: bool) -> Result<(), Fail> {
+        let TargetState::Direct { status, seq, .. } = t.state else { unreachable!("a direct target") };
+        let src = status.source;
+        match pull.pull(src, at, &mut t.buf[..status.len]) {
+            Ok(()) => {
+                t.state = TargetState::Done(status);
+                self.rdv.owe(src, FragKind::Done, at.token);
+                Ok(())
+            }
+            Err(PullError::Refused) => {
+                *self.slot(src) = Some(Assembly { sink: Sink::Direct, tag: status.tag, total: status.len, filled: 0 });
+                self.rdv.owe(src, FragKind::Refused, at.token);
+                Ok(())
+            }
+            Err(PullError::Fail(f)) => {
+                t.state = TargetState::Open;
+                if requeue {
+                    self.deferred += 1;
+                    let msg = Msg { seq, status, data: Vec::new(), remote: Some(at) };
+                    match t.id {
+                        Some(id) => self.assigned.insert(id, msg),
+                        None => self.arrived.insert(seq, msg),
+                    };
+                }
+                Err(f)
+            }
+        }
+    }
+
+    /// Copies every announced message still in its sender's memory into memory the
+    /// inbox owns, owing each sender its answer (see `rendezvous`).
+    pub fn pull_deferred(&mut self, pull: &dyn Pull) -> Result<(), Fail> {
+        let remote = |(&k, m): (&u64, &Msg)| m.remote.is_some().then_some(k);
+        let arrived: Vec<u64> = self.arrived.iter().filter_map(remote).collect();
+        let assigned: Vec<u64> = self.assigned.iter().filter_map(remote).collect();
+        let keys = arrived.into_iter().map(Sink::Arrived).chain(assigned.into_iter().map(Sink::Assigned));
+        for sink in keys {
+            let msg = match sink {
+                Sink::Arrived(k) => self.arrived.get_mut(&k),
+                Sink::Assigned(k) => self.assigned.get_mut(&k),
+                Sink::Direct => None,
+            }
+            .expect("listed above");
+            let (at, status) = (msg.remote.expect("listed above"), msg.status);
+            // Zeroed by the allocator (fresh pages for large ones), then copied once.
+            let mut data = vec![0u8; status.len];
+            let answer = match pull.pull(status.source, at, &mut data) {
+                Ok(()) => {
+                    msg.data = data;
+                    FragKind::Done
+                }
+                Err(PullError::Refused) => {
+                    msg.data = Vec::with_capacity(status.len.min(PREALLOC));
+                    FragKind::Refused
+                }
+                Err(PullError::Fail(f)) => return Err(f),
+            };
+            msg.remote = None;
+            self.deferred -= 1;
+            if answer == FragKind::Refused {
+                *self.slot(status.source) = Some(Assembly { sink, tag: status.tag, total: status.len, filled: 0 });
+            }
+            self.rdv.owe(status.source, answer, at.token);
+        }
+        Ok(())
+    }
+}

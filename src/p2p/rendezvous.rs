@@ -1,0 +1,190 @@
+//! The single-copy path for large messages between cores: a rendezvous through the
+//! channel, and a copy straight out of the sender's memory (see `cma`).
+//!
+//! Protocol, for a blocking send of at least the threshold to another core whose
+//! process may be read (`cma::SingleCopy::usable`):
+//! 1. the sender takes a token, records the announcement for the destination
+//!    ([`Book::announce`]) and publishes one [`FragKind::Rendezvous`] fragment through
+//!    the channel: tag and length of the message, the buffer's address and the token.
+//!    It is stamped and charged in virtual time like any fragment (see `timed`);
+//! 2. the receiver matches it like the first fragment of any message (so probes see the
+//!    message's length, `ANY_SOURCE` receives see it in its place, a receive whose
+//!    buffer is too small gets `Truncated`) and copies the bytes with one
+//!    `process_vm_readv`: at once into the buffer of the receive running in this call,
+//!    or into the buffer of the receive that later takes it ("deferred": a posted
+//!    receive's buffer is only reachable while it is tested or waited for);
+//! 3. the receiver then owes the sender a [`FragKind::Done`] answer naming the token
+//!    ([`Book::owe`]), sent at once or as soon as the sender's channel has room;
+//! 4. the sender, which kept draining its own channel meanwhile, sees the answer and
+//!    returns: its buffer was read.
+//!
+//! Invariants:
+//! - between an announcement and its answer the sender starts no other message to that
+//!   destination (`State::may_start`): messages between one pair keep their order, and
+//!   the receiver never has two announcements of one sender at once;
+//! - no core waits while it holds a deferred announcement: before any wait (a messaging
+//!   call's, or the background progress of any other blocking call) the engine copies
+//!   every deferred message into memory the inbox owns and answers it
+//!   ([`Ctx::pull_deferred`]). A sender waits only for cores that are running, so every
+//!   pattern that completed when large messages were buffered in the channel still
+//!   completes (a program that never calls the library again while a sender waits on it
+//!   keeps that sender waiting, as MPI allows of a standard-mode send);
+//! - answers need no order and no assembly: the receiver handles them whenever they
+//!   come, between fragments of another message of the same sender too.
+//!
+//! Refusal: if the kernel refuses the copy (`EPERM`: the receiver may not read the
+//! sender), the receiver treats the announcement as the first fragment of an ordinary
+//! message, with no bytes yet, and answers [`FragKind::Refused`]; the sender then sends
+//! the bytes as continuation fragments, which fill the message in its place, and
+//! announces no more. If the sender died (`ESRCH`), the receiver waits for the job's
+//! abort, which names it; an address that cannot be read is a corrupted announcement.
+//!
+//! Failure: a receiver that dies before or during the copy never answers; its sender
+//! waits like any waiter, and returns the job's abort when the launcher declares it.
+
+use std::collections::VecDeque;
+
+use crate::p2p::cma::{self, ReadError};
+use crate::p2p::matching::{Inbox, Pull, PullError};
+use crate::p2p::progress::{Ctx, Fail, Frag, State};
+use crate::p2p::timed::Model;
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragKind, Rendezvous};
+use crate::protocol::ring::srb;
+use crate::segment::mapping::slot_state;
+use crate::sync::Ordering;
+
+/// An answer this core owes a sender.
+pub(crate) struct Owed {
+    /// The sender, to whom the answer goes.
+    pub dest: u32,
+    pub kind: FragKind,
+    pub token: u32,
+    /// SRB space reserved for it that did not fit yet (see `progress`).
+    pub held: Option<srb::Reservation>,
+}
+
+/// Both sides' rendezvous bookkeeping of one core.
+#[derive(Default)]
+pub(crate) struct Book {
+    /// By destination: the token of the announcement awaiting its answer, and the
+    /// answer once heard.
+    announced: Vec<Option<(u32, Option<FragKind>)>>,
+    next_token: u32,
+    /// Answers this core owes, oldest first.
+    pub owed: VecDeque<Owed>,
+}
+
+impl Book {
+    /// Records an announcement to `dest`; returns its token.
+    pub fn announce(&mut self, dest: u32) -> u32 {
+        let token = self.next_token;
+        self.next_token = self.next_token.wrapping_add(1);
+        let i = dest as usize;
+        if self.announced.len() <= i {
+            self.announced.resize(i + 1, None);
+        }
+        self.announced[i] = Some((token, None));
+        token
+    }
+
+    /// Whether an announcement to `dest` is open (answered or not).
+    pub fn open(&self, dest: u32) -> bool {
+        self.announced.get(dest as usize).is_some_and(Option::is_some)
+    }
+
+    /// The answer to the open announcement to `dest`, once heard.
+    pub fn answer(&self, dest: u32) -> Option<FragKind> {
+        self.announced.get(dest as usize).copied().flatten().and_then(|(_, a)| a)
+    }
+
+    /// Closes the announcement to `dest` (answered, or given up on an error).
+    pub fn close(&mut self, dest: u32) {
+        if let Some(a) = self.announced.get_mut(dest as usize) {
+            *a = None;
+        }
+    }
+
+    /// An answer arrived from `from`. One that names no open announcement (its send
+    /// gave up on an error) is dropped.
+    pub fn answered(&mut self, from: u32, kind: FragKind, token: u32) {
+        if let Some(Some((t, answer))) = self.announced.get_mut(from as usize) {
+            if *t == token {
+                *answer = Some(kind);
+            }
+        }
+    }
+
+    /// This core owes `dest` an answer.
+    pub fn owe(&mut self, dest: u32, kind: FragKind, token: u32) {
+        self.owed.push_back(Owed { dest, kind, token, held: None });
+    }
+}
+
+impl Ctx<'_> {
+    /// Sends the answers this core owes, oldest first, as far as the channels take
+    /// them now; true if any left.
+    pub fn push_answers(&self, inbox: &mut Inbox) -> Result<bool, Fail> {
+        let mut any = false;
+        let mut i = 0;
+        while let Some(o) = inbox.rdv.owed.get_mut(i) {
+            let frag = Frag { tag: o.token, total: 0, first: true, kind: o.kind };
+            match self.push(o.dest, frag, &[], &mut o.held, Model::Untimed)? {
+                Some(_) => {
+                    inbox.rdv.owed.remove(i);
+                    any = true;
+                }
+                // Answers need no order: try the others.
+                None => i += 1,
+            }
+        }
+        Ok(any)
+    }
+
+    /// Copies every deferred announced message into memory the inbox owns and answers
+    /// its sender: this core is about to wait (module docs). True if any was copied.
+    pub fn pull_deferred(&self, st: &mut State) -> Result<bool, Fail> {
+        if !st.inbox.has_deferred() {
+            return Ok(false);
+        }
+        st.inbox.pull_deferred(self)?;
+        self.push_answers(&mut st.inbox)?;
+        Ok(true)
+    }
+
+    fn corrupt_announcement(&self, src: u32, addr: u64, errno: i32) -> Fail {
+        Fail::Corrupt(CorruptError {
+            channel: "rendezvous",
+            owner: self.rank,
+            position: src,
+            kind: CorruptKind::BadRendezvousAddress { addr, errno },
+        })
+    }
+}
+
+impl Pull for Ctx<'_> {
+    fn pull(&self, src: u32, at: Rendezvous, dst: &mut [u8]) -> Result<(), PullError> {
+        // Relaxed: written at the sender's attach, before it could send anything; the
+        // channel's Acquire that saw the announcement orders it.
+        let slot = self.seg.slot(src);
+        let pid = slot.pid.load(Ordering::Relaxed);
+        match cma::read(pid, at.addr, dst) {
+            Ok(()) => Ok(()),
+            Err(ReadError::Refused) => Err(PullError::Refused),
+            Err(ReadError::Fault(errno)) => Err(PullError::Fail(self.corrupt_announcement(src, at.addr, errno))),
+            Err(ReadError::Gone) => {
+                // A sender gives up on an announced send only when the job aborts
+                // (then it may finalize and exit before this read): report the abort.
+                self.waiter.job().check().map_err(|e| PullError::Fail(Fail::Aborted(e)))?;
+                // Relaxed: a diagnosis; a sender that finalized while its send was
+                // still announced, with the job running, broke the protocol.
+                if slot.state.load(Ordering::Relaxed) == slot_state::FINALIZED {
+                    return Err(PullError::Fail(self.corrupt_announcement(src, at.addr, nix::errno::Errno::ESRCH as i32)));
+                }
+                // It died: the launcher aborts the job, naming it, and rings us.
+                let own = &self.seg.slot(self.rank).bell;
+                let aborted = self.waiter.wait_until(own, || None::<()>);
+                Err(PullError::Fail(Fail::Aborted(aborted.expect_err("only an abort ends this wait"))))
+            }
+        }
+    }
+}

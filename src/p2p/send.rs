@@ -1,0 +1,207 @@
+//! The sending side of [`Endpoint`]: blocking and non-blocking sends, to oneself, through
+//! the channel, or by the single-copy path.
+//!
+//! - To oneself: the whole message goes into the inbox at once (`matching`): one copy
+//!   into the memory of the receive it is for, never through a channel.
+//! - Blocking, at least the single-copy threshold (`cma`), another core, single copy
+//!   usable: announced, then copied by the receiver straight out of `data`; the send
+//!   returns on the receiver's answer (`rendezvous`). Refused: the bytes follow through
+//!   the channel as continuations of the announced message.
+//! - Otherwise through the channel, fragment by fragment: a blocking send waits for
+//!   room (draining its own channel meanwhile); a non-blocking one sends what fits and
+//!   queues a copy of the rest (`progress`).
+//!
+//! Every path charges virtual time as the chip would move the message (`timed`), so a
+//! program's virtual time does not depend on the path the host took.
+
+use crate::p2p::endpoint::{Endpoint, SendError, Status};
+use crate::p2p::engine::Locked;
+use crate::p2p::progress::{Ctx, Frag};
+use crate::p2p::request::Request;
+use crate::p2p::timed::{self, Model};
+use crate::protocol::ring::frag::{FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
+use crate::timing::{self, Category};
+
+impl<'c> Endpoint<'c> {
+    /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
+    pub(crate) fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
+        self.send_inner(dest, tag, data, true).map(|_| ())
+    }
+
+    /// Sends in the background: returns a request that completes when the message has
+    /// left. The bytes that cannot leave at once are copied, so `data` is free again
+    /// when this returns.
+    pub(crate) fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
+        let status = Status { source: self.ctx.rank(), tag, len: data.len(), vtime: 0 };
+        let id = self.send_inner(dest, tag, data, false)?;
+        Ok(Request::send(*self, id, status))
+    }
+
+    /// Blocking unless `block` is false, then `Some(id)` of the queued rest.
+    fn send_inner(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
+        let _op = timing::call(Category::Send, if block { "send" } else { "isend" });
+        let total = self.check_dest(dest, data.len())?;
+        let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
+        if dest == self.ctx.rank() {
+            let h = FragHeader::data(dest, tag, total, total, true);
+            let stamp = timing::clock().map_or(0, |c| c.now());
+            st.inbox.deliver_own(&h, data, stamp);
+            // Another thread of this core may wait for it.
+            st.changed();
+            return Ok(None);
+        }
+        let single = self.engine.single_copy();
+        let large = single.applies(data.len());
+        let model = timed::message_sent(dest, data.len(), cx.message_path(dest, data.len()));
+        if !st.may_start(dest) {
+            if !block {
+                st.changed();
+                return Ok(Some(st.enqueue(dest, (tag, total), data, (false, model), None)));
+            }
+            while !st.may_start(dest) {
+                if cx.progress(&mut st, None)? {
+                    st.changed();
+                } else {
+                    self.wait(&cx, &mut st, None, None)?;
+                }
+            }
+        }
+        if !block {
+            return self.push_or_queue(&cx, &mut st, dest, (tag, total), data, model);
+        }
+        if large && single.usable() {
+            return self.send_single_copy(&cx, &mut st, dest, (tag, total), data, model).map(|()| None);
+        }
+        let mut busy = false;
+        let sent = self.push_all(&cx, &mut st, dest, Frag::data(tag, total, true), data, model, &mut busy);
+        if busy {
+            st.set_busy(dest, false);
+            // Sends of other threads to `dest` may wait for it.
+            st.changed();
+        }
+        sent.map(|()| None)
+    }
+
+    /// A non-blocking send: the fragments that go now, then the rest queued.
+    fn push_or_queue(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        dest: u32,
+        (tag, total): (u32, u32),
+        data: &[u8],
+        model: Model,
+    ) -> Result<Option<u64>, SendError> {
+        let (mut off, mut held) = (0, None);
+        loop {
+            match cx.push(dest, Frag::data(tag, total, off == 0), &data[off..], &mut held, model)? {
+                Some(n) => {
+                    off += n;
+                    if off == data.len() {
+                        return Ok(None);
+                    }
+                }
+                None => {
+                    st.changed();
+                    return Ok(Some(st.enqueue(dest, (tag, total), &data[off..], (off > 0, model), held)));
+                }
+            }
+        }
+    }
+
+    /// A blocking send of `data` as fragments starting with `first`: every fragment,
+    /// progressing and waiting while `dest` is full. Before its first wait it marks
+    /// `dest` busy (and sets `busy`): the thread may sleep mid-message with the state
+    /// unlocked, and nothing else may start to `dest` meanwhile (see `progress`).
+    #[allow(clippy::too_many_arguments)]
+    fn push_all(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        dest: u32,
+        first: Frag,
+        data: &[u8],
+        model: Model,
+        busy: &mut bool,
+    ) -> Result<(), SendError> {
+        let (mut off, mut held) = (0, None);
+        loop {
+            let frag = Frag { first: first.first && off == 0, ..first };
+            match cx.push(dest, frag, &data[off..], &mut held, model)? {
+                Some(n) => {
+                    off += n;
+                    if off == data.len() {
+                        return Ok(());
+                    }
+                }
+                None if cx.progress(st, None)? => st.changed(),
+                None => {
+                    if !*busy {
+                        st.set_busy(dest, true);
+                        *busy = true;
+                    }
+                    self.wait(cx, st, Some((dest, data.len() - off, held)), None)?;
+                }
+            }
+        }
+    }
+
+    /// A blocking send by the single-copy path (`rendezvous`): announce, wait for the
+    /// answer; if the receiver was refused the copy, send the bytes as continuations.
+    fn send_single_copy(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        dest: u32,
+        (tag, total): (u32, u32),
+        data: &[u8],
+        model: Model,
+    ) -> Result<(), SendError> {
+        let token = st.inbox.rdv.announce(dest);
+        let at = Rendezvous { addr: data.as_ptr() as u64, token };
+        let result = self.announce_and_wait(cx, st, dest, (tag, total), data, at, model);
+        st.inbox.rdv.close(dest);
+        // Sends of other threads to `dest` may wait for it.
+        st.changed();
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn announce_and_wait(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        dest: u32,
+        (tag, total): (u32, u32),
+        data: &[u8],
+        at: Rendezvous,
+        model: Model,
+    ) -> Result<(), SendError> {
+        let announcement = Frag { tag, total, first: true, kind: FragKind::Rendezvous };
+        let mut busy = false;
+        self.push_all(cx, st, dest, announcement, &at.to_bytes(), model, &mut busy)?;
+        debug_assert_eq!(at.to_bytes().len(), RENDEZVOUS_BYTES as usize);
+        if busy {
+            st.set_busy(dest, false);
+        }
+        loop {
+            match st.inbox.rdv.answer(dest) {
+                Some(FragKind::Done) => return Ok(()),
+                Some(_) => {
+                    // Refused: this process's memory cannot be read by its peers.
+                    self.engine.single_copy().refused();
+                    let rest = Frag::data(tag, total, false);
+                    let sent = self.push_all(cx, st, dest, rest, data, model, &mut busy);
+                    if busy {
+                        st.set_busy(dest, false);
+                    }
+                    return sent;
+                }
+                None if cx.progress(st, None)? => st.changed(),
+                None => {
+                    self.wait(cx, st, None, None)?;
+                }
+            }
+        }
+    }
+}

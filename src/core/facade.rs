@@ -10,8 +10,9 @@
 
 use std::ops::Deref;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use crate::core::async_progress::{self, ProgressThread};
 use crate::coll::{CollError, Comm};
 use crate::p2p::channel::Sizes;
 use crate::p2p::endpoint::Endpoint;
@@ -59,9 +60,11 @@ pub mod env {
 /// }
 /// ```
 pub struct Core {
-    ctx: CoreContext,
+    ctx: Arc<CoreContext>,
     /// The two-sided engine, also registered as the context's background work.
     p2p: Arc<Engine>,
+    /// The asynchronous progress thread, when the job asked for one.
+    progress: Mutex<Option<ProgressThread>>,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
@@ -69,9 +72,11 @@ fn env_u32(var: &'static str) -> Result<u32, AttachError> {
     value.parse().map_err(|_| AttachError::BadEnv { var, value })
 }
 
-/// A dropped core writes its part of the trace; its context then marks it finalized.
+/// A dropped core stops its progress thread and writes its part of the trace; its
+/// context then marks it finalized.
 impl Drop for Core {
     fn drop(&mut self) {
+        self.stop_progress();
         crate::timing::finish(self.rank());
     }
 }
@@ -106,14 +111,27 @@ impl Core {
         let ctx = CoreContext::attach(fd, rank, size, crate::core::pin::pinned_cpu())?;
         crate::timing::init(&ctx).map_err(|e| AttachError::Os(std::io::Error::other(e.to_string())))?;
         // The channels take the first symmetric MPB allocation, before anything else.
-        let p2p = Arc::new(Engine::new(&ctx));
+        let async_progress = async_progress::requested();
+        let p2p = Arc::new(Engine::new(&ctx, async_progress));
         if p2p.place().is_ok() {
             // Every wait of the core (barrier, fence, epoch, lock, flag, collective)
             // now drives its pending sends and receives: MPI's progress rule.
             let fresh = ctx.set_background(p2p.clone());
             debug_assert!(fresh.is_ok(), "a new context has no background work yet");
         }
-        Ok(Core { ctx, p2p })
+        let ctx = Arc::new(ctx);
+        let progress = if async_progress && p2p.place().is_ok() {
+            Some(ProgressThread::start(ctx.clone()).map_err(AttachError::Os)?)
+        } else {
+            None
+        };
+        Ok(Core { ctx, p2p, progress: Mutex::new(progress) })
+    }
+
+    fn stop_progress(&self) {
+        if let Some(thread) = self.progress.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            thread.stop();
+        }
     }
 
     /// The context that `p2p`, `rma` and `coll` take.
@@ -134,6 +152,7 @@ impl Core {
     /// Leaves the job (for cores that are never dropped, such as a C library's): writes
     /// this core's part of a virtual-time trace, then marks the core finalized.
     pub fn leave(&self) {
+        self.stop_progress();
         crate::timing::finish(self.rank());
         self.ctx.leave();
     }

@@ -1,6 +1,7 @@
 //! [`Core`]: one process as one core of the emulated chip, and the facade users meet.
 //!
-//! Owns attaching to the job ([`facade`]) and pinning to a CPU ([`pin`]). The core's
+//! Owns attaching to the job ([`facade`]), pinning to a CPU ([`pin`]) and the optional
+//! asynchronous progress thread ([`async_progress`]). The core's
 //! identity, clock and MPB live in its [`crate::segment::CoreContext`], which `Core`
 //! derefs to; its messaging, window and communicator methods delegate to `p2p`, `rma`
 //! and `coll`. Nothing below this layer names `Core`.
@@ -8,6 +9,7 @@
 //! May use: every layer below it ([`crate::coll`], [`crate::p2p`], [`crate::rma`],
 //! [`crate::segment`], [`crate::protocol`]).
 
+pub mod async_progress;
 pub mod facade;
 pub mod pin;
 

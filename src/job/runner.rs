@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 use shm_layout::{ChannelKind, Config, Mesh, WaitPolicy};
 
 use crate::core::facade::Core;
+use crate::core::async_progress::ASYNC_PROGRESS_VAR;
 use crate::job::launcher::{CHECK_VAR, JobReport, Launch, LaunchError, Output};
 use crate::job::pump::Pump;
 use crate::core::pin::{PinPolicy, available_cpu_count};
@@ -140,13 +141,14 @@ pub struct Job {
     pin: PinPolicy,
     core_ids: Option<Vec<u32>>,
     check: Option<bool>,
+    async_progress: Option<bool>,
     timing: Option<crate::job::vtime::VirtualTime>,
 }
 
 impl Job {
     /// `cores` cores with the SCC's defaults, `--wait auto` and compact pinning.
     pub fn new(cores: u32) -> Job {
-        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None, check: None, timing: None }
+        Job { config: Config::new(cores), wait: None, pin: PinPolicy::Compact, core_ids: None, check: None, async_progress: None, timing: None }
     }
 
     /// How cores wait (default: `Adaptive`, or `Block` with more cores than CPUs).
@@ -203,6 +205,15 @@ impl Job {
     /// the ranks inherit `SCCEMU_CHECK` from this process's environment.
     pub fn check(mut self, on: bool) -> Job {
         self.check = Some(on);
+        self
+    }
+
+    /// Asynchronous progress for every rank (`sccrun --async-progress`): a thread per
+    /// core moves its messages while the program computes (see
+    /// `core::async_progress`). Without this call the ranks inherit
+    /// `SCCEMU_ASYNC_PROGRESS` from this process's environment.
+    pub fn async_progress(mut self, on: bool) -> Job {
+        self.async_progress = Some(on);
         self
     }
 
@@ -277,8 +288,10 @@ impl Job {
             (ARG_VAR.into(), arg_json.into()),
             (EXE_VAR.into(), exe_identity().unwrap_or_default().into()),
         ];
-        if let Some(on) = self.check {
-            launch.env.push((CHECK_VAR.into(), if on { "1" } else { "0" }.into()));
+        for (var, on) in [(CHECK_VAR, self.check), (ASYNC_PROGRESS_VAR, self.async_progress)] {
+            if let Some(on) = on {
+                launch.env.push((var.into(), if on { "1" } else { "0" }.into()));
+            }
         }
         let running = launch.spawn().map_err(JobError::Launch)?;
         // One thread reads every rank's result (see `pump`).

@@ -33,7 +33,10 @@
 //! registers the wait as above (`sleeping`, SRB space waiters) and hands the waiter the
 //! core's own doorbell to sleep on as well, with a watch that fires when the work can
 //! move or the state changed. A corrupted channel found in the background disables
-//! it; the next messaging call reports the corruption.
+//! it; the next messaging call reports the corruption. An `eager` engine (a core with
+//! an asynchronous progress thread, `core::async_progress`) also counts incoming
+//! messages as work: its background drains them into the unexpected queue, so that
+//! their senders get their room back while the program computes.
 //!
 //! No core waits holding an announced message (see `rendezvous`): every wait, of a
 //! messaging call or in the background, first copies the deferred ones into memory the
@@ -70,10 +73,13 @@ pub struct Engine {
     active: AtomicU32,
     /// The background found the channel corrupted and stopped (module docs).
     broken: AtomicU32,
+    /// The background drains incoming messages even with nothing posted (module docs).
+    eager: bool,
 }
 
 impl Engine {
-    pub(crate) fn new(ctx: &CoreContext) -> Engine {
+    /// The engine of `ctx`'s core; `eager` for a core with a progress thread.
+    pub(crate) fn new(ctx: &CoreContext, eager: bool) -> Engine {
         let mut mpb = ctx.mpb_allocator.lock().unwrap_or_else(|e| e.into_inner());
         let place = Placement::setup(ctx.segment().config(), &mut mpb);
         Engine {
@@ -85,6 +91,7 @@ impl Engine {
             contended: AtomicU32::new(0),
             active: AtomicU32::new(0),
             broken: AtomicU32::new(0),
+            eager,
         }
     }
 
@@ -251,7 +258,7 @@ impl Drop for Locked<'_> {
 impl Background for Engine {
     fn poll(&self, ctx: &CoreContext) -> bool {
         // Relaxed: hints; the state is looked at under the lock.
-        if self.active.load(Ordering::Relaxed) == 0 || self.broken.load(Ordering::Relaxed) != 0 {
+        if (self.active.load(Ordering::Relaxed) == 0 && !self.eager) || self.broken.load(Ordering::Relaxed) != 0 {
             return false;
         }
         let (Ok(cx), Some(guard)) = (self.ctx(ctx), self.try_lock()) else { return false };
@@ -291,8 +298,9 @@ impl Background for Engine {
                 return Armed::Idle;
             }
         }
-        // Idle work watches only for changes: another thread may post some.
-        let active = st.active();
+        // Idle work watches only for changes (another thread may post some), unless
+        // the background drains eagerly.
+        let active = st.active() || self.eager;
         let watch = active.then(|| cx.watch(&st, None));
         // Relaxed, both: under the lock, as in `Engine::wait`.
         let generation = self.generation.load(Ordering::Relaxed);

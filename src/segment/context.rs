@@ -222,6 +222,13 @@ impl CoreContext {
         }
     }
 
+    /// A waiter that drives the background work and sleeps whenever it is idle,
+    /// whatever the job's policy: for the asynchronous progress thread
+    /// (`core::async_progress`), which must not take a CPU from the cores.
+    pub(crate) fn background_waiter(&self) -> Waiter<'_> {
+        Waiter::new(WaitPolicy::Block, self.segment.job()).with_progress(self)
+    }
+
     /// This core's waiter without the background work: for that work's own waits.
     pub(crate) fn plain_waiter(&self) -> Waiter<'_> {
         Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)

@@ -82,6 +82,11 @@ struct Cli {
     #[arg(long)]
     check: bool,
 
+    /// Asynchronous progress: a thread per core moves its messages while the program
+    /// computes without calling the library. Same as SCCEMU_ASYNC_PROGRESS=1.
+    #[arg(long)]
+    async_progress: bool,
+
     /// Virtual time: `scc` for sccemu's model of the SCC, `scc=FILE` for a chip
     /// described in a TOML file. Program clocks (`Core::wtime`, `RCCE_wtime`,
     /// `MPI_Wtime`) then read virtual seconds, and sccrun prints each core's virtual
@@ -217,6 +222,9 @@ fn main() -> ExitCode {
     launch.output = if cli.tag_output { Output::Tagged } else { Output::Inherit };
     if cli.check {
         launch.env.push((sccemu::job::launcher::CHECK_VAR.into(), "1".into()));
+    }
+    if cli.async_progress {
+        launch.env.push((sccemu::core::async_progress::ASYNC_PROGRESS_VAR.into(), "1".into()));
     }
     if let Some(spec) = &cli.timing {
         match sccemu::job::vtime::VirtualTime::from_spec(spec) {

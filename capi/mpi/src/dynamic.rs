@@ -50,7 +50,7 @@ impl AttachTable {
     pub fn free(self) -> MpiResult<()> {
         for &(e, adopted) in &self.mine {
             if adopted {
-                crate::ffi::rma::release(self.table.context(), e.addr)?;
+                crate::ffi::window::release(self.table.context(), e.addr)?;
             }
         }
         self.table.free().map_err(crate::win::window_error)

@@ -180,7 +180,7 @@ pub fn give_back(own: &Own) -> MpiResult<()> {
     let ctx = mpi()?.core.context();
     match *own {
         Own::Nothing => Ok(()),
-        Own::Adopted(addr) => crate::ffi::rma::release(ctx, addr),
+        Own::Adopted(addr) => crate::ffi::window::release(ctx, addr),
         Own::Block(block) => {
             ctx.heap_free_local(block).map_err(|e| MpiError::new(class::NO_MEM, e.to_string()))
         }

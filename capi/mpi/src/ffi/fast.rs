@@ -8,9 +8,13 @@
 //! every check the general path makes still happens before anything moves; the fast
 //! path only makes the cheap ones inline (constant datatype table, lock-free window
 //! lookup, one range test) and then calls sccemu exactly as the general path would.
-//! When it does call sccemu, it returns the call's own result (`Some`), mapped to the
-//! same MPI error classes as the general path: sccemu refuses a call before it has any
-//! effect, or fails during a wait (job aborted), and neither must run twice.
+//! When it does call sccemu, put, get, flush, lock and unlock return the call's own
+//! result (`Some`), mapped to the same MPI error classes as the general path: sccemu
+//! refuses a call before it has any effect, or fails during a wait (job aborted), and
+//! neither must run twice. The atomics instead return `None` when sccemu refuses them:
+//! the general path reaches sccemu through the accumulate machinery, whose error (and
+//! the order of its checks) is the one to report, and a refused atomic had no effect,
+//! so running it again is safe.
 
 use std::ffi::{c_int, c_void};
 
@@ -135,18 +139,19 @@ unsafe fn write<A: Copy>(p: *mut c_void, value: A) {
     unsafe { p.cast::<A>().write_unaligned(value) }
 }
 
-/// Finishes an ARMW: its old value to `result`, or its error. Called inside the
-/// window's closure, so that only the one-word result leaves it: sccemu's error is
-/// wide, and moving it through memory on the success path stalls store forwarding.
+/// Finishes an ARMW: its old value to `result`; `None` if sccemu refused it (the
+/// general path then reports why). Called inside the window's closure, so that only
+/// the one-word result leaves it: sccemu's error is wide, and moving it through memory
+/// on the success path stalls store forwarding.
 ///
 /// # Safety
 /// `result` is non-null and has room for an `A`.
 #[inline(always)]
-unsafe fn finish<A: Copy>(done: Result<A, sccemu::RmaError>, result: *mut c_void) -> MpiResult<()> {
-    let old = done.map_err(rma_error)?;
+unsafe fn finish<A: Copy>(done: Result<A, sccemu::RmaError>, result: *mut c_void) -> Option<MpiResult<()>> {
+    let old = done.ok()?;
     // SAFETY: this function's contract.
     unsafe { write(result, old) };
-    Ok(())
+    Some(Ok(()))
 }
 
 /// Fetch-and-op on one `A` with an op the hardware has (sum, replace, no-op; and,
@@ -174,10 +179,10 @@ unsafe fn fop<A: AtomicElem>(
     // SAFETY: `result` has room for an `A` (this function's contract).
     let done = |old| unsafe { finish(old, result) };
     match (op, v) {
-        (Op::Sum, Some(v)) => on_win(obj, |w| done(w.fetch_add(world, at, v))),
-        (Op::NoOp, _) => on_win(obj, |w| done(w.load::<A>(world, at))),
-        (Op::Replace, Some(v)) => on_win(obj, |w| done(w.swap(world, at, v))),
-        (_, Some(v)) => on_win(obj, |w| bitwise(w, v).map(done))?,
+        (Op::Sum, Some(v)) => on_win(obj, |w| done(w.fetch_add(world, at, v)))?,
+        (Op::NoOp, _) => on_win(obj, |w| done(w.load::<A>(world, at)))?,
+        (Op::Replace, Some(v)) => on_win(obj, |w| done(w.swap(world, at, v)))?,
+        (_, Some(v)) => on_win(obj, |w| bitwise(w, v).and_then(done))?,
         _ => None,
     }
 }
@@ -256,7 +261,7 @@ unsafe fn cas<A: AtomicElem>(
     // SAFETY: this function's contract.
     let (v, c) = unsafe { (read::<A>(origin), read::<A>(compare)) };
     // SAFETY: this function's contract.
-    on_win(obj, |w| unsafe { finish(w.compare_and_swap(world, at, c, v), result) })
+    on_win(obj, |w| unsafe { finish(w.compare_and_swap(world, at, c, v), result) })?
 }
 
 /// `MPI_Compare_and_swap`'s fast path.

@@ -7,10 +7,12 @@
 //! job abort with a message naming the call and the rank. No Rust panic unwinds into
 //! C: `entry` catches it and aborts the job the same way.
 //!
-//! Files: [`env`] (start-up, errors, info, memory), [`comm`] (communicators, groups,
-//! topologies), [`p2p`] (point-to-point and requests), [`datatype`], [`coll`]
-//! (collectives), [`rma`] (windows and one-sided communication), [`winsync`] (epochs),
-//! [`fast`] and [`fast_p2p`] (the fast paths of the hottest calls).
+//! Files: [`env`] (start-up, errors, info, memory), [`comm`] (communicators, groups),
+//! [`topology`], [`p2p`] (point-to-point), [`requests`] (request completion),
+//! [`datatype`], [`coll`] (collectives), [`window`] (window creation and queries),
+//! [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and [`fast_p2p`]
+//! (the fast paths of the hottest calls), [`registry`] (lock-free handle lookup),
+//! [`buffer`] (user buffers).
 
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;
@@ -28,7 +30,10 @@ pub mod fast;
 pub mod fast_p2p;
 pub mod p2p;
 pub mod registry;
+pub mod requests;
 pub mod rma;
+pub mod topology;
+pub mod window;
 pub mod winsync;
 
 pub use buffer::user_buffer;

@@ -14,7 +14,8 @@
  *  - the error classes at the edges: a rank past the window, MPI_PROC_NULL (nothing
  *    happens), a displacement past the part or before it, RMA outside an epoch, an op
  *    the type does not have, a misaligned atomic, a lock of a locked target, an unlock
- *    or a flush without a lock. */
+ *    or a flush without a lock; every atomic type misaligned, across a part's end and
+ *    past it. */
 #include <stdint.h>
 #include <string.h>
 #include "test_check.h"
@@ -259,6 +260,32 @@ static void test_atomic_errors(void) {
     CHECK_RC(MPI_Win_lock_all(0, bytes));
     CHECK_CLASS(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, next, 4, MPI_SUM, bytes), MPI_ERR_DISP);
     CHECK_RC(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, next, 8, MPI_SUM, bytes));
+    /* Every type's atomics, misaligned (half an element off), across the part's end and
+     * past it: the fast path falls back to the general path's classes. */
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        const struct type *t = &types[k];
+        unsigned char v[8] = {0}, r[8];
+        MPI_Aint half = t->bytes / 2, edge = 64 - half;
+        static const MPI_Op ops[] = {MPI_SUM, MPI_REPLACE, MPI_NO_OP};
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            CHECK_CLASS(MPI_Fetch_and_op(v, r, t->dt, next, half, ops[o], bytes), MPI_ERR_DISP);
+            CHECK_CLASS(MPI_Fetch_and_op(v, r, t->dt, next, edge, ops[o], bytes), MPI_ERR_RMA_RANGE);
+            CHECK_CLASS(MPI_Fetch_and_op(v, r, t->dt, next, 64, ops[o], bytes), MPI_ERR_RMA_RANGE);
+        }
+        if (!t->is_float) {
+            CHECK_CLASS(MPI_Fetch_and_op(v, r, t->dt, next, half, MPI_BXOR, bytes), MPI_ERR_DISP);
+            CHECK_CLASS(MPI_Fetch_and_op(v, r, t->dt, next, edge, MPI_BAND, bytes), MPI_ERR_RMA_RANGE);
+        } else {
+            CHECK_CLASS(MPI_Fetch_and_op(v, r, t->dt, next, 0, MPI_BOR, bytes), MPI_ERR_OP);
+        }
+        CHECK_CLASS(MPI_Compare_and_swap(v, v, r, t->dt, next, half, bytes), MPI_ERR_DISP);
+        CHECK_CLASS(MPI_Compare_and_swap(v, v, r, t->dt, next, edge, bytes), MPI_ERR_RMA_RANGE);
+        CHECK_CLASS(MPI_Compare_and_swap(v, v, r, t->dt, next, 64, bytes), MPI_ERR_RMA_RANGE);
+        CHECK_CLASS(MPI_Compare_and_swap(v, v, r, t->dt, size, 0, bytes), MPI_ERR_RANK);
+        /* Aligned, in the part: fine (0 op 0, or 0 compared with 0). */
+        CHECK_RC(MPI_Fetch_and_op(v, r, t->dt, next, 2 * t->bytes, MPI_SUM, bytes));
+        CHECK_RC(MPI_Compare_and_swap(v, v, r, t->dt, next, 2 * t->bytes, bytes));
+    }
     CHECK_RC(MPI_Win_unlock_all(bytes));
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_RC(MPI_Win_free(&bytes));

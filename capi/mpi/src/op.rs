@@ -4,7 +4,7 @@
 //! Every predefined op is one of `sccemu::Op` (MINLOC and MAXLOC on the value-index
 //! pairs of `sccemu::protocol::atomic::pair`). A reduction needs a datatype whose
 //! every basic element is of one primitive kind ([`TypeMap::prim`]): its packed bytes
-//! are then an array of that primitive, and [`with_prim!`] calls generic code with
+//! are then an array of that primitive, and `with_prim!` calls generic code with
 //! the Rust type. Which ops apply to which kinds is sccemu's rule
 //! (`Element::check`), plus MPI's: `_Bool` takes only the logical ops.
 

@@ -2,7 +2,7 @@
 //!
 //! Each kind of non-blocking operation (a send, a receive, an `MPI_Rput`, ...)
 //! implements [`Pending`]; the table holds them as trait objects. Completion
-//! ([`wait`], [`test`], and the `*all`/`*any`/`*some` forms) removes a request and
+//! ([`wait`], [`test`](fn@test), and the `*all`/`*any`/`*some` forms) removes a request and
 //! gives its [`Status`]. Waiting for one of several requests blocks on this core's
 //! doorbell, which every peer rings when it delivers, takes or frees something of this
 //! core's, and whose waiter drives the core's pending operations meanwhile; so no

@@ -2,7 +2,7 @@
 //! and the ratios sccemu/MPI. Every ratio divides two host times from this same run;
 //! SMPI's figures are virtual times and get columns of their own, in no ratio. A ratio
 //! whose two measurements saw the cache-line probe more than 2x apart is flagged
-//! ([`drift`]).
+//! (`drift`).
 
 use std::fmt::Write as _;
 use std::path::Path;

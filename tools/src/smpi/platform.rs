@@ -20,7 +20,7 @@
 //! - mesh link: latency, `hop_mesh_cycles` at the mesh clock (one hop, one way);
 //!   bandwidth, one line per that time;
 //! - `smpi/os`, `smpi/ois`: `ops.call_core_cycles` as the software cost of a send
-//!   (`smpi/or` zero, see [`config`]); `smpi/lat-factor` 1 and no cross-traffic, since
+//!   (`smpi/or` zero, see `config`); `smpi/lat-factor` 1 and no cross-traffic, since
 //!   SMPI's defaults are calibrated for Ethernet clusters.
 //!
 //! Up to [`EXACT_ROUTES_MAX`] cores every route is listed (`routing="Full"`) and

@@ -7,7 +7,7 @@
 //! job abort with a message naming the call and the rank. No Rust panic unwinds into
 //! C: `entry` catches it and aborts the job the same way.
 //!
-//! Files: [`env`] (start-up, errors, info, memory), [`comm`] (communicators, groups),
+//! Files: [`env`](mod@env) (start-up, errors, info, memory), [`comm`] (communicators, groups),
 //! [`topology`], [`p2p`] (point-to-point), [`requests`] (request completion),
 //! [`datatype`], [`coll`] (collectives), [`window`] (window creation and queries),
 //! [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and [`fast_p2p`]
@@ -72,7 +72,7 @@ pub(crate) use c;
 /// Runs the body of the MPI call `name` for a C caller and returns its code.
 ///
 /// Inlined into every entry point, with the error and panic paths out of line
-/// ([`failed`], [`panicked`]): the success path is then one test of the body's
+/// (`failed`, `panicked`): the success path is then one test of the body's
 /// one-word result, and the entry point's frame holds nothing the error paths need.
 #[inline(always)]
 pub fn entry(name: &'static str, scope: Scope, body: impl FnOnce() -> MpiResult<()>) -> c_int {

@@ -7,7 +7,7 @@
 //! ends the UE, which the launcher turns into a job abort. Before `RCCE_init`, calls
 //! return `RCCE_ERROR_COMM_UNDEFINED`.
 //!
-//! Files: [`env`] (start-up, identity, errors, debugging, locks, shared DRAM,
+//! Files: [`env`](mod@env) (start-up, identity, errors, debugging, locks, shared DRAM,
 //! communicators), [`mpb`] (allocation, put/get, flags, the gory send and receive),
 //! [`nongory`] (send, receive, collectives), [`power`].
 

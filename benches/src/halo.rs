@@ -86,9 +86,27 @@ fn measure(core: &Core, p: Params) -> Result<(Vec<f64>, bool), String> {
     run(core, p).map_err(|e| e.to_string())
 }
 
-/// Message sizes of the paper's tables: 16 B to 256 KiB.
+/// Message sizes of the paper's tables: 16 B to 256 KiB (the quick sizes are the MPI
+/// peers' too, so that each quick row has its counterparts).
 pub fn sizes(params: &SuiteParams) -> Vec<usize> {
-    if params.quick { vec![16, 4096] } else { (2..=9).map(|p| 1 << (2 * p)).collect() }
+    if params.quick { vec![16, 1024] } else { (2..=9).map(|p| 1 << (2 * p)).collect() }
+}
+
+/// Exchanges per sample, as the MPI peers time them (`--inner 200` shrunk by
+/// `inner_for` in benches/mpi/common.h): a tenth from 64 KiB on, a quarter of that from
+/// 512 KiB. Samples of the same length matter on a shared host: a sample of 100
+/// exchanges of 64 KiB (2 ms) nearly always met a preemption of one rank, which stalls
+/// its partner in the next epoch, where the peers' 20-exchange samples mostly did not
+/// (sccemu 413 µs against its own MPI library's 20 µs on the same C pattern, one run).
+pub fn iters_for(params: &SuiteParams, bytes: usize) -> u32 {
+    let mut n = if params.quick { 10 } else { 200 };
+    if bytes >= 65536 {
+        n /= 10;
+    }
+    if bytes >= 524_288 {
+        n /= 4;
+    }
+    n.max(1)
 }
 
 /// The suite: each version's time per exchange, as patterns `halo-<version>` that the
@@ -100,9 +118,11 @@ pub fn suite(params: &SuiteParams) -> Vec<Row> {
             for version in Version::ALL {
                 let p = Params {
                     bytes,
-                    iters: if params.quick { 5 } else { 100 },
-                    reps: params.reps(11),
-                    warmup: params.warmup(2),
+                    iters: iters_for(params, bytes),
+                    // The peers' repetitions and warm-up samples (`sccrun bench`'s
+                    // `--reps` and `--warmup`).
+                    reps: params.reps(20),
+                    warmup: params.warmup(3),
                     version,
                 };
                 let pattern = format!("halo-{}", version.pattern());

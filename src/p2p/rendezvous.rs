@@ -128,7 +128,7 @@ impl Ctx<'_> {
         let mut i = 0;
         while let Some(o) = inbox.rdv.owed.get_mut(i) {
             let frag = Frag { tag: o.token, total: 0, first: true, kind: o.kind };
-            match self.push(o.dest, frag, &[], &mut o.held, Model::Untimed)? {
+            match self.push(o.dest, (frag, false), &[], &mut o.held, Model::Untimed)? {
                 Some(_) => {
                     inbox.rdv.owed.remove(i);
                     any = true;

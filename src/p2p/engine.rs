@@ -144,7 +144,7 @@ impl Engine {
         }
         // What this call changed, other threads hear of now, not after our spin.
         st.announce();
-        let mut watch = cx.watch(st, extra);
+        let mut watch = cx.watch(st, extra, true);
         let result = self.wait_watching(cx, st, &mut watch, target);
         cx.unwatch(&watch);
         Ok(result?)
@@ -302,7 +302,8 @@ impl Background for Engine {
         }
         // Idle work watches only for changes: another thread may post some.
         let active = st.active();
-        let watch = active.then(|| cx.watch(&st, None));
+        // It sleeps on `own` only: no ticket (see `Ctx::watch`).
+        let watch = active.then(|| cx.watch(&st, None, false));
         // Relaxed, both: under the lock, as in `Engine::wait`.
         let generation = self.generation.load(Ordering::Relaxed);
         self.sleeping.fetch_add(1, Ordering::Relaxed);

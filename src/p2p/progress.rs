@@ -410,9 +410,11 @@ impl Ctx<'_> {
 
     /// Prepares a wait: what it watches (the SRB position, the destinations it cannot
     /// send to yet: the fronts of the queues and `extra`). For SRB destinations it
-    /// counts this core among the ring's space waiters and rings the receiver, which
-    /// may owe space (see `srb`); [`Ctx::unwatch`] undoes that.
-    pub fn watch(&self, st: &State, extra: Option<Blocked>) -> Watch {
+    /// counts this core among the ring's space waiters (see `srb`); [`Ctx::unwatch`]
+    /// undoes that. With `bell` the wait also sleeps on [`Ctx::space_bell`], so a lone
+    /// held reservation counts as a ticket; without (a background wait sleeps on the
+    /// core's doorbell only) it must not, or no receiver would ring that doorbell.
+    pub fn watch(&self, st: &State, extra: Option<Blocked>, bell: bool) -> Watch {
         let blocked: Vec<Blocked> = st
             .outbox
             .iter()
@@ -424,7 +426,7 @@ impl Ctx<'_> {
             .collect();
         // One destination, a reservation held: the wait can sleep on its space bell.
         let ticket = match blocked[..] {
-            [(d, _, Some(r))] if self.srb_mode() => Some((d, r)),
+            [(d, _, Some(r))] if bell && self.srb_mode() => Some((d, r)),
             _ => None,
         };
         if self.srb_mode() {
@@ -520,7 +522,7 @@ mod tests {
         let mut inbox = Inbox::default();
         assert!(receiver.drain(&mut inbox, None, true).unwrap());
         // The hint counts `_after` as taken and says full: the wait must look at `lost`.
-        let watch = sender.watch(&st, None);
+        let watch = sender.watch(&st, None, false);
         assert!(sender.movable(&watch));
         sender.unwatch(&watch);
         assert!(sender.progress(&mut st, None).unwrap());

@@ -62,9 +62,10 @@
 //!   wait for that waiter's entry). So a publication wakes about the senders that fit,
 //!   not every sender; a ticket far from fitting sleeps at once rather than waiting
 //!   awake ([`Srb::far_from_fitting`]);
-//! - any other space waiter (no reservation yet: a non-blocking send's queued rest, or
-//!   a wait on several destinations) sleeps on its own doorbell, and the receiver rings
-//!   every core while such a waiter is counted (the low half of `space_waiters`).
+//! - any other space waiter (no reservation yet, a wait on several destinations, or one
+//!   that does not sleep on the space bell: the background wait of a barrier or lock
+//!   holding a queued send's reservation) sleeps on its own doorbell, and the receiver
+//!   rings every core while such a waiter is counted (the low half of `space_waiters`).
 //!
 //! Why: with 47 senders of 4 KiB into one 64 KiB ring on 2 CPUs, ringing every core at
 //! every publication woke all of them to find room for a few, and each re-registered

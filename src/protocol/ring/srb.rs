@@ -48,8 +48,9 @@
 //! up with its ring (it is about to wait) or a quarter of the ring is unpublished, and
 //! before it sleeps (`flush_consumed`): so no sender ever waits for space that a
 //! sleeping receiver owes, and senders need not ring it for that. After publishing it
-//! issues a SeqCst fence (free after the publishing RMW) and reads the waiters; each
-//! wake is a Dekker pair with the fence in `Waiter::wait_until` (as in `waiter.rs`).
+//! rings a space bell (whose SeqCst fence is free after the publishing RMW) and reads
+//! the waiters; each wake is a Dekker pair with the fence in `Waiter::wait_until` (as
+//! in `waiter.rs`).
 //! Whom it wakes:
 //! - a sender holding a reservation that does not fit yet (a *ticket*: blocking sends
 //!   reserve even when the ring is full, and wait for their own reservation) sleeps on
@@ -84,7 +85,7 @@ use crate::protocol::ring::frag::{
     CorruptError, CorruptKind, FragHeader, FragKind, KIND_SHIFT, MAX_FRAGMENT, split, word,
 };
 use crate::protocol::waiter::Doorbell;
-use crate::sync::{AtomicU32, Ordering, fence_after_rmw};
+use crate::sync::{AtomicU32, Ordering};
 
 /// Bytes of an entry header.
 pub const HEADER: u32 = 16;
@@ -448,17 +449,19 @@ impl<'a, M: RingMem> Srb<'a, M> {
         }
         let unpublished = pos.wrapping_sub(*published);
         if unpublished >= self.cap() / 2 {
-            self.publish_consumer(pos, published, caught_up);
-            // SeqCst fence (free after the publishing RMW): the publication and the load
+            // Its bell ring fences (see `publish_consumer`): the publication and the load
             // below form a Dekker pair with a sleeping sender's increment and fence
             // (module docs): either we see the sender and ring it, or its check after its
-            // fence sees what we published. Without a publication there is nothing to
-            // order: a sender we miss has rung us, and our next wait sees it.
-            fence_after_rmw();
+            // fence sees what we published.
+            self.publish_consumer(pos, published, caught_up);
         }
+        // Without a publication above, Relaxed may miss a new waiter: nothing is owed to
+        // it yet that the next check, or the flush before this receiver sleeps, would
+        // not publish (module docs).
         let waiting = self.counters.space.waiters.load(Ordering::Relaxed);
         // While the receiver drains, a quarter at a time: each publication then rings
-        // the bells of whole quarters, whose waiters all fit (module docs).
+        // the bells of whole quarters, whose waiters all fit (module docs). A tuning
+        // threshold: shifting it by one changes no outcome (the mutant survives).
         let due = caught_up || unpublished >= self.cap() / BELLS_PER_LAP;
         if waiting != 0 && pos != *published && due {
             self.publish_consumer(pos, published, caught_up);
@@ -474,11 +477,9 @@ impl<'a, M: RingMem> Srb<'a, M> {
             // Nothing consumed since the last publication: nothing to give a sender.
             return false;
         }
+        // Its bell ring fences, as in `free_consumed`: either we see a sleeping sender
+        // and ring it, or its check after its fence sees what we published.
         self.publish_consumer(pos, published, true);
-        // SeqCst fence (free after the publishing RMW), as in `free_consumed`: either we
-        // see a sleeping sender and ring it, or its check after its fence sees what we
-        // published.
-        fence_after_rmw();
         self.counters.space.waiters.load(Ordering::Relaxed) % TICKETED != 0
     }
 
@@ -499,12 +500,16 @@ impl<'a, M: RingMem> Srb<'a, M> {
         // the last for a while (`trailing`): a receiver that caught up will wait for
         // such a waiter's entry. Each ring, after our publishing RMW, is the Dekker pair
         // of a ticketed sender's count on the bell and its fence before it checks `fits`
-        // (module docs).
+        // (module docs). Every call rings at least one bell (its callers pass `trailing`
+        // or publish a whole quarter or more), so the first ring's SeqCst fence
+        // (`ring_after_rmw`) also orders the publication before the callers' load of
+        // the waiter count: no separate fence.
         let granule = self.cap() / BELLS_PER_LAP;
         let start = from.wrapping_add(self.cap());
         let reach = start % granule + pos.wrapping_sub(from);
         let complete = reach / granule;
         let rung = (complete + u32::from(trailing && reach % granule != 0)).min(BELLS_PER_LAP + 1);
+        debug_assert!(rung > 0, "a publication that rings no bell has no fence");
         for i in 0..rung {
             self.counters.space.bells[((start / granule + i) % SPACE_BELLS) as usize].ring_after_rmw();
         }

@@ -70,10 +70,12 @@
 //!
 //! Why: with 47 senders of 4 KiB into one 64 KiB ring on 2 CPUs, ringing every core at
 //! every publication woke all of them to find room for a few, and each re-registered
-//! and rang the receiver back: 69 futex calls and 50-190 µs per message (depending on
-//! the machine's load), against 4-6 µs for per-peer channels. With tickets and bells,
-//! 9-10 µs (with the bells over one ring's worth of positions instead of four: 20 µs;
-//! over two: 15 µs; eighths instead of quarters: the same).
+//! and rang the receiver back: 66 futex calls and 41 voluntary context switches per
+//! message, 57-320 µs per message (median 230 over 7 runs, by the machine's load),
+//! against 3.5-6.5 µs for per-peer channels. With tickets and bells: 0.3 futex calls,
+//! 1.4 context switches and 6.7-9.8 µs (median 8.7) per message (`examples/p2p_sweep`,
+//! `--patterns m2o --sizes 4096`). With the bells over one ring's worth of positions
+//! instead of four: 20 µs; over two: 15 µs; eighths instead of quarters: the same.
 //!
 //! Memory per receiver: `cap` bytes of ring plus the counters ([`COUNTER_BYTES`]),
 //! whatever the job size.

@@ -516,6 +516,13 @@ mod tests {
         let id = st.enqueue(0, (5, max), &data, (false, Model::Untimed), Some(lost));
         assert!(!sender.progress(&mut st, None).unwrap());
         assert!(!st.send_finished(id));
+        // Its lone reservation is a ticket only for a wait that sleeps on the space bell:
+        // the background's sleeps on its own doorbell, which only ordinary waiters get.
+        for bell in [false, true] {
+            let w = sender.watch(&st, None, bell);
+            assert_eq!(w.ticket, bell.then_some((0, lost)));
+            sender.unwatch(&w);
+        }
         let h = |tag| FragHeader::data(2, tag, max, max, true);
         ring.publish(a, &h(1), &data);
         ring.publish(b, &h(2), &data);

@@ -4,8 +4,11 @@
 //! ring is unpublished or a sender waits). A 64-byte ring takes 112 bytes of entries, so
 //! every interleaving fills the ring (a sender sleeps for space, rings the receiver,
 //! and is rung back once the space is published), and some wrap around or straddle the
-//! end. A second model fills the ring exactly (see `exactly_full`). Drives
-//! `sccemu::srb`.
+//! end. A second model fills the ring exactly (see `exactly_full`). Senders wait for
+//! space both ways the progress engine does: with a ticket (a reservation taken although
+//! the ring is full, slept for on its space bell, which the receiver's publication
+//! rings) and without (on the sender's own doorbell, which the receiver rings when
+//! `free_consumed` says so). Drives `sccemu::srb`.
 
 use loom::sync::Arc;
 use loom::thread;
@@ -47,28 +50,32 @@ fn payload(src: u32, n: usize, len: usize) -> Vec<u8> {
 }
 
 /// One sender's message, as `sccemu`'s progress engine sends it: reserve unless the
-/// ring looks full (then sleep until it may not be), wait for room if the reservation
-/// does not fit yet, publish, ring the receiver.
-fn send(w: &World, src: u32, n: usize, len: usize) {
+/// ring looks full; a blocking send (`ticket`) then reserves anyway and sleeps on the
+/// reservation's space bell until it fits, a non-blocking one sleeps on its own
+/// doorbell until the ring may have room; publish, ring the receiver.
+fn send(w: &World, src: u32, n: usize, len: usize, ticket: bool) {
     let ring = srb(w);
     let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
     let bell = &w.bells[src as usize];
     let elen = entry_len(len as u32);
+    let wait_ticket = |r| {
+        ring.add_space_waiter(true);
+        waiter.wait_until(ring.space_bell(&r), || ring.fits(&r).then_some(())).unwrap();
+        ring.remove_space_waiter(true);
+        r
+    };
     let r = loop {
         match ring.try_reserve(elen) {
             Some((r, true)) => break r,
-            Some((r, false)) => {
-                ring.add_space_waiter();
-                w.bells[0].ring_after_rmw();
-                waiter.wait_until(bell, || ring.fits(&r).then_some(())).unwrap();
-                ring.remove_space_waiter();
-                break r;
+            Some((r, false)) => break wait_ticket(r),
+            None if ticket => {
+                let r = ring.reserve(elen);
+                break if ring.fits(&r) { r } else { wait_ticket(r) };
             }
             None => {
-                ring.add_space_waiter();
-                w.bells[0].ring_after_rmw();
+                ring.add_space_waiter(false);
                 waiter.wait_until(bell, || ring.likely_fits(elen).then_some(())).unwrap();
-                ring.remove_space_waiter();
+                ring.remove_space_waiter(false);
             }
         }
     };
@@ -84,15 +91,15 @@ fn two_senders_fill_and_wrap_the_ring() {
         let a = {
             let w = w.clone();
             thread::spawn(move || {
-                send(&w, 1, 0, 16);
-                send(&w, 1, 1, 0);
+                send(&w, 1, 0, 16, true);
+                send(&w, 1, 1, 0, true);
             })
         };
         let b = {
             let w = w.clone();
             thread::spawn(move || {
-                send(&w, 2, 0, 8);
-                send(&w, 2, 1, 16);
+                send(&w, 2, 0, 8, false);
+                send(&w, 2, 1, 16, false);
             })
         };
         let ring = srb(&w);
@@ -101,8 +108,13 @@ fn two_senders_fill_and_wrap_the_ring() {
         let (mut pos, mut published) = (0, 0);
         let mut taken = 0;
         while taken < 4 {
-            // As the progress engine's receive: wait for an entry, or for senders that
-            // wait for space this receiver consumed but has not published.
+            // As the progress engine's receive: publish what was consumed before a
+            // sleep (loom's waiter sleeps at once), then wait for an entry, or for
+            // senders that wait for space this receiver consumed but has not published.
+            if ring.flush_consumed(pos, &mut published) {
+                w.bells[1].ring();
+                w.bells[2].ring();
+            }
             let entry = waiter
                 .wait_until(&w.bells[0], || match ring.peek(pos).unwrap() {
                     Some(e) => Some(Some(e)),
@@ -120,7 +132,8 @@ fn two_senders_fill_and_wrap_the_ring() {
                 ring.release(e);
                 taken += 1;
             }
-            if ring.free_consumed(pos, &mut published) {
+            let caught_up = ring.peek(pos).unwrap().is_none();
+            if ring.free_consumed(pos, &mut published, caught_up) {
                 w.bells[1].ring();
                 w.bells[2].ring();
             }
@@ -164,11 +177,11 @@ fn exactly_full() {
         let sender = {
             let w = w.clone();
             thread::spawn(move || {
-                send(&w, 1, 0, 16);
-                send(&w, 1, 1, 16);
+                send(&w, 1, 0, 16, true);
+                send(&w, 1, 1, 16, true);
                 for n in 2..4 {
                     flag::write(&w.stage, n - 1, &w.bells[0]);
-                    send(&w, 1, n as usize, 16);
+                    send(&w, 1, n as usize, 16, n == 2);
                 }
                 flag::write(&w.stage, 3, &w.bells[0]);
             })
@@ -178,7 +191,7 @@ fn exactly_full() {
         let (mut pos, mut published) = (0, 0);
         flag::wait_until(&w.stage, 1, &waiter, &w.bells[0]).unwrap();
         assert_eq!(take(&w, &ring, &mut pos), (1, 0));
-        if ring.free_consumed(pos, &mut published) {
+        if ring.free_consumed(pos, &mut published, false) {
             w.bells[1].ring();
         }
         assert_eq!(published, 32, "half the ring consumed and not published");
@@ -211,14 +224,14 @@ fn exactly_full_two_senders() {
             let w = w.clone();
             thread::spawn(move || {
                 for n in 0..2 {
-                    send(&w, 1, n, 16);
+                    send(&w, 1, n, 16, true);
                     flag::write(&w.stage, n as u32 + 1, &w.bells[0]);
                 }
             })
         };
         let second = {
             let w = w.clone();
-            thread::spawn(move || send(&w, 2, 0, 16))
+            thread::spawn(move || send(&w, 2, 0, 16, false))
         };
         let ring = srb(&w);
         let waiter = Waiter::new(WaitPolicy::Adaptive, &w.job);
@@ -226,7 +239,7 @@ fn exactly_full_two_senders() {
         let mut seen = vec![];
         waiter.wait_until(&w.bells[0], || flag::reached(&w.stage, 1).then_some(())).unwrap();
         seen.push(take(&w, &ring, &mut pos));
-        if ring.free_consumed(pos, &mut published) {
+        if ring.free_consumed(pos, &mut published, false) {
             w.bells[1].ring();
             w.bells[2].ring();
         }

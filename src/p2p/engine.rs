@@ -50,7 +50,7 @@ use crate::p2p::cma::SingleCopy;
 use crate::p2p::matching::Target;
 use crate::p2p::progress::{Blocked, Ctx, Fail, State, Watch};
 use crate::protocol::abort::JobAborted;
-use crate::protocol::waiter::{Armed, Doorbell, Movable};
+use crate::protocol::waiter::{Armed, Doorbell, Movable, Progress};
 use crate::segment::CoreContext;
 use crate::segment::context::Background;
 use crate::sync::{AtomicU32, Ordering};
@@ -151,8 +151,8 @@ impl Engine {
         }
         // What this call changed, other threads hear of now, not after our spin.
         st.announce();
-        let watch = cx.watch(st, extra);
-        let result = self.wait_watching(cx, st, &watch, target);
+        let mut watch = cx.watch(st, extra, true);
+        let result = self.wait_watching(cx, st, &mut watch, target);
         cx.unwatch(&watch);
         Ok(result?)
     }
@@ -161,13 +161,14 @@ impl Engine {
         &self,
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
-        watch: &Watch,
+        watch: &mut Watch,
         target: Option<&mut Target<'_>>,
     ) -> Result<bool, JobAborted> {
         // Relaxed: a hint (module docs).
         let contended = || self.contended.load(Ordering::Relaxed) != 0;
         let ready = || (cx.movable(watch) || contended()).then_some(());
-        if cx.waiter.spin_until(ready)?.is_some() && !contended() {
+        // A send whose reservation is far from fitting sleeps at once (see `srb`).
+        if !cx.far(watch) && cx.waiter.spin_until(ready)?.is_some() && !contended() {
             return Ok(false);
         }
         if let Some(t) = target {
@@ -175,6 +176,9 @@ impl Engine {
                 st.changed();
             }
         }
+        // No sender may wait on a sleeper for space it consumed (see `srb`).
+        cx.flush_before_sleep(&mut st.inbox, watch);
+        let watch = &*watch;
         // Tell the sleepers of a change now: once counted below, we would wake
         // ourselves with it.
         st.announce();
@@ -187,7 +191,12 @@ impl Engine {
         // against the changer's RMW and ring fence, decide (module docs); the state
         // itself is read under the lock once awake.
         let moved = || self.generation.load(Ordering::Relaxed) != generation;
-        let result = cx.waiter.sleep_until(st.own, || (cx.movable(watch) || moved()).then_some(()));
+        let ready = || (cx.movable(watch) || moved()).then_some(());
+        // A send holding a ticket sleeps on its space bell as well (see `srb`).
+        let result = match cx.space_bell(watch) {
+            Some(bell) => cx.waiter.with_progress(&SpaceBell(bell)).sleep_until(st.own, ready),
+            None => cx.waiter.sleep_until(st.own, ready),
+        };
         st.relock();
         self.sleeping.fetch_sub(1, Ordering::Relaxed);
         result.map(|()| true)
@@ -301,12 +310,35 @@ impl Background for Engine {
         // Idle work watches only for changes (another thread may post some), unless
         // the background drains eagerly.
         let active = st.active() || self.eager;
-        let watch = active.then(|| cx.watch(&st, None));
+        // It sleeps on `own` only: no ticket (see `Ctx::watch`).
+        let watch = active.then(|| cx.watch(&st, None, false));
         // Relaxed, both: under the lock, as in `Engine::wait`.
         let generation = self.generation.load(Ordering::Relaxed);
         self.sleeping.fetch_add(1, Ordering::Relaxed);
         st.unlock();
         Armed::Watch(own, Box::new(BackgroundWait { engine: self, cx, watch, generation }))
+    }
+}
+
+/// The space bell of a ticket, as a second doorbell for the waiter to sleep on: the
+/// waiter's condition already covers what it rings for, so it watches nothing more.
+struct SpaceBell<'a>(&'a Doorbell);
+
+impl Progress for SpaceBell<'_> {
+    fn poll(&self) -> bool {
+        false
+    }
+
+    fn arm(&self) -> Armed<'_> {
+        Armed::Watch(self.0, Box::new(Nothing))
+    }
+}
+
+struct Nothing;
+
+impl Movable for Nothing {
+    fn movable(&self) -> bool {
+        false
     }
 }
 

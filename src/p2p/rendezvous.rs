@@ -128,7 +128,7 @@ impl Ctx<'_> {
         let mut i = 0;
         while let Some(o) = inbox.rdv.owed.get_mut(i) {
             let frag = Frag { tag: o.token, total: 0, first: true, kind: o.kind };
-            match self.push(o.dest, frag, &[], &mut o.held, Model::Untimed)? {
+            match self.push(o.dest, (frag, false), &[], &mut o.held, Model::Untimed)? {
                 Some(_) => {
                     inbox.rdv.owed.remove(i);
                     any = true;
@@ -168,7 +168,11 @@ impl Pull for Ctx<'_> {
         let slot = self.seg.slot(src);
         let pid = slot.pid.load(Ordering::Relaxed);
         match cma::read(pid, at.addr, dst) {
-            Ok(()) => Ok(()),
+            // A sender gives up on an announced send only when the job aborts, and may
+            // then reuse its buffer before it exits: bytes read after that are not the
+            // message. Its abort was visible before it gave up, so a check after the
+            // read reports it rather than the bytes.
+            Ok(()) => self.waiter.job().check().map_err(|e| PullError::Fail(Fail::Aborted(e))),
             Err(ReadError::Refused) => Err(PullError::Refused),
             Err(ReadError::Fault(errno)) => Err(PullError::Fail(self.corrupt_announcement(src, at.addr, errno))),
             Err(ReadError::Gone) => {

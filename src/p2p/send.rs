@@ -94,7 +94,7 @@ impl<'c> Endpoint<'c> {
     ) -> Result<Option<u64>, SendError> {
         let (mut off, mut held) = (0, None);
         loop {
-            match cx.push(dest, Frag::data(tag, total, off == 0), &data[off..], &mut held, model)? {
+            match cx.push(dest, (Frag::data(tag, total, off == 0), false), &data[off..], &mut held, model)? {
                 Some(n) => {
                     off += n;
                     if off == data.len() {
@@ -127,7 +127,8 @@ impl<'c> Endpoint<'c> {
         let (mut off, mut held) = (0, None);
         loop {
             let frag = Frag { first: first.first && off == 0, ..first };
-            match cx.push(dest, frag, &data[off..], &mut held, model)? {
+            // A ticket: this send waits for its reservation whatever happens (`srb`).
+            match cx.push(dest, (frag, true), &data[off..], &mut held, model)? {
                 Some(n) => {
                     off += n;
                     if off == data.len() {

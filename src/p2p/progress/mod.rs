@@ -9,8 +9,10 @@
 //! sleeps on its own doorbell, so one sleep covers both:
 //! senders ring the receiver after publishing; a perpeer receiver rings the sender
 //! whose slot or DRAM bytes it frees; an SRB sender that waits for space counts itself
-//! in the receiver's `space_waiters` and rings it, and the receiver, which stops
-//! waiting when it owes space, publishes what it consumed and rings every core.
+//! in the receiver's `space_waiters`, and the receiver publishes what it consumed
+//! whenever it catches up with its ring (or every quarter of it), ringing the space
+//! bell that a blocking sender holding a reservation sleeps on as well, or every core
+//! for the other waiters (see `srb`).
 //!
 //! Because every blocked call keeps draining its own channel, two cores that send
 //! large messages to each other at the same time both complete: neither channel stays
@@ -39,7 +41,7 @@ use crate::p2p::timed::{self, Model};
 use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
 use crate::protocol::ring::srb;
-use crate::protocol::waiter::Waiter;
+use crate::protocol::waiter::{Doorbell, Waiter};
 use crate::segment::mapping::Segment;
 
 /// Why progress stopped.
@@ -227,6 +229,14 @@ impl Ctx<'_> {
         true
     }
 
+    /// Before a sleep: publishes the SRB space this core consumed, so that no sender
+    /// waits on a sleeper for it (senders do not ring receivers for it, see `srb`).
+    pub fn flush_before_sleep(&self, inbox: &mut Inbox, w: &mut Watch) {
+        if self.flush_consumed(inbox) {
+            w.published = inbox.srb_published;
+        }
+    }
+
     /// Delivers the fragments waiting for this core; true if there were any. Unless
     /// `greedy`, stops once the target has its message (the rest stays in the channel
     /// for the next receive); a core that waits for room elsewhere drains greedily, so
@@ -235,6 +245,7 @@ impl Ctx<'_> {
         let mut any = false;
         if self.srb_mode() {
             let ring = self.place.srb(self.seg, self.rank);
+            let mut caught_up = true;
             while let Some(e) = ring.peek(inbox.srb_pos)? {
                 let read = |dst: &mut [u8]| ring.read(&e, 0, dst);
                 let stamp = timed::stamp(|c| c.ring_stamp(self.rank, e.pos()));
@@ -244,10 +255,11 @@ impl Ctx<'_> {
                 ring.release(e);
                 any = true;
                 if !greedy && satisfied(&target) {
+                    caught_up = false;
                     break;
                 }
             }
-            if ring.free_consumed(inbox.srb_pos, &mut inbox.srb_published) {
+            if ring.free_consumed(inbox.srb_pos, &mut inbox.srb_published, caught_up) {
                 self.seg.ring_all();
             }
             return Ok(any);
@@ -303,11 +315,14 @@ impl Ctx<'_> {
     /// Sends the next fragment of a message to `dest` if the channel has room:
     /// `Some(bytes sent)`, or `None` when it is full. `held` keeps an SRB reservation
     /// that does not fit yet; a later call with the same `rest` fills it once it fits
-    /// (module docs). Control fragments (`frag.kind`) carry all of `rest`. Never waits.
+    /// (module docs). With `ticket` (a blocking send, which waits for it) an SRB
+    /// reservation is taken even when the ring looks full (see `srb`: the sender then
+    /// sleeps on its space bell). Control fragments (`frag.kind`) carry all of `rest`.
+    /// Never waits.
     pub fn push(
         &self,
         dest: u32,
-        frag: Frag,
+        (frag, ticket): (Frag, bool),
         rest: &[u8],
         held: &mut Option<srb::Reservation>,
         model: Model,
@@ -320,6 +335,10 @@ impl Ctx<'_> {
                 Some(r) => (r, ring.fits(&r)),
                 None => match ring.try_reserve(len) {
                     Some(reserved) => reserved,
+                    None if ticket => {
+                        let r = ring.reserve(len);
+                        (r, ring.fits(&r))
+                    }
                     None => return Ok(None),
                 },
             };
@@ -366,7 +385,7 @@ impl Ctx<'_> {
             while let Some(p) = queue.front_mut() {
                 let rest = &p.data[p.off..];
                 let frag = Frag::data(p.tag, p.total, !p.started);
-                match self.push(dest as u32, frag, rest, &mut p.reserved, p.model)? {
+                match self.push(dest as u32, (frag, false), rest, &mut p.reserved, p.model)? {
                     None => break,
                     Some(n) => {
                         any = true;
@@ -391,9 +410,11 @@ impl Ctx<'_> {
 
     /// Prepares a wait: what it watches (the SRB position, the destinations it cannot
     /// send to yet: the fronts of the queues and `extra`). For SRB destinations it
-    /// counts this core among the ring's space waiters and rings the receiver, which
-    /// may owe space (see `srb`); [`Ctx::unwatch`] undoes that.
-    pub fn watch(&self, st: &State, extra: Option<Blocked>) -> Watch {
+    /// counts this core among the ring's space waiters (see `srb`); [`Ctx::unwatch`]
+    /// undoes that. With `bell` the wait also sleeps on [`Ctx::space_bell`], so a lone
+    /// held reservation counts as a ticket; without (a background wait sleeps on the
+    /// core's doorbell only) it must not, or no receiver would ring that doorbell.
+    pub fn watch(&self, st: &State, extra: Option<Blocked>, bell: bool) -> Watch {
         let blocked: Vec<Blocked> = st
             .outbox
             .iter()
@@ -403,20 +424,38 @@ impl Ctx<'_> {
             .chain(st.inbox.rdv.owed.iter().map(|o| (o.dest, 0, o.held)))
             .chain(extra)
             .collect();
+        // One destination, a reservation held: the wait can sleep on its space bell.
+        let ticket = match blocked[..] {
+            [(d, _, Some(r))] if bell && self.srb_mode() => Some((d, r)),
+            _ => None,
+        };
         if self.srb_mode() {
+            // No need to ring the receivers: one that waits has published what it
+            // consumed (it caught up), and one that drains publishes as it goes (`srb`).
             for &(d, ..) in &blocked {
-                self.place.srb(self.seg, d).add_space_waiter();
-                self.seg.slot(d).bell.ring_after_rmw();
+                self.place.srb(self.seg, d).add_space_waiter(ticket.is_some());
             }
         }
-        Watch { pos: st.inbox.srb_pos, published: st.inbox.srb_published, blocked }
+        Watch { pos: st.inbox.srb_pos, published: st.inbox.srb_published, blocked, ticket }
     }
 
     /// Undoes the registrations of [`Ctx::watch`].
     pub fn unwatch(&self, w: &Watch) {
         if self.srb_mode() {
-            w.blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).remove_space_waiter());
+            let ticketed = w.ticket.is_some();
+            w.blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).remove_space_waiter(ticketed));
         }
+    }
+
+    /// Whether the wait holds a ticket far from fitting: then waiting awake (spinning,
+    /// or yielding when oversubscribed) only costs CPU and context switches.
+    pub fn far(&self, w: &Watch) -> bool {
+        w.ticket.is_some_and(|(d, r)| self.place.srb(self.seg, d).far_from_fitting(&r))
+    }
+
+    /// The space bell a wait sleeps on besides its own doorbell, if it holds a ticket.
+    pub fn space_bell(&self, w: &Watch) -> Option<&Doorbell> {
+        w.ticket.map(|(d, r)| self.place.srb(self.seg, d).space_bell(&r))
     }
 
     /// Whether something the watch covers could move: a fragment arrived (at the
@@ -437,56 +476,9 @@ pub(crate) struct Watch {
     pos: u32,
     published: u32,
     blocked: Vec<Blocked>,
+    /// The one destination waited for and the reservation held there, if that is all.
+    ticket: Option<(u32, srb::Reservation)>,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::alloc::freelist::FreeList;
-    use crate::p2p::endpoint::{Source, TagMatch};
-    use shm_layout::{Config, WaitPolicy};
-
-    /// The loser of a reservation race (two senders saw room for one entry) holds space
-    /// that does not fit yet: progress must not wait for the receiver, and a later call
-    /// fills it once the receiver has drained.
-    #[test]
-    fn a_reservation_that_does_not_fit_yet_stays_queued() {
-        let config = Config { heap_bytes: 1 << 22, ring_bytes: 1024, ..Config::new(3) };
-        let seg = Segment::create(config).unwrap();
-        let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::segment::mpb::MPB_GRANULE);
-        let place = Placement::setup(&config, &mut mpb).unwrap();
-        let ctx = |rank| Ctx {
-            seg: &seg,
-            place: &place,
-            rank,
-            size: 3,
-            waiter: Waiter::new(WaitPolicy::Spin, seg.job()),
-        };
-        let (receiver, sender) = (ctx(0), ctx(1));
-        let ring = place.srb(&seg, 0);
-        let max = ring.max_payload();
-        // Rank 2 holds the whole ring, unpublished; rank 1 lost the race for the next
-        // entry, and rank 2 reserved one more after it.
-        let (a, b) = (ring.reserve(srb::entry_len(max)), ring.reserve(srb::entry_len(max)));
-        let lost = ring.reserve(srb::entry_len(max));
-        let _after = ring.reserve(srb::entry_len(max));
-        let data = vec![7u8; max as usize];
-        let mut st = State::default();
-        let id = st.enqueue(0, (5, max), &data, (false, Model::Untimed), Some(lost));
-        assert!(!sender.progress(&mut st, None).unwrap());
-        assert!(!st.send_finished(id));
-        let h = |tag| FragHeader::data(2, tag, max, max, true);
-        ring.publish(a, &h(1), &data);
-        ring.publish(b, &h(2), &data);
-        let mut inbox = Inbox::default();
-        assert!(receiver.drain(&mut inbox, None, true).unwrap());
-        // The hint counts `_after` as taken and says full: the wait must look at `lost`.
-        let watch = sender.watch(&st, None);
-        assert!(sender.movable(&watch));
-        sender.unwatch(&watch);
-        assert!(sender.progress(&mut st, None).unwrap());
-        assert!(st.send_finished(id));
-        receiver.drain(&mut inbox, None, true).unwrap();
-        assert_eq!(inbox.probe(Source::Rank(1), TagMatch::Tag(5)).map(|s| s.len), Some(max as usize));
-    }
-}
+mod tests;

@@ -28,6 +28,12 @@
 //! receiver stops at the unpublished entry, as at any reservation being written, so
 //! later entries (from any sender) wait behind it.
 //!
+//! A non-blocking send copies what cannot leave at once into a buffer of its own. The
+//! buffers of finished ones are kept (the [`SPARE_BUFFERS`] largest) and reused: an
+//! exchange that repeats large isends would otherwise allocate, fault in and unmap
+//! them every time (glibc maps large allocations; a 2-core halo of 4 x 256 KiB took
+//! thousands of page faults per 20 exchanges).
+//!
 //! Sends to one destination never interleave their fragments (the receiver assembles
 //! one message per source at a time): a blocking send in the middle of a message marks
 //! its destination busy ([`State::set_busy`]), and nothing else starts to it until it
@@ -104,6 +110,22 @@ pub(crate) struct State {
     /// (its thread may sleep with the state unlocked): no other message to it may
     /// start meanwhile.
     busy: Vec<bool>,
+    /// Buffers of finished queued sends, kept for the next ones (module docs).
+    spare: Vec<Vec<u8>>,
+}
+
+/// How many buffers of finished queued sends a core keeps ([`State::enqueue`]): one per
+/// neighbour of a 3-D stencil's exchange.
+const SPARE_BUFFERS: usize = 8;
+
+/// Keeps `buffer` among `spare`, sorted by capacity, the smallest dropped past
+/// [`SPARE_BUFFERS`].
+fn keep_spare(spare: &mut Vec<Vec<u8>>, buffer: Vec<u8>) {
+    let at = spare.partition_point(|b| b.capacity() <= buffer.capacity());
+    spare.insert(at, buffer);
+    if spare.len() > SPARE_BUFFERS {
+        spare.remove(0);
+    }
 }
 
 /// A destination that a waiting call cannot send to yet: the rank, the bytes still to
@@ -156,7 +178,11 @@ impl State {
         if self.outbox.len() <= dest as usize {
             self.outbox.resize_with(dest as usize + 1, VecDeque::new);
         }
-        let p = Pending { id, tag, total, data: rest.to_vec(), off: 0, started, reserved, model };
+        // The largest spare: a repeated exchange finds its buffers again.
+        let mut data = self.spare.pop().unwrap_or_default();
+        data.clear();
+        data.extend_from_slice(rest);
+        let p = Pending { id, tag, total, data, off: 0, started, reserved, model };
         self.outbox[dest as usize].push_back(p);
         self.unfinished.insert(id);
         id
@@ -377,7 +403,7 @@ impl Ctx<'_> {
     /// Skips destinations that a blocking send is in the middle of.
     pub fn push_queued(&self, st: &mut State) -> Result<bool, Fail> {
         let mut any = self.push_answers(&mut st.inbox)?;
-        let State { outbox, unfinished, busy, .. } = st;
+        let State { outbox, unfinished, busy, spare, .. } = st;
         for (dest, queue) in outbox.iter_mut().enumerate() {
             if queue.is_empty() || busy.get(dest).is_some_and(|&b| b) {
                 continue;
@@ -393,7 +419,9 @@ impl Ctx<'_> {
                         p.started = true;
                         if p.off == p.data.len() {
                             unfinished.remove(&p.id);
-                            queue.pop_front();
+                            if let Some(done) = queue.pop_front() {
+                                keep_spare(spare, done.data);
+                            }
                         }
                     }
                 }

@@ -199,8 +199,11 @@ impl<'c> Endpoint<'c> {
         tag: impl Into<TagMatch>,
         buf: &mut [u8],
     ) -> Result<Status, RecvError> {
-        let _op = timing::call(Category::Recv, "recv");
         let (src, tag) = (src.into(), tag.into());
+        timing::in_call(Category::Recv, "recv", || self.recv_now(src, tag, buf))
+    }
+
+    fn recv_now(&self, src: Source, tag: TagMatch, buf: &mut [u8]) -> Result<Status, RecvError> {
         self.check_source(src)?;
         let capacity = buf.len();
         let (cx, mut st) = self.p2p().map_err(RecvError::Unavailable)?;

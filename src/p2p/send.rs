@@ -39,7 +39,10 @@ impl<'c> Endpoint<'c> {
 
     /// Blocking unless `block` is false, then `Some(id)` of the queued rest.
     fn send_inner(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
-        let _op = timing::call(Category::Send, if block { "send" } else { "isend" });
+        timing::in_call(Category::Send, if block { "send" } else { "isend" }, || self.send_now(dest, tag, data, block))
+    }
+
+    fn send_now(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
         let total = self.check_dest(dest, data.len())?;
         let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
         if dest == self.ctx.rank() {

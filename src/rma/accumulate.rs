@@ -396,11 +396,12 @@ impl<'c, T: Plain> Window<'c, T> {
         if width > 8 {
             return Err(AccError::NotLockFree { type_name: E::NAME });
         }
-        let _op = self.timed_update("compare_and_swap", target, width);
-        let words = self.words_around(target, at, width, 1)?;
-        self.issued();
-        let _domain = if self.acc_locks() { self.locked_domain(target, at, width)? } else { None };
-        Ok(compare_and_swap_slot(words.slot(0), compare, value))
+        self.update_call("compare_and_swap", target, width, #[inline(always)] || {
+            let words = self.words_around(target, at, width, 1)?;
+            self.issued();
+            let _domain = if self.acc_locks() { self.locked_domain(target, at, width)? } else { None };
+            Ok(compare_and_swap_slot(words.slot(0), compare, value))
+        })
     }
 
     /// The atomic words holding `count` elements of `width` bytes at byte `at` of
@@ -428,7 +429,17 @@ impl<'c, T: Plain> Window<'c, T> {
         result: Option<&mut [E]>,
         op: Op,
     ) -> Result<(), AccError> {
-        let _op = self.timed_update("accumulate", target, size_of_val(src));
+        self.update_call("accumulate", target, size_of_val(src), || self.acc_now(target, index, src, result, op))
+    }
+
+    fn acc_now<E: Element>(
+        &self,
+        target: u32,
+        index: usize,
+        src: &[E],
+        result: Option<&mut [E]>,
+        op: Op,
+    ) -> Result<(), AccError> {
         E::check(op)?;
         self.check_access(target)?;
         let at = self.check_bytes(target, index, size_of_val(src))?;

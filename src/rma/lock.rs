@@ -260,10 +260,11 @@ impl<'c, T: Plain> Window<'c, T> {
         if !self.epochs.borrow().passive(target) {
             return Err(SyncError::NotLocked { rank: target });
         }
-        let _op = timing::call(Category::Sync, "flush");
-        self.acc_quiesce()?;
-        self.complete_stores();
-        Ok(())
+        timing::in_call(Category::Sync, "flush", #[inline(always)] || {
+            self.acc_quiesce()?;
+            self.complete_stores();
+            Ok(())
+        })
     }
 
     /// The memory side of every flush: a SeqCst fence, so that the RMA before it is

@@ -104,24 +104,26 @@ impl<T: Plain> Window<'_, T> {
     /// Copies `src` to elements `index..` of `target`'s part (`MPI_Put`).
     #[inline]
     pub fn put(&self, target: u32, index: usize, src: &[T]) -> Result<(), RmaError> {
-        let _op = self.timed_copy(Category::Put, "put", target, size_of_val(src));
-        self.check_access(target)?;
-        let at = self.check_range(target, index, src.len())?;
-        self.issued();
-        self.part_bytes(target).write(at, bytes_of(src));
-        self.pending_stores.set(true);
-        Ok(())
+        self.copy_call((Category::Put, "put"), target, size_of_val(src), #[inline(always)] || {
+            self.check_access(target)?;
+            let at = self.check_range(target, index, src.len())?;
+            self.issued();
+            self.part_bytes(target).write(at, bytes_of(src));
+            self.pending_stores.set(true);
+            Ok(())
+        })
     }
 
     /// Copies elements `index..` of `target`'s part into `dst` (`MPI_Get`).
     #[inline]
     pub fn get(&self, target: u32, index: usize, dst: &mut [T]) -> Result<(), RmaError> {
-        let _op = self.timed_copy(Category::Get, "get", target, size_of_val(dst));
-        self.check_access(target)?;
-        let at = self.check_range(target, index, dst.len())?;
-        self.issued();
-        self.part_bytes(target).read(at, bytes_of_mut(dst));
-        Ok(())
+        self.copy_call((Category::Get, "get"), target, size_of_val(dst), #[inline(always)] || {
+            self.check_access(target)?;
+            let at = self.check_range(target, index, dst.len())?;
+            self.issued();
+            self.part_bytes(target).read(at, bytes_of_mut(dst));
+            Ok(())
+        })
     }
 
     /// Scatters contiguous `src` into a strided layout starting at `index`.
@@ -160,24 +162,26 @@ impl<T: Plain> Window<'_, T> {
     }
 
     fn scatter(&self, target: u32, blocks: &[(usize, usize)], src: &[u8]) {
-        let _op = self.timed_copy(Category::Put, "put", target, src.len());
-        self.pending_stores.set(true);
-        let part = self.part_bytes(target);
-        let mut from = 0;
-        for &(at, len) in blocks {
-            part.write(at, &src[from..from + len]);
-            from += len;
-        }
+        self.copy_call((Category::Put, "put"), target, src.len(), #[inline(always)] || {
+            self.pending_stores.set(true);
+            let part = self.part_bytes(target);
+            let mut from = 0;
+            for &(at, len) in blocks {
+                part.write(at, &src[from..from + len]);
+                from += len;
+            }
+        })
     }
 
     fn gather(&self, target: u32, blocks: &[(usize, usize)], dst: &mut [u8]) {
-        let _op = self.timed_copy(Category::Get, "get", target, dst.len());
-        let part = self.part_bytes(target);
-        let mut to = 0;
-        for &(at, len) in blocks {
-            part.read(at, &mut dst[to..to + len]);
-            to += len;
-        }
+        self.copy_call((Category::Get, "get"), target, dst.len(), #[inline(always)] || {
+            let part = self.part_bytes(target);
+            let mut to = 0;
+            for &(at, len) in blocks {
+                part.read(at, &mut dst[to..to + len]);
+                to += len;
+            }
+        })
     }
 
     fn check_passive(&self, target: u32) -> Result<(), RmaError> {
@@ -235,12 +239,13 @@ impl<T: Plain> Window<'_, T> {
     /// took the bare 4 ns fetch_add to 18 ns).
     #[inline(always)]
     fn armw<A: AtomicElem, R>(&self, target: u32, index: usize, armw: impl FnOnce(Word<'_>) -> R) -> Result<R, RmaError> {
-        let _op = self.timed_update("armw", target, A::WIDTH);
-        let (word, at) = self.word::<A>(target, index)?;
-        if !self.acc_locks() {
-            return Ok(armw(word));
-        }
-        self.locked_armw(target, at, A::WIDTH, word, armw)
+        self.update_call("armw", target, A::WIDTH, #[inline(always)] || {
+            let (word, at) = self.word::<A>(target, index)?;
+            if !self.acc_locks() {
+                return Ok(armw(word));
+            }
+            self.locked_armw(target, at, A::WIDTH, word, armw)
+        })
     }
 
     /// [`Window::armw`] under a strategy with locks: holds the element's stripes around it.

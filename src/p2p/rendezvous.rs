@@ -167,18 +167,20 @@ impl Pull for Ctx<'_> {
         // channel's Acquire that saw the announcement orders it.
         let slot = self.seg.slot(src);
         let pid = slot.pid.load(Ordering::Relaxed);
+        // A sender gives up on an announced send only when the job aborts, and may then
+        // reuse or free its buffer, finalize and exit before this read. Its abort was
+        // visible before it gave up, so a check after the read reports the abort rather
+        // than the bytes read, the fault or the missing process.
+        let aborted = || self.waiter.job().check().map_err(|e| PullError::Fail(Fail::Aborted(e)));
         match cma::read(pid, at.addr, dst) {
-            // A sender gives up on an announced send only when the job aborts, and may
-            // then reuse its buffer before it exits: bytes read after that are not the
-            // message. Its abort was visible before it gave up, so a check after the
-            // read reports it rather than the bytes.
-            Ok(()) => self.waiter.job().check().map_err(|e| PullError::Fail(Fail::Aborted(e))),
+            Ok(()) => aborted(),
             Err(ReadError::Refused) => Err(PullError::Refused),
-            Err(ReadError::Fault(errno)) => Err(PullError::Fail(self.corrupt_announcement(src, at.addr, errno))),
+            Err(ReadError::Fault(errno)) => {
+                aborted()?;
+                Err(PullError::Fail(self.corrupt_announcement(src, at.addr, errno)))
+            }
             Err(ReadError::Gone) => {
-                // A sender gives up on an announced send only when the job aborts
-                // (then it may finalize and exit before this read): report the abort.
-                self.waiter.job().check().map_err(|e| PullError::Fail(Fail::Aborted(e)))?;
+                aborted()?;
                 // Relaxed: a diagnosis; a sender that finalized while its send was
                 // still announced, with the job running, broke the protocol.
                 if slot.state.load(Ordering::Relaxed) == slot_state::FINALIZED {

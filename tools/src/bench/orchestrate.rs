@@ -287,7 +287,18 @@ impl Session<'_> {
             measured.rows
         };
         self.progress.done(1);
-        output::write_csv(&output::csv_path(&self.args.out, name), &rows)?;
+        let out = &self.args.out;
+        output::write_csv(&output::csv_path(out, name), &rows)?;
+        // Virtual times only, every column on the same axis: the ping-pong by size, the
+        // barrier and the stencil's curve by cores.
+        let plots = if name == vtime::NAME {
+            plot::plot_suite(&out.join("plots"), name, &rows)?
+                .iter()
+                .map(|p| report::relative(out, p))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(SuiteResult {
             name: name.into(),
             about: about.into(),
@@ -295,7 +306,7 @@ impl Session<'_> {
             has_peers: true,
             sccemu: SccemuSide::Measured,
             rows,
-            plots: Vec::new(),
+            plots,
             incidents: Vec::new(),
             probes: Vec::new(),
             custom: Some(custom),

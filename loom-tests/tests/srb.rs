@@ -253,3 +253,41 @@ fn exactly_full_two_senders() {
         second.join().unwrap();
     });
 }
+
+/// The ring's bounds, each at its exact value (one thread: the bounds, not the races,
+/// are under test): a reservation that ends exactly at the ring's end fits at once
+/// (`Srb::try_reserve` says so, so its sender does not wait for space for nothing); one
+/// short by exactly a quarter of the ring is not "far from fitting" (that is more than a
+/// quarter, `Srb::far_from_fitting`); and a receiver that has consumed exactly a quarter
+/// of the ring while a sender waits publishes it (`Srb::free_consumed`). Each of these
+/// comparisons shifted by one fails here.
+#[test]
+fn bounds_are_exact() {
+    loom::model(|| {
+        let w = world();
+        let ring = srb(&w);
+        let (quarter, half) = (entry_len(0), entry_len(16));
+        assert_eq!((quarter, half), (16, 32), "a 64-byte ring");
+        let (_, fits) = ring.try_reserve(half).expect("an empty ring has room");
+        assert!(fits);
+        let (_, fits) = ring.try_reserve(half).expect("half the ring is free");
+        assert!(fits, "a reservation that ends exactly at the ring's end fits");
+        // The ring is full and nothing consumed: a quarter more is short by a quarter.
+        let short = ring.reserve(quarter);
+        assert!(!ring.fits(&short));
+        assert!(!ring.far_from_fitting(&short), "short by exactly a quarter is not far");
+
+        let w = world();
+        let ring = srb(&w);
+        ring.add_space_waiter(false);
+        let r = ring.reserve(quarter);
+        ring.publish(r, &FragHeader::data(1, 0, 0, 0, true), &[]);
+        let e = ring.peek(0).unwrap().expect("the entry just published");
+        let pos = e.next();
+        ring.release(e);
+        let mut published = 0;
+        ring.free_consumed(pos, &mut published, false);
+        assert_eq!(published, quarter, "a quarter consumed while a sender waits is published");
+        ring.remove_space_waiter(false);
+    });
+}

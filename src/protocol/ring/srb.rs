@@ -298,9 +298,9 @@ impl<'a, M: RingMem> Srb<'a, M> {
         }
         let r = self.reserve(len);
         // A shortcut only: `false` sends the caller to wait until `Srb::fits`, which then
-        // holds at once wherever this would have. So `<` here would be as correct (one
-        // needless registration as a space waiter when the reservation fills the ring
-        // exactly), and the mutation script's shift of it survives.
+        // holds at once wherever this would have. So `<` here would be safe, but would
+        // register a sender as a space waiter for nothing when its reservation fills the
+        // ring exactly (the loom model `bounds_are_exact` checks the bound).
         let fits = r.pos.wrapping_add(len).wrapping_sub(seen) <= self.cap();
         Some((r, fits))
     }
@@ -312,8 +312,9 @@ impl<'a, M: RingMem> Srb<'a, M> {
 
     /// Sender: whether the reservation is far from fitting: more than a quarter of the
     /// ring must still be published before it does (a hint, for whether waiting for it
-    /// awake is worth it). Off by one either way, its comparisons only move where a
-    /// sender stops waiting awake.
+    /// awake is worth it). Off by one either way, its comparisons would only move where
+    /// a sender stops waiting awake; the loom model `bounds_are_exact` holds it to
+    /// "more than".
     pub fn far_from_fitting(&self, r: &Reservation) -> bool {
         // Relaxed: a hint; `fits` decides.
         let consumer = self.counters.consumer.load(Ordering::Relaxed);
@@ -463,7 +464,8 @@ impl<'a, M: RingMem> Srb<'a, M> {
         let waiting = self.counters.space.waiters.load(Ordering::Relaxed);
         // While the receiver drains, a quarter at a time: each publication then rings
         // the bells of whole quarters, whose waiters all fit (module docs). A tuning
-        // threshold: shifting it by one changes no outcome (the mutant survives).
+        // threshold, safe off by one, held to "a whole quarter" by the loom model
+        // `bounds_are_exact`.
         let due = caught_up || unpublished >= self.cap() / BELLS_PER_LAP;
         if waiting != 0 && pos != *published && due {
             self.publish_consumer(pos, published, caught_up);

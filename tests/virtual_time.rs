@@ -8,9 +8,9 @@
 
 use sccemu::core::pin::PinPolicy;
 use sccemu::job::vtime::VirtualTime;
-use sccemu::sync::{AtomicU32, Ordering};
 use sccemu::timing::Chip;
 use sccemu::{Core, Group, Job, LockKind, Op, Placement, WaitPolicy};
+use sccemu_benches::hog::Hog;
 
 /// The SCC, with compute not charged.
 fn communication_only() -> VirtualTime {
@@ -71,29 +71,6 @@ fn exercise(core: &Core, _: ()) -> Result<Vec<u64>, String> {
     mpb.free().map_err(s)?;
     world.free().map_err(s)?;
     Ok(t)
-}
-
-/// A busy thread until dropped: a CPU hog beside the job.
-struct Hog(std::sync::Arc<AtomicU32>);
-
-impl Hog {
-    fn start() -> Hog {
-        let stop = std::sync::Arc::new(AtomicU32::new(0));
-        let s = stop.clone();
-        std::thread::spawn(move || {
-            let mut x = 0u64;
-            while s.load(Ordering::Relaxed) == 0 {
-                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-            }
-        });
-        Hog(stop)
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        self.0.store(1, Ordering::Relaxed);
-    }
 }
 
 #[test]

@@ -11,6 +11,7 @@ pub mod allgather;
 pub mod barrier;
 pub mod exchange;
 pub mod halo;
+pub mod hog;
 pub mod measure;
 pub mod pt2pt;
 pub mod rcce;

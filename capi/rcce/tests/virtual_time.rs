@@ -7,7 +7,7 @@
 
 mod harness;
 
-use sccemu::sync::{AtomicU32, Ordering};
+use sccemu_benches::hog::Hog;
 use std::path::{Path, PathBuf};
 
 use harness::{build, build_dir, build_source, rccerun, text};
@@ -46,29 +46,6 @@ fn report(stderr: &str) -> Vec<String> {
         .collect();
     assert!(!lines.is_empty(), "no virtual-time report: {stderr}");
     lines
-}
-
-/// A busy thread until dropped: a CPU hog beside the job.
-struct Hog(std::sync::Arc<AtomicU32>);
-
-impl Hog {
-    fn start() -> Hog {
-        let stop = std::sync::Arc::new(AtomicU32::new(0));
-        let s = stop.clone();
-        std::thread::spawn(move || {
-            let mut x = 0u64;
-            while s.load(Ordering::Relaxed) == 0 {
-                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-            }
-        });
-        Hog(stop)
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        self.0.store(1, Ordering::Relaxed);
-    }
 }
 
 #[test]

@@ -28,11 +28,8 @@
 //! receiver stops at the unpublished entry, as at any reservation being written, so
 //! later entries (from any sender) wait behind it.
 //!
-//! A non-blocking send copies what cannot leave at once into a buffer of its own. The
-//! buffers of finished ones are kept (the [`SPARE_BUFFERS`] largest) and reused: an
-//! exchange that repeats large isends would otherwise allocate, fault in and unmap
-//! them every time (glibc maps large allocations; a 2-core halo of 4 x 256 KiB took
-//! thousands of page faults per 20 exchanges).
+//! A non-blocking send copies what cannot leave at once into a buffer of its own, and
+//! the buffers of finished ones are reused ([`spare`]).
 //!
 //! Sends to one destination never interleave their fragments (the receiver assembles
 //! one message per source at a time): a blocking send in the middle of a message marks
@@ -48,6 +45,7 @@ use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
 use crate::protocol::ring::srb;
 use crate::protocol::waiter::{Doorbell, Waiter};
+use spare::Spare;
 use crate::segment::mapping::Segment;
 
 /// Why progress stopped.
@@ -110,22 +108,8 @@ pub(crate) struct State {
     /// (its thread may sleep with the state unlocked): no other message to it may
     /// start meanwhile.
     busy: Vec<bool>,
-    /// Buffers of finished queued sends, kept for the next ones (module docs).
-    spare: Vec<Vec<u8>>,
-}
-
-/// How many buffers of finished queued sends a core keeps ([`State::enqueue`]): one per
-/// neighbour of a 3-D stencil's exchange.
-const SPARE_BUFFERS: usize = 8;
-
-/// Keeps `buffer` among `spare`, sorted by capacity, the smallest dropped past
-/// [`SPARE_BUFFERS`].
-fn keep_spare(spare: &mut Vec<Vec<u8>>, buffer: Vec<u8>) {
-    let at = spare.partition_point(|b| b.capacity() <= buffer.capacity());
-    spare.insert(at, buffer);
-    if spare.len() > SPARE_BUFFERS {
-        spare.remove(0);
-    }
+    /// Buffers of finished queued sends, kept for the next ones.
+    spare: Spare,
 }
 
 /// A destination that a waiting call cannot send to yet: the rank, the bytes still to
@@ -178,10 +162,7 @@ impl State {
         if self.outbox.len() <= dest as usize {
             self.outbox.resize_with(dest as usize + 1, VecDeque::new);
         }
-        // The largest spare: a repeated exchange finds its buffers again.
-        let mut data = self.spare.pop().unwrap_or_default();
-        data.clear();
-        data.extend_from_slice(rest);
+        let data = self.spare.copy_of(rest);
         let p = Pending { id, tag, total, data, off: 0, started, reserved, model };
         self.outbox[dest as usize].push_back(p);
         self.unfinished.insert(id);
@@ -420,7 +401,7 @@ impl Ctx<'_> {
                         if p.off == p.data.len() {
                             unfinished.remove(&p.id);
                             if let Some(done) = queue.pop_front() {
-                                keep_spare(spare, done.data);
+                                spare.keep(done.data);
                             }
                         }
                     }
@@ -508,5 +489,6 @@ pub(crate) struct Watch {
     ticket: Option<(u32, srb::Reservation)>,
 }
 
+mod spare;
 #[cfg(test)]
 mod tests;

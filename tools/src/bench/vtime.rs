@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sccemu::sync::{AtomicU32, Ordering};
+use sccemu_benches::hog::Hog;
 use sccemu_benches::measure::{Row, SuiteParams};
 
 use super::peers::{self, Mpi};
@@ -82,29 +82,6 @@ fn parse_rows(text: &str) -> Vec<(String, u64, f64)> {
 fn number_after(text: &str, key: &str) -> Option<f64> {
     let line = text.lines().rev().find(|l| l.contains(key))?;
     line[line.find(key)? + key.len()..].split_whitespace().next()?.parse().ok()
-}
-
-/// A busy thread until dropped.
-struct Hog(std::sync::Arc<AtomicU32>);
-
-impl Hog {
-    fn start() -> Hog {
-        let stop = std::sync::Arc::new(AtomicU32::new(0));
-        let s = stop.clone();
-        std::thread::spawn(move || {
-            let mut x = 0u64;
-            while s.load(Ordering::Relaxed) == 0 {
-                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-            }
-        });
-        Hog(stop)
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        self.0.store(1, Ordering::Relaxed);
-    }
 }
 
 impl Setup<'_> {

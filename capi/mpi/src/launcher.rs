@@ -15,6 +15,9 @@ use std::process::Command;
 const NO_LINK: &[&str] = &["-c", "-S", "-E", "-M", "-MM", "-fsyntax-only"];
 /// What a Rust static library needs from the system (`rustc --print native-static-libs`).
 const SYSTEM_LIBS: &[&str] = &["-lm", "-lpthread", "-ldl", "-lrt", "-lutil", "-lgcc_s", "-lc"];
+/// Drops the archive's unreached code, as rustc's own links do: the Rust code is compiled
+/// a section per function, and a debug build's program shrinks from 24 to 16 MB.
+const DROP_UNREACHED: &str = "-Wl,--gc-sections";
 
 /// `mpi.h`'s directory.
 pub fn include_dir() -> PathBuf {
@@ -42,7 +45,7 @@ pub fn compile_command(compiler: &str, args: &[String], lib_dir: &Path) -> Resul
     if links {
         let archive =
             archive(lib_dir).ok_or("libsccmpi.a is missing; build it with `cargo build -p sccemu-mpi`")?;
-        cmd.arg(archive).args(SYSTEM_LIBS);
+        cmd.arg(archive).args(SYSTEM_LIBS).arg(DROP_UNREACHED);
     }
     Ok(cmd)
 }

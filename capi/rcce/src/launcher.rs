@@ -30,6 +30,9 @@ const ICC_ONLY: &[&str] = &[
 const NO_LINK: &[&str] = &["-c", "-S", "-E", "-M", "-MM", "-fsyntax-only"];
 /// What a Rust static library needs from the system (`rustc --print native-static-libs`).
 const SYSTEM_LIBS: &[&str] = &["-lm", "-lpthread", "-ldl", "-lrt", "-lutil", "-lgcc_s", "-lc"];
+/// Drops the archive's unreached code, as rustc's own links do: the Rust code is compiled
+/// a section per function, and a debug build's program shrinks from 24 to 16 MB.
+const DROP_UNREACHED: &str = "-Wl,--gc-sections";
 /// MPB per core for RCCE jobs: RCCE's 8 KiB plus sccemu's own channel counters.
 pub const MPB_BYTES: u32 = 8192 + 512;
 
@@ -61,7 +64,7 @@ pub fn compile_command(args: &[String], lib_dir: &Path) -> Result<Command, Strin
     if links {
         let archive =
             archive(lib_dir).ok_or("librcce.a is missing; build it with `cargo build -p sccemu-rcce`")?;
-        cmd.arg(archive).args(SYSTEM_LIBS);
+        cmd.arg(archive).args(SYSTEM_LIBS).arg(DROP_UNREACHED);
     }
     Ok(cmd)
 }

@@ -4,7 +4,8 @@
 //! matching, the progress engine, the per-core engine that threads share and that
 //! every other blocking call drives in the background (`engine`), requests and the
 //! send/receive calls ([`endpoint`], `send`), and the single-copy path of large
-//! messages (`rendezvous` over `cma`, cross-memory attach).
+//! messages (`rendezvous` over `cma`, cross-memory attach), and the message buffers
+//! both sides reuse (`spare`).
 //!
 //! May use: [`crate::segment`] and [`crate::protocol`].
 
@@ -18,6 +19,7 @@ pub(crate) mod progress;
 pub(crate) mod rendezvous;
 pub mod request;
 pub(crate) mod send;
+pub(crate) mod spare;
 pub(crate) mod timed;
 
 pub use channel::{ChannelUnavailable, Footprint, footprint};

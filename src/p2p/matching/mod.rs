@@ -22,13 +22,16 @@
 //! its place, for a receive with a larger buffer; a message put back like this goes to
 //! the earliest posted receive that matches it, if any, as a new message would.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 mod pull;
 
 use crate::p2p::endpoint::{Source, Status, TagMatch};
 use crate::p2p::progress::Fail;
 use crate::p2p::rendezvous::Book;
+use crate::p2p::spare::Spare;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
 
 pub(crate) use pull::{Pull, PullError};
@@ -111,7 +114,8 @@ pub(crate) struct Inbox {
     next_id: u64,
     posted: Vec<Posted>,
     arrived: BTreeMap<u64, Msg>,
-    assigned: HashMap<u64, Msg>,
+    /// Keyed by receive id: small sequential integers, which need no DoS-proof hash.
+    assigned: FxHashMap<u64, Msg>,
     /// Indexed by source rank.
     assembling: Vec<Option<Assembly>>,
     /// This core's SRB consumer position (channel state, kept here so that draining
@@ -125,6 +129,8 @@ pub(crate) struct Inbox {
     pub rdv: Book,
     /// Announced messages in `arrived` or `assigned` still in their senders' memory.
     deferred: usize,
+    /// The data buffers of messages taken, for the next ones.
+    spare: Spare,
 }
 
 impl Inbox {
@@ -182,6 +188,7 @@ impl Inbox {
             self.slot(msg.status.source).as_mut().expect("partial messages are assembling").sink =
                 Sink::Direct;
         }
+        self.spare.keep(msg.data);
         Ok(())
     }
 
@@ -264,7 +271,7 @@ impl Inbox {
     /// goes back to the arrived queue.) Returns whether there was such a rest.
     pub fn spill(&mut self, t: &mut Target<'_>) -> bool {
         let TargetState::Direct { status, filled, seq } = t.state else { return false };
-        let mut data = Vec::with_capacity(status.len.min(PREALLOC).max(filled));
+        let mut data = self.buffer(status.len, filled);
         data.extend_from_slice(&t.buf[..filled]);
         let msg = Msg { seq, status, data, remote: None };
         match t.id {
@@ -327,7 +334,7 @@ impl Inbox {
             Sink::Direct => None,
         }
         .expect("placed without a target");
-        msg.data = data.to_vec();
+        msg.data.extend_from_slice(data);
     }
 
     fn deliver_data(
@@ -392,9 +399,6 @@ impl Inbox {
     fn place(&mut self, status: Status, target: Option<&mut Target<'_>>, remote: Option<Rendezvous>) -> Sink {
         let seq = self.next_seq;
         self.next_seq += 1;
-        // An announced message's bytes come later, whole; the others' as they arrive.
-        let prealloc = if remote.is_some() { 0 } else { status.len.min(PREALLOC) };
-        let new = |status| Msg { seq, status, data: Vec::with_capacity(prealloc), remote };
         let posted = self.posted.iter().position(|p| matches(p.src, p.tag, &status));
         let direct = |t: &mut Target<'_>| {
             if status.len <= t.buf.len() {
@@ -412,7 +416,8 @@ impl Inbox {
             }
             (Some(i), _) => {
                 let id = self.posted.remove(i).id;
-                self.assigned.insert(id, new(status));
+                let msg = self.new_msg(seq, status, remote);
+                self.assigned.insert(id, msg);
                 self.deferred += usize::from(remote.is_some());
                 return Sink::Assigned(id);
             }
@@ -428,6 +433,22 @@ impl Inbox {
         }
         // A posted target too small for it: the message goes on to the next one.
         self.deferred += usize::from(remote.is_some());
-        self.queue(new(status))
+        let msg = self.new_msg(seq, status, remote);
+        self.queue(msg)
+    }
+
+    /// A message not delivered straight into a receive's buffer. An announced one's
+    /// bytes come later, whole, into a buffer of their own; the others' as they arrive.
+    fn new_msg(&mut self, seq: u64, status: Status, remote: Option<Rendezvous>) -> Msg {
+        let data = if remote.is_some() { Vec::new() } else { self.buffer(status.len, 0) };
+        Msg { seq, status, data, remote }
+    }
+
+    /// An empty buffer for a message of `len` bytes (`len` from shared memory, not
+    /// trusted with an allocation past [`PREALLOC`]) of which `filled` are at hand.
+    fn buffer(&mut self, len: usize, filled: usize) -> Vec<u8> {
+        let mut data = self.spare.take(len);
+        data.reserve(len.min(PREALLOC).max(filled));
+        data
     }
 }

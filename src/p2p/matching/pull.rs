@@ -6,7 +6,7 @@
 use crate::p2p::progress::Fail;
 use crate::protocol::ring::frag::{FragKind, Rendezvous};
 
-use super::{Assembly, Inbox, Msg, PREALLOC, Sink, Target, TargetState};
+use super::{Assembly, Inbox, Msg, Sink, Target, TargetState};
 
 /// Copies a message announced for the single-copy path out of its sender's memory
 /// (the progress engine's context, with `cma`).
@@ -65,22 +65,21 @@ impl Inbox {
         let assigned: Vec<u64> = self.assigned.iter().filter_map(remote).collect();
         let keys = arrived.into_iter().map(Sink::Arrived).chain(assigned.into_iter().map(Sink::Assigned));
         for sink in keys {
-            let msg = match sink {
-                Sink::Arrived(k) => self.arrived.get_mut(&k),
-                Sink::Assigned(k) => self.assigned.get_mut(&k),
-                Sink::Direct => None,
-            }
-            .expect("listed above");
-            let (at, status) = (msg.remote.expect("listed above"), msg.status);
-            // Zeroed by the allocator (fresh pages for large ones), then copied once.
-            let mut data = vec![0u8; status.len];
+            let status = self.msg(sink).status;
+            // The length is the announcement's, which the sender's memory backs: a lie
+            // fails the pull (`cma`).
+            let mut data = self.spare.take(status.len);
+            data.resize(status.len, 0);
+            let msg = self.msg(sink);
+            let at = msg.remote.expect("listed above");
             let answer = match pull.pull(status.source, at, &mut data) {
                 Ok(()) => {
                     msg.data = data;
                     FragKind::Done
                 }
                 Err(PullError::Refused) => {
-                    msg.data = Vec::with_capacity(status.len.min(PREALLOC));
+                    data.clear();
+                    msg.data = data;
                     FragKind::Refused
                 }
                 Err(PullError::Fail(f)) => return Err(f),
@@ -93,5 +92,15 @@ impl Inbox {
             self.rdv.owe(status.source, answer, at.token);
         }
         Ok(())
+    }
+
+    /// The message queued at `sink`, which holds one.
+    fn msg(&mut self, sink: Sink) -> &mut Msg {
+        match sink {
+            Sink::Arrived(k) => self.arrived.get_mut(&k),
+            Sink::Assigned(k) => self.assigned.get_mut(&k),
+            Sink::Direct => None,
+        }
+        .expect("a queued message")
     }
 }

@@ -29,14 +29,16 @@
 //! later entries (from any sender) wait behind it.
 //!
 //! A non-blocking send copies what cannot leave at once into a buffer of its own, and
-//! the buffers of finished ones are reused ([`spare`]).
+//! the buffers of finished ones are reused (`spare`).
 //!
 //! Sends to one destination never interleave their fragments (the receiver assembles
 //! one message per source at a time): a blocking send in the middle of a message marks
 //! its destination busy ([`State::set_busy`]), and nothing else starts to it until it
 //! is done.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashSet;
 
 use crate::p2p::channel::Placement;
 use crate::p2p::matching::{Inbox, Target, TargetState};
@@ -45,7 +47,7 @@ use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
 use crate::protocol::ring::srb;
 use crate::protocol::waiter::{Doorbell, Waiter};
-use spare::Spare;
+use crate::p2p::spare::Spare;
 use crate::segment::mapping::Segment;
 
 /// Why progress stopped.
@@ -102,7 +104,8 @@ impl Frag {
 pub(crate) struct State {
     pub inbox: Inbox,
     outbox: Vec<VecDeque<Pending>>,
-    unfinished: HashSet<u64>,
+    /// Send ids: small sequential integers, which need no DoS-proof hash.
+    unfinished: FxHashSet<u64>,
     next_send: u64,
     /// By destination: whether a blocking send is in the middle of a message to it
     /// (its thread may sleep with the state unlocked): no other message to it may
@@ -489,6 +492,5 @@ pub(crate) struct Watch {
     ticket: Option<(u32, srb::Reservation)>,
 }
 
-mod spare;
 #[cfg(test)]
 mod tests;

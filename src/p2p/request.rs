@@ -206,7 +206,12 @@ impl<'a> Request<'a> {
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        // Always for receives: a request that failed may still hold its message.
+        // For receives that did not complete: an open or failed one may still be posted
+        // or hold its message. One that completed holds nothing (its message was taken
+        // out of the queues whole), and the state need not be locked again.
+        if matches!(self.finished, Some(Ok(_))) {
+            return;
+        }
         if let Op::Recv { id, .. } = &self.op {
             if let Ok((_, mut st)) = self.ep.p2p() {
                 // A message it held goes back to the queue, where another thread's

@@ -79,10 +79,11 @@ pub fn insert(op: Box<dyn Pending>) -> c_int {
 }
 
 fn take(handle: c_int) -> MpiResult<Box<dyn Pending>> {
-    requests()
-        .table
-        .remove(handle)
-        .ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))
+    take_from(&mut requests(), handle)
+}
+
+fn take_from(r: &mut Requests, handle: c_int) -> MpiResult<Box<dyn Pending>> {
+    r.table.remove(handle).ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))
 }
 
 fn put_back(handle: c_int, op: Box<dyn Pending>) {
@@ -97,8 +98,12 @@ pub fn wait(handle: c_int) -> MpiResult<Status> {
     if handle == REQUEST_NULL {
         return Ok(Status::EMPTY);
     }
-    let op = take(handle)?;
-    finish_detached()?;
+    // One hold of the table for the request and the detached ones to drive first.
+    let (op, detached) = {
+        let mut r = requests();
+        (take_from(&mut r, handle)?, std::mem::take(&mut r.detached))
+    };
+    drive_detached(detached)?;
     op.wait()
 }
 
@@ -169,6 +174,14 @@ pub fn detach(handle: c_int) -> MpiResult<()> {
 /// Completes whatever detached requests can complete now; at `MPI_Finalize`, all.
 pub fn finish_detached() -> MpiResult<()> {
     let detached = std::mem::take(&mut requests().detached);
+    drive_detached(detached)
+}
+
+/// Tests each of `detached`, putting back those not complete.
+fn drive_detached(detached: Vec<Box<dyn Pending>>) -> MpiResult<()> {
+    if detached.is_empty() {
+        return Ok(());
+    }
     let mut still = Vec::new();
     for mut op in detached {
         if op.test()?.is_none() {

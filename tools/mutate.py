@@ -22,7 +22,7 @@ survived. The score is caught / (caught + survived).
 
     nice -n 15 python3 tools/mutate.py            # every mutant (an hour or two on 2 CPUs)
     python3 tools/mutate.py --list [--check]      # the mutants and their models, no build
-    python3 tools/mutate.py --only srb.rs:2       # mutants whose "file:line" contains it
+    python3 tools/mutate.py --only srb/mod.rs:2   # mutants whose "file:line" contains it
 
 Each run builds with
     RUSTFLAGS="--cfg sccemu_loom" LOOM_MAX_PREEMPTIONS=2 \
@@ -50,7 +50,9 @@ PROTOCOL = Path("src/protocol")
 # arithmetic run once when a job is created, no protocol between cores, and no loom
 # model runs it (its unit tests and the multi-process tests do).
 CAPACITY_FILES = {
-    "src/protocol/ring/srb.rs",
+    "src/protocol/ring/srb/mod.rs",
+    "src/protocol/ring/srb/space.rs",
+    "src/protocol/ring/srb/mem.rs",
     "src/protocol/ring/perpeer.rs",
     "src/protocol/ring/frag.rs",
     "src/protocol/atomic/acc_queue.rs",
@@ -252,12 +254,27 @@ def operand(code, pos, step):
 
 
 def module_of(root, parts):
-    """The protocol file a path below `protocol::` names (longest prefix), or None."""
+    """The protocol file a path below `protocol::` names (longest prefix; a folder
+    module's `mod.rs`), or None."""
     for k in range(len(parts), 0, -1):
         base = root / PROTOCOL / Path(*parts[:k])
-        if base.with_suffix(".rs").is_file():
-            return base.with_suffix(".rs").relative_to(root).as_posix()
+        for f in (base.with_suffix(".rs"), base / "mod.rs"):
+            if f.is_file():
+                return f.relative_to(root).as_posix()
     return None
+
+
+def private_submodules(root, f, text):
+    """Files of the private submodules (`mod name;`) a protocol file declares: parts of
+    it that no path outside names, so whatever reaches the file reaches them."""
+    code = blank_comments_and_strings(text)
+    folder = f.parent if f.name == "mod.rs" else f.with_suffix("")
+    found = set()
+    for m in re.finditer(r"(?m)^\s*(?:#\[[^\]]*\]\s*)*mod\s+(\w+)\s*;", code):
+        for g in (folder / f"{m.group(1)}.rs", folder / m.group(1) / "mod.rs"):
+            if g.is_file():
+                found.add(g.relative_to(root).as_posix())
+    return found
 
 
 def protocol_uses(root, text, prefix):
@@ -276,7 +293,8 @@ def model_map(root):
     deps = {}
     for f in sorted((root / PROTOCOL).rglob("*.rs")):
         rel = f.relative_to(root).as_posix()
-        deps[rel] = protocol_uses(root, f.read_text(), "crate")
+        text = f.read_text()
+        deps[rel] = protocol_uses(root, text, "crate") | private_submodules(root, f, text)
     reach = {}
     for t in sorted((root / TESTS).glob("*.rs")):
         seen, todo = set(), list(protocol_uses(root, t.read_text(), "sccemu"))

@@ -41,140 +41,25 @@
 //! members took 3.3 s. Now 4096 packed headers take 16 pages, and the allgather packs
 //! its blocks into the parity's array (`collectives::Round::packed`) when members share
 //! CPUs.
+//!
+//! The area's layout, the leader's allocations and the return of it all to the heap are
+//! `memory`; the error type is `error`.
 
 use std::cell::{Cell, RefCell};
-use std::fmt;
 
-use crate::coll::collectives::headers_bytes;
 use crate::protocol::abort::JobAborted;
-use crate::protocol::agree::{Disagreement, Fingerprint, MEMBER_BYTES, agree};
-use crate::protocol::barrier::BarrierState;
-use crate::segment::collective_alloc::HeapRegion;
-use crate::segment::CoreContext;
-use crate::protocol::alloc::freelist::AllocError;
+use crate::protocol::agree::{Fingerprint, MEMBER_BYTES, agree};
 use crate::protocol::alloc::heap::{decode_result, encode_result};
-use crate::protocol::atomic::op::OpError;
+use crate::protocol::barrier::BarrierState;
 use crate::protocol::payload::Payload;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
-use crate::segment::view::{AtomicsOnly, atomics_at};
+use crate::segment::CoreContext;
+use crate::segment::collective_alloc::HeapRegion;
 
-const LINE: usize = shm_layout::LINE;
-/// Offset of the publication words in an area, after the barrier.
-const PUBLISH_AT: usize = size_of::<BarrierState>().next_multiple_of(LINE);
-/// Offset of the drop count, after the two publication words.
-const DROPPED_AT: usize = PUBLISH_AT + 16;
-/// Offset of the members' rendezvous flags, a line each.
-const RENDEZVOUS_AT: usize = PUBLISH_AT + LINE;
-const _: () = assert!(MEMBER_BYTES % LINE == 0);
+mod error;
+mod memory;
 
-
-/// Why a collective or communicator call failed. Nothing was sent.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CollError {
-    /// A root or peer rank outside `0..size`.
-    RankOutOfRange {
-        /// The rank given.
-        rank: u32,
-        /// Members of the communicator.
-        size: u32,
-    },
-    /// A buffer has the wrong number of elements.
-    SizeMismatch {
-        /// Elements the call needs.
-        expected: usize,
-        /// Elements the buffer holds.
-        found: usize,
-    },
-    /// Member `rank` passed a different size or invalid arguments to this collective.
-    Disagreement {
-        /// The lowest member that disagrees.
-        rank: u32,
-    },
-    /// Checking mode: the members passed different arguments to this collective (or
-    /// are not in the same collective call); every member gets this error and the
-    /// communicator stays usable. Without checking mode such a program is erroneous.
-    Mismatch {
-        /// What differs: `"call"`, `"root"`, `"op"`, `"count"`, `"counts"`, `"element
-        /// size"`, `"element type"`, `"allgather algorithm"`.
-        what: &'static str,
-        /// The members (ranks in this communicator) whose value differs from the one
-        /// most members passed (on a tie, the lowest such rank's value).
-        ranks: Vec<u32>,
-    },
-    /// The reduction op does not apply to the element type.
-    Op(OpError),
-    /// Allocating a communicator's area or staging from the heap failed.
-    Alloc(AllocError),
-    /// The job aborted (some core died) while the call waited.
-    Aborted(JobAborted),
-}
-
-impl fmt::Display for CollError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::RankOutOfRange { rank, size } => {
-                write!(f, "rank {rank} is not in this {size}-member communicator")
-            }
-            Self::SizeMismatch { expected, found } => {
-                write!(f, "buffer holds {found} elements, expected {expected}")
-            }
-            Self::Disagreement { rank } => {
-                write!(f, "member {rank} passed a different size or invalid arguments to this collective")
-            }
-            Self::Mismatch { what, ranks } => {
-                write!(f, "checking mode: members {ranks:?} disagree with the others on the {what}")
-            }
-            Self::Op(e) => e.fmt(f),
-            Self::Alloc(e) => write!(f, "no shared memory for the collective: {e}"),
-            Self::Aborted(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for CollError {}
-
-impl From<JobAborted> for CollError {
-    fn from(e: JobAborted) -> Self {
-        CollError::Aborted(e)
-    }
-}
-
-impl From<AllocError> for CollError {
-    fn from(e: AllocError) -> Self {
-        match e {
-            AllocError::Aborted(a) => CollError::Aborted(a),
-            other => CollError::Alloc(other),
-        }
-    }
-}
-
-impl From<OpError> for CollError {
-    fn from(e: OpError) -> Self {
-        CollError::Op(e)
-    }
-}
-
-impl From<Disagreement> for CollError {
-    fn from(d: Disagreement) -> Self {
-        CollError::Mismatch { what: d.what, ranks: d.ranks }
-    }
-}
-
-/// Bytes of the area of a communicator with `size` members.
-fn area_bytes(size: usize) -> usize {
-    checks_at(size) + size * MEMBER_BYTES
-}
-
-/// Offset of the checking-mode slots in the area.
-fn checks_at(size: usize) -> usize {
-    RENDEZVOUS_AT + size * LINE
-}
-
-/// Bytes of one member's row of step flags.
-fn flags_stride(size: usize) -> usize {
-    (size * 4).div_ceil(LINE) * LINE
-}
-
+pub use error::CollError;
+use memory::{area_bytes, checks_at};
 
 /// A communicator, used by one thread of its core.
 ///
@@ -313,26 +198,9 @@ impl<'c> Comm<'c> {
         self.world_rank(rank).map(|_| ())
     }
 
-    /// The protocol word at `offset` of the area.
-    fn area_word<T: AtomicsOnly>(&self, offset: usize) -> &'c T {
-        atomics_at(self.ctx.heap_bytes(self.area), offset)
-    }
-
     /// The doorbell of member `rank`'s core.
     pub(crate) fn bell(&self, rank: u32) -> &'c crate::protocol::waiter::Doorbell {
         &self.ctx.segment().slot(self.members[rank as usize]).bell
-    }
-
-    /// The flag that member `rank` raises itself for the rendezvous of a round (`coll`).
-    pub(crate) fn rendezvous_flag(&self, rank: u32) -> &'c AtomicU32 {
-        self.area_word(RENDEZVOUS_AT + rank as usize * LINE)
-    }
-
-    /// Member `rank`'s arrival stamp of meetings of `parity`, in virtual time: in its
-    /// rendezvous flag's line (see `timed`).
-    pub(crate) fn meeting_stamp(&self, rank: u32, parity: usize) -> Option<&'c AtomicU64> {
-        crate::timing::clock()?;
-        Some(self.area_word(RENDEZVOUS_AT + rank as usize * LINE + 8 + 8 * parity))
     }
 
     /// Counts a meeting; returns how many came before it.
@@ -340,25 +208,6 @@ impl<'c> Comm<'c> {
         let n = self.meetings.get();
         self.meetings.set(n + 1);
         n
-    }
-
-    /// Collective: makes sure the step flags exist (module docs). Every member calls it
-    /// before a put-based allgather, which every member runs alike.
-    pub(crate) fn ensure_step_flags(&self) -> Result<(), CollError> {
-        if self.steps.get().is_none() {
-            let n = self.members.len();
-            self.steps.set(Some(self.leader_alloc(n * flags_stride(n), true)?));
-        }
-        Ok(())
-    }
-
-    /// Step flag `index` of member `rank` (see `allgather`). Panics unless
-    /// [`Comm::ensure_step_flags`] ran and `index` is below the size.
-    pub(crate) fn flag(&self, rank: u32, index: usize) -> &'c AtomicU32 {
-        let n = self.members.len();
-        assert!(index < n);
-        let steps = self.steps.get().expect("step flags allocated before a put-based allgather");
-        atomics_at(self.ctx.heap_bytes(steps), rank as usize * flags_stride(n) + index * 4)
     }
 
     /// Starts a collective call: its sequence number (never 0, so fresh flags never match).
@@ -402,45 +251,6 @@ impl<'c> Comm<'c> {
         let n = self.members.len();
         let slots = self.ctx.heap_bytes(self.area).slice(checks_at(n), n * MEMBER_BYTES);
         Ok(agree(&slots, self.size(), self.rank, seq, &fingerprint, || self.wait_barrier())??)
-    }
-
-    /// Collective: the leader allocates `bytes` from the heap (and zeroes them if
-    /// `zero`); every member learns it.
-    fn leader_alloc(&self, bytes: usize, zero: bool) -> Result<HeapRegion, CollError> {
-        let call = self.allocs.get() + 1;
-        self.allocs.set(call);
-        let word: &AtomicU64 = self.area_word(PUBLISH_AT + (call % 2) as usize * 8);
-        if self.rank == 0 {
-            let region = self.ctx.heap_alloc_local(bytes);
-            if let (Ok(region), true) = (&region, zero) {
-                self.ctx.heap_bytes(*region).zero(0, region.len);
-            }
-            // Relaxed: the barrier below publishes it, and the zeroes before it.
-            word.store(encode_result(&region), Ordering::Relaxed);
-        }
-        self.barrier_unchecked()?;
-        Ok(decode_result(word.load(Ordering::Relaxed), bytes)?)
-    }
-
-    /// Staging of at least `bytes` per half and member; grows collectively.
-    pub(crate) fn staging(&self, bytes: usize) -> Result<(HeapRegion, usize), CollError> {
-        let current = *self.staging.borrow();
-        if let Some((region, capacity)) = current.filter(|&(_, c)| c >= bytes) {
-            return Ok((region, capacity));
-        }
-        let capacity = bytes.max(4096).next_power_of_two();
-        // Everyone has finished with the old block before the leader frees it.
-        self.barrier_unchecked()?;
-        if let Some((old, _)) = current {
-            if self.rank == 0 {
-                self.ctx.heap_free_local(old)?;
-            }
-            *self.staging.borrow_mut() = None;
-        }
-        let n = self.members.len();
-        let region = self.leader_alloc(2 * (headers_bytes(n) + capacity * n), false)?;
-        *self.staging.borrow_mut() = Some((region, capacity));
-        Ok((region, capacity))
     }
 
     /// Collective: splits this communicator. Members with the same `color` form a new
@@ -495,32 +305,5 @@ impl<'c> Comm<'c> {
             self.return_memory()?;
         }
         Ok(())
-    }
-
-    /// Returns the staging, the step flags and the area to the heap.
-    fn return_memory(&self) -> Result<(), CollError> {
-        let staging = self.staging.borrow().map(|(region, _)| region);
-        for region in [staging, self.steps.get(), Some(self.area)].into_iter().flatten() {
-            self.ctx.heap_free_local(region)?;
-        }
-        Ok(())
-    }
-}
-
-/// Dropped without [`Comm::free`]: the last member to drop the communicator returns its
-/// memory (module docs).
-impl Drop for Comm<'_> {
-    fn drop(&mut self) {
-        if self.released.get() {
-            return;
-        }
-        let dropped: &AtomicU32 = self.area_word(DROPPED_AT);
-        // AcqRel: Release orders this member's accesses to the area and staging before
-        // its increment; the last member's Acquire sees every earlier increment's
-        // Release (one release sequence), so all accesses happen before the return.
-        if dropped.fetch_add(1, Ordering::AcqRel) + 1 == self.size() {
-            // Fails only if the job is aborting, when nothing needs the memory.
-            let _ = self.return_memory();
-        }
     }
 }

@@ -42,40 +42,8 @@
 //!   counted in `space_waiters`, and a receiver publishes what it consumed before it
 //!   waits (or its waits end when it owes space, [`Srb::owes_space`]).
 //!
-//! Waking: senders ring the receiver's doorbell after publishing. A sender that waits
-//! for space counts itself in `space_waiters`. The receiver publishes `consumer` when
-//! half the ring is unpublished; and, while senders wait for space, whenever it caught
-//! up with its ring (it is about to wait) or a quarter of the ring is unpublished, and
-//! before it sleeps (`flush_consumed`): so no sender ever waits for space that a
-//! sleeping receiver owes, and senders need not ring it for that. After publishing it
-//! rings a space bell (whose SeqCst fence is free after the publishing RMW) and reads
-//! the waiters; each wake is a Dekker pair with the fence in `Waiter::wait_until` (as
-//! in `waiter.rs`).
-//! Whom it wakes:
-//! - a sender holding a reservation that does not fit yet (a *ticket*: blocking sends
-//!   reserve even when the ring is full, and wait for their own reservation) sleeps on
-//!   one of the [`SPACE_BELLS`] space bells, the one for the quarter of a ring's worth
-//!   of positions (over four rings' worth) where its reservation ends
-//!   ([`Srb::space_bell`]). A publication from `c0` to `c1` makes exactly the
-//!   reservations ending in `(c0 + cap, c1 + cap]` fit; it rings the bells of the
-//!   quarters that range completes (all their waiters fit), and of the last one it
-//!   reaches in part only if the receiver caught up or is leaving (it would otherwise
-//!   wait for that waiter's entry). So a publication wakes about the senders that fit,
-//!   not every sender; a ticket far from fitting sleeps at once rather than waiting
-//!   awake ([`Srb::far_from_fitting`]);
-//! - any other space waiter (no reservation yet, a wait on several destinations, or one
-//!   that does not sleep on the space bell: the background wait of a barrier or lock
-//!   holding a queued send's reservation) sleeps on its own doorbell, and the receiver
-//!   rings every core while such a waiter is counted (the low half of `space_waiters`).
-//!
-//! Why: with 47 senders of 4 KiB into one 64 KiB ring on 2 CPUs, ringing every core at
-//! every publication woke all of them to find room for a few, and each re-registered
-//! and rang the receiver back: 66 futex calls and 41 voluntary context switches per
-//! message, 57-320 µs per message (median 230 over 7 runs, by the machine's load),
-//! against 3.5-6.5 µs for per-peer channels. With tickets and bells: 0.3 futex calls,
-//! 1.4 context switches and 6.7-9.8 µs (median 8.7) per message (`examples/p2p_sweep`,
-//! `--patterns m2o --sizes 4096`). With the bells over one ring's worth of positions
-//! instead of four: 20 µs; over two: 15 µs; eighths instead of quarters: the same.
+//! Flow control (how senders wait for space, and whom a publication of `consumer`
+//! wakes) is `space`; the ring's memory, shared bytes or a loom model's, is `mem`.
 //!
 //! Memory per receiver: `cap` bytes of ring plus the counters ([`COUNTER_BYTES`]),
 //! whatever the job size.
@@ -86,20 +54,19 @@ use crate::protocol::payload::Payload;
 use crate::protocol::ring::frag::{
     CorruptError, CorruptKind, FragHeader, FragKind, KIND_SHIFT, MAX_FRAGMENT, split, word,
 };
-use crate::protocol::waiter::Doorbell;
 use crate::sync::{AtomicU32, Ordering};
+
+mod mem;
+mod space;
+
+#[cfg(sccemu_loom)]
+pub use mem::LoomRing;
+pub use mem::RingMem;
+pub use space::SPACE_BELLS;
+use space::SpaceLine;
 
 /// Bytes of an entry header.
 pub const HEADER: u32 = 16;
-/// Space bells per ring: each covers a quarter of a ring's worth of positions, over
-/// four rings' worth (module docs).
-pub const SPACE_BELLS: u32 = BELLS_PER_LAP * 4;
-/// Space bells per ring's worth of positions (a power of two, as [`SPACE_BELLS`] is:
-/// bell indices then stay consistent when the counters wrap).
-const BELLS_PER_LAP: u32 = 4;
-/// A ticketed space waiter counts this much in `space_waiters` (the low half counts
-/// the others).
-const TICKETED: u32 = 1 << 16;
 const VALID: u32 = 1 << 31;
 const FIRST: u32 = 1 << 30;
 const LEN_MASK: u32 = (1 << KIND_SHIFT) - 1;
@@ -116,15 +83,6 @@ pub struct SrbCounters {
     space: CachePadded<SpaceLine>,
 }
 
-/// Senders waiting for space: how many (ticketed ones in the high half), and the bells
-/// the ticketed ones sleep on, by where their reservations end.
-#[repr(C)]
-#[derive(Default)]
-struct SpaceLine {
-    waiters: AtomicU32,
-    bells: [Doorbell; SPACE_BELLS as usize],
-}
-
 impl SrbCounters {
     /// Counters of an empty ring, no sender waiting.
     pub fn new() -> SrbCounters {
@@ -137,57 +95,6 @@ impl SrbCounters {
 pub const COUNTER_BYTES: usize = 512;
 #[cfg(not(sccemu_loom))]
 const _: () = assert!(size_of::<SrbCounters>() <= COUNTER_BYTES);
-
-/// The ring's memory: payload bytes, and the control word at each 16-byte boundary.
-/// In production both are the same bytes of the segment (the word overlays the first
-/// four bytes of its header); in models the words are separate loom atomics.
-pub trait RingMem {
-    /// The payload memory.
-    type Bytes: Payload;
-    /// The ring's bytes, headers included.
-    fn bytes(&self) -> &Self::Bytes;
-    /// The control word of the header at ring offset `offset` (a multiple of 16).
-    fn ctl(&self, offset: usize) -> &AtomicU32;
-}
-
-impl<M: RingMem> RingMem for &M {
-    type Bytes = M::Bytes;
-    fn bytes(&self) -> &Self::Bytes {
-        (**self).bytes()
-    }
-    fn ctl(&self, offset: usize) -> &AtomicU32 {
-        (**self).ctl(offset)
-    }
-}
-
-/// A ring for loom models: loom cells for the bytes, loom atomics for the words.
-#[cfg(sccemu_loom)]
-pub struct LoomRing {
-    bytes: crate::protocol::payload::LoomBytes,
-    ctl: Vec<AtomicU32>,
-}
-
-#[cfg(sccemu_loom)]
-impl LoomRing {
-    /// A zeroed ring of `cap` bytes (a multiple of [`HEADER`]), every control word 0.
-    pub fn new(cap: usize) -> LoomRing {
-        LoomRing {
-            bytes: crate::protocol::payload::LoomBytes::new(cap),
-            ctl: (0..cap / HEADER as usize).map(|_| AtomicU32::new(0)).collect(),
-        }
-    }
-}
-
-#[cfg(sccemu_loom)]
-impl RingMem for LoomRing {
-    type Bytes = crate::protocol::payload::LoomBytes;
-    fn bytes(&self) -> &Self::Bytes {
-        &self.bytes
-    }
-    fn ctl(&self, offset: usize) -> &AtomicU32 {
-        &self.ctl[offset / HEADER as usize]
-    }
-}
 
 /// Space a sender owns in a ring: `len` bytes from counter value `pos`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -310,44 +217,6 @@ impl<'a, M: RingMem> Srb<'a, M> {
         r.pos.wrapping_add(r.len).wrapping_sub(self.consumer_armw()) <= self.cap()
     }
 
-    /// Sender: whether the reservation is far from fitting: more than a quarter of the
-    /// ring must still be published before it does (a hint, for whether waiting for it
-    /// awake is worth it). Off by one either way, its comparisons would only move where
-    /// a sender stops waiting awake; the loom model `bounds_are_exact` holds it to
-    /// "more than".
-    pub fn far_from_fitting(&self, r: &Reservation) -> bool {
-        // Relaxed: a hint; `fits` decides.
-        let consumer = self.counters.consumer.load(Ordering::Relaxed);
-        let short = r.pos.wrapping_add(r.len).wrapping_sub(consumer).wrapping_sub(self.cap());
-        // Past half the counter space: it fits already (the subtraction wrapped).
-        short > self.cap() / BELLS_PER_LAP && short < 1 << 31
-    }
-
-    /// Sender: counts itself among the senders that sleep until space frees up, as
-    /// `ticketed` if it sleeps on the space bell of its reservation
-    /// ([`Srb::space_bell`]) rather than only on its own doorbell. It need not ring
-    /// the receiver: a receiver publishes what it consumed before it waits (module
-    /// docs).
-    pub fn add_space_waiter(&self, ticketed: bool) {
-        // Relaxed: the waiter's SeqCst fence, before it sleeps, orders this increment
-        // before its last check, and the receiver's fence after publishing orders its
-        // publication before its load of the count (module docs).
-        self.counters.space.waiters.fetch_add(if ticketed { TICKETED } else { 1 }, Ordering::Relaxed);
-    }
-
-    /// Sender: undoes [`Srb::add_space_waiter`] once it stops waiting for space.
-    pub fn remove_space_waiter(&self, ticketed: bool) {
-        self.counters.space.waiters.fetch_sub(if ticketed { TICKETED } else { 1 }, Ordering::Relaxed);
-    }
-
-    /// Sender: the bell to sleep on until reservation `r` fits: the receiver rings it
-    /// when its publication makes reservations ending near `r`'s fit (module docs).
-    pub fn space_bell(&self, r: &Reservation) -> &'a Doorbell {
-        let granule = self.cap() / BELLS_PER_LAP;
-        &self.counters.space.bells
-            [((r.pos.wrapping_add(r.len).wrapping_sub(1) / granule) % SPACE_BELLS) as usize]
-    }
-
     /// Sender: writes the fragment into a reservation that [`Srb::fits`], publishing
     /// the control word last. The caller then rings the receiver's doorbell.
     pub fn publish(&self, r: Reservation, header: &FragHeader, payload: &[u8]) {
@@ -438,91 +307,5 @@ impl<'a, M: RingMem> Srb<'a, M> {
         let (p1, n1, n2) = split(at + 4, e.len as usize - 4, cap);
         self.mem.bytes().zero(p1, n1);
         self.mem.bytes().zero(0, n2);
-    }
-
-    /// Receiver, after a batch of releases up to its position `pos`: publishes `pos` to
-    /// `consumer` if half the ring is unpublished since `published` (updated), or if
-    /// senders wait for space and either the receiver `caught_up` (it found no entry at
-    /// `pos`, so it is about to wait) or a quarter of the ring is unpublished; it rings
-    /// the space bells of the reservations that now fit. Returns whether senders wait
-    /// that sleep on their own doorbells only: the caller then rings them.
-    pub fn free_consumed(&self, pos: u32, published: &mut u32, caught_up: bool) -> bool {
-        if pos == *published {
-            return false;
-        }
-        let unpublished = pos.wrapping_sub(*published);
-        if unpublished >= self.cap() / 2 {
-            // Its bell ring fences (see `publish_consumer`): the publication and the load
-            // below form a Dekker pair with a sleeping sender's increment and fence
-            // (module docs): either we see the sender and ring it, or its check after its
-            // fence sees what we published.
-            self.publish_consumer(pos, published, caught_up);
-        }
-        // Without a publication above, Relaxed may miss a new waiter: nothing is owed to
-        // it yet that the next check, or the flush before this receiver sleeps, would
-        // not publish (module docs).
-        let waiting = self.counters.space.waiters.load(Ordering::Relaxed);
-        // While the receiver drains, a quarter at a time: each publication then rings
-        // the bells of whole quarters, whose waiters all fit (module docs). A tuning
-        // threshold, safe off by one, held to "a whole quarter" by the loom model
-        // `bounds_are_exact`.
-        let due = caught_up || unpublished >= self.cap() / BELLS_PER_LAP;
-        if waiting != 0 && pos != *published && due {
-            self.publish_consumer(pos, published, caught_up);
-        }
-        waiting % TICKETED != 0
-    }
-
-    /// Receiver leaving messaging for a while (a barrier, an epoch): publishes what it
-    /// consumed up to `pos` now rather than lazily. Returns whether senders wait: the
-    /// caller then rings them.
-    pub fn flush_consumed(&self, pos: u32, published: &mut u32) -> bool {
-        if pos == *published {
-            // Nothing consumed since the last publication: nothing to give a sender.
-            return false;
-        }
-        // Its bell ring fences, as in `free_consumed`: either we see a sleeping sender
-        // and ring it, or its check after its fence sees what we published.
-        self.publish_consumer(pos, published, true);
-        self.counters.space.waiters.load(Ordering::Relaxed) % TICKETED != 0
-    }
-
-    /// Publishes `pos` and rings the space bells of the quarters of reservation ends it
-    /// completes, and with `trailing` (the receiver caught up, or is leaving) the one
-    /// it covers only in part.
-    fn publish_consumer(&self, pos: u32, published: &mut u32, trailing: bool) {
-        let from = *published;
-        // Release: our reads and zeroing happen-before a sender's Acquire fetch_or that
-        // sees the new value (module docs). An RMW rather than a store, although only we
-        // write it: every access to `consumer` is then an RMW, totally ordered, which is
-        // also what lets loom relate our advances to the senders' `fetch_or`s.
-        self.counters.consumer.swap(pos, Ordering::Release);
-        *published = pos;
-        // Reservations ending in (from + cap, pos + cap] fit now. Ring the bells of the
-        // quarters of positions whose last end that range reaches: all their waiters fit.
-        // A quarter reached only in part waits for the next publication, unless this is
-        // the last for a while (`trailing`): a receiver that caught up will wait for
-        // such a waiter's entry. Each ring, after our publishing RMW, is the Dekker pair
-        // of a ticketed sender's count on the bell and its fence before it checks `fits`
-        // (module docs). Every call rings at least one bell (its callers pass `trailing`
-        // or publish a whole quarter or more), so the first ring's SeqCst fence
-        // (`ring_after_rmw`) also orders the publication before the callers' load of
-        // the waiter count: no separate fence.
-        let granule = self.cap() / BELLS_PER_LAP;
-        let start = from.wrapping_add(self.cap());
-        let reach = start % granule + pos.wrapping_sub(from);
-        let complete = reach / granule;
-        let rung = (complete + u32::from(trailing && reach % granule != 0)).min(BELLS_PER_LAP + 1);
-        debug_assert!(rung > 0, "a publication that rings no bell has no fence");
-        for i in 0..rung {
-            self.counters.space.bells[((start / granule + i) % SPACE_BELLS) as usize].ring_after_rmw();
-        }
-    }
-
-    /// Receiver: whether senders wait for space that this receiver consumed up to `pos`
-    /// but has not published since `published`: a reason to stop waiting and drain.
-    pub fn owes_space(&self, pos: u32, published: u32) -> bool {
-        // Relaxed: a waiter's fence, before it sleeps, orders this load (module docs).
-        pos != published && self.counters.space.waiters.load(Ordering::Relaxed) != 0
     }
 }

@@ -1,0 +1,102 @@
+//! Why a collective or communicator call failed: one error for every collective, so
+//! that the conversions from the protocols' errors (abort, allocation, op, checking-mode
+//! disagreement) live in one place.
+
+use std::fmt;
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::agree::Disagreement;
+use crate::protocol::alloc::freelist::AllocError;
+use crate::protocol::atomic::op::OpError;
+
+/// Why a collective or communicator call failed. Nothing was sent.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CollError {
+    /// A root or peer rank outside `0..size`.
+    RankOutOfRange {
+        /// The rank given.
+        rank: u32,
+        /// Members of the communicator.
+        size: u32,
+    },
+    /// A buffer has the wrong number of elements.
+    SizeMismatch {
+        /// Elements the call needs.
+        expected: usize,
+        /// Elements the buffer holds.
+        found: usize,
+    },
+    /// Member `rank` passed a different size or invalid arguments to this collective.
+    Disagreement {
+        /// The lowest member that disagrees.
+        rank: u32,
+    },
+    /// Checking mode: the members passed different arguments to this collective (or
+    /// are not in the same collective call); every member gets this error and the
+    /// communicator stays usable. Without checking mode such a program is erroneous.
+    Mismatch {
+        /// What differs: `"call"`, `"root"`, `"op"`, `"count"`, `"counts"`, `"element
+        /// size"`, `"element type"`, `"allgather algorithm"`.
+        what: &'static str,
+        /// The members (ranks in this communicator) whose value differs from the one
+        /// most members passed (on a tie, the lowest such rank's value).
+        ranks: Vec<u32>,
+    },
+    /// The reduction op does not apply to the element type.
+    Op(OpError),
+    /// Allocating a communicator's area or staging from the heap failed.
+    Alloc(AllocError),
+    /// The job aborted (some core died) while the call waited.
+    Aborted(JobAborted),
+}
+
+impl fmt::Display for CollError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::RankOutOfRange { rank, size } => {
+                write!(f, "rank {rank} is not in this {size}-member communicator")
+            }
+            Self::SizeMismatch { expected, found } => {
+                write!(f, "buffer holds {found} elements, expected {expected}")
+            }
+            Self::Disagreement { rank } => {
+                write!(f, "member {rank} passed a different size or invalid arguments to this collective")
+            }
+            Self::Mismatch { what, ranks } => {
+                write!(f, "checking mode: members {ranks:?} disagree with the others on the {what}")
+            }
+            Self::Op(e) => e.fmt(f),
+            Self::Alloc(e) => write!(f, "no shared memory for the collective: {e}"),
+            Self::Aborted(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CollError {}
+
+impl From<JobAborted> for CollError {
+    fn from(e: JobAborted) -> Self {
+        CollError::Aborted(e)
+    }
+}
+
+impl From<AllocError> for CollError {
+    fn from(e: AllocError) -> Self {
+        match e {
+            AllocError::Aborted(a) => CollError::Aborted(a),
+            other => CollError::Alloc(other),
+        }
+    }
+}
+
+impl From<OpError> for CollError {
+    fn from(e: OpError) -> Self {
+        CollError::Op(e)
+    }
+}
+
+impl From<Disagreement> for CollError {
+    fn from(d: Disagreement) -> Self {
+        CollError::Mismatch { what: d.what, ranks: d.ranks }
+    }
+}

@@ -1,0 +1,207 @@
+//! A window's accumulate strategy state: created collectively with the window, and
+//! consulted by every call that completes RMA (owner-computes requests must be applied
+//! first) and by every ARMW (which must share the accumulates' atomicity domain). Kept
+//! apart from the accumulate calls themselves, because those other paths reach it too.
+
+use std::cell::{Cell, RefCell};
+
+use shm_layout::Region;
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::atomic::stripes::{MAX_STRIPES, SpanGuard, Striping, lock_span};
+use crate::protocol::payload::Payload;
+use crate::rma::acc_view::stripes_at;
+use crate::rma::create::Memory;
+use crate::rma::error::{RmaError, WindowError};
+use crate::rma::owner::{OwnerBlock, OwnerState, owner_striping};
+use crate::rma::window::{Placement, Window};
+use crate::segment::CoreContext;
+use crate::segment::collective_alloc::HeapRegion;
+use crate::segment::mapping::Segment;
+use crate::segment::view::Plain;
+
+use super::{ACC_ALIGN, AccStrategy};
+
+/// A window's accumulate state (a field of [`Window`]); empty means `Atomic`. The flag
+/// says whether there is a state (so whether ARMW takes locks), readable without a
+/// borrow.
+#[derive(Default)]
+pub struct AccSlot<'c>(pub(super) RefCell<Option<AccState<'c>>>, pub(super) Cell<bool>);
+
+pub(super) enum AccState<'c> {
+    /// `stripings[t]`: how target `t`'s part is striped (computed once: an ARMW would
+    /// otherwise spend a third of its time on the divisions of `Striping::new`).
+    Caller { block: HeapRegion, abs: Region, granularity: usize, stripings: Vec<Striping> },
+    Owner { block: HeapRegion, state: OwnerState<'c>, stripings: Vec<Striping> },
+}
+
+pub(super) fn stripes_bytes(n: usize) -> usize {
+    n * MAX_STRIPES * size_of::<crossbeam_utils::CachePadded<crate::protocol::atomic::stripes::Stripe>>()
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    /// Collective: allocates a window (like [`crate::Core::window`]) whose accumulates use
+    /// `strategy`. Every core must pass the same strategy.
+    pub fn create_with(
+        ctx: &'c CoreContext,
+        len: usize,
+        placement: Placement,
+        strategy: AccStrategy,
+    ) -> Result<Window<'c, T>, WindowError> {
+        Window::create_in(ctx, Memory::Allocate(placement, len), strategy)
+    }
+
+    /// Collective: a window over `memory` whose accumulates use `strategy`.
+    pub(crate) fn create_in(
+        ctx: &'c CoreContext,
+        memory: Memory,
+        strategy: AccStrategy,
+    ) -> Result<Window<'c, T>, WindowError> {
+        let win = Window::<T>::create_agreed(ctx, memory, strategy)?;
+        let n = ctx.size() as usize;
+        let me = ctx.rank();
+        let heap = ctx.segment().layout().heap;
+        let state = match strategy {
+            AccStrategy::Atomic => return Ok(win),
+            AccStrategy::CallerComputes { granularity } => {
+                let block = match ctx.heap_alloc(stripes_bytes(n)) {
+                    Ok(block) => block,
+                    Err(e) => {
+                        // Every core got the same result: free the window collectively.
+                        let _ = win.free();
+                        return Err(e.into());
+                    }
+                };
+                let abs = Region { offset: heap.offset + block.offset, len: block.len };
+                let share = stripes_bytes(1);
+                ctx.segment().bytes(abs).zero(me as usize * share, share);
+                let stripings = (0..n as u32)
+                    .map(|t| Striping::new(granularity, win.acc_frame(t).0.len, ACC_ALIGN))
+                    .collect();
+                AccState::Caller { block, abs, granularity, stripings }
+            }
+            AccStrategy::OwnerComputes => {
+                let block = match ctx.heap_alloc(OwnerBlock::bytes(n)) {
+                    Ok(block) => block,
+                    Err(e) => {
+                        let _ = win.free();
+                        return Err(e.into());
+                    }
+                };
+                let owner = OwnerBlock { abs: Region { offset: heap.offset + block.offset, len: block.len } };
+                owner.init(ctx.segment(), me);
+                let os = |_| WindowError::AgentStart;
+                let fd = ctx.segment().fd().try_clone_to_owned().map_err(os)?;
+                let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
+                let part = win.acc_frame(me).0;
+                let state =
+                    OwnerState::start(ctx.segment(), agent_seg, owner, me, part, ctx.waiter()).map_err(os)?;
+                let stripings = (0..n as u32).map(|t| owner_striping(win.acc_frame(t).0.len)).collect();
+                AccState::Owner { block, state, stripings }
+            }
+        };
+        *win.acc.0.borrow_mut() = Some(state);
+        win.acc.1.set(true);
+        // Every core's share is initialised before anyone uses it.
+        ctx.barrier()?;
+        Ok(win)
+    }
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    /// The accumulate strategy this window was created with.
+    pub fn acc_strategy(&self) -> AccStrategy {
+        match &*self.acc.0.borrow() {
+            None => AccStrategy::Atomic,
+            Some(AccState::Caller { granularity, .. }) => {
+                AccStrategy::CallerComputes { granularity: *granularity }
+            }
+            Some(AccState::Owner { .. }) => AccStrategy::OwnerComputes,
+        }
+    }
+
+    /// With `OwnerComputes`, `owner`'s request queue as absolute regions of the segment:
+    /// its control words, its `seq` words and its slots. For the corruption tests only
+    /// (see `CoreContext::segment_for_tests`).
+    #[doc(hidden)]
+    pub fn owner_queue_for_tests(&self, owner: u32) -> Option<[Region; 3]> {
+        match &*self.acc.0.borrow() {
+            Some(AccState::Owner { state, .. }) if owner < self.ctx.size() => Some(state.queue_regions(owner)),
+            _ => None,
+        }
+    }
+
+    /// Waits until this core's owner-computes requests are applied at their targets
+    /// (called by every call that completes RMA). Free for the other strategies.
+    #[inline]
+    pub(crate) fn acc_quiesce(&self) -> Result<(), JobAborted> {
+        // Without a strategy state (`Atomic`) nothing is pending: one load of a private
+        // flag, not a borrow, on every unlock and flush.
+        if !self.acc_locks() {
+            return Ok(());
+        }
+        match &*self.acc.0.borrow() {
+            Some(AccState::Owner { state, .. }) => state.quiesce(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether ARMW on this window takes locks (any strategy but `Atomic`): a plain
+    /// load of a private flag, so that the lock-free path stays as short as before.
+    #[inline(always)]
+    pub(crate) fn acc_locks(&self) -> bool {
+        self.acc.1.get()
+    }
+
+    /// Enters the atomicity domain of an ARMW on bytes `at..at + width` of `target`'s
+    /// part (module docs) under a strategy with locks ([`Window::acc_locks`]), until the
+    /// guard drops: holds the stripes that guard those bytes. Rank and range are
+    /// checked. Nothing to hold (`None`) under `Atomic`.
+    #[inline(never)]
+    pub(crate) fn locked_domain(
+        &self,
+        target: u32,
+        at: usize,
+        width: usize,
+    ) -> Result<Option<SpanGuard<'c>>, RmaError> {
+        // Stripes cut the part's frame (`Window::acc_frame`).
+        let at = at + self.acc_frame(target).1;
+        Ok(Some(match &*self.acc.0.borrow() {
+            Some(AccState::Caller { abs, stripings, .. }) => {
+                let bytes = self.ctx.segment().bytes(*abs);
+                let locks = stripes_at(bytes, target as usize * stripes_bytes(1), MAX_STRIPES);
+                // The striping of `acc_dispatch`: the same locks guard the same bytes.
+                let striping = stripings[target as usize];
+                let bell = &self.ctx.segment().slot(target).bell;
+                lock_span(locks, striping, at, at + width, &self.ctx.waiter(), bell)?
+            }
+            Some(AccState::Owner { state, stripings, .. }) => {
+                state.armw_domain(target, stripings[target as usize], at, at + width)?
+            }
+            None => return Ok(None),
+        }))
+    }
+
+    /// The heap block of the accumulate state, if the strategy has one.
+    pub(crate) fn acc_block(&self) -> Option<HeapRegion> {
+        match &*self.acc.0.borrow() {
+            Some(AccState::Caller { block, .. } | AccState::Owner { block, .. }) => Some(*block),
+            None => None,
+        }
+    }
+
+    /// Collective, after the barrier of `free`: stops the agent and frees the block.
+    pub(crate) fn acc_free(&self) -> Result<(), WindowError> {
+        self.acc.1.set(false);
+        let block = match self.acc.0.borrow_mut().take() {
+            None => return Ok(()),
+            Some(AccState::Caller { block, .. }) => block,
+            Some(AccState::Owner { block, state, .. }) => {
+                drop(state);
+                block
+            }
+        };
+        self.ctx.heap_free(block)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,100 @@
+//! Where an owner-computes window's accumulate block puts each rank's share: its
+//! request queue, its completion words as an origin, its stripe locks and its staging
+//! buffers. One place computes every offset, so that origins and agents (in other
+//! processes) agree on them.
+
+use crossbeam_utils::CachePadded;
+use shm_layout::{LINE, Region};
+
+use crate::protocol::atomic::acc_queue::{Bells, Queue, QueueCtl};
+use crate::protocol::atomic::stripes::{MAX_STRIPES, Stripe};
+use crate::protocol::payload::Payload;
+use crate::rma::acc_view::{stripes_at, u64s_at};
+use crate::segment::mapping::{Segment, SharedBytes};
+use crate::segment::view::atomics_at;
+use crate::sync::{AtomicU32, AtomicU64};
+
+use super::{CAP, HALF_BYTES, HALVES, SLOT_BYTES};
+
+/// An origin's completion words (owned by the origin).
+#[repr(C)]
+#[derive(Default)]
+pub struct OriginCtl {
+    pub(super) applied: CachePadded<AtomicU64>,
+    pub(super) busy: [CachePadded<AtomicU32>; HALVES],
+    /// Nonzero while the origin waits for a completion: agents ring its doorbell only
+    /// then (a Dekker pair of SeqCst fences, as in the queue's flow control), so that
+    /// streams of accumulates do not wake whatever else sleeps on that doorbell.
+    pub(super) waiting: CachePadded<AtomicU32>,
+}
+
+const fn lines(bytes: usize) -> usize {
+    bytes.div_ceil(LINE) * LINE
+}
+
+/// Offsets of one rank's share of the block; the block is `n` shares.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnerBlock {
+    /// The whole block, absolute in the segment.
+    pub abs: Region,
+}
+
+impl OwnerBlock {
+    const SEQS: usize = lines(size_of::<QueueCtl>());
+    const SLOTS: usize = Self::SEQS + lines(CAP * 8);
+    const ORIGIN: usize = Self::SLOTS + CAP * SLOT_BYTES;
+    const STRIPES: usize = Self::ORIGIN + lines(size_of::<OriginCtl>());
+    const STAGING: usize = Self::STRIPES + MAX_STRIPES * size_of::<CachePadded<Stripe>>();
+    /// Bytes of one rank's share: its queue, completion words and staging.
+    pub const STRIDE: usize = Self::STAGING + HALVES * HALF_BYTES;
+
+    /// Bytes of the block for a window of `n` cores.
+    pub fn bytes(n: usize) -> usize {
+        n * Self::STRIDE
+    }
+
+    fn share<'s>(&self, seg: &'s Segment, rank: u32) -> SharedBytes<'s> {
+        let offset = self.abs.offset + rank as usize * Self::STRIDE;
+        seg.bytes(Region { offset, len: Self::STRIDE })
+    }
+
+    /// `rank`'s request queue, which its agent consumes.
+    pub fn queue<'s>(&self, seg: &'s Segment, rank: u32) -> Queue<'s, SharedBytes<'s>> {
+        let b = self.share(seg, rank);
+        let ctl: &QueueCtl = atomics_at(b, 0);
+        let seqs = u64s_at(b, Self::SEQS, CAP);
+        let slots_abs = Region {
+            offset: self.abs.offset + rank as usize * Self::STRIDE + Self::SLOTS,
+            len: CAP * SLOT_BYTES,
+        };
+        // `space` on the owner's slot doorbell, which the abort protocol rings (see `Bells`).
+        let bells = Bells { work: ctl.work_bell(), space: &seg.slot(rank).bell };
+        Queue::new(ctl, bells, seqs, seg.bytes(slots_abs), SLOT_BYTES)
+    }
+
+    /// `rank`'s queue as absolute regions: control words, `seq` words, slots.
+    pub fn regions(&self, rank: u32) -> [Region; 3] {
+        let at = |offset: usize, len: usize| Region { offset: self.abs.offset + rank as usize * Self::STRIDE + offset, len };
+        [at(0, Self::SEQS), at(Self::SEQS, CAP * 8), at(Self::SLOTS, CAP * SLOT_BYTES)]
+    }
+
+    pub(super) fn origin<'s>(&self, seg: &'s Segment, rank: u32) -> &'s OriginCtl {
+        atomics_at(self.share(seg, rank), Self::ORIGIN)
+    }
+
+    /// `rank`'s stripe locks, which guard its part (zeroed by `init`).
+    pub fn stripes<'s>(&self, seg: &'s Segment, rank: u32) -> &'s [CachePadded<Stripe>] {
+        stripes_at(self.share(seg, rank), Self::STRIPES, MAX_STRIPES)
+    }
+
+    pub(super) fn staging<'s>(&self, seg: &'s Segment, rank: u32, half: usize) -> SharedBytes<'s> {
+        let offset = self.abs.offset + rank as usize * Self::STRIDE + Self::STAGING + half * HALF_BYTES;
+        seg.bytes(Region { offset, len: HALF_BYTES })
+    }
+
+    /// Zeroes and initialises `rank`'s share (by `rank`, before a barrier).
+    pub fn init(&self, seg: &Segment, rank: u32) {
+        self.share(seg, rank).zero(0, Self::STAGING);
+        self.queue(seg, rank).init();
+    }
+}

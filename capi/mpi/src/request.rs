@@ -83,7 +83,9 @@ fn take(handle: c_int) -> MpiResult<Box<dyn Pending>> {
 }
 
 fn take_from(r: &mut Requests, handle: c_int) -> MpiResult<Box<dyn Pending>> {
-    r.table.remove(handle).ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))
+    r.table
+        .remove(handle)
+        .ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))
 }
 
 fn put_back(handle: c_int, op: Box<dyn Pending>) {

@@ -151,6 +151,10 @@ impl Engine {
         }
         // What this call changed, other threads hear of now, not after our spin.
         st.announce();
+        if extra.is_none() && target.is_none() {
+            // A wait for a send: its queue takes a ticket, to sleep on a space bell.
+            cx.ticket_front(st);
+        }
         let mut watch = cx.watch(st, extra, true);
         let result = self.wait_watching(cx, st, &mut watch, target);
         cx.unwatch(&watch);

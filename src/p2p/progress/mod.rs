@@ -11,8 +11,8 @@
 //! whose slot or DRAM bytes it frees; an SRB sender that waits for space counts itself
 //! in the receiver's `space_waiters`, and the receiver publishes what it consumed
 //! whenever it catches up with its ring (or every quarter of it), ringing the space
-//! bell that a blocking sender holding a reservation sleeps on as well, or every core
-//! for the other waiters (see `srb`).
+//! bell that a sender holding a reservation sleeps on as well, or every core for the
+//! other waiters (see `srb`); a wait for a send takes such a reservation (`watch`).
 //!
 //! Because every blocked call keeps draining its own channel, two cores that send
 //! large messages to each other at the same time both complete: neither channel stays
@@ -46,7 +46,7 @@ use crate::p2p::timed::{self, Model};
 use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
 use crate::protocol::ring::srb;
-use crate::protocol::waiter::{Doorbell, Waiter};
+use crate::protocol::waiter::Waiter;
 use crate::p2p::spare::Spare;
 use crate::segment::mapping::Segment;
 
@@ -239,14 +239,6 @@ impl Ctx<'_> {
         true
     }
 
-    /// Before a sleep: publishes the SRB space this core consumed, so that no sender
-    /// waits on a sleeper for it (senders do not ring receivers for it, see `srb`).
-    pub fn flush_before_sleep(&self, inbox: &mut Inbox, w: &mut Watch) {
-        if self.flush_consumed(inbox) {
-            w.published = inbox.srb_published;
-        }
-    }
-
     /// Delivers the fragments waiting for this core; true if there were any. Unless
     /// `greedy`, stops once the target has its message (the rest stays in the channel
     /// for the next receive); a core that waits for room elsewhere drains greedily, so
@@ -420,77 +412,11 @@ impl Ctx<'_> {
         Ok(self.push_queued(st)? || drained)
     }
 
-    /// Prepares a wait: what it watches (the SRB position, the destinations it cannot
-    /// send to yet: the fronts of the queues and `extra`). For SRB destinations it
-    /// counts this core among the ring's space waiters (see `srb`); [`Ctx::unwatch`]
-    /// undoes that. With `bell` the wait also sleeps on [`Ctx::space_bell`], so a lone
-    /// held reservation counts as a ticket; without (a background wait sleeps on the
-    /// core's doorbell only) it must not, or no receiver would ring that doorbell.
-    pub fn watch(&self, st: &State, extra: Option<Blocked>, bell: bool) -> Watch {
-        let blocked: Vec<Blocked> = st
-            .outbox
-            .iter()
-            .enumerate()
-            .filter(|&(d, _)| !st.is_busy(d as u32))
-            .filter_map(|(d, q)| q.front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
-            .chain(st.inbox.rdv.owed.iter().map(|o| (o.dest, 0, o.held)))
-            .chain(extra)
-            .collect();
-        // One destination, a reservation held: the wait can sleep on its space bell.
-        let ticket = match blocked[..] {
-            [(d, _, Some(r))] if bell && self.srb_mode() => Some((d, r)),
-            _ => None,
-        };
-        if self.srb_mode() {
-            // No need to ring the receivers: one that waits has published what it
-            // consumed (it caught up), and one that drains publishes as it goes (`srb`).
-            for &(d, ..) in &blocked {
-                self.place.srb(self.seg, d).add_space_waiter(ticket.is_some());
-            }
-        }
-        Watch { pos: st.inbox.srb_pos, published: st.inbox.srb_published, blocked, ticket }
-    }
-
-    /// Undoes the registrations of [`Ctx::watch`].
-    pub fn unwatch(&self, w: &Watch) {
-        if self.srb_mode() {
-            let ticketed = w.ticket.is_some();
-            w.blocked.iter().for_each(|&(d, ..)| self.place.srb(self.seg, d).remove_space_waiter(ticketed));
-        }
-    }
-
-    /// Whether the wait holds a ticket far from fitting: then waiting awake (spinning,
-    /// or yielding when oversubscribed) only costs CPU and context switches.
-    pub fn far(&self, w: &Watch) -> bool {
-        w.ticket.is_some_and(|(d, r)| self.place.srb(self.seg, d).far_from_fitting(&r))
-    }
-
-    /// The space bell a wait sleeps on besides its own doorbell, if it holds a ticket.
-    pub fn space_bell(&self, w: &Watch) -> Option<&Doorbell> {
-        w.ticket.map(|(d, r)| self.place.srb(self.seg, d).space_bell(&r))
-    }
-
-    /// Whether something the watch covers could move: a fragment arrived (at the
-    /// watched position), or a blocked destination has room.
-    pub fn movable(&self, w: &Watch) -> bool {
-        // A held reservation moves once it fits; the hint of `can_push` counts it as
-        // taken space and could stay false.
-        let movable = |&(d, n, r): &Blocked| match r {
-            Some(r) => self.place.srb(self.seg, d).fits(&r),
-            None => self.can_push(d, n),
-        };
-        self.incoming_at(w.pos, w.published) || w.blocked.iter().any(movable)
-    }
 }
 
-/// What a waiting call watches (see [`Ctx::watch`]).
-pub(crate) struct Watch {
-    pos: u32,
-    published: u32,
-    blocked: Vec<Blocked>,
-    /// The one destination waited for and the reservation held there, if that is all.
-    ticket: Option<(u32, srb::Reservation)>,
-}
+mod watch;
+
+pub(crate) use watch::Watch;
 
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,8 @@
 //! computation) while the data is in flight.
 //!
 //! - `TwoSided`: irecv from every neighbour, isend to every neighbour, overlap, wait all.
-//!   Tags are directions, so a neighbour met in two directions stays unambiguous.
+//!   Tags are directions, so a neighbour met in two directions stays unambiguous; the
+//!   receives are posted in the order of their tags, as in the C peers (`halo.c`).
 //! - `Fence`: put into the neighbours' windows, overlap, one fence, copy out.
 //! - `Pscw`: post to and start with the neighbour group, put, complete, overlap, wait.
 //! - `Lock`: per neighbour a shared lock, puts, unlock; overlap; then a barrier, after
@@ -127,9 +128,14 @@ impl<'c> Exchange<'c> {
                 let core = self.core;
                 let mut requests = Vec::with_capacity(2 * targets.len());
                 let mut slots: Vec<Option<&mut [u8]>> = inbox.iter_mut().map(|b| Some(&mut **b)).collect();
-                for &(d, from) in &targets {
-                    let buf = slots[d].take().expect("one buffer per direction");
-                    requests.push(core.irecv(from, (self.opposite)(d) as u32, buf)?);
+                // The receive of what travels in direction d (tag d) is posted d-th, as
+                // the C peers do: each neighbour's sends then meet the receives in the
+                // order they are waited for (straight into their buffers, not queued).
+                for d in 0..self.neighbours.len() {
+                    let from_dir = (self.opposite)(d);
+                    let Some(from) = self.neighbours[from_dir] else { continue };
+                    let buf = slots[from_dir].take().expect("one buffer per direction");
+                    requests.push(core.irecv(from, d as u32, buf)?);
                 }
                 for &(d, to) in &targets {
                     requests.push(core.isend(to, d as u32, out[d])?);

@@ -22,7 +22,7 @@
 //! its place, for a receive with a larger buffer; a message put back like this goes to
 //! the earliest posted receive that matches it, if any, as a new message would.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
@@ -112,7 +112,8 @@ pub(crate) struct Target<'b> {
 pub(crate) struct Inbox {
     next_seq: u64,
     next_id: u64,
-    posted: Vec<Posted>,
+    /// In posting order; a message usually takes the first, so it leaves at the front.
+    posted: VecDeque<Posted>,
     arrived: BTreeMap<u64, Msg>,
     /// Keyed by receive id: small sequential integers, which need no DoS-proof hash.
     assigned: FxHashMap<u64, Msg>,
@@ -203,7 +204,7 @@ impl Inbox {
                 self.retarget(msg.status.source, Sink::Arrived(seq), Sink::Assigned(id));
                 self.assigned.insert(id, msg);
             }
-            None => self.posted.push(Posted { id, src, tag }),
+            None => self.posted.push_back(Posted { id, src, tag }),
         }
         id
     }
@@ -243,7 +244,7 @@ impl Inbox {
     fn queue(&mut self, msg: Msg) -> Sink {
         match self.posted.iter().position(|p| matches(p.src, p.tag, &msg.status)) {
             Some(i) => {
-                let id = self.posted.remove(i).id;
+                let id = self.posted.remove(i).expect("found").id;
                 self.assigned.insert(id, msg);
                 Sink::Assigned(id)
             }
@@ -415,7 +416,7 @@ impl Inbox {
                 Some(t)
             }
             (Some(i), _) => {
-                let id = self.posted.remove(i).id;
+                let id = self.posted.remove(i).expect("found").id;
                 let msg = self.new_msg(seq, status, remote);
                 self.assigned.insert(id, msg);
                 self.deferred += usize::from(remote.is_some());

@@ -315,3 +315,46 @@ fn message_given_back_goes_to_the_next_posted_receive() {
         }
     }
 }
+
+/// Every rank but 0 streams rounds of `window` isends into rank 0 and waits for them
+/// all, as MPI's many-to-one benchmarks do; rank 0 receives from any source. More than
+/// a ring's worth is in flight, so senders wait for space with their sends queued (and
+/// take tickets on the shared ring, `p2p/progress/watch.rs`). Returns the messages rank
+/// 0 got; each source's arrive whole and in order.
+fn many_to_one(core: &Core, (len, window): (usize, u32)) -> Result<u32, String> {
+    const ROUNDS: u32 = 3;
+    let senders = core.size() - 1;
+    if core.rank() != 0 {
+        let out: Vec<Vec<u8>> =
+            (0..ROUNDS * window).map(|k| pattern(core.rank() * 100_000 + k, len)).collect();
+        for round in out.chunks(window as usize) {
+            let requests = round.iter().map(|m| core.isend(0, 4, m)).collect::<Result<Vec<_>, _>>();
+            core.wait_all(requests.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        }
+        return Ok(0);
+    }
+    let mut next = vec![0u32; core.size() as usize];
+    let mut buf = vec![0u8; len];
+    for _ in 0..ROUNDS * window * senders {
+        let s = core.recv(ANY_SOURCE, 4, &mut buf).map_err(|e| e.to_string())?;
+        let k = &mut next[s.source as usize];
+        if s.len != len || buf != pattern(s.source * 100_000 + *k, len) {
+            return Err(format!("message {k} from {} arrived damaged or out of order", s.source));
+        }
+        *k += 1;
+    }
+    Ok(next.iter().sum())
+}
+
+#[test]
+fn many_senders_stream_into_one_core_oversubscribed() {
+    // 12 cores on this machine's 2 CPUs, sleeping when they wait: 11 x 64 messages of
+    // 64 B (and of 4 KiB) per round overflow the 64 KiB shared ring many times over.
+    for kind in BOTH {
+        for len in [64, 4096] {
+            let job = Job::new(12).channel(kind).wait(sccemu::WaitPolicy::Block);
+            let got = job.run(&(len, 64u32), many_to_one).unwrap();
+            assert_eq!(got[0], 3 * 64 * 11, "{kind:?}, {len} B");
+        }
+    }
+}

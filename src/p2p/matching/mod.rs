@@ -329,13 +329,18 @@ impl Inbox {
     /// goes to (posted, or the arrived queue's); never through a channel.
     pub fn deliver_own(&mut self, h: &FragHeader, data: &[u8], stamp: u64) {
         let status = Status { source: h.src, tag: h.tag, len: data.len(), vtime: stamp };
-        let msg = match self.place(status, None, None) {
-            Sink::Arrived(seq) => self.arrived.get_mut(&seq),
-            Sink::Assigned(id) => self.assigned.get_mut(&id),
+        let sink = self.place(status, None, None);
+        self.msg(sink).data.extend_from_slice(data);
+    }
+
+    /// The message queued at `sink`, which holds one (not `Direct`).
+    fn msg(&mut self, sink: Sink) -> &mut Msg {
+        match sink {
+            Sink::Arrived(k) => self.arrived.get_mut(&k),
+            Sink::Assigned(k) => self.assigned.get_mut(&k),
             Sink::Direct => None,
         }
-        .expect("placed without a target");
-        msg.data.extend_from_slice(data);
+        .expect("a queued message")
     }
 
     fn deliver_data(

@@ -93,14 +93,4 @@ impl Inbox {
         }
         Ok(())
     }
-
-    /// The message queued at `sink`, which holds one.
-    fn msg(&mut self, sink: Sink) -> &mut Msg {
-        match sink {
-            Sink::Arrived(k) => self.arrived.get_mut(&k),
-            Sink::Assigned(k) => self.assigned.get_mut(&k),
-            Sink::Direct => None,
-        }
-        .expect("a queued message")
-    }
 }

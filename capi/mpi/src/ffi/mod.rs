@@ -8,7 +8,8 @@
 //! C: `entry` catches it and aborts the job the same way.
 //!
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`comm`] (communicators, groups),
-//! [`topology`], [`p2p`] (point-to-point), [`requests`] (request completion),
+//! [`topology`], [`p2p`] (point-to-point), `pending` (its requests in flight),
+//! [`requests`] (request completion),
 //! [`datatype`], [`coll`] (collectives), [`window`] (window creation and queries),
 //! [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and [`fast_p2p`]
 //! (the fast paths of the hottest calls), [`registry`] (lock-free handle lookup),
@@ -29,6 +30,7 @@ pub mod env;
 pub mod fast;
 pub mod fast_p2p;
 pub mod p2p;
+mod pending;
 pub mod registry;
 pub mod requests;
 pub mod rma;

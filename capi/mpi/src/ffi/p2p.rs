@@ -4,8 +4,9 @@ use std::ffi::{c_int, c_void};
 
 use crate::comm::{self, CommObj};
 use crate::datatype;
-use crate::error::{MpiError, MpiResult, class, fail};
+use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
+use crate::ffi::pending::{PendingRecv, PendingSend};
 use crate::ffi::{Scope, c, entry, fast, fast_p2p};
 use crate::p2p::{self, recv_error, send_error};
 use crate::request::{self, Pending, Status};
@@ -186,110 +187,6 @@ pub unsafe extern "C" fn MPI_Recv(
     })
 }
 
-/// A send in flight: sccemu copies the data out at the start, so only the
-/// request is kept.
-struct PendingSend {
-    request: sccemu::Request<'static>,
-}
-
-impl Pending for PendingSend {
-    fn test(&mut self) -> MpiResult<Option<Status>> {
-        Ok(self.request.test().map_err(request_error)?.map(|_| Status::EMPTY))
-    }
-
-    fn wait(self: Box<Self>) -> MpiResult<Status> {
-        self.request.wait().map_err(request_error)?;
-        Ok(Status::EMPTY)
-    }
-}
-
-/// A receive in flight, into the user's buffer or, for a non-contiguous datatype,
-/// into `staging`, unpacked at completion.
-struct PendingRecv {
-    // Field order matters: the request borrows `staging`'s heap buffer and must drop
-    // first.
-    request: Option<sccemu::Request<'static>>,
-    staging: Option<Vec<u8>>,
-    comm: &'static CommObj,
-    map: datatype::TypeRef,
-    base: usize,
-    count: c_int,
-    /// The user buffer when it is received into in place.
-    direct: Option<(usize, usize)>,
-}
-
-// SAFETY: the raw buffer address is the user's receive buffer, which MPI hands to the
-// library until completion, from whichever thread completes it.
-unsafe impl Send for PendingRecv {}
-
-impl PendingRecv {
-    /// The user's receive buffer.
-    fn user_buffer(&self) -> MpiResult<Buffer<'_>> {
-        // SAFETY: the buffer `MPI_Irecv` was given, which MPI leaves to the library
-        // until the request completes; its arguments were checked when it started.
-        unsafe { Buffer::new(self.base as *const c_void, self.count, &self.map) }
-    }
-
-    fn finish(&mut self, s: sccemu::Status) -> MpiResult<Status> {
-        let status = p2p::received(self.comm, s)?;
-        if let Some(staging) = &self.staging {
-            let buf = self.user_buffer()?;
-            buf.unpack(&staging[..s.len])?;
-        }
-        Ok(status)
-    }
-
-    fn failed(&mut self, e: sccemu::RequestError) -> MpiError {
-        match e {
-            sccemu::RequestError::Recv(sccemu::RecvError::Truncated { status, capacity }) => {
-                self.request = None;
-                let result = match (&mut self.staging, self.direct) {
-                    (Some(staging), _) => p2p::truncated(self.comm, status, capacity, staging),
-                    (None, Some((at, len))) => {
-                        // SAFETY: as in `irecv`: the user's receive buffer, the
-                        // library's until completion; the sccemu request that borrowed
-                        // it is gone.
-                        let buf = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
-                        p2p::truncated(self.comm, status, capacity, buf)
-                    }
-                    (None, None) => p2p::truncated(self.comm, status, capacity, &mut []),
-                };
-                if let Some(staging) = &self.staging {
-                    let _ = self.user_buffer().and_then(|b| b.unpack(&staging[..capacity]));
-                }
-                result.expect_err("a truncated receive reports it")
-            }
-            e => request_error(e),
-        }
-    }
-}
-
-impl Pending for PendingRecv {
-    fn test(&mut self) -> MpiResult<Option<Status>> {
-        let Some(request) = &mut self.request else { return Ok(Some(Status::EMPTY)) };
-        match request.test() {
-            Ok(Some(s)) => self.finish(s).map(Some),
-            Ok(None) => Ok(None),
-            Err(e) => Err(self.failed(e)),
-        }
-    }
-
-    fn wait(mut self: Box<Self>) -> MpiResult<Status> {
-        let Some(request) = self.request.take() else { return Ok(Status::EMPTY) };
-        match request.wait() {
-            Ok(s) => self.finish(s),
-            Err(e) => Err(self.failed(e)),
-        }
-    }
-}
-
-fn request_error(e: sccemu::RequestError) -> MpiError {
-    match e {
-        sccemu::RequestError::Send(e) => send_error(e),
-        sccemu::RequestError::Recv(e) => recv_error(e),
-    }
-}
-
 fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
     let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
@@ -347,9 +244,14 @@ pub unsafe extern "C" fn MPI_Isend(
     request: *mut c_int,
 ) -> c_int {
     entry("MPI_Isend", Scope::Comm(comm), || {
-        let map = datatype::committed(datatype)?;
-        let m = message(buf, count, &map, comm)?;
-        let op = isend(&m, dest, tag)?;
+        // SAFETY: this call's contract, which is the fast path's.
+        let op = match unsafe { fast_p2p::isend(buf, count, datatype, dest, tag, comm) } {
+            Some(op) => op?,
+            None => fast::general(|| {
+                let map = datatype::committed(datatype)?;
+                isend(&message(buf, count, &map, comm)?, dest, tag)
+            })?,
+        };
         c!(out(request, request::insert(op), "request"))
     })
 }
@@ -370,9 +272,14 @@ pub unsafe extern "C" fn MPI_Irecv(
     request: *mut c_int,
 ) -> c_int {
     entry("MPI_Irecv", Scope::Comm(comm), || {
-        let map = datatype::committed(datatype)?;
-        let m = message(buf, count, &map, comm)?;
-        let op = irecv(&m, &map, source, tag)?;
+        // SAFETY: this call's contract, which is the fast path's.
+        let op = match unsafe { fast_p2p::irecv(buf, count, datatype, source, tag, comm) } {
+            Some(op) => op?,
+            None => fast::general(|| {
+                let map = datatype::committed(datatype)?;
+                irecv(&message(buf, count, &map, comm)?, &map, source, tag)
+            })?,
+        };
         c!(out(request, request::insert(op), "request"))
     })
 }

@@ -1,0 +1,118 @@
+//! The requests of point-to-point calls in flight, as the request table holds them
+//! (`crate::request`): a send keeps only sccemu's request (the data left or was copied
+//! at the start); a receive keeps the user's buffer, or a staging buffer for a
+//! non-contiguous datatype, unpacked at completion. `MPI_Isend` and `MPI_Irecv` build
+//! them on the general path ([`super::p2p`]) and on the fast one ([`super::fast_p2p`]).
+
+use std::ffi::{c_int, c_void};
+
+use crate::comm::CommObj;
+use crate::datatype;
+use crate::error::{MpiError, MpiResult};
+use crate::ffi::buffer::Buffer;
+use crate::p2p::{self, recv_error, send_error};
+use crate::request::{Pending, Status};
+
+/// A send in flight: sccemu copies the data out at the start, so only the
+/// request is kept.
+pub(super) struct PendingSend {
+    pub(super) request: sccemu::Request<'static>,
+}
+
+impl Pending for PendingSend {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        Ok(self.request.test().map_err(request_error)?.map(|_| Status::EMPTY))
+    }
+
+    fn wait(self: Box<Self>) -> MpiResult<Status> {
+        self.request.wait().map_err(request_error)?;
+        Ok(Status::EMPTY)
+    }
+}
+
+/// A receive in flight, into the user's buffer or, for a non-contiguous datatype,
+/// into `staging`, unpacked at completion.
+pub(super) struct PendingRecv {
+    // Field order matters: the request borrows `staging`'s heap buffer and must drop
+    // first.
+    pub(super) request: Option<sccemu::Request<'static>>,
+    pub(super) staging: Option<Vec<u8>>,
+    pub(super) comm: &'static CommObj,
+    pub(super) map: datatype::TypeRef,
+    pub(super) base: usize,
+    pub(super) count: c_int,
+    /// The user buffer when it is received into in place.
+    pub(super) direct: Option<(usize, usize)>,
+}
+
+// SAFETY: the raw buffer address is the user's receive buffer, which MPI hands to the
+// library until completion, from whichever thread completes it.
+unsafe impl Send for PendingRecv {}
+
+impl PendingRecv {
+    /// The user's receive buffer.
+    fn user_buffer(&self) -> MpiResult<Buffer<'_>> {
+        // SAFETY: the buffer `MPI_Irecv` was given, which MPI leaves to the library
+        // until the request completes; its arguments were checked when it started.
+        unsafe { Buffer::new(self.base as *const c_void, self.count, &self.map) }
+    }
+
+    fn finish(&mut self, s: sccemu::Status) -> MpiResult<Status> {
+        let status = p2p::received(self.comm, s)?;
+        if let Some(staging) = &self.staging {
+            let buf = self.user_buffer()?;
+            buf.unpack(&staging[..s.len])?;
+        }
+        Ok(status)
+    }
+
+    fn failed(&mut self, e: sccemu::RequestError) -> MpiError {
+        match e {
+            sccemu::RequestError::Recv(sccemu::RecvError::Truncated { status, capacity }) => {
+                self.request = None;
+                let result = match (&mut self.staging, self.direct) {
+                    (Some(staging), _) => p2p::truncated(self.comm, status, capacity, staging),
+                    (None, Some((at, len))) => {
+                        // SAFETY: as in `irecv`: the user's receive buffer, the
+                        // library's until completion; the sccemu request that borrowed
+                        // it is gone.
+                        let buf = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) };
+                        p2p::truncated(self.comm, status, capacity, buf)
+                    }
+                    (None, None) => p2p::truncated(self.comm, status, capacity, &mut []),
+                };
+                if let Some(staging) = &self.staging {
+                    let _ = self.user_buffer().and_then(|b| b.unpack(&staging[..capacity]));
+                }
+                result.expect_err("a truncated receive reports it")
+            }
+            e => request_error(e),
+        }
+    }
+}
+
+impl Pending for PendingRecv {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        let Some(request) = &mut self.request else { return Ok(Some(Status::EMPTY)) };
+        match request.test() {
+            Ok(Some(s)) => self.finish(s).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    fn wait(mut self: Box<Self>) -> MpiResult<Status> {
+        let Some(request) = self.request.take() else { return Ok(Status::EMPTY) };
+        match request.wait() {
+            Ok(s) => self.finish(s),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+}
+
+pub(super) fn request_error(e: sccemu::RequestError) -> MpiError {
+    match e {
+        sccemu::RequestError::Send(e) => send_error(e),
+        sccemu::RequestError::Recv(e) => recv_error(e),
+    }
+}

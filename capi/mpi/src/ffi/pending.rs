@@ -110,7 +110,7 @@ impl Pending for PendingRecv {
     }
 }
 
-pub(super) fn request_error(e: sccemu::RequestError) -> MpiError {
+fn request_error(e: sccemu::RequestError) -> MpiError {
     match e {
         sccemu::RequestError::Send(e) => send_error(e),
         sccemu::RequestError::Recv(e) => recv_error(e),

@@ -42,12 +42,12 @@ use rustc_hash::FxHashSet;
 
 use crate::p2p::channel::Placement;
 use crate::p2p::matching::{Inbox, Target, TargetState};
+use crate::p2p::spare::Spare;
 use crate::p2p::timed::{self, Model};
 use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
 use crate::protocol::ring::srb;
 use crate::protocol::waiter::Waiter;
-use crate::p2p::spare::Spare;
 use crate::segment::mapping::Segment;
 
 /// Why progress stopped.
@@ -125,6 +125,12 @@ impl State {
     /// (sends to one destination leave in order and never interleave their fragments).
     pub fn may_start(&self, dest: u32) -> bool {
         self.outbox.get(dest as usize).is_none_or(VecDeque::is_empty) && !self.is_busy(dest) && !self.inbox.rdv.open(dest)
+    }
+
+    /// The destinations whose queued sends wait and may move (no blocking send of
+    /// another thread holds them back): what a wait watches.
+    fn waiting_queues(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.outbox.len()).filter(|&d| !self.outbox[d].is_empty() && !self.is_busy(d as u32))
     }
 
     fn is_busy(&self, dest: u32) -> bool {

@@ -30,16 +30,15 @@ impl Ctx<'_> {
         if !self.srb_mode() || !st.inbox.rdv.owed.is_empty() {
             return;
         }
-        let busy = &st.busy;
-        let mut fronts = st
-            .outbox
-            .iter_mut()
-            .enumerate()
-            .filter(|(d, _)| !busy.get(*d).is_some_and(|&b| b))
-            .filter_map(|(d, q)| Some((d as u32, q.front_mut()?)));
-        let (Some((dest, p)), None) = (fronts.next(), fronts.next()) else { return };
+        let mut waiting = st.waiting_queues();
+        let dest = match (waiting.next(), waiting.next()) {
+            (Some(dest), None) => dest,
+            _ => return,
+        };
+        drop(waiting);
+        let p = st.outbox[dest].front_mut().expect("a waiting queue has a front");
         if p.reserved.is_none() {
-            let ring = self.place.srb(self.seg, dest);
+            let ring = self.place.srb(self.seg, dest as u32);
             let n = (p.data.len() - p.off).min(ring.max_payload() as usize);
             p.reserved = Some(ring.reserve(srb::entry_len(n as u32)));
         }
@@ -53,11 +52,8 @@ impl Ctx<'_> {
     /// core's doorbell only) it must not, or no receiver would ring that doorbell.
     pub fn watch(&self, st: &State, extra: Option<Blocked>, bell: bool) -> Watch {
         let blocked: Vec<Blocked> = st
-            .outbox
-            .iter()
-            .enumerate()
-            .filter(|&(d, _)| !st.is_busy(d as u32))
-            .filter_map(|(d, q)| q.front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
+            .waiting_queues()
+            .filter_map(|d| st.outbox[d].front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
             .chain(st.inbox.rdv.owed.iter().map(|o| (o.dest, 0, o.held)))
             .chain(extra)
             .collect();

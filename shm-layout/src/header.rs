@@ -13,8 +13,11 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"SCCEMU\0\x01");
 /// per core for the argument fingerprints of checking mode, and one for the summaries
 /// of the objects it dropped without freeing them; 5: the heap starts and ends on a page,
 /// a window's size table has an entry of two words per core, and virtual-time mode adds
-/// a region).
-pub const LAYOUT_VERSION: u32 = 5;
+/// a region; 6: an SRB's counters take four lines, with the space waiters' ticket counts
+/// and their bells, a fragment's control word carries its kind (single-copy
+/// announcements and answers), and each core's virtual-time block adds stamps per ring
+/// granule and per sender).
+pub const LAYOUT_VERSION: u32 = 6;
 
 /// Job state values of [`JobWords::state`].
 pub mod job_state {

@@ -107,7 +107,7 @@ impl Engine {
 
     /// The channel context of this core (its waits drive no background: they are it).
     pub(crate) fn ctx<'c>(&'c self, ctx: &'c CoreContext) -> Result<Ctx<'c>, ChannelUnavailable> {
-        Ok(Ctx { seg: ctx.segment(), place: self.place()?, rank: ctx.rank(), size: ctx.size(), waiter: ctx.plain_waiter() })
+        Ok(Ctx::new(ctx.segment(), self.place()?, ctx.rank(), ctx.size(), ctx.plain_waiter()))
     }
 
     /// Locks the state, telling a holder that only polls to let go.

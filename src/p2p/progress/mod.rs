@@ -36,17 +36,18 @@
 //! its destination busy ([`State::set_busy`]), and nothing else starts to it until it
 //! is done.
 
+use std::cell::OnceCell;
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashSet;
 
-use crate::p2p::channel::Placement;
+use crate::p2p::channel::{Placement, ShmRing};
 use crate::p2p::matching::{Inbox, Target, TargetState};
 use crate::p2p::spare::Spare;
 use crate::p2p::timed::{self, Model};
 use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
-use crate::protocol::ring::srb;
+use crate::protocol::ring::srb::{self, Srb};
 use crate::protocol::waiter::Waiter;
 use crate::segment::mapping::Segment;
 
@@ -190,6 +191,9 @@ pub(crate) struct Ctx<'c> {
     pub rank: u32,
     pub size: u32,
     pub waiter: Waiter<'c>,
+    /// This core's own receive ring, in SRB mode: made at its first use in a call,
+    /// since every poll of a wait looks at it and making the view checks the layout.
+    own_srb: OnceCell<Srb<'c, ShmRing<'c>>>,
 }
 
 type Tgt<'t, 'b> = Option<&'t mut Target<'b>>;
@@ -200,7 +204,16 @@ fn satisfied(target: &Tgt<'_, '_>) -> bool {
     target.as_ref().is_some_and(|t| matches!(t.state, TargetState::Done(_) | TargetState::Truncated(_)))
 }
 
-impl Ctx<'_> {
+impl<'c> Ctx<'c> {
+    pub fn new(seg: &'c Segment, place: &'c Placement, rank: u32, size: u32, waiter: Waiter<'c>) -> Ctx<'c> {
+        Ctx { seg, place, rank, size, waiter, own_srb: OnceCell::new() }
+    }
+
+    /// This core's own receive ring, in SRB mode.
+    fn own_srb(&self) -> Option<&Srb<'c, ShmRing<'c>>> {
+        self.srb_mode().then(|| self.own_srb.get_or_init(|| self.place.srb(self.seg, self.rank)))
+    }
+
     /// Where a message of `len` bytes to `dest` goes, for virtual time: a per-peer
     /// message that fits the inline slot goes to the receiver's MPB, all else to DRAM.
     pub(crate) fn message_path(&self, dest: u32, len: usize) -> timed::Into {
@@ -224,8 +237,7 @@ impl Ctx<'_> {
     /// published `published` (a waiter's copy of its inbox's: another thread may move
     /// on meanwhile, and then wakes it, see `engine`).
     pub fn incoming_at(&self, pos: u32, published: u32) -> bool {
-        if self.srb_mode() {
-            let ring = self.place.srb(self.seg, self.rank);
+        if let Some(ring) = self.own_srb() {
             return ring.has_entry(pos) || ring.owes_space(pos, published);
         }
         (0..self.size).any(|s| s != self.rank && self.place.perpeer(self.seg, s, self.rank).has_incoming())
@@ -235,10 +247,9 @@ impl Ctx<'_> {
     /// messaging for a while: see `engine`), ringing the senders that wait for it.
     /// True if anything was published.
     pub fn flush_consumed(&self, inbox: &mut Inbox) -> bool {
-        if !self.srb_mode() || inbox.srb_pos == inbox.srb_published {
+        let Some(ring) = self.own_srb().filter(|_| inbox.srb_pos != inbox.srb_published) else {
             return false;
-        }
-        let ring = self.place.srb(self.seg, self.rank);
+        };
         if ring.flush_consumed(inbox.srb_pos, &mut inbox.srb_published) {
             self.seg.ring_all();
         }
@@ -251,8 +262,7 @@ impl Ctx<'_> {
     /// that its own channel never stays full while it waits.
     pub fn drain(&self, inbox: &mut Inbox, mut target: Tgt<'_, '_>, greedy: bool) -> Result<bool, Fail> {
         let mut any = false;
-        if self.srb_mode() {
-            let ring = self.place.srb(self.seg, self.rank);
+        if let Some(ring) = self.own_srb() {
             let mut caught_up = true;
             while let Some(e) = ring.peek(inbox.srb_pos)? {
                 let read = |dst: &mut [u8]| ring.read(&e, 0, dst);

@@ -11,13 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Flags after which the compiler does not link.
-const NO_LINK: &[&str] = &["-c", "-S", "-E", "-M", "-MM", "-fsyntax-only"];
-/// What a Rust static library needs from the system (`rustc --print native-static-libs`).
-const SYSTEM_LIBS: &[&str] = &["-lm", "-lpthread", "-ldl", "-lrt", "-lutil", "-lgcc_s", "-lc"];
-/// Drops the archive's unreached code, as rustc's own links do: the Rust code is compiled
-/// a section per function, and a debug build's program shrinks from 24 to 16 MB.
-const DROP_UNREACHED: &str = "-Wl,--gc-sections";
+use sccemu::job::c_link;
 
 /// `mpi.h`'s directory.
 pub fn include_dir() -> PathBuf {
@@ -27,25 +21,18 @@ pub fn include_dir() -> PathBuf {
 /// The archive to link: `$SCCEMU_MPI_LIB`, or the newer `libsccmpi.a` of `dir` and of
 /// `dir/deps` (where `cargo test` leaves it).
 pub fn archive(dir: &Path) -> Option<PathBuf> {
-    if let Some(lib) = std::env::var_os("SCCEMU_MPI_LIB") {
-        return Some(lib.into());
-    }
-    let built = |p: PathBuf| Some((p.metadata().ok()?.modified().ok()?, p));
-    let found =
-        [dir.join("libsccmpi.a"), dir.join("deps").join("libsccmpi.a")].into_iter().filter_map(built).max();
-    found.map(|(_, p)| p)
+    c_link::archive(dir, "libsccmpi.a", "SCCEMU_MPI_LIB")
 }
 
 /// The compiler command for `args` (`compiler` is `$CC`-like: `cc` or `c++`), linking
 /// the archive found next to `lib_dir`.
 pub fn compile_command(compiler: &str, args: &[String], lib_dir: &Path) -> Result<Command, String> {
-    let links = !args.is_empty() && !args.iter().any(|a| NO_LINK.contains(&a.as_str()));
     let mut cmd = Command::new(compiler);
     cmd.arg(format!("-I{}", include_dir().display())).args(args);
-    if links {
+    if c_link::links(args) {
         let archive =
             archive(lib_dir).ok_or("libsccmpi.a is missing; build it with `cargo build -p sccemu-mpi`")?;
-        cmd.arg(archive).args(SYSTEM_LIBS).arg(DROP_UNREACHED);
+        c_link::link_archive(&mut cmd, &archive);
     }
     Ok(cmd)
 }

@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use sccemu::job::c_link;
 use sccemu::job::launcher::{CHECK_VAR, Launch, find_program};
 use sccemu::{Config, Mesh};
 
@@ -26,13 +27,6 @@ const ICC_ONLY: &[&str] = &[
     "-openmp",
     "-mcpu=pentium",
 ];
-/// Flags after which the compiler does not link.
-const NO_LINK: &[&str] = &["-c", "-S", "-E", "-M", "-MM", "-fsyntax-only"];
-/// What a Rust static library needs from the system (`rustc --print native-static-libs`).
-const SYSTEM_LIBS: &[&str] = &["-lm", "-lpthread", "-ldl", "-lrt", "-lutil", "-lgcc_s", "-lc"];
-/// Drops the archive's unreached code, as rustc's own links do: the Rust code is compiled
-/// a section per function, and a debug build's program shrinks from 24 to 16 MB.
-const DROP_UNREACHED: &str = "-Wl,--gc-sections";
 /// MPB per core for RCCE jobs: RCCE's 8 KiB plus sccemu's own channel counters.
 pub const MPB_BYTES: u32 = 8192 + 512;
 
@@ -44,13 +38,7 @@ pub fn include_dir() -> PathBuf {
 /// The archive to link: `$SCCEMU_RCCE_LIB`, or the newer `librcce.a` of `dir` and of
 /// `dir/deps` (where `cargo test` leaves it).
 pub fn archive(dir: &Path) -> Option<PathBuf> {
-    if let Some(lib) = std::env::var_os("SCCEMU_RCCE_LIB") {
-        return Some(lib.into());
-    }
-    let built = |p: PathBuf| Some((p.metadata().ok()?.modified().ok()?, p));
-    let found =
-        [dir.join("librcce.a"), dir.join("deps").join("librcce.a")].into_iter().filter_map(built).max();
-    found.map(|(_, p)| p)
+    c_link::archive(dir, "librcce.a", "SCCEMU_RCCE_LIB")
 }
 
 /// The compiler command for `args`, linking the archive found next to `lib_dir`.
@@ -58,13 +46,13 @@ pub fn compile_command(args: &[String], lib_dir: &Path) -> Result<Command, Strin
     // `$(ARCHIVE)` from RCCE Makefiles names librcce.a, which is linked below anyway.
     let args: Vec<&String> =
         args.iter().filter(|a| !ICC_ONLY.contains(&a.as_str()) && !a.ends_with("librcce.a")).collect();
-    let links = !args.is_empty() && !args.iter().any(|a| NO_LINK.contains(&a.as_str()));
+    let links = c_link::links(&args);
     let mut cmd = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
     cmd.arg(format!("-I{}", include_dir().display())).args(args);
     if links {
         let archive =
             archive(lib_dir).ok_or("librcce.a is missing; build it with `cargo build -p sccemu-rcce`")?;
-        cmd.arg(archive).args(SYSTEM_LIBS).arg(DROP_UNREACHED);
+        c_link::link_archive(&mut cmd, &archive);
     }
     Ok(cmd)
 }

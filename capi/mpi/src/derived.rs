@@ -1,6 +1,6 @@
 //! Derived datatypes: the type maps of `MPI_Type_contiguous`, `_vector`,
-//! `_create_hvector`, `_indexed`, `_create_hindexed`, `_create_struct` and
-//! `_create_resized`.
+//! `_create_hvector`, `_indexed`, `_create_hindexed`, `_create_struct`,
+//! `_create_subarray` and `_create_resized`.
 //!
 //! Every constructor is one general rule: the new type is a list of *blocks*, each
 //! `count` consecutive elements of some old type starting `disp` bytes from the new
@@ -164,6 +164,57 @@ pub fn structure(blocklens: &[c_int], disps: &[isize], types: &[&TypeMap]) -> Mp
     from_blocks(&blocks?, true)
 }
 
+/// The storage order of `MPI_Type_create_subarray`'s array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// `MPI_ORDER_C`: the last dimension varies fastest.
+    C,
+    /// `MPI_ORDER_FORTRAN`: the first dimension varies fastest.
+    Fortran,
+}
+
+/// `MPI_Type_create_subarray`: the `subsizes` box at `starts` of an array of `sizes`
+/// elements of `old`, as the standard builds it: one hvector per dimension, from the
+/// fastest outwards, placed at the box's first element, then resized to the whole
+/// array (lower bound 0, extent the array's bytes), so that consecutive elements of
+/// the type are consecutive arrays.
+pub fn subarray(
+    sizes: &[c_int],
+    subsizes: &[c_int],
+    starts: &[c_int],
+    order: Order,
+    old: &TypeMap,
+) -> MpiResult<TypeMap> {
+    if sizes.is_empty() {
+        return fail(class::DIMS, "a subarray needs at least one dimension");
+    }
+    let mut dims = Vec::with_capacity(sizes.len());
+    for (d, ((&size, &sub), &start)) in sizes.iter().zip(subsizes).zip(starts).enumerate() {
+        if size < 1 || sub < 1 || sub > size || start < 0 || start > size - sub {
+            return fail(
+                class::ARG,
+                format!(
+                    "dimension {d}: subsize {sub} at start {start} does not fit size {size} (subsizes are at least 1)"
+                ),
+            );
+        }
+        dims.push((size as isize, sub as usize, start as isize));
+    }
+    if order == Order::C {
+        dims.reverse();
+    }
+    // From the fastest dimension: `stride` is the bytes between consecutive indices of
+    // the current dimension, `first` the bytes to the box's first element.
+    let (mut map, mut stride, mut first) = (old.clone(), old.extent, 0isize);
+    for &(size, sub, start) in &dims {
+        map = vector(sub, 1, stride, true, &map)?;
+        first = start.checked_mul(stride).and_then(|x| x.checked_add(first)).ok_or_else(overflow)?;
+        stride = stride.checked_mul(size).ok_or_else(overflow)?;
+    }
+    let placed = from_blocks(&[Block { disp: first, count: 1, map: &map }], false)?;
+    resized(&placed, 0, stride)
+}
+
 /// `MPI_Type_create_resized`.
 pub fn resized(old: &TypeMap, lb: isize, extent: isize) -> MpiResult<TypeMap> {
     if extent < 0 {
@@ -206,6 +257,22 @@ mod tests {
         assert_eq!(s.signature.as_deref(), Some(&[(Prim::I32, 1), (Prim::F64, 1), (Prim::I8, 3)][..]));
         assert_eq!(elements_in(&s, 15 + 12), Some(5 + 2), "one whole struct, then an int and a double");
         assert_eq!(elements_in(&s, 15 + 6), None, "ends inside the double");
+    }
+
+    #[test]
+    fn subarray_is_the_box_inside_the_whole_array() {
+        // A 4x5 C array of ints; the 2x3 box at (1, 2): rows 1 and 2, columns 2..5.
+        let c = subarray(&[4, 5], &[2, 3], &[1, 2], Order::C, &int()).unwrap();
+        assert_eq!(c.runs, [Run { offset: 28, len: 12 }, Run { offset: 48, len: 12 }]);
+        assert_eq!((c.size, c.lb, c.extent), (24, 0, 80));
+        // The same in Fortran order: the first index varies fastest.
+        let f = subarray(&[4, 5], &[2, 3], &[1, 2], Order::Fortran, &int()).unwrap();
+        let fortran_runs: Vec<Run> = (2..5).map(|col| Run { offset: (col * 4 + 1) * 4, len: 8 }).collect();
+        assert_eq!(f.runs, fortran_runs);
+        assert_eq!((f.size, f.extent), (24, 80));
+        assert!(subarray(&[4], &[3], &[2], Order::C, &int()).is_err(), "past the end");
+        assert!(subarray(&[4], &[0], &[0], Order::C, &int()).is_err(), "empty box");
+        assert!(subarray(&[], &[], &[], Order::C, &int()).is_err());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! |---------------|-------------------------------------------------------|------------|-------------------|
 //! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
+//! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
@@ -189,6 +190,11 @@ fn datatypes() {
 }
 
 #[test]
+fn subarrays_packing_and_attributes() {
+    passes("pack_attr");
+}
+
+#[test]
 fn collectives() {
     passes("collectives");
 }
@@ -247,9 +253,10 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 9] = [
+    let programs: [(&str, &[&str]); 10] = [
         ("p2p_basic", &[]),
         ("datatypes", &[]),
+        ("pack_attr", &[]),
         ("collectives", &[]),
         ("reduce_ops", &[]),
         ("comm_topo", &[]),

@@ -154,6 +154,47 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     })
 }
 
+/// `MPI_ORDER_C` and `MPI_ORDER_FORTRAN`.
+const ORDER_C: c_int = 56;
+const ORDER_FORTRAN: c_int = 57;
+
+/// `MPI_Type_create_subarray`.
+///
+/// # Safety
+/// `sizes`, `subsizes` and `starts` hold `ndims` ints; `newtype` points to an
+/// `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_create_subarray", WORLD, || {
+        let old = datatype::lookup(oldtype)?;
+        let order = match order {
+            ORDER_C => derived::Order::C,
+            ORDER_FORTRAN => derived::Order::Fortran,
+            other => {
+                return fail(
+                    class::ARG,
+                    format!("order {other} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+                );
+            }
+        };
+        if ndims < 1 {
+            return fail(class::DIMS, format!("ndims {ndims} is not positive"));
+        }
+        let sizes = c!(array(sizes, ndims, "array_of_sizes"))?;
+        let subsizes = c!(array(subsizes, ndims, "array_of_subsizes"))?;
+        let starts = c!(array(starts, ndims, "array_of_starts"))?;
+        new_type(derived::subarray(sizes, subsizes, starts, order, &old), newtype)
+    })
+}
+
 /// `MPI_Type_dup`: a committed copy if the original is committed.
 ///
 /// # Safety

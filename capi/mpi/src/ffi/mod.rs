@@ -22,6 +22,7 @@ use crate::errhandler;
 use crate::error::{MpiError, MpiResult, class, code_of, fail};
 use crate::state;
 
+pub mod attr;
 pub mod buffer;
 pub mod coll;
 pub mod comm;
@@ -30,6 +31,7 @@ pub mod env;
 pub mod fast;
 pub mod fast_p2p;
 pub mod p2p;
+pub mod pack;
 mod pending;
 pub mod registry;
 pub mod requests;

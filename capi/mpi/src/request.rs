@@ -10,6 +10,13 @@
 //!
 //! `MPI_Request_free` detaches a request: it stays in a list that later waits and
 //! `MPI_Finalize` drive to completion, as MPI requires of a freed send.
+//!
+//! Persistent requests (`MPI_Send_init`, `MPI_Recv_init`) have handles of their own
+//! kind. Each keeps how to start its operation; `MPI_Start` starts it as an ordinary
+//! request, which the persistent one holds while active. Completion resolves a
+//! persistent handle to that request and leaves the persistent one inactive, its
+//! handle still valid ([`after_completion`]); an inactive one completes at once with
+//! the empty status, and the `*any`/`*some` forms skip it like a null handle.
 
 use std::ffi::c_int;
 use std::sync::{Mutex, MutexGuard};
@@ -61,13 +68,30 @@ impl Pending for Done {
     }
 }
 
+/// The null handle of the persistent requests' kind (never handed out).
+const PERSISTENT_NULL: c_int = 0x4d00_0000;
+
+/// Starts a persistent request's operation.
+pub type Start = Box<dyn FnMut() -> MpiResult<Box<dyn Pending>> + Send>;
+
+/// A persistent request: how to start it, and the request of its running operation.
+struct Persistent {
+    /// `None` while `MPI_Start` runs it, outside the table's lock.
+    start: Option<Start>,
+    active: Option<c_int>,
+}
+
 struct Requests {
     table: Table<Box<dyn Pending>>,
     detached: Vec<Box<dyn Pending>>,
+    persistent: Table<Persistent>,
 }
 
-static REQUESTS: Mutex<Requests> =
-    Mutex::new(Requests { table: Table::new(REQUEST_NULL), detached: Vec::new() });
+static REQUESTS: Mutex<Requests> = Mutex::new(Requests {
+    table: Table::new(REQUEST_NULL),
+    detached: Vec::new(),
+    persistent: Table::new(PERSISTENT_NULL),
+});
 
 fn requests() -> MutexGuard<'static, Requests> {
     REQUESTS.lock().unwrap_or_else(|p| p.into_inner())
@@ -76,6 +100,90 @@ fn requests() -> MutexGuard<'static, Requests> {
 /// A handle for `op`.
 pub fn insert(op: Box<dyn Pending>) -> c_int {
     requests().table.insert(op)
+}
+
+/// A new inactive persistent request that `start` starts.
+pub fn insert_persistent(start: Start) -> c_int {
+    requests().persistent.insert(Persistent { start: Some(start), active: None })
+}
+
+fn is_persistent(handle: c_int) -> bool {
+    handle & !0xff_ffff == PERSISTENT_NULL
+}
+
+fn not_persistent(handle: c_int) -> MpiError {
+    MpiError::new(class::REQUEST, format!("{handle:#x} is not a persistent request"))
+}
+
+/// `MPI_Start`: starts the inactive persistent request `handle`.
+pub fn start(handle: c_int) -> MpiResult<()> {
+    let mut start = {
+        let mut r = requests();
+        let p = r.persistent.get_mut(handle).ok_or_else(|| not_persistent(handle))?;
+        match (p.active, p.start.take()) {
+            (None, Some(start)) => start,
+            (_, start) => {
+                p.start = start;
+                return fail(class::REQUEST, format!("the persistent request {handle:#x} is active already"));
+            }
+        }
+    };
+    // Outside the table's lock: starting may move data.
+    let started = start();
+    let mut r = requests();
+    let (active, result) = match started {
+        Ok(op) => (Some(r.table.insert(op)), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
+    if let Some(p) = r.persistent.get_mut(handle) {
+        (p.start, p.active) = (Some(start), active);
+    }
+    result
+}
+
+/// The request `handle` stands for now: itself, or a persistent request's running
+/// operation; `None` for the null handle and an inactive persistent request.
+fn resolve(handle: c_int) -> MpiResult<Option<c_int>> {
+    if handle == REQUEST_NULL {
+        return Ok(None);
+    }
+    if !is_persistent(handle) {
+        return Ok(Some(handle));
+    }
+    let r = requests();
+    Ok(r.persistent.get(handle).ok_or_else(|| not_persistent(handle))?.active)
+}
+
+/// Marks persistent request `handle` inactive once its operation completed.
+fn deactivate(handle: c_int) {
+    if let Some(p) = requests().persistent.get_mut(handle) {
+        p.active = None;
+    }
+}
+
+/// What a request handle becomes once its operation completed: a persistent request
+/// keeps its handle, any other becomes `MPI_REQUEST_NULL`.
+pub fn after_completion(handle: c_int) -> c_int {
+    if is_persistent(handle) { handle } else { REQUEST_NULL }
+}
+
+/// Whether `handle` has no operation to complete: the null handle, or an inactive
+/// persistent request (the `*any` and `*some` forms skip both).
+pub fn is_inactive(handle: c_int) -> bool {
+    matches!(resolve(handle), Ok(None))
+}
+
+/// Keeps the result of `handle`'s completed operation for a later completion call
+/// (`MPI_Testall` when not all are done): the handle to hand back.
+pub fn keep_completed(handle: c_int, status: Status) -> c_int {
+    let done = insert(Box::new(Done(status)));
+    if !is_persistent(handle) {
+        return done;
+    }
+    if let Some(p) = requests().persistent.get_mut(handle) {
+        p.active = Some(done);
+    }
+    handle
 }
 
 fn take(handle: c_int) -> MpiResult<Box<dyn Pending>> {
@@ -95,8 +203,19 @@ fn put_back(handle: c_int, op: Box<dyn Pending>) {
     debug_assert_eq!(again, handle);
 }
 
-/// Blocks until `handle` completes (`MPI_REQUEST_NULL` gives the empty status).
+/// Blocks until `handle` completes (`MPI_REQUEST_NULL` and an inactive persistent
+/// request give the empty status).
 pub fn wait(handle: c_int) -> MpiResult<Status> {
+    if is_persistent(handle) {
+        let Some(active) = resolve(handle)? else { return Ok(Status::EMPTY) };
+        let done = wait_one(active);
+        deactivate(handle);
+        return done;
+    }
+    wait_one(handle)
+}
+
+fn wait_one(handle: c_int) -> MpiResult<Status> {
     if handle == REQUEST_NULL {
         return Ok(Status::EMPTY);
     }
@@ -109,8 +228,21 @@ pub fn wait(handle: c_int) -> MpiResult<Status> {
     op.wait()
 }
 
-/// Tests `handle`: `Some(status)` (and the request is gone) once complete.
+/// Tests `handle`: `Some(status)` (and the request is gone, or inactive if
+/// persistent) once complete.
 pub fn test(handle: c_int) -> MpiResult<Option<Status>> {
+    if is_persistent(handle) {
+        let Some(active) = resolve(handle)? else { return Ok(Some(Status::EMPTY)) };
+        let done = test_one(active);
+        if !matches!(done, Ok(None)) {
+            deactivate(handle);
+        }
+        return done;
+    }
+    test_one(handle)
+}
+
+fn test_one(handle: c_int) -> MpiResult<Option<Status>> {
     if handle == REQUEST_NULL {
         return Ok(Some(Status::EMPTY));
     }
@@ -126,10 +258,14 @@ pub fn test(handle: c_int) -> MpiResult<Option<Status>> {
     }
 }
 
-/// Checks that every handle is null or an active request, without changing any.
+/// Checks that every handle is null, an active request or a persistent one, without
+/// changing any.
 pub fn check_all(handles: &[c_int]) -> MpiResult<()> {
     let r = requests();
     for &h in handles {
+        if is_persistent(h) && r.persistent.get(h).is_some() {
+            continue;
+        }
         if h != REQUEST_NULL && r.table.get(h).is_none() {
             return fail(class::REQUEST, format!("{h:#x} is not an active request"));
         }
@@ -137,17 +273,18 @@ pub fn check_all(handles: &[c_int]) -> MpiResult<()> {
     Ok(())
 }
 
-/// Blocks until one of `handles` that is not null completes: its index and status;
-/// `None` if all are null.
+/// Blocks until one of `handles` that is not null (nor an inactive persistent
+/// request) completes: its index and status; `None` if there is none such.
 pub fn wait_any(handles: &[c_int]) -> MpiResult<Option<(usize, Status)>> {
     check_all(handles)?;
-    if handles.iter().all(|&h| h == REQUEST_NULL) {
+    let live: Vec<bool> = handles.iter().map(|&h| !is_inactive(h)).collect();
+    if !live.contains(&true) {
         return Ok(None);
     }
     let core = mpi()?.core;
     let mut failure = None;
     let found = core.wait_on(core.rank(), || {
-        for (i, &h) in handles.iter().enumerate().filter(|(_, h)| **h != REQUEST_NULL) {
+        for (i, &h) in handles.iter().enumerate().filter(|&(i, _)| live[i]) {
             match test(h) {
                 Ok(Some(status)) => return Some(Some((i, status))),
                 Ok(None) => {}
@@ -166,8 +303,13 @@ pub fn wait_any(handles: &[c_int]) -> MpiResult<Option<(usize, Status)>> {
     }
 }
 
-/// Detaches `handle` (`MPI_Request_free`): it completes in the background.
+/// Detaches `handle` (`MPI_Request_free`): it completes in the background. A
+/// persistent request is freed, and its running operation, if any, detached.
 pub fn detach(handle: c_int) -> MpiResult<()> {
+    if is_persistent(handle) {
+        let freed = requests().persistent.remove(handle).ok_or_else(|| not_persistent(handle))?;
+        return freed.active.map_or(Ok(()), detach);
+    }
     let op = take(handle)?;
     requests().detached.push(op);
     Ok(())

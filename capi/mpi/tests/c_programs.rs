@@ -9,6 +9,7 @@
 //! | program       | area                                                  | cores      | channels          |
 //! |---------------|-------------------------------------------------------|------------|-------------------|
 //! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
+//! | `persistent`  | persistent requests under every completion call       | 2, 3, 8    | srb, perpeer      |
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
@@ -185,6 +186,11 @@ fn point_to_point() {
 }
 
 #[test]
+fn persistent_requests() {
+    passes("persistent");
+}
+
+#[test]
 fn datatypes() {
     passes("datatypes");
 }
@@ -253,8 +259,9 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 10] = [
+    let programs: [(&str, &[&str]); 11] = [
         ("p2p_basic", &[]),
+        ("persistent", &[]),
         ("datatypes", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),

@@ -33,6 +33,7 @@ pub mod fast_p2p;
 pub mod p2p;
 pub mod pack;
 mod pending;
+pub mod persistent;
 pub mod registry;
 pub mod requests;
 pub mod rma;

@@ -58,12 +58,23 @@ pub unsafe fn status_of(p: *const MpiStatus) -> MpiResult<MpiStatus> {
     c!(read(p, "status"))
 }
 
-struct Message<'m> {
+pub(super) struct Message<'m> {
     comm: &'static CommObj,
     buf: Buffer<'m>,
 }
 
-fn message(buf: *const c_void, count: c_int, map: &datatype::TypeMap, comm: c_int) -> MpiResult<Message<'_>> {
+impl Message<'_> {
+    pub(super) fn comm(&self) -> &'static CommObj {
+        self.comm
+    }
+}
+
+pub(super) fn message(
+    buf: *const c_void,
+    count: c_int,
+    map: &datatype::TypeMap,
+    comm: c_int,
+) -> MpiResult<Message<'_>> {
     let comm = comm::lookup(comm)?;
     Ok(Message { comm, buf: c!(user_buffer(buf, count, map))? })
 }
@@ -187,7 +198,7 @@ pub unsafe extern "C" fn MPI_Recv(
     })
 }
 
-fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+pub(super) fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
     let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
         return Ok(Box::new(request::Done(Status::EMPTY)));
@@ -198,7 +209,12 @@ fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>
     Ok(Box::new(PendingSend { request }))
 }
 
-fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+pub(super) fn irecv(
+    m: &Message<'_>,
+    map: &datatype::TypeRef,
+    source: c_int,
+    tag: c_int,
+) -> MpiResult<Box<dyn Pending>> {
     let match_tag = p2p::tag_match(m.comm, tag)?;
     let Some(src) = p2p::source(m.comm, source)? else { return Ok(Box::new(request::Done(Status::EMPTY))) };
     let core = mpi()?.core;

@@ -9,7 +9,7 @@ use crate::ffi::p2p::{MpiStatus, STATUS_IGNORE};
 use crate::ffi::{WORLD, c, entry};
 use crate::request::{self, REQUEST_NULL, Status};
 
-/// `MPI_Wait`: the handle becomes `MPI_REQUEST_NULL`.
+/// `MPI_Wait`: the handle becomes `MPI_REQUEST_NULL` (a persistent request's stays, inactive).
 ///
 /// # Safety
 /// `request` points to an `MPI_Request`; `status` is an `MPI_Status` or ignored.
@@ -19,7 +19,7 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut c_int, status: *mut MpiStatus) -
         let h = c!(read(request, "request"))?;
         let s = request::wait(h);
         if h != REQUEST_NULL && !matches!(&s, Err(e) if e.class == class::REQUEST) {
-            c!(out(request, REQUEST_NULL, "request"))?;
+            c!(out(request, request::after_completion(h), "request"))?;
         }
         c!(write_status(status, s?, 0))
     })
@@ -35,14 +35,14 @@ pub unsafe extern "C" fn MPI_Test(request: *mut c_int, flag: *mut c_int, status:
         let h = c!(read(request, "request"))?;
         match request::test(h) {
             Ok(Some(s)) => {
-                c!(out(request, REQUEST_NULL, "request"))?;
+                c!(out(request, request::after_completion(h), "request"))?;
                 c!(out(flag, 1, "flag"))?;
                 c!(write_status(status, s, 0))
             }
             Ok(None) => c!(out(flag, 0, "flag")),
             Err(e) => {
                 if e.class != class::REQUEST {
-                    c!(out(request, REQUEST_NULL, "request"))?;
+                    c!(out(request, request::after_completion(h), "request"))?;
                 }
                 Err(e)
             }
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn MPI_Waitall(
         let mut failed = None;
         for (i, h) in reqs.iter_mut().enumerate() {
             let result = request::wait(*h);
-            *h = REQUEST_NULL;
+            *h = request::after_completion(*h);
             let (s, code) = match result {
                 Ok(s) => (s, 0),
                 Err(e) => {
@@ -130,15 +130,15 @@ pub unsafe extern "C" fn MPI_Testall(
         let all = done.iter().all(Option::is_some);
         if !all {
             for (i, s) in done.iter().enumerate() {
-                if let (Some(s), true) = (s, reqs[i] != REQUEST_NULL) {
-                    reqs[i] = request::insert(Box::new(request::Done(*s)));
+                if let (Some(s), false) = (s, request::is_inactive(reqs[i])) {
+                    reqs[i] = request::keep_completed(reqs[i], *s);
                 }
             }
             return c!(out(flag, 0, "flag"));
         }
         let mut sts = statuses(reqs.len(), array_of_statuses)?;
         for (i, s) in done.into_iter().enumerate() {
-            reqs[i] = REQUEST_NULL;
+            reqs[i] = request::after_completion(reqs[i]);
             if let Some(sts) = sts.as_deref_mut() {
                 c!(write_status(&mut sts[i], s.unwrap_or(Status::EMPTY), 0))?;
             }
@@ -163,7 +163,7 @@ pub unsafe extern "C" fn MPI_Waitany(
         let reqs = requests(count, array_of_requests)?;
         match request::wait_any(reqs)? {
             Some((i, s)) => {
-                reqs[i] = REQUEST_NULL;
+                reqs[i] = request::after_completion(reqs[i]);
                 c!(out(index, i as c_int, "index"))?;
                 c!(write_status(status, s, 0))
             }
@@ -190,15 +190,15 @@ pub unsafe extern "C" fn MPI_Testany(
     entry("MPI_Testany", WORLD, || {
         let reqs = requests(count, array_of_requests)?;
         request::check_all(reqs)?;
-        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| **h != REQUEST_NULL) {
+        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| !request::is_inactive(**h)) {
             if let Some(s) = request::test(*h)? {
-                *h = REQUEST_NULL;
+                *h = request::after_completion(*h);
                 c!(out(index, i as c_int, "index"))?;
                 c!(out(flag, 1, "flag"))?;
                 return c!(write_status(status, s, 0));
             }
         }
-        let none_active = reqs.iter().all(|&h| h == REQUEST_NULL);
+        let none_active = reqs.iter().all(|&h| request::is_inactive(h));
         c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
         c!(out(flag, none_active as c_int, "flag"))?;
         if none_active { c!(write_status(status, Status::EMPTY, 0)) } else { Ok(()) }
@@ -222,11 +222,11 @@ pub unsafe extern "C" fn MPI_Waitsome(
         let Some((first, s)) = request::wait_any(reqs)? else {
             return c!(out(outcount, crate::ffi::comm::UNDEFINED, "outcount"));
         };
-        reqs[first] = REQUEST_NULL;
+        reqs[first] = request::after_completion(reqs[first]);
         let mut done = vec![(first, s)];
-        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| **h != REQUEST_NULL) {
+        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| !request::is_inactive(**h)) {
             if let Some(s) = request::test(*h)? {
-                *h = REQUEST_NULL;
+                *h = request::after_completion(*h);
                 done.push((i, s));
             }
         }

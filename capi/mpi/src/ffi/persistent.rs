@@ -1,0 +1,124 @@
+//! Persistent point-to-point requests: `MPI_Send_init`, `MPI_Rsend_init`,
+//! `MPI_Recv_init`, `MPI_Start` and `MPI_Startall`.
+//!
+//! An init call checks its arguments as the non-blocking call would (communicator,
+//! datatype, buffer, rank, tag) and keeps them; each `MPI_Start` then makes that call
+//! (`MPI_Isend` or `MPI_Irecv`), so a send reads its buffer when started, as the
+//! standard says. The request table (`crate::request`) holds the running operation and
+//! completes it; the request keeps its datatype alive should the program free it.
+
+use std::ffi::{c_int, c_void};
+
+use crate::datatype;
+use crate::ffi::p2p::{irecv, isend, message};
+use crate::ffi::{Scope, WORLD, c, entry};
+use crate::p2p::{self, PROC_NULL};
+use crate::request::{self, Start};
+
+#[allow(clippy::too_many_arguments)] // MPI_Send_init's, plus the call's name
+fn send_init(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry(name, Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let comm_obj = message(buf, count, &map, comm)?.comm();
+        comm_obj.wire_tag(tag)?;
+        if dest != PROC_NULL {
+            comm_obj.world_rank(dest)?;
+        }
+        let buf = buf as usize;
+        let start: Start =
+            Box::new(move || isend(&message(buf as *const c_void, count, &map, comm)?, dest, tag));
+        c!(out(request, request::insert_persistent(start), "request"))
+    })
+}
+
+/// `MPI_Send_init`.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype` whenever the request is started, until
+/// that operation completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Send_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    send_init("MPI_Send_init", buf, count, datatype, dest, tag, comm, request)
+}
+
+/// `MPI_Rsend_init`: a ready send is a standard send here (as `MPI_Rsend`).
+///
+/// # Safety
+/// As [`MPI_Send_init`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Rsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    send_init("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, request)
+}
+
+/// `MPI_Recv_init`.
+///
+/// # Safety
+/// `buf` has room for `count` elements of `datatype`, untouched while a started
+/// receive runs; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    source: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Recv_init", Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let m = message(buf, count, &map, comm)?;
+        p2p::tag_match(m.comm(), tag)?;
+        p2p::source(m.comm(), source)?;
+        let buf = buf as usize;
+        let start: Start =
+            Box::new(move || irecv(&message(buf as *const c_void, count, &map, comm)?, &map, source, tag));
+        c!(out(request, request::insert_persistent(start), "request"))
+    })
+}
+
+/// `MPI_Start`.
+///
+/// # Safety
+/// `request` points to a persistent request's `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Start(request: *mut c_int) -> c_int {
+    entry("MPI_Start", WORLD, || request::start(c!(read(request, "request"))?))
+}
+
+/// `MPI_Startall`: starts each in order, stopping at the first that fails.
+///
+/// # Safety
+/// `array_of_requests` holds `count` persistent requests.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, array_of_requests: *mut c_int) -> c_int {
+    entry("MPI_Startall", WORLD, || {
+        let handles = c!(array(array_of_requests.cast_const(), count, "array_of_requests"))?;
+        handles.iter().try_for_each(|&h| request::start(h))
+    })
+}

@@ -53,10 +53,29 @@ pub trait Pending: Send {
 
     /// Blocks until the operation completes.
     fn wait(self: Box<Self>) -> MpiResult<Status>;
+
+    /// Withdraws the operation, which has not completed (`MPI_Cancel`); whether it was
+    /// (a send has left or been copied, and cannot be).
+    fn cancel(&mut self) -> bool {
+        false
+    }
 }
 
 /// An operation that completed when it started.
 pub struct Done(pub Status);
+
+/// An operation that failed while `MPI_Cancel` looked at it: its completion reports why.
+struct Failed(MpiError);
+
+impl Pending for Failed {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        Err(self.0.clone())
+    }
+
+    fn wait(self: Box<Self>) -> MpiResult<Status> {
+        Err(self.0)
+    }
+}
 
 impl Pending for Done {
     fn test(&mut self) -> MpiResult<Option<Status>> {
@@ -301,6 +320,26 @@ pub fn wait_any(handles: &[c_int]) -> MpiResult<Option<(usize, Status)>> {
         (_, Some(e)) => Err(e),
         (found, None) => Ok(found),
     }
+}
+
+/// `MPI_Cancel`: withdraws `handle`'s operation if it has not completed and can be (a
+/// receive not yet matched, or matched but not finished, whose message goes back to
+/// the queue). The request still needs its completion call, whose status then says
+/// whether it was cancelled.
+pub fn cancel(handle: c_int) -> MpiResult<()> {
+    let Some(target) = resolve(handle)? else {
+        return fail(class::REQUEST, format!("{handle:#x} is not an active request"));
+    };
+    let mut op = take(target)?;
+    // Outside the table's lock, as `test`: it may move data.
+    let kept: Box<dyn Pending> = match op.test() {
+        Ok(Some(status)) => Box::new(Done(status)),
+        Ok(None) if op.cancel() => Box::new(Done(Status { cancelled: true, ..Status::EMPTY })),
+        Ok(None) => op,
+        Err(e) => Box::new(Failed(e)),
+    };
+    put_back(target, kept);
+    Ok(())
 }
 
 /// Detaches `handle` (`MPI_Request_free`): it completes in the background. A

@@ -10,6 +10,7 @@
 //! |---------------|-------------------------------------------------------|------------|-------------------|
 //! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
 //! | `persistent`  | persistent requests under every completion call       | 2, 3, 8    | srb, perpeer      |
+//! | `cancel_issend` | MPI_Cancel, MPI_Test_cancelled, MPI_Issend          | 2, 3, 8    | srb, perpeer      |
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
@@ -191,6 +192,11 @@ fn persistent_requests() {
 }
 
 #[test]
+fn cancel_and_nonblocking_synchronous_sends() {
+    passes("cancel_issend");
+}
+
+#[test]
 fn datatypes() {
     passes("datatypes");
 }
@@ -259,9 +265,10 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 11] = [
+    let programs: [(&str, &[&str]); 12] = [
         ("p2p_basic", &[]),
         ("persistent", &[]),
+        ("cancel_issend", &[]),
         ("datatypes", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),

@@ -6,7 +6,7 @@ use crate::comm::{self, CommObj};
 use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::ffi::pending::{PendingRecv, PendingSend};
+use crate::ffi::pending::{PendingRecv, PendingSend, PendingSsend};
 use crate::ffi::{Scope, c, entry, fast, fast_p2p};
 use crate::p2p::{self, recv_error, send_error};
 use crate::request::{self, Pending, Status};
@@ -53,7 +53,7 @@ pub unsafe fn write_status(p: *mut MpiStatus, status: Status, error: c_int) -> M
 /// `p` is null, `MPI_STATUS_IGNORE`, or points to a readable `MPI_Status`.
 pub unsafe fn status_of(p: *const MpiStatus) -> MpiResult<MpiStatus> {
     if p.is_null() || p as usize == STATUS_IGNORE {
-        return fail(class::ARG, "MPI_Get_count needs a status, not MPI_STATUS_IGNORE");
+        return fail(class::ARG, "a status is needed here, not MPI_STATUS_IGNORE");
     }
     c!(read(p, "status"))
 }
@@ -270,6 +270,42 @@ pub unsafe extern "C" fn MPI_Isend(
         };
         c!(out(request, request::insert(op), "request"))
     })
+}
+
+/// `MPI_Issend`: completes once the matching receive has started.
+///
+/// # Safety
+/// As [`MPI_Isend`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Issend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Issend", Scope::Comm(comm), || {
+        let map = datatype::committed(datatype)?;
+        let op = issend(&message(buf, count, &map, comm)?, dest, tag)?;
+        c!(out(request, request::insert(op), "request"))
+    })
+}
+
+/// Sends with the synchronous bit, as `MPI_Ssend`, and posts the receive of the
+/// acknowledgement first, so that it never waits in the unexpected queue.
+fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+    let wire = m.comm.wire_tag(tag)? | comm::SYNC_BIT;
+    if dest == p2p::PROC_NULL {
+        return Ok(Box::new(request::Done(Status::EMPTY)));
+    }
+    let to = m.comm.world_rank(dest)?;
+    let core = mpi()?.core;
+    let ack_tag = sccemu::TagMatch::Tag(CommObj::ack_tag(wire));
+    let ack = core.irecv(sccemu::Source::Rank(to), ack_tag, &mut []).map_err(recv_error)?;
+    let send = core.isend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
+    Ok(Box::new(PendingSsend { send: Some(send), ack: Some(ack) }))
 }
 
 /// `MPI_Irecv`.

@@ -1,7 +1,8 @@
 //! The requests of point-to-point calls in flight, as the request table holds them
 //! (`crate::request`): a send keeps only sccemu's request (the data left or was copied
-//! at the start); a receive keeps the user's buffer, or a staging buffer for a
-//! non-contiguous datatype, unpacked at completion. `MPI_Isend` and `MPI_Irecv` build
+//! at the start), a synchronous one also the receive of its acknowledgement; a receive
+//! keeps the user's buffer, or a staging buffer for a non-contiguous datatype, unpacked
+//! at completion, and can be cancelled until it completes. `MPI_Isend` and `MPI_Irecv` build
 //! them on the general path ([`super::p2p`]) and on the fast one ([`super::fast_p2p`]).
 
 use std::ffi::{c_int, c_void};
@@ -107,6 +108,41 @@ impl Pending for PendingRecv {
             Ok(s) => self.finish(s),
             Err(e) => Err(self.failed(e)),
         }
+    }
+
+    fn cancel(&mut self) -> bool {
+        // Dropping sccemu's unfinished receive withdraws it; a message it held goes back
+        // to the queue whole.
+        self.request.take().is_some()
+    }
+}
+
+/// An `MPI_Issend` in flight: the message, sent with the synchronous bit, and the
+/// receive of the acknowledgement its receiver sends once the message matched
+/// (`crate::p2p::received`); complete when both are.
+pub(super) struct PendingSsend {
+    pub(super) send: Option<sccemu::Request<'static>>,
+    pub(super) ack: Option<sccemu::Request<'static>>,
+}
+
+impl Pending for PendingSsend {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        for part in [&mut self.send, &mut self.ack] {
+            if let Some(request) = part {
+                if request.test().map_err(request_error)?.is_none() {
+                    return Ok(None);
+                }
+                *part = None;
+            }
+        }
+        Ok(Some(Status::EMPTY))
+    }
+
+    fn wait(self: Box<Self>) -> MpiResult<Status> {
+        for request in [self.send, self.ack].into_iter().flatten() {
+            request.wait().map_err(request_error)?;
+        }
+        Ok(Status::EMPTY)
     }
 }
 

@@ -254,6 +254,28 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
     })
 }
 
+/// `MPI_Cancel`: withdraws the operation if it can (a receive that has not completed);
+/// the request still completes by a wait or test, whose status tells.
+///
+/// # Safety
+/// `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
+    entry("MPI_Cancel", WORLD, || request::cancel(c!(read(request, "request"))?))
+}
+
+/// `MPI_Test_cancelled`.
+///
+/// # Safety
+/// `status` is a filled `MPI_Status`; `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+    entry("MPI_Test_cancelled", WORLD, || {
+        let s = c!(status_of(status))?;
+        c!(out(flag, s.cancelled, "flag"))
+    })
+}
+
 /// `MPI_Get_count`: whole elements received, or `MPI_UNDEFINED` for a partial one.
 ///
 /// # Safety

@@ -1,0 +1,111 @@
+/* MPI_Cancel (a receive nobody sends to is cancelled; one whose message is in, a send
+ * and a persistent receive's run as the standard allows), MPI_Test_cancelled, and
+ * MPI_Issend, which completes only once its receive has started. */
+#include "test_check.h"
+
+static int rank, size, left, right;
+
+static void test_cancel(void) {
+    int x = -1, flag = -1;
+    MPI_Request rq;
+    MPI_Status st;
+    /* Nobody sends tag 77: the receive is cancelled. */
+    CHECK_RC(MPI_Irecv(&x, 1, MPI_INT, left, 77, MPI_COMM_WORLD, &rq));
+    CHECK_RC(MPI_Cancel(&rq));
+    CHECK_RC(MPI_Wait(&rq, &st));
+    CHECK(rq == MPI_REQUEST_NULL);
+    CHECK_RC(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 1 && x == -1);
+    /* A cancelled wildcard receive takes nothing from a later message. */
+    CHECK_RC(MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 80, MPI_COMM_WORLD, &rq));
+    CHECK_RC(MPI_Cancel(&rq));
+    CHECK_RC(MPI_Wait(&rq, &st));
+    CHECK_RC(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 1);
+    /* Only now may the message it could have taken be sent. */
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    int v = rank + 80;
+    CHECK_RC(MPI_Sendrecv(&v, 1, MPI_INT, right, 80, &x, 1, MPI_INT, left, 80, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(x == left + 80);
+    /* The message is in before the cancel: the receive completes instead. */
+    CHECK_RC(MPI_Irecv(&x, 1, MPI_INT, left, 78, MPI_COMM_WORLD, &rq));
+    v = rank + 78;
+    CHECK_RC(MPI_Send(&v, 1, MPI_INT, right, 78, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(MPI_Cancel(&rq));
+    CHECK_RC(MPI_Wait(&rq, &st));
+    CHECK_RC(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 0 && x == left + 78 && st.MPI_SOURCE == left);
+    /* A send cannot be cancelled here: it is delivered. */
+    v = rank + 79;
+    CHECK_RC(MPI_Isend(&v, 1, MPI_INT, right, 79, MPI_COMM_WORLD, &rq));
+    CHECK_RC(MPI_Cancel(&rq));
+    CHECK_RC(MPI_Wait(&rq, &st));
+    CHECK_RC(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 0);
+    CHECK_RC(MPI_Recv(&x, 1, MPI_INT, left, 79, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(x == left + 79);
+    /* A persistent receive's run is cancelled; the request stays, inactive. */
+    CHECK_RC(MPI_Recv_init(&x, 1, MPI_INT, left, 81, MPI_COMM_WORLD, &rq));
+    CHECK_RC(MPI_Start(&rq));
+    CHECK_RC(MPI_Cancel(&rq));
+    CHECK_RC(MPI_Wait(&rq, &st));
+    CHECK_RC(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag == 1 && rq != MPI_REQUEST_NULL);
+    CHECK_RC(MPI_Request_free(&rq));
+    /* Errors. */
+    rq = MPI_REQUEST_NULL;
+    CHECK_CLASS(MPI_Cancel(&rq), MPI_ERR_REQUEST);
+    CHECK_CLASS(MPI_Test_cancelled(MPI_STATUS_IGNORE, &flag), MPI_ERR_ARG);
+}
+
+static void test_issend(void) {
+    int v = rank + 90, x = -1, flag = -1;
+    MPI_Request rq;
+    CHECK_RC(MPI_Issend(&v, 1, MPI_INT, right, 90, MPI_COMM_WORLD, &rq));
+    /* The right neighbour has not posted its receive: not complete. */
+    for (int i = 0; i < 10; i++) {
+        CHECK_RC(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+        CHECK(flag == 0);
+    }
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(MPI_Recv(&x, 1, MPI_INT, left, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(x == left + 90 && rq == MPI_REQUEST_NULL);
+    /* Several in flight to one destination, with a derived type. A synchronous send
+     * completes once the receiver's library has completed the matching receive (a wait
+     * or test of it), so the receives are completed first. */
+    int m[4][3], col[3][4];
+    for (int i = 0; i < 12; i++) m[i / 3][i % 3] = rank * 100 + i;
+    MPI_Datatype column;
+    CHECK_RC(MPI_Type_vector(4, 1, 3, MPI_INT, &column));
+    CHECK_RC(MPI_Type_commit(&column));
+    MPI_Request rs[3], rr[3];
+    for (int c = 0; c < 3; c++) CHECK_RC(MPI_Issend(&m[0][c], 1, column, right, 91, MPI_COMM_WORLD, &rs[c]));
+    for (int c = 2; c >= 0; c--) CHECK_RC(MPI_Irecv(col[c], 4, MPI_INT, left, 91, MPI_COMM_WORLD, &rr[c]));
+    CHECK_RC(MPI_Waitall(3, rr, MPI_STATUSES_IGNORE));
+    CHECK_RC(MPI_Waitall(3, rs, MPI_STATUSES_IGNORE));
+    /* Receives match in the order they were posted: col[2] got the first column. */
+    for (int c = 0; c < 3; c++)
+        for (int i = 0; i < 4; i++) CHECK(col[2 - c][i] == left * 100 + i * 3 + c);
+    CHECK_RC(MPI_Type_free(&column));
+    CHECK_RC(MPI_Issend(&v, 1, MPI_INT, MPI_PROC_NULL, 92, MPI_COMM_WORLD, &rq));
+    CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK_CLASS(MPI_Issend(&v, 1, MPI_INT, size, 92, MPI_COMM_WORLD, &rq), MPI_ERR_RANK);
+}
+
+int main(int argc, char **argv) {
+    CHECK_RC(MPI_Init(&argc, &argv));
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size >= 2);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    right = (rank + 1) % size;
+    left = (rank + size - 1) % size;
+    test_cancel();
+    test_issend();
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) printf("ok cancel_issend\n");
+    CHECK_RC(MPI_Finalize());
+    return 0;
+}

@@ -12,6 +12,7 @@
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
+//! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
@@ -199,6 +200,11 @@ fn every_op_on_every_type() {
 }
 
 #[test]
+fn v_collectives_scans_and_user_ops() {
+    passes("vcoll");
+}
+
+#[test]
 fn communicators_groups_and_topologies() {
     passes("comm_topo");
 }
@@ -247,11 +253,12 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 9] = [
+    let programs: [(&str, &[&str]); 10] = [
         ("p2p_basic", &[]),
         ("datatypes", &[]),
         ("collectives", &[]),
         ("reduce_ops", &[]),
+        ("vcoll", &[]),
         ("comm_topo", &[]),
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),

@@ -114,6 +114,39 @@ static void test_allgatherv(void) {
     CHECK_RC(MPI_Type_free(&vec));
 }
 
+/* A vector type (2 ints at stride 2) on the send side: Gatherv and Alltoallv. */
+static void test_derived_sends(void) {
+    MPI_Datatype vec;
+    int counts[MAXN], displs[MAXN], send[64], recv[BIG];
+    CHECK_RC(MPI_Type_vector(2, 1, 2, MPI_INT, &vec));
+    CHECK_RC(MPI_Type_commit(&vec));
+    /* Rank r sends cnt(r) vectors: its values 2e and 2e+1 at ints 3e and 3e+2. */
+    fill(send, 64);
+    for (int e = 0; e < cnt(rank); e++) send[3 * e] = val(90, rank, 2 * e), send[3 * e + 2] = val(90, rank, 2 * e + 1);
+    for (int r = 0; r < size; r++) counts[r] = 2 * cnt(r), displs[r] = 2 * displ(r);
+    int root = size - 1;
+    fill(recv, 2 * span());
+    CHECK_RC(MPI_Gatherv(send, cnt(rank), vec, recv, counts, displs, MPI_INT, root, MPI_COMM_WORLD));
+    if (rank == root)
+        for (int i = 0; i < 2 * span(); i++) {
+            int want = SENT;
+            for (int r = 0; r < size; r++)
+                if (i >= 2 * displ(r) && i < 2 * displ(r) + 2 * cnt(r)) want = val(90, r, i - 2 * displ(r));
+            CHECK(recv[i] == want);
+        }
+    /* Alltoallv: one vector to every rank, at vector displacement b (stride 3 ints),
+     * received as 2 ints at 2b. */
+    int one[MAXN], two[MAXN], d[MAXN], d2[MAXN], big[3 * MAXN];
+    for (int b = 0; b < size; b++) {
+        one[b] = 1, two[b] = 2, d[b] = b, d2[b] = 2 * b;
+        big[3 * b] = val(91, rank, 2 * b), big[3 * b + 1] = SENT, big[3 * b + 2] = val(91, rank, 2 * b + 1);
+    }
+    CHECK_RC(MPI_Alltoallv(big, one, d, vec, recv, two, d2, MPI_INT, MPI_COMM_WORLD));
+    for (int a = 0; a < size; a++)
+        CHECK(recv[2 * a] == val(91, a, 2 * rank) && recv[2 * a + 1] == val(91, a, 2 * rank + 1));
+    CHECK_RC(MPI_Type_free(&vec));
+}
+
 /* Where rank a's block for rank b lies in a's send buffer (out of order, gaps). */
 static int sdispl(int a, int b) {
     int d = 2;
@@ -165,6 +198,57 @@ static void test_alltoallv(void) {
             if (i >= id[b] && i < id[b] + sym[b]) want = val(61, b * MAXN + rank, i - id[b]);
         CHECK(recv[i] == want);
     }
+}
+
+/* The sequential fold of op `k` (index in `ops`) over a and b. */
+static long long apply(int k, long long a, long long b) {
+    switch (k) {
+    case 0: return a > b ? a : b;
+    case 1: return a < b ? a : b;
+    case 2: return a + b;
+    case 3: return a * b;
+    case 4: return a && b;
+    case 5: return a & b;
+    case 6: return a || b;
+    case 7: return a | b;
+    case 8: return !a != !b;
+    default: return a ^ b;
+    }
+}
+
+/* Scan and Exscan with every predefined arithmetic and logical op, on int, long long
+ * and unsigned char; MAXLOC on double-int pairs. */
+static void test_scan_ops(void) {
+    MPI_Op ops[10] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR};
+    for (int k = 0; k < 10; k++) {
+        for (int i = 0; i < 4; i++) {
+            /* Small values, some zero, so that PROD stays in range and LAND varies. */
+            long long mine = (rank * 3 + i * 5 + k) % 4, acc = 0, before = 0;
+            for (int r = 0; r <= rank; r++) {
+                long long v = (r * 3 + i * 5 + k) % 4;
+                if (r == rank) before = acc;
+                acc = r == 0 ? v : apply(k, acc, v);
+            }
+            int ii = (int)mine, io = SENT;
+            long long li = mine, lo = SENT;
+            unsigned char ci = (unsigned char)mine, co = 99;
+            CHECK_RC(MPI_Scan(&ii, &io, 1, MPI_INT, ops[k], MPI_COMM_WORLD));
+            CHECK(io == (int)acc);
+            CHECK_RC(MPI_Exscan(&li, &lo, 1, MPI_LONG_LONG, ops[k], MPI_COMM_WORLD));
+            CHECK(lo == (rank == 0 ? SENT : before));
+            if (k != 3 && k != 2) { /* unsigned char: no overflow */
+                CHECK_RC(MPI_Scan(MPI_IN_PLACE, &ci, 1, MPI_UNSIGNED_CHAR, ops[k], MPI_COMM_WORLD));
+                co = ci;
+                CHECK(co == (unsigned char)acc);
+            }
+        }
+    }
+    struct { double v; int i; } p = {(double)((rank * 5) % 3), rank}, q = {-1.0, SENT}, best = {-1.0, -1};
+    for (int r = 0; r < rank; r++)
+        if ((double)((r * 5) % 3) > best.v) best.v = (double)((r * 5) % 3), best.i = r;
+    CHECK_RC(MPI_Exscan(&p, &q, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD));
+    if (rank == 0) CHECK(q.v == -1.0 && q.i == SENT);
+    else CHECK(q.v == best.v && q.i == best.i);
 }
 
 static void test_scan(void) {
@@ -368,6 +452,8 @@ int main(int argc, char **argv) {
     test_allgatherv();
     test_alltoallv();
     test_scan();
+    test_scan_ops();
+    test_derived_sends();
     test_user_op();
     test_errors();
     MPI_Barrier(MPI_COMM_WORLD);

@@ -9,7 +9,8 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
-//! `request`, `p2p`, `coll`, `derived` (derived datatypes), `win` (windows), `rma`
+//! `request`, `p2p`, `coll`, `vcoll` (v-collectives), `ordered`
+//! (reductions folded here: scan, exscan, user ops), `derived` (derived datatypes), `win` (windows), `rma`
 //! (put, get, accumulate), `winsync` (epochs), `dynamic` (attached memory); `ffi` is the C boundary, and the only unsafe code;
 //! `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
 
@@ -26,10 +27,12 @@ pub mod handles;
 pub mod info;
 pub mod launcher;
 pub mod op;
+pub mod ordered;
 pub mod p2p;
 pub mod request;
 pub mod rma;
 pub mod state;
 pub mod topology;
+pub mod vcoll;
 pub mod win;
 pub mod winsync;

@@ -7,9 +7,14 @@
 //! are then an array of that primitive, and `with_prim!` calls generic code with
 //! the Rust type. Which ops apply to which kinds is sccemu's rule
 //! (`Element::check`), plus MPI's: `_Bool` takes only the logical ops.
+//!
+//! User ops (`MPI_Op_create`) have handles from [`USER_BASE`] up, in a table of their
+//! own; [`lookup`] refuses them (one-sided accumulate takes predefined ops only), and
+//! the reductions that take them ask [`user`] first.
 
 use std::borrow::Cow;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
 
 use sccemu::Op;
 
@@ -44,11 +49,86 @@ pub fn predefined(handle: c_int) -> Option<Op> {
     OPS.get(index as usize).copied()
 }
 
+/// The first user op's handle: past the predefined ones, in their handle space.
+pub const USER_BASE: c_int = OP_NULL + 0x100;
+
+/// `MPI_User_function`: `inoutvec[i] = invec[i] op inoutvec[i]` for `*len` elements of
+/// `*datatype`. Plain `extern "C"`: a foreign unwind through it aborts the process
+/// rather than entering Rust frames.
+pub type UserFunction = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+/// A user op: its function, and whether it commutes (ignored beyond
+/// `MPI_Op_commutative`: every reduction combines in rank order anyway).
+#[derive(Clone, Copy, Debug)]
+pub struct UserOp {
+    /// The user's function.
+    pub function: UserFunction,
+    /// `MPI_Op_create`'s `commute`.
+    pub commute: bool,
+}
+
+/// The user ops, slot `i` at handle `USER_BASE + i`; freed slots are reused.
+static USER: Mutex<Vec<Option<UserOp>>> = Mutex::new(Vec::new());
+
+fn user_ops() -> std::sync::MutexGuard<'static, Vec<Option<UserOp>>> {
+    USER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A new user op's handle.
+pub fn create(op: UserOp) -> MpiResult<c_int> {
+    let mut ops = user_ops();
+    let slot = match ops.iter().position(Option::is_none) {
+        Some(free) => free,
+        None => {
+            ops.push(None);
+            ops.len() - 1
+        }
+    };
+    let handle = c_int::try_from(slot)
+        .ok()
+        .and_then(|s| USER_BASE.checked_add(s))
+        .filter(|&h| h < OP_NULL + 0x0100_0000)
+        .ok_or_else(|| MpiError::new(class::INTERN, "too many user ops"))?;
+    ops[slot] = Some(op);
+    Ok(handle)
+}
+
+/// Frees the user op `handle`.
+pub fn free(handle: c_int) -> MpiResult<()> {
+    if predefined(handle).is_some() || handle == OP_NULL {
+        return fail(class::OP, format!("{handle:#x} is a predefined op, which cannot be freed"));
+    }
+    let mut ops = user_ops();
+    match slot_of(handle).and_then(|s| ops.get_mut(s)).and_then(Option::take) {
+        Some(_) => Ok(()),
+        None => fail(class::OP, format!("{handle:#x} is not an operation handle")),
+    }
+}
+
+fn slot_of(handle: c_int) -> Option<usize> {
+    usize::try_from(handle.checked_sub(USER_BASE)?).ok()
+}
+
+/// The user op `handle` names, if it is a live one.
+pub fn user(handle: c_int) -> Option<UserOp> {
+    let slot = slot_of(handle)?;
+    user_ops().get(slot).copied().flatten()
+}
+
+/// Whether the op `handle` commutes (predefined ones all do).
+pub fn commutative(handle: c_int) -> MpiResult<bool> {
+    match user(handle) {
+        Some(u) => Ok(u.commute),
+        None => lookup(handle).map(|_| true),
+    }
+}
+
 /// The op `handle` names.
 pub fn lookup(handle: c_int) -> MpiResult<Op> {
     match predefined(handle) {
         Some(op) => Ok(op),
         None if handle == OP_NULL => fail(class::OP, "MPI_OP_NULL is not an operation"),
+        None if user(handle).is_some() => fail(class::OP, "a user op, which this call does not take"),
         None => fail(class::OP, format!("{handle:#x} is not an operation handle")),
     }
 }

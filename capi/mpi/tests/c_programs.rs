@@ -15,6 +15,7 @@
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
+//! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
@@ -217,6 +218,11 @@ fn every_op_on_every_type() {
 }
 
 #[test]
+fn v_collectives_scans_and_user_ops() {
+    passes("vcoll");
+}
+
+#[test]
 fn communicators_groups_and_topologies() {
     passes("comm_topo");
 }
@@ -265,7 +271,7 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 12] = [
+    let programs: [(&str, &[&str]); 13] = [
         ("p2p_basic", &[]),
         ("persistent", &[]),
         ("cancel_issend", &[]),
@@ -273,6 +279,7 @@ fn checking_mode_accepts_correct_programs() {
         ("pack_attr", &[]),
         ("collectives", &[]),
         ("reduce_ops", &[]),
+        ("vcoll", &[]),
         ("comm_topo", &[]),
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),

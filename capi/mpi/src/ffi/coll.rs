@@ -2,6 +2,7 @@
 //!
 //! Arguments that MPI makes significant at the root only (a gather's receive buffer,
 //! a scatter's send buffer) are not looked at elsewhere, so garbage there is no error.
+//! Reductions with a user op go to `ffi::userop`.
 
 use std::ffi::{c_int, c_void};
 
@@ -10,22 +11,23 @@ use crate::comm::{self, CommObj, coll_error};
 use crate::datatype::{self, TypeMap, TypeRef};
 use crate::error::MpiResult;
 use crate::ffi::buffer::Buffer;
+use crate::ffi::userop::{Kind, user_reduction};
 use crate::ffi::{Scope, c, entry};
 use crate::op;
 
 /// `MPI_IN_PLACE`, `(void *)-1`.
-fn in_place(p: *const c_void) -> bool {
+pub(super) fn in_place(p: *const c_void) -> bool {
     p as usize == usize::MAX
 }
 
 /// A buffer of `count` elements of `datatype` (whose map `maps` keeps alive).
-fn buffer<'m>(p: *const c_void, count: usize, map: &'m TypeMap) -> MpiResult<Buffer<'m>> {
+pub(super) fn buffer<'m>(p: *const c_void, count: usize, map: &'m TypeMap) -> MpiResult<Buffer<'m>> {
     let count = c_int::try_from(count)
         .map_err(|_| crate::error::MpiError::new(crate::error::class::COUNT, format!("{count} elements")))?;
     c!(user_buffer(p, count, map))
 }
 
-fn count(n: c_int) -> MpiResult<usize> {
+pub(super) fn count(n: c_int) -> MpiResult<usize> {
     crate::derived::count_arg(n, "count")
 }
 
@@ -91,6 +93,9 @@ pub unsafe extern "C" fn MPI_Reduce(
     entry("MPI_Reduce", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
         let root = root_of(c, root)?;
+        if let Some(u) = op::user(op) {
+            return user_reduction(c, Kind::Reduce(root), (sendbuf, recvbuf), count, datatype, u);
+        }
         let map = datatype::committed(datatype)?;
         let op = op::lookup(op)?;
         let n = self::count(count)?;
@@ -122,6 +127,9 @@ pub unsafe extern "C" fn MPI_Allreduce(
         }
         crate::ffi::fast::general(|| {
             let c = comm::lookup(comm)?;
+            if let Some(u) = op::user(op) {
+                return user_reduction(c, Kind::Allreduce, (sendbuf, recvbuf), count, datatype, u);
+            }
             reduction(c, sendbuf, recvbuf, count, datatype, op, coll::allreduce)
         })
     })
@@ -193,6 +201,10 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
 ) -> c_int {
     entry("MPI_Reduce_scatter_block", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
+        if let Some(u) = op::user(op_handle) {
+            let kind = Kind::ReduceScatterBlock;
+            return user_reduction(c, kind, (sendbuf, recvbuf), recvcount, datatype, u);
+        }
         let map = datatype::committed(datatype)?;
         let op = op::lookup(op_handle)?;
         let per = count(recvcount)?;

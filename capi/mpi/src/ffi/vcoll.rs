@@ -1,0 +1,209 @@
+//! The v-collectives' entry points: counts and displacements checked and turned into
+//! [`VBuf`]s, then `crate::vcoll`.
+//!
+//! An argument error found here still joins the call's first collective step
+//! (`vcoll::abstain`), so that the other members return an error instead of waiting.
+//! Arguments significant at the root only are not looked at elsewhere. Displacements
+//! must be non-negative (`MPI_ERR_ARG`), counts too (`MPI_ERR_COUNT`); a buffer spans
+//! the blocks with data, so an empty block's displacement is never used.
+
+use std::ffi::{c_int, c_void};
+
+use crate::coll::root_of;
+use crate::comm;
+use crate::datatype::{self, TypeMap, TypeRef};
+use crate::error::{MpiError, MpiResult, class};
+use crate::ffi::buffer::Buffer;
+use crate::ffi::coll::{buffer, count, in_place};
+use crate::ffi::{Scope, c, entry};
+use crate::vcoll::{self, VBuf};
+
+/// The value of `$r`, or, on error, the error after joining the call's agreement.
+macro_rules! or_abstain {
+    ($c:expr, $r:expr) => {
+        match $r {
+            Ok(v) => v,
+            Err(e) => return Err(vcoll::abstain($c, e)),
+        }
+    };
+}
+
+/// Per-rank counts and displacements of `n` ranks.
+///
+/// # Safety
+/// `counts` and `displs` are null or hold `n` ints each.
+unsafe fn layout(counts: *const c_int, displs: *const c_int, n: u32) -> MpiResult<(Vec<usize>, Vec<usize>)> {
+    let n = c_int::try_from(n).map_err(|_| MpiError::new(class::COUNT, "too many ranks"))?;
+    let counts = c!(array(counts, n, "counts"))?;
+    let displs = c!(array(displs, n, "displacements"))?;
+    let counts = counts.iter().map(|&k| count(k)).collect::<MpiResult<Vec<_>>>()?;
+    let displs = displs
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| MpiError::new(class::ARG, format!("displacement {d} is negative")))
+        })
+        .collect::<MpiResult<Vec<_>>>()?;
+    Ok((counts, displs))
+}
+
+/// A v-buffer at `p` spanning every non-empty block.
+fn vbuf<'a, 'm>(
+    p: *const c_void,
+    (counts, displs): &'a (Vec<usize>, Vec<usize>),
+    map: &'m TypeMap,
+) -> MpiResult<VBuf<'a, 'm>> {
+    let mut span = 0usize;
+    for (&k, &d) in counts.iter().zip(displs).filter(|(k, _)| **k > 0) {
+        let end = k.checked_add(d).ok_or_else(|| MpiError::new(class::COUNT, "count overflow"))?;
+        span = span.max(end);
+    }
+    Ok(VBuf { buf: buffer(p, span, map)?, counts, displs })
+}
+
+/// The committed type of a buffer argument, `None` if `MPI_IN_PLACE`.
+fn map_of(p: *const c_void, datatype: c_int) -> MpiResult<Option<TypeRef>> {
+    if in_place(p) { Ok(None) } else { datatype::committed(datatype).map(Some) }
+}
+
+/// `count` elements of `map` at `p` (`None` without a map: in place).
+fn plain<'m>(p: *const c_void, n: c_int, map: Option<&'m TypeRef>) -> MpiResult<Option<Buffer<'m>>> {
+    map.map(|m| buffer(p, count(n)?, m)).transpose()
+}
+
+/// `MPI_Gatherv`.
+///
+/// # Safety
+/// `sendbuf` holds `sendcount` elements of `sendtype` (or is `MPI_IN_PLACE` at the
+/// root); at the root `recvcounts` and `displs` hold `size` ints and `recvbuf` has
+/// room for every block they describe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Gatherv", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let root = root_of(c, root)?;
+        let at_root = c.rank == root;
+        let smap = or_abstain!(c, map_of(sendbuf, sendtype));
+        let send = or_abstain!(c, plain(sendbuf, sendcount, smap.as_ref()));
+        if !at_root {
+            return vcoll::gatherv(c, send.as_ref(), None, root);
+        }
+        let rmap = or_abstain!(c, datatype::committed(recvtype));
+        // SAFETY: at the root, this call's contract.
+        let lay = or_abstain!(c, unsafe { layout(recvcounts, displs, c.size()) });
+        let recv = or_abstain!(c, vbuf(recvbuf, &lay, &rmap));
+        vcoll::gatherv(c, send.as_ref(), Some(&recv), root)
+    })
+}
+
+/// `MPI_Scatterv`.
+///
+/// # Safety
+/// At the root `sendcounts` and `displs` hold `size` ints and `sendbuf` every block
+/// they describe; `recvbuf` has room for `recvcount` elements of `recvtype` (or is
+/// `MPI_IN_PLACE` at the root).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Scatterv", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let root = root_of(c, root)?;
+        let rmap = or_abstain!(c, map_of(recvbuf, recvtype));
+        let recv = or_abstain!(c, plain(recvbuf, recvcount, rmap.as_ref()));
+        if c.rank != root {
+            return vcoll::scatterv(c, None, recv.as_ref(), root);
+        }
+        let smap = or_abstain!(c, datatype::committed(sendtype));
+        // SAFETY: at the root, this call's contract.
+        let lay = or_abstain!(c, unsafe { layout(sendcounts, displs, c.size()) });
+        let send = or_abstain!(c, vbuf(sendbuf, &lay, &smap));
+        vcoll::scatterv(c, Some(&send), recv.as_ref(), root)
+    })
+}
+
+/// `MPI_Allgatherv`.
+///
+/// # Safety
+/// `sendbuf` holds `sendcount` elements of `sendtype` (or is `MPI_IN_PLACE`);
+/// `recvcounts` and `displs` hold `size` ints, and `recvbuf` has room for every block
+/// they describe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Allgatherv", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let smap = or_abstain!(c, map_of(sendbuf, sendtype));
+        let send = or_abstain!(c, plain(sendbuf, sendcount, smap.as_ref()));
+        let rmap = or_abstain!(c, datatype::committed(recvtype));
+        // SAFETY: this call's contract.
+        let lay = or_abstain!(c, unsafe { layout(recvcounts, displs, c.size()) });
+        let recv = or_abstain!(c, vbuf(recvbuf, &lay, &rmap));
+        vcoll::allgatherv(c, send.as_ref(), &recv)
+    })
+}
+
+/// `MPI_Alltoallv`.
+///
+/// # Safety
+/// The four count and displacement arrays hold `size` ints each; `sendbuf` holds
+/// every block its counts describe (or is `MPI_IN_PLACE`), and `recvbuf` has room for
+/// every block its counts describe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Alltoallv", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let n = c.size();
+        let smap = or_abstain!(c, map_of(sendbuf, sendtype));
+        // In place, the send counts, displacements and type are ignored.
+        let slay = match smap {
+            // SAFETY: this call's contract.
+            Some(_) => or_abstain!(c, unsafe { layout(sendcounts, sdispls, n) }),
+            None => Default::default(),
+        };
+        let send = match &smap {
+            Some(m) => Some(or_abstain!(c, vbuf(sendbuf, &slay, m))),
+            None => None,
+        };
+        let rmap = or_abstain!(c, datatype::committed(recvtype));
+        // SAFETY: this call's contract.
+        let rlay = or_abstain!(c, unsafe { layout(recvcounts, rdispls, n) });
+        let recv = or_abstain!(c, vbuf(recvbuf, &rlay, &rmap));
+        vcoll::alltoallv(c, send.as_ref(), &recv)
+    })
+}

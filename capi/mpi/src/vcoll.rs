@@ -1,0 +1,215 @@
+//! The v-collectives (`MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`,
+//! `MPI_Alltoallv`): per-rank counts and displacements, moved as padded equal blocks
+//! over sccemu's equal-block collectives.
+//!
+//! Why padded blocks rather than point-to-point: sccemu's collectives already agree on
+//! errors (every member sees every member's header, so nobody is left waiting) and run
+//! in the communicator's collective context, apart from the user's messages; messages
+//! over the communicator would need a tag space of their own and an agreement protocol
+//! of their own. The price is `n * max` bytes of staging where the counts are uneven,
+//! which is what a many-core emulator's users accept for simpler, obviously-correct code.
+//!
+//! Protocol, the same for all four calls:
+//! 1. `agree`: an allgather of one header per member, its largest outgoing block in
+//!    bytes and the class of its argument error (0: none). Every member then knows the
+//!    block stride, and if any member's arguments were erroneous, all return an error
+//!    (a member its own, the others the class of the first bad member) before any data
+//!    moves.
+//! 2. Every block goes as `[length: u64][packed data][padding]`, `stride` bytes, so a
+//!    receiver knows what arrived and reports `MPI_ERR_TRUNCATE` when it exceeds the
+//!    receive count (after the data moved: truncation is the receiver's alone).
+//!
+//! Buffers are packed in type-map order, so send and receive types may differ as long as
+//! their signatures match, as in `crate::coll`. Displacements are in units of the
+//! receive (or send) type's extent; [`VBuf`] turns them into sub-buffers.
+
+use std::borrow::Cow;
+
+use sccemu::Allgather;
+
+use crate::comm::{CommObj, coll_error};
+use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::buffer::Buffer;
+
+/// A buffer with per-rank blocks: block `i` is `counts[i]` elements from element
+/// `displs[i]` of `buf` (which spans every block).
+pub struct VBuf<'a, 'm> {
+    /// The whole buffer, spanning every block.
+    pub buf: Buffer<'m>,
+    /// Elements per rank.
+    pub counts: &'a [usize],
+    /// First element per rank.
+    pub displs: &'a [usize],
+}
+
+impl<'m> VBuf<'_, 'm> {
+    /// Block `i`.
+    pub fn block(&self, i: usize) -> MpiResult<Buffer<'m>> {
+        // An empty block's displacement is not looked at (the span ignores it).
+        if self.counts[i] == 0 {
+            return Ok(Buffer::empty());
+        }
+        self.buf.sub(self.displs[i], self.counts[i])
+    }
+}
+
+/// Length-prefix bytes of a block.
+const PREFIX: usize = size_of::<u64>();
+
+/// Step 1 (module docs): the stride of every block, or the call's error everywhere.
+/// A member with an error of its own gets an error here too, which it drops for its own.
+fn agree(comm: &CommObj, mine: Result<usize, &MpiError>) -> MpiResult<usize> {
+    let header = match mine {
+        Ok(len) => [len as u64, 0],
+        Err(e) => [0, e.class as u64],
+    };
+    let mut all = vec![0u64; 2 * comm.size() as usize];
+    comm.coll().allgather(&header, &mut all, Allgather::Auto).map_err(coll_error)?;
+    if let Some((rank, h)) = all.chunks_exact(2).enumerate().find(|(_, h)| h[1] != 0) {
+        return fail(h[1] as std::ffi::c_int, format!("rank {rank}'s arguments to this call are erroneous"));
+    }
+    Ok(PREFIX + all.chunks_exact(2).map(|h| h[0] as usize).max().unwrap_or(0))
+}
+
+/// Joins a v-collective whose own arguments failed, so that the others return too.
+pub fn abstain(comm: &CommObj, error: MpiError) -> MpiError {
+    let _ = agree(comm, Err(&error));
+    error
+}
+
+/// Writes `data` as one block of `stride` bytes into `out` (zeroed).
+fn put_block(out: &mut [u8], data: &[u8]) {
+    out[..PREFIX].copy_from_slice(&(data.len() as u64).to_le_bytes());
+    out[PREFIX..PREFIX + data.len()].copy_from_slice(data);
+}
+
+/// Unpacks one received block into `dest`: `MPI_ERR_TRUNCATE` if it does not fit.
+fn take_block(block: &[u8], dest: &Buffer<'_>, from: usize) -> MpiResult<()> {
+    let mut len = [0u8; PREFIX];
+    len.copy_from_slice(&block[..PREFIX]);
+    let len = u64::from_le_bytes(len) as usize;
+    let room = dest.data_len()?;
+    if len > room {
+        return fail(class::TRUNCATE, format!("{len} bytes from rank {from} into a block of {room}"));
+    }
+    dest.unpack(&block[PREFIX..PREFIX + len])
+}
+
+/// Unpacks every block of `all` (`stride` bytes each) into `dest` (`skip`: the
+/// caller's own, in place); the first truncation is reported after all the rest landed.
+fn take_all(all: &[u8], stride: usize, dest: &VBuf<'_, '_>, skip: Option<usize>) -> MpiResult<()> {
+    let mut first = Ok(());
+    for (i, block) in all.chunks_exact(stride).enumerate() {
+        if Some(i) != skip {
+            let landed = dest.block(i).and_then(|b| take_block(block, &b, i));
+            first = first.and(landed);
+        }
+    }
+    first
+}
+
+/// `MPI_Gatherv`: `send` `None` is `MPI_IN_PLACE` at the root; `recv` is significant
+/// at the root only.
+pub fn gatherv(
+    comm: &CommObj,
+    send: Option<&Buffer<'_>>,
+    recv: Option<&VBuf<'_, '_>>,
+    root: u32,
+) -> MpiResult<()> {
+    let at_root = comm.rank == root;
+    let mine: MpiResult<Cow<'_, [u8]>> = match send {
+        Some(s) => s.bytes(),
+        None if at_root => Ok(Cow::Borrowed(&[])),
+        None => fail(class::BUFFER, "MPI_IN_PLACE is the root's alone in MPI_Gatherv"),
+    };
+    let recv = match (at_root, recv) {
+        (true, None) => {
+            return Err(abstain(comm, MpiError::new(class::BUFFER, "no receive buffer at the root")));
+        }
+        (_, r) => r,
+    };
+    let stride = agree(comm, mine.as_ref().map(|m| m.len()));
+    let mine = mine?;
+    let stride = stride?;
+    let mut block = vec![0u8; stride];
+    put_block(&mut block, &mine);
+    let n = comm.size() as usize;
+    let mut all = if at_root { vec![0u8; n * stride] } else { Vec::new() };
+    comm.coll().gather(root, &block, &mut all).map_err(coll_error)?;
+    match recv {
+        Some(r) if at_root => take_all(&all, stride, r, send.is_none().then_some(root as usize)),
+        _ => Ok(()),
+    }
+}
+
+/// `MPI_Scatterv`: `send` is significant at the root only; `recv` `None` is
+/// `MPI_IN_PLACE` at the root (it keeps its block).
+pub fn scatterv(
+    comm: &CommObj,
+    send: Option<&VBuf<'_, '_>>,
+    recv: Option<&Buffer<'_>>,
+    root: u32,
+) -> MpiResult<()> {
+    let at_root = comm.rank == root;
+    let n = comm.size() as usize;
+    let blocks: MpiResult<Vec<Cow<'_, [u8]>>> = match (at_root, send, recv) {
+        (false, _, None) => fail(class::BUFFER, "MPI_IN_PLACE is the root's alone in MPI_Scatterv"),
+        (true, None, _) => fail(class::BUFFER, "no send buffer at the root"),
+        (true, Some(s), _) => {
+            (0..n).map(|i| s.block(i)?.bytes().map(|b| Cow::Owned(b.into_owned()))).collect()
+        }
+        (false, _, Some(_)) => Ok(Vec::new()),
+    };
+    let longest = blocks.as_ref().map(|b| b.iter().map(|b| b.len()).max().unwrap_or(0));
+    let stride = agree(comm, longest);
+    let blocks = blocks?;
+    let stride = stride?;
+    let mut all = vec![0u8; if at_root { n * stride } else { 0 }];
+    for (out, data) in all.chunks_exact_mut(stride).zip(&blocks) {
+        put_block(out, data);
+    }
+    let mut mine = vec![0u8; stride];
+    comm.coll().scatter(root, &all, &mut mine).map_err(coll_error)?;
+    match recv {
+        Some(r) => take_block(&mine, r, root as usize),
+        None => Ok(()),
+    }
+}
+
+/// `MPI_Allgatherv`: `send` `None` is `MPI_IN_PLACE` (each member's block is already
+/// in its `recv`).
+pub fn allgatherv(comm: &CommObj, send: Option<&Buffer<'_>>, recv: &VBuf<'_, '_>) -> MpiResult<()> {
+    let me = comm.rank as usize;
+    let mine: MpiResult<Vec<u8>> = match send {
+        Some(s) => s.bytes().map(Cow::into_owned),
+        None => recv.block(me).and_then(|b| b.bytes().map(Cow::into_owned)),
+    };
+    let stride = agree(comm, mine.as_ref().map(Vec::len));
+    let mine = mine?;
+    let stride = stride?;
+    let mut block = vec![0u8; stride];
+    put_block(&mut block, &mine);
+    let mut all = vec![0u8; comm.size() as usize * stride];
+    comm.coll().allgather(&block, &mut all, Allgather::Auto).map_err(coll_error)?;
+    take_all(&all, stride, recv, send.is_none().then_some(me))
+}
+
+/// `MPI_Alltoallv`: `send` `None` is `MPI_IN_PLACE` (the blocks to send are `recv`'s,
+/// with its counts and displacements, and are replaced by what arrives).
+pub fn alltoallv(comm: &CommObj, send: Option<&VBuf<'_, '_>>, recv: &VBuf<'_, '_>) -> MpiResult<()> {
+    let n = comm.size() as usize;
+    let from = send.unwrap_or(recv);
+    let blocks: MpiResult<Vec<Vec<u8>>> =
+        (0..n).map(|j| from.block(j).and_then(|b| b.bytes().map(Cow::into_owned))).collect();
+    let longest = blocks.as_ref().map(|b| b.iter().map(Vec::len).max().unwrap_or(0));
+    let stride = agree(comm, longest);
+    let blocks = blocks?;
+    let stride = stride?;
+    let mut out = vec![0u8; n * stride];
+    for (o, data) in out.chunks_exact_mut(stride).zip(&blocks) {
+        put_block(o, data);
+    }
+    let mut all = vec![0u8; n * stride];
+    comm.coll().alltoall(&out, &mut all).map_err(coll_error)?;
+    take_all(&all, stride, recv, None)
+}

@@ -98,6 +98,12 @@ impl<T> Table<T> {
         Some(value)
     }
 
+    /// The handles of the live user objects.
+    pub fn handles(&self) -> Vec<c_int> {
+        let user = self.reserved.min(self.slots.len());
+        (user..self.slots.len()).filter(|&i| self.slots[i].is_some()).map(|i| self.handle(i)).collect()
+    }
+
     /// Live user objects (not the predefined ones).
     pub fn live(&self) -> usize {
         self.slots[self.reserved.min(self.slots.len())..].iter().filter(|s| s.is_some()).count()

@@ -53,11 +53,34 @@ pub fn send(comm: &CommObj, dest: c_int, tag: c_int, data: &[u8], sync: bool) ->
     let to = comm.world_rank(dest)?;
     let core = mpi()?.core;
     let wire = if sync { wire | SYNC_BIT } else { wire };
-    core.send(to, wire, data).map_err(send_error)?;
-    if sync {
-        core.recv(Source::Rank(to), TagMatch::Tag(CommObj::ack_tag(wire)), &mut []).map_err(recv_error)?;
+    if !sync {
+        return core.send(to, wire, data).map_err(send_error);
     }
-    Ok(())
+    let ack =
+        core.irecv(Source::Rank(to), TagMatch::Tag(CommObj::ack_tag(wire)), &mut []).map_err(recv_error)?;
+    core.send(to, wire, data).map_err(send_error)?;
+    await_ack(ack)
+}
+
+/// Waits for a synchronous send's acknowledgement, completing this process's own
+/// requests meanwhile ([`crate::request::drive_all`]): a receive already posted here
+/// may be what the peer's own synchronous send waits for.
+pub fn await_ack(mut ack: sccemu::Request<'static>) -> MpiResult<()> {
+    let core = mpi()?.core;
+    let mut failed = None;
+    let done = core.wait_on(core.rank(), || match ack.test() {
+        Ok(Some(_)) => Some(()),
+        Ok(None) => {
+            crate::request::drive_all();
+            None
+        }
+        Err(e) => {
+            failed = Some(e);
+            Some(())
+        }
+    });
+    done.map_err(|e| MpiError::new(class::OTHER, e.to_string()))?;
+    failed.map_or(Ok(()), |e| Err(request_error(e)))
 }
 
 /// The MPI status of a received sccemu message; acknowledges a synchronous one.
@@ -125,4 +148,12 @@ pub fn recv_error(e: RecvError) -> MpiError {
         _ => class::OTHER,
     };
     MpiError::new(class, e.to_string())
+}
+
+/// The MPI error of a failed sccemu request.
+pub fn request_error(e: sccemu::RequestError) -> MpiError {
+    match e {
+        sccemu::RequestError::Send(e) => send_error(e),
+        sccemu::RequestError::Recv(e) => recv_error(e),
+    }
 }

@@ -11,7 +11,7 @@ use crate::comm::CommObj;
 use crate::datatype;
 use crate::error::{MpiError, MpiResult};
 use crate::ffi::buffer::Buffer;
-use crate::p2p::{self, recv_error, send_error};
+use crate::p2p::{self, request_error};
 use crate::request::{Pending, Status};
 
 /// A send in flight: sccemu copies the data out at the start, so only the
@@ -139,16 +139,12 @@ impl Pending for PendingSsend {
     }
 
     fn wait(self: Box<Self>) -> MpiResult<Status> {
-        for request in [self.send, self.ack].into_iter().flatten() {
-            request.wait().map_err(request_error)?;
+        if let Some(send) = self.send {
+            send.wait().map_err(request_error)?;
+        }
+        if let Some(ack) = self.ack {
+            p2p::await_ack(ack)?;
         }
         Ok(Status::EMPTY)
-    }
-}
-
-fn request_error(e: sccemu::RequestError) -> MpiError {
-    match e {
-        sccemu::RequestError::Send(e) => send_error(e),
-        sccemu::RequestError::Recv(e) => recv_error(e),
     }
 }

@@ -1,6 +1,7 @@
 /* MPI_Cancel (a receive nobody sends to is cancelled; one whose message is in, a send
  * and a persistent receive's run as the standard allows), MPI_Test_cancelled, and
- * MPI_Issend, which completes only once its receive has started. */
+ * MPI_Issend and MPI_Ssend, which complete only once their receive has started, also
+ * when both sides wait in synchronous sends for receives they posted first. */
 #include "test_check.h"
 
 static int rank, size, left, right;
@@ -72,9 +73,8 @@ static void test_issend(void) {
     CHECK_RC(MPI_Recv(&x, 1, MPI_INT, left, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     CHECK(x == left + 90 && rq == MPI_REQUEST_NULL);
-    /* Several in flight to one destination, with a derived type. A synchronous send
-     * completes once the receiver's library has completed the matching receive (a wait
-     * or test of it), so the receives are completed first. */
+    /* Several in flight to one destination, with a derived type, the sends waited for
+     * first: each process completes its own posted receives while it waits. */
     int m[4][3], col[3][4];
     for (int i = 0; i < 12; i++) m[i / 3][i % 3] = rank * 100 + i;
     MPI_Datatype column;
@@ -83,12 +83,20 @@ static void test_issend(void) {
     MPI_Request rs[3], rr[3];
     for (int c = 0; c < 3; c++) CHECK_RC(MPI_Issend(&m[0][c], 1, column, right, 91, MPI_COMM_WORLD, &rs[c]));
     for (int c = 2; c >= 0; c--) CHECK_RC(MPI_Irecv(col[c], 4, MPI_INT, left, 91, MPI_COMM_WORLD, &rr[c]));
-    CHECK_RC(MPI_Waitall(3, rr, MPI_STATUSES_IGNORE));
     CHECK_RC(MPI_Waitall(3, rs, MPI_STATUSES_IGNORE));
+    CHECK_RC(MPI_Waitall(3, rr, MPI_STATUSES_IGNORE));
     /* Receives match in the order they were posted: col[2] got the first column. */
     for (int c = 0; c < 3; c++)
         for (int i = 0; i < 4; i++) CHECK(col[2 - c][i] == left * 100 + i * 3 + c);
     CHECK_RC(MPI_Type_free(&column));
+    /* The classic exchange: post the receive, then a blocking synchronous send. */
+    for (int r = 0; r < 5; r++) {
+        v = rank * 10 + r;
+        CHECK_RC(MPI_Irecv(&x, 1, MPI_INT, left, 93, MPI_COMM_WORLD, &rq));
+        CHECK_RC(MPI_Ssend(&v, 1, MPI_INT, right, 93, MPI_COMM_WORLD));
+        CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        CHECK(x == left * 10 + r);
+    }
     CHECK_RC(MPI_Issend(&v, 1, MPI_INT, MPI_PROC_NULL, 92, MPI_COMM_WORLD, &rq));
     CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     CHECK_CLASS(MPI_Issend(&v, 1, MPI_INT, size, 92, MPI_COMM_WORLD, &rq), MPI_ERR_RANK);

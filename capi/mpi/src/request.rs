@@ -282,12 +282,18 @@ fn test_one(handle: c_int) -> MpiResult<Option<Status>> {
 /// makes, since a receive of this process acknowledges a synchronous message only
 /// when the library completes it (`crate::p2p::received`). So two processes that each
 /// posted a receive and then wait in a synchronous send to the other both complete.
+///
+/// Each is tested in place, under the table's lock, so that no other thread finds a
+/// handle missing meanwhile; no operation's test touches the table.
 pub fn drive_all() {
-    let handles = requests().table.handles();
-    for h in handles {
-        // Another thread may have completed it meanwhile: then it is gone.
-        let Ok(op) = take(h) else { continue };
-        put_back(h, settle(op, false));
+    let mut r = requests();
+    for h in r.table.handles() {
+        let Some(op) = r.table.get_mut(h) else { continue };
+        match op.test() {
+            Ok(Some(status)) => *op = Box::new(Done(status)),
+            Ok(None) => {}
+            Err(e) => *op = Box::new(Failed(e)),
+        }
     }
 }
 
@@ -344,21 +350,16 @@ pub fn cancel(handle: c_int) -> MpiResult<()> {
     let Some(target) = resolve(handle)? else {
         return fail(class::REQUEST, format!("{handle:#x} is not an active request"));
     };
-    let op = take(target)?;
+    let mut op = take(target)?;
     // Outside the table's lock, as `test`: it may move data.
-    put_back(target, settle(op, true));
-    Ok(())
-}
-
-/// Tests `op` once: what to keep under its handle, its result once complete, or, if
-/// `cancel`, a cancelled status when it could be withdrawn.
-fn settle(mut op: Box<dyn Pending>, cancel: bool) -> Box<dyn Pending> {
-    match op.test() {
+    let kept: Box<dyn Pending> = match op.test() {
         Ok(Some(status)) => Box::new(Done(status)),
-        Ok(None) if cancel && op.cancel() => Box::new(Done(Status { cancelled: true, ..Status::EMPTY })),
+        Ok(None) if op.cancel() => Box::new(Done(Status { cancelled: true, ..Status::EMPTY })),
         Ok(None) => op,
         Err(e) => Box::new(Failed(e)),
-    }
+    };
+    put_back(target, kept);
+    Ok(())
 }
 
 /// Detaches `handle` (`MPI_Request_free`): it completes in the background. A

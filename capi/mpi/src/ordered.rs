@@ -98,12 +98,23 @@ pub fn scan(
     c: &dyn Combine,
     exclusive: bool,
 ) -> MpiResult<()> {
+    let me = comm.rank as usize;
+    gather_fold(comm, send, recv, c, if exclusive { me } else { me + 1 })
+}
+
+/// Every member's input to every member, which folds those of ranks `0..upto` into
+/// `recv` (nothing for `upto` 0).
+fn gather_fold(
+    comm: &CommObj,
+    send: Option<&Buffer<'_>>,
+    recv: &Buffer<'_>,
+    c: &dyn Combine,
+    upto: usize,
+) -> MpiResult<()> {
     let len = recv.data_len()?;
     let mine = input(send, recv, len)?;
     let mut all = vec![0u8; len * comm.size() as usize];
     comm.coll().allgather(&mine, &mut all, Allgather::Auto).map_err(coll_error)?;
-    let me = comm.rank as usize;
-    let upto = if exclusive { me } else { me + 1 };
     if upto == 0 {
         return Ok(());
     }
@@ -141,12 +152,7 @@ pub fn allreduce(
     recv: &Buffer<'_>,
     c: &dyn Combine,
 ) -> MpiResult<()> {
-    let len = recv.data_len()?;
-    let mine = input(send, recv, len)?;
-    let n = comm.size() as usize;
-    let mut all = vec![0u8; len * n];
-    comm.coll().allgather(&mine, &mut all, Allgather::Auto).map_err(coll_error)?;
-    recv.unpack(&fold(&all, len, 0..len, 0..n, c)?)
+    gather_fold(comm, send, recv, c, comm.size() as usize)
 }
 
 /// `MPI_Reduce_scatter_block` with a user op: an alltoall brings member `i` block `i`

@@ -9,9 +9,10 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
-//! `request`, `p2p`, `coll`, `vcoll` (v-collectives), `ordered`
-//! (reductions folded here: scan, exscan, user ops), `derived` (derived datatypes), `win` (windows), `rma`
-//! (put, get, accumulate), `winsync` (epochs), `dynamic` (attached memory); `ffi` is the C boundary, and the only unsafe code;
+//! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
+//! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
+//! datatypes), `win` (windows), `rma` (put, get, accumulate), `winsync` (epochs),
+//! `dynamic` (attached memory); `ffi` is the C boundary, and the only unsafe code;
 //! `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
 
 pub mod coll;

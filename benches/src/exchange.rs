@@ -69,11 +69,18 @@ impl std::str::FromStr for Version {
 
 pub type BoxError = Box<dyn Error + Send + Sync>;
 
+/// The most directions an exchange takes: every neighbour of a point of a 2-D grid.
+pub const MAX_DIRECTIONS: usize = 8;
+
 /// One core's side of a neighbour exchange, set up collectively.
 pub struct Exchange<'c> {
     core: &'c Core,
     version: Version,
     neighbours: Vec<Option<u32>>,
+    /// The directions that have a neighbour, and its rank.
+    targets: Vec<(usize, u32)>,
+    /// By tag `d`, the direction whose neighbour sends it (`opposite(d)`), if any.
+    sources: Vec<Option<(usize, u32)>>,
     opposite: fn(usize) -> usize,
     bytes: usize,
     window: Option<Window<'c, u8>>,
@@ -92,6 +99,9 @@ impl<'c> Exchange<'c> {
         bytes: usize,
     ) -> Result<Exchange<'c>, BoxError> {
         let k = neighbours.len();
+        if k > MAX_DIRECTIONS {
+            return Err(format!("{k} directions; an exchange has at most {MAX_DIRECTIONS}").into());
+        }
         // A neighbour met in several directions (small tori) is one group member.
         let mut distinct: Vec<u32> = neighbours.iter().flatten().copied().collect();
         distinct.sort_unstable();
@@ -104,7 +114,9 @@ impl<'c> Exchange<'c> {
         if let (Version::Fence, Some(w)) = (version, &window) {
             w.fence()?;
         }
-        Ok(Exchange { core, version, neighbours, opposite, bytes, window, group, step: 0 })
+        let targets = neighbours.iter().enumerate().filter_map(|(d, n)| Some((d, (*n)?))).collect();
+        let sources = (0..k).map(|d| neighbours[opposite(d)].map(|from| (opposite(d), from))).collect();
+        Ok(Exchange { core, version, neighbours, targets, sources, opposite, bytes, window, group, step: 0 })
     }
 
     fn slot(&self, parity: u32, from: usize) -> usize {
@@ -121,32 +133,38 @@ impl<'c> Exchange<'c> {
     ) -> Result<(), BoxError> {
         self.step += 1;
         let parity = self.step % 2;
-        let targets: Vec<(usize, u32)> =
-            self.neighbours.iter().enumerate().filter_map(|(d, n)| Some((d, (*n)?))).collect();
+        let targets = &self.targets;
         match self.version {
             Version::TwoSided => {
                 let core = self.core;
+                // Buffers by direction, taken out as their receives are posted; the C
+                // peers keep theirs in arrays, and neither allocates per exchange beyond
+                // the request list.
+                let mut slots: [Option<&mut [u8]>; MAX_DIRECTIONS] = Default::default();
+                for (slot, buf) in slots.iter_mut().zip(inbox.iter_mut()) {
+                    *slot = Some(&mut **buf);
+                }
                 let mut requests = Vec::with_capacity(2 * targets.len());
-                let mut slots: Vec<Option<&mut [u8]>> = inbox.iter_mut().map(|b| Some(&mut **b)).collect();
                 // The receive of what travels in direction d (tag d) is posted d-th, as
                 // the C peers do: each neighbour's sends then meet the receives in the
                 // order they are waited for (straight into their buffers, not queued).
-                for d in 0..self.neighbours.len() {
-                    let from_dir = (self.opposite)(d);
-                    let Some(from) = self.neighbours[from_dir] else { continue };
+                for (d, source) in self.sources.iter().enumerate() {
+                    let Some((from_dir, from)) = *source else { continue };
                     let buf = slots[from_dir].take().expect("one buffer per direction");
                     requests.push(core.irecv(from, d as u32, buf)?);
                 }
-                for &(d, to) in &targets {
+                for &(d, to) in targets {
                     requests.push(core.isend(to, d as u32, out[d])?);
                 }
                 overlap();
-                core.wait_all(requests)?;
+                for request in requests {
+                    request.wait()?;
+                }
                 return Ok(());
             }
             Version::Fence => {
                 let w = self.window.as_ref().expect("one-sided");
-                for &(d, to) in &targets {
+                for &(d, to) in targets {
                     w.put(to, self.slot(parity, (self.opposite)(d)), out[d])?;
                 }
                 overlap();
@@ -156,7 +174,7 @@ impl<'c> Exchange<'c> {
                 let w = self.window.as_ref().expect("one-sided");
                 w.post(&self.group)?;
                 w.start(&self.group)?;
-                for &(d, to) in &targets {
+                for &(d, to) in targets {
                     w.put(to, self.slot(parity, (self.opposite)(d)), out[d])?;
                 }
                 w.complete()?;
@@ -177,7 +195,7 @@ impl<'c> Exchange<'c> {
             }
         }
         let w = self.window.as_ref().expect("one-sided");
-        for &(d, _) in &targets {
+        for &(d, _) in targets {
             w.local().read(self.slot(parity, d), inbox[d])?;
         }
         Ok(())

@@ -10,6 +10,9 @@
 //! live communicators use; creating a communicator ORs the members' bitmaps together
 //! (an allreduce over the parent) and takes the lowest id free everywhere. So no two
 //! live communicators that share a process share an id, and a freed id is reused.
+//! The upper half of the ids is reserved at `MPI_Init`: communicator `c`'s nonblocking
+//! collectives (`crate::icoll`) use id `c | ICOLL_CONTEXT_BIT`, and the last id is the
+//! synchronous-mode acknowledgements'.
 //! Siblings of one `MPI_Comm_split` may share an id: they share no process.
 //!
 //! The collectives' state is not `Sync`, so it sits in a `Serial` per communicator: a
@@ -242,7 +245,7 @@ fn agree_context(parent: &CommObj) -> MpiResult<u32> {
             return Ok((w * 64) as u32 + word.trailing_ones());
         }
     }
-    fail(class::INTERN, format!("all {CONTEXTS} communicator context ids are in use"))
+    fail(class::INTERN, format!("all {} communicator context ids are in use", ICOLL_CONTEXT_BIT - 1))
 }
 
 /// Collective over `parent`: the communicator of the members with this `color`

@@ -1,5 +1,5 @@
 //! Nonblocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`,
-//! `MPI_Iallreduce`): state machines over sccemu's nonblocking point-to-point messages.
+//! `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`): state machines over sccemu's nonblocking point-to-point messages.
 //!
 //! Starting one posts its first messages and returns; [`Icoll`]'s `test` then advances
 //! it as far as the messages already in allow, never blocking, and `wait` sleeps on the
@@ -31,6 +31,8 @@
 //!   fine at SCC scale.
 //! - allreduce: a reduce to rank 0, then a broadcast of its result from rank 0 (the
 //!   tree's receive is posted at the start: its phase differs from the gather's).
+//! - gather and allgather: as reduce and allreduce, the root concatenating the inputs
+//!   in rank order instead of folding them.
 //!
 //! An operation is complete once its own part is done (result unpacked into the user's
 //! buffer) and every message it sent has left.
@@ -233,18 +235,24 @@ impl Tree {
     }
 }
 
-/// A reduction's inputs moving to the root, and the root's fold of them.
+/// Every rank's input moving to the root, and the root's fold of them (or, without an
+/// op, their concatenation in rank order).
 struct Fold {
     root: u32,
     mine: Vec<u8>,
     /// At the root, the other ranks' inputs by rank.
     parts: Vec<Option<Incoming>>,
-    combine: Box<dyn Combine + Send>,
+    combine: Option<Box<dyn Combine + Send>>,
     result: Option<Vec<u8>>,
 }
 
 impl Fold {
-    fn start(w: &mut Wire, root: u32, mine: Vec<u8>, combine: Box<dyn Combine + Send>) -> MpiResult<Fold> {
+    fn start(
+        w: &mut Wire,
+        root: u32,
+        mine: Vec<u8>,
+        combine: Option<Box<dyn Combine + Send>>,
+    ) -> MpiResult<Fold> {
         let mut parts = Vec::new();
         if w.rank == root {
             for r in 0..w.size() {
@@ -270,10 +278,14 @@ impl Fold {
             Some(p) => &p.buf[..],
             None => &self.mine[..],
         };
+        let Some(combine) = &self.combine else {
+            self.result = Some((0..self.parts.len()).flat_map(|r| input(r).iter().copied()).collect());
+            return Ok(true);
+        };
         let mut acc = input(0).to_vec();
         for r in 1..self.parts.len() {
             let mut next = input(r).to_vec();
-            self.combine.combine(&acc, &mut next)?;
+            combine.combine(&acc, &mut next)?;
             acc = next;
         }
         self.result = Some(acc);
@@ -304,8 +316,10 @@ impl Target {
 enum Protocol {
     Barrier(Barrier),
     Bcast(Tree),
-    Reduce(Fold),
-    Allreduce(Fold, Tree),
+    /// Reduce or gather.
+    ToRoot(Fold),
+    /// Allreduce or allgather: to rank 0, then its broadcast.
+    ToAll(Fold, Tree),
 }
 
 /// A nonblocking collective in flight.
@@ -328,13 +342,13 @@ impl Icoll {
                 None => return Ok(false),
                 Some(data) => Some(data.to_vec()),
             },
-            Protocol::Reduce(f) => {
+            Protocol::ToRoot(f) => {
                 if !f.advance(w)? {
                     return Ok(false);
                 }
                 f.result.take()
             }
-            Protocol::Allreduce(f, t) => {
+            Protocol::ToAll(f, t) => {
                 if !f.advance(w)? {
                     return Ok(false);
                 }
@@ -407,23 +421,24 @@ pub fn bcast(
     Ok(Box::new(Icoll { wire, protocol, target, finished: false }))
 }
 
-/// Starts `MPI_Ireduce` (`root: Some`) or `MPI_Iallreduce` (`None`) on `c` of this
-/// rank's packed input `mine`; the result goes to `target` (the root's alone for a
-/// reduce).
-pub fn reduce(
+/// Starts, on `c` with this rank's packed input `mine`, `MPI_Ireduce` (`root: Some`,
+/// `combine: Some`), `MPI_Iallreduce` (`None`, `Some`), `MPI_Igather` (`Some`, `None`)
+/// or `MPI_Iallgather` (`None`, `None`); the result goes to `target` (the root's
+/// alone for a reduce or gather).
+pub fn collect(
     c: &CommObj,
     root: Option<u32>,
     mine: Vec<u8>,
-    combine: Box<dyn Combine + Send>,
+    combine: Option<Box<dyn Combine + Send>>,
     target: Option<Target>,
 ) -> MpiResult<Box<dyn Pending>> {
     let mut wire = Wire::new(c)?;
-    let len = mine.len();
+    let len = if combine.is_some() { mine.len() } else { mine.len() * c.size() as usize };
     let protocol = match root {
-        Some(root) => Protocol::Reduce(Fold::start(&mut wire, root, mine, combine)?),
+        Some(root) => Protocol::ToRoot(Fold::start(&mut wire, root, mine, combine)?),
         None => {
             let tree = Tree::start(&wire, 0, len, None)?;
-            Protocol::Allreduce(Fold::start(&mut wire, 0, mine, combine)?, tree)
+            Protocol::ToAll(Fold::start(&mut wire, 0, mine, combine)?, tree)
         }
     };
     Ok(Box::new(Icoll { wire, protocol, target, finished: false }))

@@ -1,4 +1,5 @@
-//! Nonblocking collective calls: arguments checked as the blocking calls check them
+//! Nonblocking collective calls (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`,
+//! `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`): arguments checked as the blocking calls check them
 //! (`ffi::coll`), data packed at the start, then `crate::icoll` runs the protocol.
 //!
 //! Every check happens before the operation takes its communicator's sequence number,
@@ -8,7 +9,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use crate::coll::root_of;
+use crate::coll::{block_of, root_of, same_block};
 use crate::comm;
 use crate::datatype;
 use crate::error::{MpiResult, class, fail};
@@ -119,7 +120,7 @@ pub unsafe extern "C" fn MPI_Ireduce(
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, c.rank == root)?;
-            icoll::reduce(c, Some(root), mine, combine, target)
+            icoll::collect(c, Some(root), mine, Some(combine), target)
         })
     })
 }
@@ -146,7 +147,89 @@ pub unsafe extern "C" fn MPI_Iallreduce(
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, true)?;
-            icoll::reduce(c, None, mine, combine, target)
+            icoll::collect(c, None, mine, Some(combine), target)
+        })
+    })
+}
+
+/// The checked arguments of a gather: this rank's packed block and, if the result is
+/// significant here, where it goes (`size * recvcount` elements of `recvtype`).
+fn gather_input(
+    c: &crate::comm::CommObj,
+    (sendbuf, sendcount, sendtype): (*const c_void, c_int, c_int),
+    (recvbuf, recvcount, recvtype): (*mut c_void, c_int, c_int),
+    result_here: bool,
+) -> MpiResult<(Vec<u8>, Option<Target>)> {
+    let rmap = if result_here { Some(datatype::committed(recvtype)?) } else { None };
+    let recv = match &rmap {
+        Some(m) => Some(buffer(recvbuf, count(recvcount)? * c.size() as usize, m)?),
+        None => None,
+    };
+    let mine = match (in_place(sendbuf), &recv) {
+        (true, Some(r)) => block_of(r, c.rank, c.size())?,
+        (true, None) => return fail(class::BUFFER, "MPI_IN_PLACE is the root's alone in MPI_Igather"),
+        (false, _) => {
+            let smap = datatype::committed(sendtype)?;
+            buffer(sendbuf, count(sendcount)?, &smap)?.bytes()?.into_owned()
+        }
+    };
+    let (Some(r), Some(map)) = (&recv, &rmap) else { return Ok((mine, None)) };
+    same_block(mine.len(), r, c.size())?;
+    // `buffer` checked that the element count fits a C int.
+    let elems = c_int::try_from(r.count()).unwrap_or(c_int::MAX);
+    Ok((mine, Some(Target { base: recvbuf as usize, count: elems, map: map.clone() })))
+}
+
+/// `MPI_Igather`.
+///
+/// # Safety
+/// As `MPI_Gather`; at the root `recvbuf` is left to the library until the request
+/// completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Igather", Scope::Comm(comm), || {
+        started(request, || {
+            let c = comm::lookup(comm)?;
+            let root = root_of(c, root)?;
+            let send = (sendbuf, sendcount, sendtype);
+            let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), c.rank == root)?;
+            icoll::collect(c, Some(root), mine, None, target)
+        })
+    })
+}
+
+/// `MPI_Iallgather`.
+///
+/// # Safety
+/// As `MPI_Allgather`; `recvbuf` is left to the library until the request completes;
+/// `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Iallgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Iallgather", Scope::Comm(comm), || {
+        started(request, || {
+            let c = comm::lookup(comm)?;
+            let send = (sendbuf, sendcount, sendtype);
+            let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), true)?;
+            icoll::collect(c, None, mine, None, target)
         })
     })
 }

@@ -1,6 +1,7 @@
 /* The nonblocking collectives: Ibarrier (returns at once, completes only once all
  * entered), Ibcast from every root (and a strided derived type), Ireduce from every
- * root and Iallreduce with predefined and a non-commutative user op, MPI_IN_PLACE;
+ * root and Iallreduce with predefined and a non-commutative user op, Igather from
+ * every root and Iallgather, MPI_IN_PLACE;
  * two in flight at once on one communicator with one on a dup, alongside
  * point-to-point messages of the same tags received with wildcards; the NBX pattern
  * (Issend, Iprobe/Recv, Ibarrier once the sends are done, Test); completion by Test
@@ -151,6 +152,32 @@ static void test_reductions(int n) {
     free(out);
 }
 
+/* Igather from every root (in place at odd roots), Iallgather (and in place). */
+static void test_gathers(int n) {
+    int *mine = malloc(sizeof(int) * (size_t)n), *all = malloc(sizeof(int) * (size_t)n * size);
+    for (int root = 0; root < size; root++) {
+        MPI_Request req;
+        for (int i = 0; i < n; i++) mine[i] = val(8, rank, i);
+        for (int i = 0; i < n * size; i++) all[i] = rank == root && root % 2 && i / n == root ? mine[i % n] : -1;
+        const void *send = rank == root && root % 2 ? MPI_IN_PLACE : (const void *)mine;
+        CHECK_RC(MPI_Igather(send, n, MPI_INT, all, n, MPI_INT, root, MPI_COMM_WORLD, &req));
+        if (root % 2) CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        else test_loop(&req);
+        for (int i = 0; i < n * size; i++) CHECK(all[i] == (rank == root ? val(8, i / n, i % n) : -1));
+    }
+    MPI_Request req[2];
+    int *inplace = malloc(sizeof(int) * (size_t)n * size);
+    for (int i = 0; i < n; i++) mine[i] = val(9, rank, i);
+    for (int i = 0; i < n * size; i++) all[i] = -1, inplace[i] = i / n == rank ? val(10, rank, i % n) : -1;
+    CHECK_RC(MPI_Iallgather(mine, n, MPI_INT, all, n, MPI_INT, MPI_COMM_WORLD, &req[0]));
+    CHECK_RC(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, inplace, n, MPI_INT, MPI_COMM_WORLD, &req[1]));
+    CHECK_RC(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < n * size; i++) CHECK(all[i] == val(9, i / n, i % n) && inplace[i] == val(10, i / n, i % n));
+    free(mine);
+    free(all);
+    free(inplace);
+}
+
 /* Two collectives in flight on the world and one on a dup, while point-to-point
  * messages with tags 0..2 (what the collectives' own messages would carry as user
  * tags) go around and are received with MPI_ANY_SOURCE and MPI_ANY_TAG. */
@@ -239,6 +266,8 @@ static void test_errors(void) {
     CHECK_CLASS(MPI_Iallreduce(x, y, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req), MPI_ERR_COUNT);
     CHECK_CLASS(MPI_Ibcast(x, -2, MPI_INT, 0, MPI_COMM_WORLD, &req), MPI_ERR_COUNT);
     CHECK_CLASS(MPI_Ibarrier(MPI_COMM_NULL, &req), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Igather(x, 1, MPI_INT, y, 1, MPI_INT, size, MPI_COMM_WORLD, &req), MPI_ERR_ROOT);
+    CHECK_CLASS(MPI_Iallgather(x, -1, MPI_INT, y, 1, MPI_INT, MPI_COMM_WORLD, &req), MPI_ERR_COUNT);
     CHECK(req == MPI_REQUEST_NULL);
     /* The refused calls took no sequence numbers: the next ones still match. */
     for (int i = 0; i < 4; i++) x[i] = rank + i;
@@ -257,6 +286,8 @@ int main(int argc, char **argv) {
     test_ibcast(5000);
     test_reductions(1);
     test_reductions(3000);
+    test_gathers(1);
+    test_gathers(700);
     test_overlap();
     for (int round = 0; round < 3; round++) test_nbx(9 + round);
     test_errors();

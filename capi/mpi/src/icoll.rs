@@ -12,9 +12,10 @@
 //! collective or acknowledgement uses, so none of those can match them, even with
 //! `MPI_ANY_TAG`. Below the context, each tag holds the operation's sequence number
 //! on the communicator (every member starts its nonblocking collectives in the same
-//! order, as MPI requires, so the numbers agree; they wrap at 2^14, far beyond what can
-//! be in flight) and a 6-bit phase: barrier round `k` is phase `k`, a broadcast tree's
-//! messages phase [`PHASE_TREE`], a reduction's inputs phase [`PHASE_GATHER`]. Every
+//! order, as MPI requires, so the numbers agree; they wrap at 2^14, so at most 2^14
+//! operations may be in flight on one communicator at once) and a 6-bit phase:
+//! barrier round `k` is phase `k`, a broadcast tree's messages phase [`PHASE_TREE`], a
+//! reduction's or gather's inputs phase [`PHASE_GATHER`]. Every
 //! receive names its source and the exact tag, and each (source, tag) pair carries one
 //! message per operation, so two operations in flight never mix.
 //!

@@ -21,23 +21,31 @@ static void test_loop(MPI_Request *req) {
     CHECK(*req == MPI_REQUEST_NULL);
 }
 
-/* Rank 0's barrier cannot complete before the last rank enters, which waits for
- * rank 0's word, sent only after rank 0 saw its barrier still open. */
+/* Rank 0's barrier and allreduce cannot complete before the last rank starts them,
+ * which it does only on rank 0's word, sent once rank 0 saw both still open: so both
+ * calls returned at once, and neither completed early. */
 static void test_ibarrier(void) {
-    MPI_Request req;
-    int go = 1;
+    MPI_Request req[2];
+    int go = 1, one = 1, total = 0;
     if (rank == size - 1 && size > 1) CHECK_RC(MPI_Recv(&go, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK_RC(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    CHECK_RC(MPI_Ibarrier(MPI_COMM_WORLD, &req[0]));
+    CHECK_RC(MPI_Iallreduce(&one, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[1]));
     if (rank == 0 && size > 1) {
         for (int k = 0; k < 20; k++) {
             int flag = 1;
-            CHECK_RC(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+            CHECK_RC(MPI_Test(&req[k % 2], &flag, MPI_STATUS_IGNORE));
             CHECK(!flag);
         }
         CHECK_RC(MPI_Send(&go, 1, MPI_INT, size - 1, 5, MPI_COMM_WORLD));
     }
-    if (rank % 2) test_loop(&req);
-    else CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (rank % 2) {
+        test_loop(&req[1]);
+        test_loop(&req[0]);
+    } else {
+        CHECK_RC(MPI_Wait(&req[0], MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Wait(&req[1], MPI_STATUS_IGNORE));
+    }
+    CHECK(total == size);
 }
 
 static void test_ibcast(int n) {

@@ -1,5 +1,6 @@
 //! Nonblocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`,
-//! `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`): state machines over sccemu's nonblocking point-to-point messages.
+//! `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`): state machines over sccemu's
+//! nonblocking point-to-point messages.
 //!
 //! Starting one posts its first messages and returns; [`Icoll`]'s `test` then advances
 //! it as far as the messages already in allow, never blocking, and `wait` sleeps on the

@@ -133,13 +133,13 @@ pub fn alltoall(comm: &CommObj, send: Option<&Buffer<'_>>, recv: &Buffer<'_>) ->
 }
 
 /// The bytes of block `rank` of `buf`, which holds `n` blocks.
-fn block_of(buf: &Buffer<'_>, rank: u32, n: u32) -> MpiResult<Vec<u8>> {
+pub(crate) fn block_of(buf: &Buffer<'_>, rank: u32, n: u32) -> MpiResult<Vec<u8>> {
     let per = buf.count() / n as usize;
     Ok(buf.sub(rank as usize * per, per)?.bytes()?.into_owned())
 }
 
 /// Checks that a block of `block` bytes is a receive buffer's n-th part.
-fn same_block(block: usize, whole: &Buffer<'_>, n: u32) -> MpiResult<()> {
+pub(crate) fn same_block(block: usize, whole: &Buffer<'_>, n: u32) -> MpiResult<()> {
     if block * n as usize != whole.data_len()? {
         return fail(
             class::TRUNCATE,

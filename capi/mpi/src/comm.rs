@@ -10,6 +10,9 @@
 //! live communicators use; creating a communicator ORs the members' bitmaps together
 //! (an allreduce over the parent) and takes the lowest id free everywhere. So no two
 //! live communicators that share a process share an id, and a freed id is reused.
+//! The upper half of the ids is reserved at `MPI_Init`: communicator `c`'s nonblocking
+//! collectives (`crate::icoll`) use id `c | ICOLL_CONTEXT_BIT`, and the last id is the
+//! synchronous-mode acknowledgements'.
 //! Siblings of one `MPI_Comm_split` may share an id: they share no process.
 //!
 //! The collectives' state is not `Sync`, so it sits in a `Serial` per communicator: a
@@ -21,6 +24,7 @@
 use std::ffi::c_int;
 use std::sync::{Mutex, MutexGuard};
 
+use sccemu::sync::{AtomicU32, Ordering};
 use sccemu::{Comm, Op};
 
 use crate::error::{MpiError, MpiResult, class, fail};
@@ -49,6 +53,13 @@ const CONTEXTS: usize = 1 << (32 - CONTEXT_SHIFT);
 const CONTEXT_WORDS: usize = CONTEXTS / 64;
 /// The context of synchronous-mode acknowledgements, which no communicator gets.
 pub const ACK_CONTEXT: u32 = CONTEXTS as u32 - 1;
+/// The context bit of nonblocking collectives' messages (`crate::icoll`): communicator
+/// contexts stay below it (the upper half is reserved at `MPI_Init`), and communicator
+/// `c`'s nonblocking collectives use context `c | ICOLL_CONTEXT_BIT`, which no user
+/// message, blocking collective or acknowledgement can carry.
+const ICOLL_CONTEXT_BIT: u32 = (CONTEXTS as u32) >> 1;
+/// Bits of a nonblocking collective's wire tag below its sequence number: the phase.
+pub const ICOLL_PHASE_BITS: u32 = 6;
 
 /// One communicator.
 pub struct CommObj {
@@ -64,6 +75,9 @@ pub struct CommObj {
     /// Cartesian or graph topology, if it has one.
     pub topology: Topology,
     coll: Serial<Comm<'static>>,
+    /// Nonblocking collectives started on it: every member starts them in the same
+    /// order (MPI's rule), so the count names one operation alike everywhere.
+    icoll_started: AtomicU32,
 }
 
 impl CommObj {
@@ -122,6 +136,18 @@ impl CommObj {
         self.ranks_of_world.get(world as usize).copied().filter(|&r| r != u32::MAX)
     }
 
+    /// The wire tag base of the next nonblocking collective on this communicator: its
+    /// own context, then its sequence number (modulo 2^14) above
+    /// [`ICOLL_PHASE_BITS`] bits that the collective's protocol fills in.
+    pub fn next_icoll_tag(&self) -> u32 {
+        // Relaxed: MPI forbids concurrent collectives on one communicator, so the
+        // count is only ever advanced by one thread at a time.
+        let seq = self.icoll_started.fetch_add(1, Ordering::Relaxed);
+        let seq_bits = CONTEXT_SHIFT - ICOLL_PHASE_BITS;
+        (self.context | ICOLL_CONTEXT_BIT) << CONTEXT_SHIFT
+            | (seq & ((1 << seq_bits) - 1)) << ICOLL_PHASE_BITS
+    }
+
     /// The wire tag of a user tag already checked to be in `0..=TAG_UB`.
     #[inline(always)]
     pub fn wire_tag_of_valid(&self, tag: c_int) -> u32 {
@@ -154,7 +180,13 @@ pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
     let world = register(obj(0, world))?;
     let single = register(obj(1, single))?;
     debug_assert_eq!((world, single), (WORLD, SELF));
-    contexts()[ACK_CONTEXT as usize / 64] |= 1 << (ACK_CONTEXT % 64);
+    // The upper half, the acknowledgements' context included, is the nonblocking
+    // collectives' (`ICOLL_CONTEXT_BIT`); its lowest id too, whose twin would be
+    // `ACK_CONTEXT`.
+    let mut bits = contexts();
+    for context in ICOLL_CONTEXT_BIT - 1..CONTEXTS as u32 {
+        bits[context as usize / 64] |= 1 << (context % 64);
+    }
     Ok(())
 }
 
@@ -171,6 +203,7 @@ fn obj(context: u32, comm: Comm<'static>) -> CommObj {
         ranks_of_world,
         topology: Topology::None,
         coll: Serial::new(comm),
+        icoll_started: AtomicU32::new(0),
     }
 }
 
@@ -212,7 +245,7 @@ fn agree_context(parent: &CommObj) -> MpiResult<u32> {
             return Ok((w * 64) as u32 + word.trailing_ones());
         }
     }
-    fail(class::INTERN, format!("all {CONTEXTS} communicator context ids are in use"))
+    fail(class::INTERN, format!("all {} communicator context ids are in use", ICOLL_CONTEXT_BIT - 1))
 }
 
 /// Collective over `parent`: the communicator of the members with this `color`

@@ -14,6 +14,7 @@
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
+//! | `icoll`       | nonblocking collectives, overlap with p2p, NBX        | 2, 3, 8    | srb, perpeer      |
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
@@ -213,6 +214,11 @@ fn collectives() {
 }
 
 #[test]
+fn nonblocking_collectives() {
+    passes("icoll");
+}
+
+#[test]
 fn every_op_on_every_type() {
     passes("reduce_ops");
 }
@@ -271,13 +277,14 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 13] = [
+    let programs: [(&str, &[&str]); 14] = [
         ("p2p_basic", &[]),
         ("persistent", &[]),
         ("cancel_issend", &[]),
         ("datatypes", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),
+        ("icoll", &[]),
         ("reduce_ops", &[]),
         ("vcoll", &[]),
         ("comm_topo", &[]),

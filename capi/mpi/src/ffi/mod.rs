@@ -31,6 +31,7 @@ pub mod datatype;
 pub mod env;
 pub mod fast;
 pub mod fast_p2p;
+pub mod icoll;
 pub mod p2p;
 pub mod pack;
 mod pending;

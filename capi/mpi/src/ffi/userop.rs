@@ -103,6 +103,33 @@ fn with_combiner(
     }
 }
 
+/// A user op's combiner that owns its datatype's map, for an operation that outlives
+/// its call (`crate::icoll`).
+struct OwnedUserCombine {
+    op: UserOp,
+    map: datatype::TypeRef,
+    handle: c_int,
+}
+
+impl Combine for OwnedUserCombine {
+    fn combine(&self, acc: &[u8], next: &mut [u8]) -> MpiResult<()> {
+        UserCombine { op: self.op, map: &self.map, handle: self.handle }.combine(acc, next)
+    }
+}
+
+/// The combiner of `op_handle` (a user or predefined op) on `datatype`'s data (whose
+/// map is `map`), owning what it needs: checked as the blocking reductions check it.
+pub(crate) fn owned_combiner(
+    op_handle: c_int,
+    map: datatype::TypeRef,
+    datatype: c_int,
+) -> MpiResult<Box<dyn Combine + Send>> {
+    match op::user(op_handle) {
+        Some(u) => Ok(Box::new(OwnedUserCombine { op: u, map, handle: datatype })),
+        None => Ok(Box::new(Predefined::new(&map, op::lookup(op_handle)?)?)),
+    }
+}
+
 /// The reductions that take user ops besides the prefix ones.
 #[derive(Clone, Copy)]
 pub(super) enum Kind {

@@ -11,7 +11,7 @@
 //! (an allreduce over the parent) and takes the lowest id free everywhere. So no two
 //! live communicators that share a process share an id, and a freed id is reused.
 //! The upper half of the ids is reserved at `MPI_Init`: communicator `c`'s nonblocking
-//! collectives (`crate::icoll`) use id `c | ICOLL_CONTEXT_BIT`, and the last id is the
+//! collectives (`crate::ffi::icoll`) use id `c | ICOLL_CONTEXT_BIT`, and the last id is the
 //! synchronous-mode acknowledgements'.
 //! Siblings of one `MPI_Comm_split` may share an id: they share no process.
 //!
@@ -53,7 +53,7 @@ const CONTEXTS: usize = 1 << (32 - CONTEXT_SHIFT);
 const CONTEXT_WORDS: usize = CONTEXTS / 64;
 /// The context of synchronous-mode acknowledgements, which no communicator gets.
 pub const ACK_CONTEXT: u32 = CONTEXTS as u32 - 1;
-/// The context bit of nonblocking collectives' messages (`crate::icoll`): communicator
+/// The context bit of nonblocking collectives' messages (`crate::ffi::icoll`): communicator
 /// contexts stay below it (the upper half is reserved at `MPI_Init`), and communicator
 /// `c`'s nonblocking collectives use context `c | ICOLL_CONTEXT_BIT`, which no user
 /// message, blocking collective or acknowledgement can carry.

@@ -25,7 +25,6 @@ pub mod error;
 pub mod ffi;
 pub mod group;
 pub mod handles;
-pub mod icoll;
 pub mod info;
 pub mod launcher;
 pub mod op;

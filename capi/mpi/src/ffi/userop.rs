@@ -104,7 +104,7 @@ fn with_combiner(
 }
 
 /// A user op's combiner that owns its datatype's map, for an operation that outlives
-/// its call (`crate::icoll`).
+/// its call (`crate::ffi::icoll`).
 struct OwnedUserCombine {
     op: UserOp,
     map: datatype::TypeRef,

@@ -1,11 +1,15 @@
 //! Nonblocking collective calls (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`,
-//! `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`): arguments checked as the blocking calls check them
-//! (`ffi::coll`), data packed at the start, then `crate::icoll` runs the protocol.
+//! `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`): arguments checked as the
+//! blocking calls check them (`ffi::coll`), data packed at the start, then `machine`
+//! runs the protocol (in `ffi` because its requests hold the user's buffers, as the
+//! point-to-point ones do).
 //!
 //! Every check happens before the operation takes its communicator's sequence number,
 //! so a call refused on every member leaves the members' numbers in step. The input is
 //! packed when the call starts (MPI forbids changing it before completion anyway); the
 //! result is unpacked into the user's buffer when the request completes.
+
+pub mod machine;
 
 use std::ffi::{c_int, c_void};
 
@@ -16,8 +20,8 @@ use crate::error::{MpiResult, class, fail};
 use crate::ffi::coll::{buffer, count, in_place};
 use crate::ffi::userop::owned_combiner;
 use crate::ffi::{Scope, c, entry};
-use crate::icoll::{self, Target};
 use crate::request::{self, Pending};
+use machine::Target;
 
 /// Checks the request pointer first (a started operation must reach the caller), then
 /// starts the operation and hands its handle out.
@@ -35,7 +39,7 @@ fn started(request: *mut c_int, start: impl FnOnce() -> MpiResult<Box<dyn Pendin
 /// `request` points to an `MPI_Request`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || icoll::barrier(comm::lookup(comm)?)))
+    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || machine::barrier(comm::lookup(comm)?)))
 }
 
 /// `MPI_Ibcast`.
@@ -61,10 +65,10 @@ pub unsafe extern "C" fn MPI_Ibcast(
             let len = buf.data_len()?;
             if c.rank == root {
                 let data = buf.bytes()?.into_owned();
-                return icoll::bcast(c, root, len, Some(data), None);
+                return machine::bcast(c, root, len, Some(data), None);
             }
             let target = Target { base: buffer_ as usize, count: count_, map: map.clone() };
-            icoll::bcast(c, root, len, None, Some(target))
+            machine::bcast(c, root, len, None, Some(target))
         })
     })
 }
@@ -120,7 +124,7 @@ pub unsafe extern "C" fn MPI_Ireduce(
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, c.rank == root)?;
-            icoll::collect(c, Some(root), mine, Some(combine), target)
+            machine::collect(c, Some(root), mine, Some(combine), target)
         })
     })
 }
@@ -147,7 +151,7 @@ pub unsafe extern "C" fn MPI_Iallreduce(
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, true)?;
-            icoll::collect(c, None, mine, Some(combine), target)
+            machine::collect(c, None, mine, Some(combine), target)
         })
     })
 }
@@ -203,7 +207,7 @@ pub unsafe extern "C" fn MPI_Igather(
             let root = root_of(c, root)?;
             let send = (sendbuf, sendcount, sendtype);
             let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), c.rank == root)?;
-            icoll::collect(c, Some(root), mine, None, target)
+            machine::collect(c, Some(root), mine, None, target)
         })
     })
 }
@@ -229,7 +233,7 @@ pub unsafe extern "C" fn MPI_Iallgather(
             let c = comm::lookup(comm)?;
             let send = (sendbuf, sendcount, sendtype);
             let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), true)?;
-            icoll::collect(c, None, mine, None, target)
+            machine::collect(c, None, mine, None, target)
         })
     })
 }

@@ -44,6 +44,10 @@ pub struct Status {
 impl Status {
     /// The status of an operation without a message (a send, `MPI_PROC_NULL`, RMA).
     pub const EMPTY: Status = Status { source: -1, tag: -1, bytes: 0, cancelled: false };
+
+    /// The standard's empty status, of a null or inactive request: `MPI_ANY_SOURCE`,
+    /// `MPI_ANY_TAG`, nothing received.
+    pub const NO_REQUEST: Status = Status { source: crate::p2p::ANY_SOURCE, ..Status::EMPTY };
 }
 
 /// A non-blocking operation in flight.
@@ -226,7 +230,7 @@ fn put_back(handle: c_int, op: Box<dyn Pending>) {
 /// request give the empty status).
 pub fn wait(handle: c_int) -> MpiResult<Status> {
     if is_persistent(handle) {
-        let Some(active) = resolve(handle)? else { return Ok(Status::EMPTY) };
+        let Some(active) = resolve(handle)? else { return Ok(Status::NO_REQUEST) };
         let done = wait_one(active);
         deactivate(handle);
         return done;
@@ -236,7 +240,7 @@ pub fn wait(handle: c_int) -> MpiResult<Status> {
 
 fn wait_one(handle: c_int) -> MpiResult<Status> {
     if handle == REQUEST_NULL {
-        return Ok(Status::EMPTY);
+        return Ok(Status::NO_REQUEST);
     }
     // One hold of the table for the request and the detached ones to drive first.
     let (op, detached) = {
@@ -251,7 +255,7 @@ fn wait_one(handle: c_int) -> MpiResult<Status> {
 /// persistent) once complete.
 pub fn test(handle: c_int) -> MpiResult<Option<Status>> {
     if is_persistent(handle) {
-        let Some(active) = resolve(handle)? else { return Ok(Some(Status::EMPTY)) };
+        let Some(active) = resolve(handle)? else { return Ok(Some(Status::NO_REQUEST)) };
         let done = test_one(active);
         if !matches!(done, Ok(None)) {
             deactivate(handle);
@@ -263,7 +267,7 @@ pub fn test(handle: c_int) -> MpiResult<Option<Status>> {
 
 fn test_one(handle: c_int) -> MpiResult<Option<Status>> {
     if handle == REQUEST_NULL {
-        return Ok(Some(Status::EMPTY));
+        return Ok(Some(Status::NO_REQUEST));
     }
     let mut op = take(handle)?;
     // Outside the table's lock: another thread may complete other requests meanwhile.

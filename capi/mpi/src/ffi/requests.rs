@@ -120,7 +120,7 @@ pub unsafe extern "C" fn MPI_Testall(
         let mut done = vec![None; reqs.len()];
         for (i, h) in reqs.iter().enumerate() {
             if *h == REQUEST_NULL {
-                done[i] = Some(Status::EMPTY);
+                done[i] = Some(Status::NO_REQUEST);
             } else if let Some(s) = request::test(*h)? {
                 done[i] = Some(s);
             }
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn MPI_Waitany(
             }
             None => {
                 c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
-                c!(write_status(status, Status::EMPTY, 0))
+                c!(write_status(status, Status::NO_REQUEST, 0))
             }
         }
     })
@@ -201,7 +201,7 @@ pub unsafe extern "C" fn MPI_Testany(
         let none_active = reqs.iter().all(|&h| request::is_inactive(h));
         c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
         c!(out(flag, none_active as c_int, "flag"))?;
-        if none_active { c!(write_status(status, Status::EMPTY, 0)) } else { Ok(()) }
+        if none_active { c!(write_status(status, Status::NO_REQUEST, 0)) } else { Ok(()) }
     })
 }
 

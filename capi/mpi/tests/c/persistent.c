@@ -63,10 +63,16 @@ static void test_ring(void) {
     MPI_Request rq[2];
     CHECK_RC(MPI_Recv_init(&in, 1, MPI_INT, left, 5, MPI_COMM_WORLD, &rq[0]));
     CHECK_RC(MPI_Send_init(&out, 1, MPI_INT, right, 5, MPI_COMM_WORLD, &rq[1]));
-    /* An inactive request completes at once, and stays. */
-    MPI_Request keep = rq[0];
-    int flag = 0;
-    CHECK_RC(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+    /* An inactive request completes at once with the empty status, and stays; so does
+     * the null request. */
+    MPI_Request keep = rq[0], null = MPI_REQUEST_NULL;
+    int flag = 0, count = -1;
+    MPI_Status st;
+    CHECK_RC(MPI_Wait(&rq[0], &st));
+    CHECK_RC(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG && count == 0);
+    CHECK_RC(MPI_Wait(&null, &st));
+    CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG);
     CHECK_RC(MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE));
     CHECK(flag == 1 && rq[0] == keep);
     for (int r = 0; r < ROUNDS; r++) round_of(rq, &out, &in, rank + 100 * r, r % 6);

@@ -17,6 +17,11 @@ use std::ffi::c_int;
 const INDEX_BITS: u32 = 24;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 
+/// Whether `handle` is of the kind whose null handle is `base` (live or not).
+pub const fn is_kind(handle: c_int, base: c_int) -> bool {
+    handle as u32 & !INDEX_MASK == base as u32
+}
+
 /// Objects of one kind, by handle.
 #[derive(Debug)]
 pub struct Table<T> {

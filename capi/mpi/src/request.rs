@@ -131,7 +131,7 @@ pub fn insert_persistent(start: Start) -> c_int {
 }
 
 fn is_persistent(handle: c_int) -> bool {
-    handle & !0xff_ffff == PERSISTENT_NULL
+    crate::handles::is_kind(handle, PERSISTENT_NULL)
 }
 
 fn not_persistent(handle: c_int) -> MpiError {

@@ -14,7 +14,7 @@ use crate::comm::{self, CommObj, SYNC_BIT, TAG_UB};
 use crate::datatype;
 use crate::error::MpiResult;
 use crate::ffi::p2p::{MpiStatus, write_status};
-use crate::ffi::pending::{PendingRecv, PendingSend};
+use crate::ffi::pending::{PendingRecv, PendingSend, UserBuffer};
 use crate::p2p::{self, ANY_SOURCE, recv_error, send_error};
 use crate::request::Pending;
 use crate::state;
@@ -177,9 +177,7 @@ pub unsafe fn irecv(
             request: Some(request),
             staging: None,
             comm: c,
-            map,
-            base: buf as usize,
-            count,
+            user: UserBuffer { base: buf as usize, count, map },
             direct,
         })),
         Err(e) => Err(recv_error(e)),

@@ -6,7 +6,7 @@ use crate::comm::{self, CommObj};
 use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::ffi::pending::{PendingRecv, PendingSend, PendingSsend};
+use crate::ffi::pending::{PendingRecv, PendingSend, PendingSsend, UserBuffer};
 use crate::ffi::{Scope, c, entry, fast, fast_p2p};
 use crate::p2p::{self, recv_error, send_error};
 use crate::request::{self, Pending, Status};
@@ -223,9 +223,7 @@ pub(super) fn irecv(
         request: None,
         staging: None,
         comm: m.comm,
-        map: map.clone(),
-        base: m.buf.base() as usize,
-        count: m.buf.count() as c_int,
+        user: UserBuffer { base: m.buf.base() as usize, count: m.buf.count() as c_int, map: map.clone() },
         direct: None,
     };
     let target: &'static mut [u8] = match m.buf.contiguous_mut()? {

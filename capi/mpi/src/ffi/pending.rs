@@ -31,6 +31,31 @@ impl Pending for PendingSend {
     }
 }
 
+/// A user buffer that MPI leaves to the library until its operation completes:
+/// `count` elements of `map` at `base`, checked when the operation started.
+pub struct UserBuffer {
+    /// The buffer's address.
+    pub base: usize,
+    /// Elements.
+    pub count: c_int,
+    /// Their type.
+    pub map: datatype::TypeRef,
+}
+
+impl UserBuffer {
+    /// The buffer, to read or unpack into.
+    pub fn buffer(&self) -> MpiResult<Buffer<'_>> {
+        // SAFETY: the buffer the call was given, which MPI leaves to the library until
+        // the operation completes; its arguments were checked when it started.
+        unsafe { Buffer::new(self.base as *const c_void, self.count, &self.map) }
+    }
+
+    /// Unpacks `data` (at most the buffer's bytes) into it.
+    pub fn unpack(&self, data: &[u8]) -> MpiResult<()> {
+        self.buffer()?.unpack(data)
+    }
+}
+
 /// A receive in flight, into the user's buffer or, for a non-contiguous datatype,
 /// into `staging`, unpacked at completion.
 pub(super) struct PendingRecv {
@@ -39,9 +64,7 @@ pub(super) struct PendingRecv {
     pub(super) request: Option<sccemu::Request<'static>>,
     pub(super) staging: Option<Vec<u8>>,
     pub(super) comm: &'static CommObj,
-    pub(super) map: datatype::TypeRef,
-    pub(super) base: usize,
-    pub(super) count: c_int,
+    pub(super) user: UserBuffer,
     /// The user buffer when it is received into in place.
     pub(super) direct: Option<(usize, usize)>,
 }
@@ -51,18 +74,10 @@ pub(super) struct PendingRecv {
 unsafe impl Send for PendingRecv {}
 
 impl PendingRecv {
-    /// The user's receive buffer.
-    fn user_buffer(&self) -> MpiResult<Buffer<'_>> {
-        // SAFETY: the buffer `MPI_Irecv` was given, which MPI leaves to the library
-        // until the request completes; its arguments were checked when it started.
-        unsafe { Buffer::new(self.base as *const c_void, self.count, &self.map) }
-    }
-
     fn finish(&mut self, s: sccemu::Status) -> MpiResult<Status> {
         let status = p2p::received(self.comm, s)?;
         if let Some(staging) = &self.staging {
-            let buf = self.user_buffer()?;
-            buf.unpack(&staging[..s.len])?;
+            self.user.unpack(&staging[..s.len])?;
         }
         Ok(status)
     }
@@ -83,7 +98,7 @@ impl PendingRecv {
                     (None, None) => p2p::truncated(self.comm, status, capacity, &mut []),
                 };
                 if let Some(staging) = &self.staging {
-                    let _ = self.user_buffer().and_then(|b| b.unpack(&staging[..capacity]));
+                    let _ = self.user.unpack(&staging[..capacity]);
                 }
                 result.expect_err("a truncated receive reports it")
             }

@@ -39,14 +39,11 @@
 //! An operation is complete once its own part is done (result unpacked into the user's
 //! buffer) and every message it sent has left.
 
-use std::ffi::{c_int, c_void};
-
 use sccemu::{Source, TagMatch};
 
 use crate::comm::{CommObj, ICOLL_PHASE_BITS};
-use crate::datatype::TypeRef;
 use crate::error::{MpiError, MpiResult, class, fail};
-use crate::ffi::buffer::Buffer;
+use crate::ffi::pending::UserBuffer;
 use crate::ordered::Combine;
 use crate::p2p::{recv_error, request_error, send_error};
 use crate::request::{Pending, Status};
@@ -295,26 +292,6 @@ impl Fold {
     }
 }
 
-/// Where a result goes: `count` elements of `map` at `base`, a user buffer that MPI
-/// leaves to the library until the operation completes.
-pub struct Target {
-    /// The buffer's address.
-    pub base: usize,
-    /// Elements.
-    pub count: c_int,
-    /// Their type.
-    pub map: TypeRef,
-}
-
-impl Target {
-    fn unpack(&self, data: &[u8]) -> MpiResult<()> {
-        // SAFETY: the buffer the call was given, which MPI leaves to the library until
-        // the request completes; its arguments were checked when it started.
-        let buf = unsafe { Buffer::new(self.base as *const c_void, self.count, &self.map) }?;
-        buf.unpack(data)
-    }
-}
-
 enum Protocol {
     Barrier(Barrier),
     Bcast(Tree),
@@ -329,7 +306,7 @@ pub struct Icoll {
     wire: Wire,
     protocol: Protocol,
     /// Where this rank's result goes (`None`: nowhere, as at a broadcast's root).
-    target: Option<Target>,
+    target: Option<UserBuffer>,
     /// Whether this rank's part is done (result unpacked); then only sends remain.
     finished: bool,
 }
@@ -416,7 +393,7 @@ pub fn bcast(
     root: u32,
     len: usize,
     data: Option<Vec<u8>>,
-    target: Option<Target>,
+    target: Option<UserBuffer>,
 ) -> MpiResult<Box<dyn Pending>> {
     let wire = Wire::new(c)?;
     let protocol = Protocol::Bcast(Tree::start(&wire, root, len, data)?);
@@ -432,7 +409,7 @@ pub fn collect(
     root: Option<u32>,
     mine: Vec<u8>,
     combine: Option<Box<dyn Combine + Send>>,
-    target: Option<Target>,
+    target: Option<UserBuffer>,
 ) -> MpiResult<Box<dyn Pending>> {
     let mut wire = Wire::new(c)?;
     let len = if combine.is_some() { mine.len() } else { mine.len() * c.size() as usize };

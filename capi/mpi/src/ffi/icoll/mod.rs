@@ -18,10 +18,10 @@ use crate::comm;
 use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::coll::{buffer, count, in_place};
+use crate::ffi::pending::UserBuffer;
 use crate::ffi::userop::owned_combiner;
 use crate::ffi::{Scope, c, entry};
 use crate::request::{self, Pending};
-use machine::Target;
 
 /// Checks the request pointer first (a started operation must reach the caller), then
 /// starts the operation and hands its handle out.
@@ -67,7 +67,7 @@ pub unsafe extern "C" fn MPI_Ibcast(
                 let data = buf.bytes()?.into_owned();
                 return machine::bcast(c, root, len, Some(data), None);
             }
-            let target = Target { base: buffer_ as usize, count: count_, map: map.clone() };
+            let target = UserBuffer { base: buffer_ as usize, count: count_, map: map.clone() };
             machine::bcast(c, root, len, None, Some(target))
         })
     })
@@ -80,7 +80,7 @@ fn reduction_input(
     n: c_int,
     map: &datatype::TypeRef,
     result_here: bool,
-) -> MpiResult<(Vec<u8>, Option<Target>)> {
+) -> MpiResult<(Vec<u8>, Option<UserBuffer>)> {
     let elems = count(n)?;
     let mine = if in_place(sendbuf) {
         if !result_here {
@@ -97,7 +97,7 @@ fn reduction_input(
     if out != mine.len() {
         return fail(class::TRUNCATE, format!("{} bytes reduced into {out}", mine.len()));
     }
-    Ok((mine, Some(Target { base: recvbuf as usize, count: n, map: map.clone() })))
+    Ok((mine, Some(UserBuffer { base: recvbuf as usize, count: n, map: map.clone() })))
 }
 
 /// `MPI_Ireduce`.
@@ -163,7 +163,7 @@ fn gather_input(
     (sendbuf, sendcount, sendtype): (*const c_void, c_int, c_int),
     (recvbuf, recvcount, recvtype): (*mut c_void, c_int, c_int),
     result_here: bool,
-) -> MpiResult<(Vec<u8>, Option<Target>)> {
+) -> MpiResult<(Vec<u8>, Option<UserBuffer>)> {
     let rmap = if result_here { Some(datatype::committed(recvtype)?) } else { None };
     let recv = match &rmap {
         Some(m) => Some(buffer(recvbuf, count(recvcount)? * c.size() as usize, m)?),
@@ -181,7 +181,7 @@ fn gather_input(
     same_block(mine.len(), r, c.size())?;
     // `buffer` checked that the element count fits a C int.
     let elems = c_int::try_from(r.count()).unwrap_or(c_int::MAX);
-    Ok((mine, Some(Target { base: recvbuf as usize, count: elems, map: map.clone() })))
+    Ok((mine, Some(UserBuffer { base: recvbuf as usize, count: elems, map: map.clone() })))
 }
 
 /// `MPI_Igather`.

@@ -1,5 +1,7 @@
 //! Random message scripts over real processes, both protocols: every message arrives
-//! exactly once, intact, and in order per (source, tag).
+//! exactly once, intact, and in order per (source, tag), whether sent blocking, in the
+//! background, or synchronously in the background (whose requests complete only once
+//! receives matched them, after every receive here).
 
 use proptest::prelude::*;
 use sccemu::{ANY_SOURCE, ANY_TAG, ChannelKind, Core, Job};
@@ -11,8 +13,17 @@ struct Msg {
     dst: u32,
     tag: u32,
     len: usize,
-    /// Sent with isend (completed by wait_all at the end) rather than send.
-    nonblocking: bool,
+    /// How it is sent.
+    mode: SendMode,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+enum SendMode {
+    Blocking,
+    /// `isend`, completed by `wait_all` at the end.
+    Background,
+    /// `issend`, completed by `wait_all` at the end.
+    Synchronous,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -50,10 +61,10 @@ fn run_script(core: &Core, s: Script) -> Result<usize, String> {
         })
         .collect();
     for (m, data) in &out {
-        if m.nonblocking {
-            sends.push(core.isend(m.dst, m.tag, data).map_err(|x| e(&x))?);
-        } else {
-            core.send(m.dst, m.tag, data).map_err(|x| e(&x))?;
+        match m.mode {
+            SendMode::Blocking => core.send(m.dst, m.tag, data).map_err(|x| e(&x))?,
+            SendMode::Background => sends.push(core.isend(m.dst, m.tag, data).map_err(|x| e(&x))?),
+            SendMode::Synchronous => sends.push(core.issend(m.dst, m.tag, data).map_err(|x| e(&x))?),
         }
     }
     // Receive: expected next sequence number per (source, tag).
@@ -114,8 +125,15 @@ fn size() -> impl Strategy<Value = usize> {
 
 fn script(max_cores: u32) -> impl Strategy<Value = (u32, Script)> {
     (2..=max_cores).prop_flat_map(|n| {
-        let msg = (0..n, 0..n, 0u32..3, size(), any::<bool>())
-            .prop_map(|(src, dst, tag, len, nonblocking)| Msg { src, dst, tag, len, nonblocking });
+        let mode =
+            prop_oneof![Just(SendMode::Blocking), Just(SendMode::Background), Just(SendMode::Synchronous)];
+        let msg = (0..n, 0..n, 0u32..3, size(), mode).prop_map(|(src, dst, tag, len, mode)| Msg {
+            src,
+            dst,
+            tag,
+            len,
+            mode,
+        });
         (Just(n), prop::collection::vec(msg, 1..40), prop::collection::vec(0..=n, n as usize))
             .prop_map(|(n, msgs, specific_below)| (n, Script { msgs, specific_below }))
     })
@@ -150,7 +168,8 @@ fn oversubscribed_48_cores_both_protocols() {
         for k in 1..=3u32 {
             let dst = (src * 7 + k * 13) % n;
             let len = [0, 20, 3000, 40_000][((src + k) % 4) as usize];
-            msgs.push(Msg { src, dst, tag: k % 2, len, nonblocking: k == 2 });
+            let mode = [SendMode::Blocking, SendMode::Background, SendMode::Synchronous][k as usize - 1];
+            msgs.push(Msg { src, dst, tag: k % 2, len, mode });
         }
     }
     let s = Script { msgs, specific_below: (0..n).map(|r| r % 3 * 16).collect() };

@@ -9,18 +9,14 @@
 //! and `Block` (where every wait ends in a futex sleep quickly).
 //!
 //! A broken rule is a hang: every rank runs under a watchdog ([`bounded`]) that aborts
-//! the job after [`LIMIT`], so the test fails with the watchdog's diagnosis instead.
+//! the job after [`common::LIMIT`], so the test fails with the watchdog's diagnosis
+//! instead.
 
 mod common;
 
-use std::sync::mpsc::{RecvTimeoutError, channel};
-use std::time::Duration;
-
-use common::{OrString, check};
+use common::{OrString, bounded, check};
 use sccemu::{Allgather, ChannelKind, Core, Group, Job, LockKind, Op, Placement, WaitPolicy};
 
-/// How long a rank may take before its watchdog declares a hang.
-const LIMIT: Duration = Duration::from_secs(20);
 const MIB: usize = 1 << 20;
 const TAG: u32 = 17;
 
@@ -44,23 +40,6 @@ fn job(kind: ChannelKind, wait: Option<WaitPolicy>) -> Job {
 
 fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u32).wrapping_mul(2654435761).to_le_bytes()[2]).collect()
-}
-
-/// Runs `body`, aborting the whole job if it has not returned within [`LIMIT`]: the
-/// watchdog exits this process, and fail-stop wakes the other rank with an error.
-fn bounded<R>(core: &Core, body: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
-    let (done, finished) = channel::<()>();
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            if finished.recv_timeout(LIMIT) == Err(RecvTimeoutError::Timeout) {
-                eprintln!("rank {} still blocked after {LIMIT:?}: no progress", core.rank());
-                core.abort(3);
-            }
-        });
-        let result = body();
-        drop(done);
-        result
-    })
 }
 
 /// Rank 0: the 1 MiB isend, then `block`, then waits for the send. Rank 1: receives the

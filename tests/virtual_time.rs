@@ -200,3 +200,41 @@ fn a_lock_waits_for_the_previous_holders_release() {
         "rank 0 held the lock at {locked} ps, before rank 1 released it at {released}"
     );
 }
+
+/// Rank 1 works a long while (self-sends of 100 KB) before it receives what rank 0
+/// sends, in the standard mode and then synchronously: returns rank 0's clock after
+/// each send and rank 1's before each receive.
+fn late_receiver(core: &Core, _: ()) -> Result<[u64; 2], String> {
+    let mut times = [0; 2];
+    for (round, tag) in [(0, 1), (1, 2)] {
+        if core.rank() == 0 {
+            let send = if round == 0 { Core::send } else { Core::ssend };
+            send(core, 1, tag, &[7; 8]).map_err(s)?;
+            times[round] = ps(core);
+        } else {
+            let work = vec![0u8; 100_000];
+            let mut buf = vec![0u8; work.len()];
+            for _ in 0..20 {
+                core.isend(1, 9, &work).map_err(s)?.wait().map_err(s)?;
+                core.recv(1, 9, &mut buf).map_err(s)?;
+            }
+            times[round] = ps(core);
+            core.recv(0, tag, &mut [0u8; 8]).map_err(s)?;
+        }
+        core.barrier().map_err(s)?;
+    }
+    Ok(times)
+}
+
+#[test]
+fn a_synchronous_send_waits_for_the_receivers_match() {
+    let times = Job::new(2).timing(communication_only()).run(&(), late_receiver).unwrap();
+    let (sent, posted) = ((times[0][0], times[0][1]), (times[1][0], times[1][1]));
+    assert!(sent.0 < posted.0, "the standard send waited for the receive: {times:?}");
+    assert!(
+        sent.1 > posted.1,
+        "the synchronous send ended at {} ps, before the receive at {} ps",
+        sent.1,
+        posted.1
+    );
+}

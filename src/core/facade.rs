@@ -72,11 +72,13 @@ fn env_u32(var: &'static str) -> Result<u32, AttachError> {
     value.parse().map_err(|_| AttachError::BadEnv { var, value })
 }
 
-/// A dropped core stops its progress thread and writes its part of the trace; its
-/// context then marks it finalized.
+/// A dropped core stops its progress thread, sends the answers it still owes its
+/// senders (a synchronous message's acknowledgement that found no room yet), and
+/// writes its part of the trace; its context then marks it finalized.
 impl Drop for Core {
     fn drop(&mut self) {
         self.stop_progress();
+        self.p2p.settle(&self.ctx);
         crate::timing::finish(self.rank());
     }
 }
@@ -149,10 +151,12 @@ impl Core {
     /// Leaves the job cleanly (dropping the core does the same).
     pub fn finalize(self) {}
 
-    /// Leaves the job (for cores that are never dropped, such as a C library's): writes
-    /// this core's part of a virtual-time trace, then marks the core finalized.
+    /// Leaves the job (for cores that are never dropped, such as a C library's): sends
+    /// the answers it still owes, writes this core's part of a virtual-time trace, then
+    /// marks the core finalized.
     pub fn leave(&self) {
         self.stop_progress();
+        self.p2p.settle(&self.ctx);
         crate::timing::finish(self.rank());
         self.ctx.leave();
     }
@@ -182,6 +186,45 @@ impl Core {
     /// when this returns.
     pub fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'_>, SendError> {
         self.endpoint().isend(dest, tag, data)
+    }
+
+    /// Sends synchronously, like `MPI_Ssend`: returns once a receive on `dest` has
+    /// matched the message, whatever else `dest` is blocked in meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sccemu::{Core, Job, Source};
+    ///
+    /// fn exchange(core: &Core, _: ()) -> Result<(), Box<dyn std::error::Error>> {
+    ///     if core.rank() == 0 {
+    ///         // Returns once core 1's receive, posted before its barrier, has matched.
+    ///         core.ssend(1, 7, b"hello")?;
+    ///         core.barrier()?;
+    ///     } else {
+    ///         let mut buf = [0u8; 5];
+    ///         let posted = core.irecv(Source::Rank(0), 7, &mut buf)?;
+    ///         core.barrier()?;
+    ///         posted.wait()?;
+    ///         assert_eq!(&buf, b"hello");
+    ///     }
+    ///     Ok(())
+    /// }
+    ///
+    /// fn main() {
+    ///     sccemu::job::init();
+    ///     Job::new(2).run(&(), exchange).unwrap();
+    /// }
+    /// ```
+    pub fn ssend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
+        self.endpoint().ssend(dest, tag, data)
+    }
+
+    /// [`Core::ssend`] in the background, like `MPI_Issend`: the request completes once
+    /// the message has left and a receive has matched it. `data` is copied as by
+    /// [`Core::isend`].
+    pub fn issend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'_>, SendError> {
+        self.endpoint().issend(dest, tag, data)
     }
 
     /// Receives the earliest message matching `src` and `tag` into `buf`.

@@ -1,5 +1,6 @@
 //! Two-sided messaging with MPI's semantics: [`Core::send`], [`Core::recv`],
-//! [`Core::isend`], [`Core::irecv`], [`Core::probe`], over the job's channel protocol
+//! [`Core::isend`], [`Core::irecv`], [`Core::probe`], synchronous [`Core::ssend`] and
+//! [`Core::issend`], over the job's channel protocol
 //! (`Config::channel`: [`crate::protocol::ring::perpeer`] or [`crate::protocol::ring::srb`]).
 //!
 //! - Tags are `u32`; receives select a [`Source`] (a rank or any) and a [`TagMatch`]
@@ -11,6 +12,9 @@
 //!   stays queued in its place (probe, then receive into a larger buffer).
 //! - Sends to oneself never touch a channel: one copy into the memory of the receive
 //!   the message goes to (`matching`).
+//! - A synchronous send (`MPI_Ssend`) returns, and its request completes, only once a
+//!   receive has matched the message: the receiver's engine acknowledges it at the
+//!   match, from whatever call of the receiver drains its channel (`synchronous`).
 //! - Blocking sends of large messages to other cores take the single-copy path: the
 //!   receiver copies the bytes straight out of the sender's buffer (`rendezvous`,
 //!   `cma`); the send returns once they are copied.
@@ -52,6 +56,8 @@
 //! [`Core::isend`]: crate::Core::isend
 //! [`Core::irecv`]: crate::Core::irecv
 //! [`Core::probe`]: crate::Core::probe
+//! [`Core::ssend`]: crate::Core::ssend
+//! [`Core::issend`]: crate::Core::issend
 //! [`Core::barrier`]: crate::segment::CoreContext::barrier
 
 use crate::p2p::channel::ChannelUnavailable;
@@ -216,8 +222,12 @@ impl<'c> Endpoint<'c> {
                 if let Err(e) = st.inbox.start(&mut t, &cx) {
                     return Err(e.into());
                 }
-                // A message pulled out of its sender's memory owes an answer now.
-                cx.push_answers(&mut st.inbox)?;
+                // A message pulled out of its sender's memory, or a synchronous one,
+                // owes an answer now (to this core itself, perhaps, and to a thread
+                // of it that waits for it).
+                if cx.push_answers(&mut st.inbox)? {
+                    st.changed();
+                }
             }
             match t.state {
                 TargetState::Done(s) => {
@@ -317,8 +327,10 @@ impl<'c> Endpoint<'c> {
     {
         let (src, tag) = (src.into(), tag.into());
         self.check_source(src)?;
-        let (_, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
+        let (cx, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
         let id = st.inbox.post(src, tag);
+        // A synchronous message it took is acknowledged now.
+        cx.push_answers(&mut st.inbox)?;
         // Background waits of other threads must now watch for its message.
         st.changed();
         Ok(Request::recv(*self, id, src, tag, buf))

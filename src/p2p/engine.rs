@@ -53,6 +53,7 @@ use crate::protocol::abort::JobAborted;
 use crate::protocol::waiter::{Armed, Doorbell, Movable, Progress};
 use crate::segment::CoreContext;
 use crate::segment::context::Background;
+use crate::segment::mapping::slot_state;
 use crate::sync::{AtomicU32, Ordering};
 
 /// A core's two-sided state: where its channels are, its private queues, and what its
@@ -159,6 +160,37 @@ impl Engine {
         let result = self.wait_watching(cx, st, &mut watch, target);
         cx.unwatch(&watch);
         Ok(result?)
+    }
+
+    /// Before the core leaves the job: sends the answers it still owes (acknowledgements
+    /// of synchronous messages it received, single-copy answers; see `rendezvous`),
+    /// waiting for room at their destinations as long as those are in the job. An
+    /// answer to a core that left is dropped: nothing of it waits any more. A leaving
+    /// core rings its own doorbell once it is marked finalized
+    /// (`CoreContext::leave`), which the wait here also sleeps on, so it never sleeps
+    /// past its destination's departure. An aborted job ends it: then nobody waits.
+    pub(crate) fn settle(&self, ctx: &CoreContext) {
+        let Ok(cx) = self.ctx(ctx) else { return };
+        let mut st = self.lock(ctx);
+        // Acquire: pairs with the Release of the destination's `leave`.
+        let left = |rank: u32| ctx.segment().slot(rank).state.load(Ordering::Acquire) == slot_state::FINALIZED;
+        loop {
+            st.inbox.rdv.owed.retain(|o| !left(o.dest));
+            let Some(dest) = st.inbox.rdv.owed.front().map(|o| o.dest) else { return };
+            match cx.progress(&mut st, None) {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(_) => return,
+            }
+            let watch = cx.watch(&st, None, false);
+            let ready = || (cx.movable(&watch) || left(dest)).then_some(());
+            let departure = SpaceBell(&ctx.segment().slot(dest).bell);
+            let slept = cx.waiter.with_progress(&departure).sleep_until(st.own, ready);
+            cx.unwatch(&watch);
+            if slept.is_err() {
+                return;
+            }
+        }
     }
 
     fn wait_watching(
@@ -326,6 +358,7 @@ impl Background for Engine {
 
 /// The space bell of a ticket, as a second doorbell for the waiter to sleep on: the
 /// waiter's condition already covers what it rings for, so it watches nothing more.
+/// A second doorbell a wait sleeps on: a ticket's space bell, or a departing core's own.
 struct SpaceBell<'a>(&'a Doorbell);
 
 impl Progress for SpaceBell<'_> {

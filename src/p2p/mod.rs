@@ -4,8 +4,9 @@
 //! matching, the progress engine, the per-core engine that threads share and that
 //! every other blocking call drives in the background (`engine`), requests and the
 //! send/receive calls ([`endpoint`], `send`), and the single-copy path of large
-//! messages (`rendezvous` over `cma`, cross-memory attach), and the message buffers
-//! both sides reuse (`spare`).
+//! messages (`rendezvous` over `cma`, cross-memory attach), synchronous sends'
+//! acknowledgements (`synchronous`), and the message buffers both sides reuse
+//! (`spare`).
 //!
 //! May use: [`crate::segment`] and [`crate::protocol`].
 
@@ -20,6 +21,7 @@ pub(crate) mod rendezvous;
 pub mod request;
 pub(crate) mod send;
 pub(crate) mod spare;
+pub(crate) mod synchronous;
 pub(crate) mod timed;
 
 pub use channel::{ChannelUnavailable, Footprint, footprint};

@@ -53,12 +53,15 @@ use crate::protocol::ring::srb;
 use crate::segment::mapping::slot_state;
 use crate::sync::Ordering;
 
-/// An answer this core owes a sender.
+/// An answer this core owes a sender (to an announcement, or a synchronous message's
+/// acknowledgement, see `synchronous`).
 pub(crate) struct Owed {
     /// The sender, to whom the answer goes.
     pub dest: u32,
     pub kind: FragKind,
     pub token: u32,
+    /// How it is stamped: an acknowledgement carries the receiver's time.
+    pub model: Model,
     /// SRB space reserved for it that did not fit yet (see `progress`).
     pub held: Option<srb::Reservation>,
 }
@@ -114,21 +117,30 @@ impl Book {
         }
     }
 
-    /// This core owes `dest` an answer.
-    pub fn owe(&mut self, dest: u32, kind: FragKind, token: u32) {
-        self.owed.push_back(Owed { dest, kind, token, held: None });
+    /// This core owes `dest` an answer, stamped as `model` says.
+    pub fn owe(&mut self, dest: u32, (kind, token): (FragKind, u32), model: Model) {
+        self.owed.push_back(Owed { dest, kind, token, model, held: None });
     }
 }
 
 impl Ctx<'_> {
     /// Sends the answers this core owes, oldest first, as far as the channels take
-    /// them now; true if any left.
+    /// them now; true if any left. The acknowledgement of a synchronous message to
+    /// this core itself is recorded without a channel.
     pub fn push_answers(&self, inbox: &mut Inbox) -> Result<bool, Fail> {
         let mut any = false;
         let mut i = 0;
         while let Some(o) = inbox.rdv.owed.get_mut(i) {
+            if o.dest == self.rank {
+                debug_assert_eq!(o.kind, FragKind::SyncAck, "only synchronous sends go to oneself");
+                let (number, at) = (o.token, if let Model::Timed { at } = o.model { at } else { 0 });
+                inbox.rdv.owed.remove(i);
+                inbox.sync.acknowledged(self.rank, number, at);
+                any = true;
+                continue;
+            }
             let frag = Frag { tag: o.token, total: 0, first: true, kind: o.kind };
-            match self.push(o.dest, (frag, false), &[], &mut o.held, Model::Untimed)? {
+            match self.push(o.dest, (frag, false), &[], &mut o.held, o.model)? {
                 Some(_) => {
                     inbox.rdv.owed.remove(i);
                     any = true;

@@ -1,7 +1,7 @@
 //! Requests of non-blocking sends and receives: `test`, `wait`, [`Core::wait_all`].
 //!
 //! A send request completes when its last fragment has left (the bytes still to go
-//! were copied at `isend`). A receive request owns the borrow of its buffer: while it
+//! were copied at `isend`), and a synchronous one once its acknowledgement is in too. A receive request owns the borrow of its buffer: while it
 //! is tested, fragments of its message go straight into the buffer; between tests they
 //! go to memory the inbox owns and are copied in at the next test. Dropping an
 //! unfinished receive cancels it; a message already matched to it goes back to the
@@ -40,7 +40,9 @@ impl fmt::Display for RequestError {
 impl std::error::Error for RequestError {}
 
 enum Op<'a> {
-    Send { id: Option<u64>, status: Status },
+    /// `id`: the queued rest, if any; `sync`: the destination and number of a
+    /// synchronous message.
+    Send { id: Option<u64>, status: Status, sync: Option<(u32, u32)> },
     Recv { id: u64, src: Source, tag: TagMatch, buf: &'a mut [u8] },
 }
 
@@ -53,9 +55,9 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    pub(crate) fn send(ep: Endpoint<'a>, id: Option<u64>, status: Status) -> Request<'a> {
-        let finished = id.is_none().then_some(Ok(status));
-        Request { ep, op: Op::Send { id, status }, finished }
+    pub(crate) fn send(ep: Endpoint<'a>, id: Option<u64>, status: Status, sync: Option<(u32, u32)>) -> Request<'a> {
+        let finished = (id.is_none() && sync.is_none()).then_some(Ok(status));
+        Request { ep, op: Op::Send { id, status, sync }, finished }
     }
 
     pub(crate) fn recv(
@@ -78,7 +80,7 @@ impl<'a> Request<'a> {
         }
         let (cx, mut st) = self.ep.p2p().map_err(|e| self.unavailable(e))?;
         let outcome = match &mut self.op {
-            Op::Send { id, status } => Self::test_send(&cx, &mut st, id, *status),
+            Op::Send { id, status, sync } => Self::test_send(&cx, &mut st, *id, *status, *sync),
             Op::Recv { id, src, tag, buf } => {
                 let mut t = Target { id: Some(*id), src: *src, tag: *tag, buf, state: TargetState::Open };
                 let outcome = Self::test_recv(&cx, &mut st, &mut t);
@@ -102,8 +104,8 @@ impl<'a> Request<'a> {
         // Tests and waits under one hold of the state, so that no change between them
         // goes unseen (the wait's watch starts from what the test saw).
         let outcome = match &mut self.op {
-            Op::Send { id, status } => loop {
-                if let Some(done) = Self::test_send(&cx, &mut st, id, *status) {
+            Op::Send { id, status, sync } => loop {
+                if let Some(done) = Self::test_send(&cx, &mut st, *id, *status, *sync) {
                     break done;
                 }
                 if let Err(e) = ep.wait(&cx, &mut st, None, None) {
@@ -158,17 +160,24 @@ impl<'a> Request<'a> {
     fn test_send(
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
-        id: &Option<u64>,
+        id: Option<u64>,
         status: Status,
+        sync: Option<(u32, u32)>,
     ) -> Option<Result<Status, RequestError>> {
-        let id = id.expect("unfinished sends have an id");
         match cx.progress(st, None) {
             Err(e) => Some(Err(RequestError::Send(e.into()))),
             Ok(moved) => {
                 if moved {
                     st.changed();
                 }
-                st.send_finished(id).then_some(Ok(status))
+                if !id.is_none_or(|id| st.send_finished(id)) {
+                    return None;
+                }
+                // Taken only once it left: the acknowledgement cannot come before.
+                if let Some((dest, number)) = sync {
+                    timed::acknowledged(st.inbox.sync.take(dest, number)?);
+                }
+                Some(Ok(status))
             }
         }
     }
@@ -208,18 +217,23 @@ impl Drop for Request<'_> {
     fn drop(&mut self) {
         // For receives that did not complete: an open or failed one may still be posted
         // or hold its message. One that completed holds nothing (its message was taken
-        // out of the queues whole), and the state need not be locked again.
-        if matches!(self.finished, Some(Ok(_))) {
+        // out of the queues whole), and the state need not be locked again; nor for
+        // a send that awaits no acknowledgement.
+        if matches!(self.finished, Some(Ok(_))) || matches!(self.op, Op::Send { sync: None, .. }) {
             return;
         }
-        if let Op::Recv { id, .. } = &self.op {
-            if let Ok((_, mut st)) = self.ep.p2p() {
+        let Ok((_, mut st)) = self.ep.p2p() else { return };
+        match &self.op {
+            Op::Recv { id, .. } => {
                 // A message it held goes back to the queue, where another thread's
                 // receive may wait for it.
                 if st.inbox.cancel(*id) {
                     st.changed();
                 }
             }
+            // Its acknowledgement, if it ever comes, is for nobody.
+            Op::Send { sync: Some((dest, number)), .. } => st.inbox.sync.forget(*dest, *number),
+            Op::Send { .. } => {}
         }
     }
 }

@@ -10,6 +10,10 @@
 //! - Otherwise through the channel, fragment by fragment: a blocking send waits for
 //!   room (draining its own channel meanwhile); a non-blocking one sends what fits and
 //!   queues a copy of the rest (`progress`).
+//! - Synchronous sends ([`Endpoint::ssend`], [`Endpoint::issend`]) go through the
+//!   channel whatever their size (a single-copy answer says that the bytes were read,
+//!   not that a receive matched them), or to oneself, and then wait for the
+//!   receiver's acknowledgement (`synchronous`).
 //!
 //! Every path charges virtual time as the chip would move the message (`timed`), so a
 //! program's virtual time does not depend on the path the host took.
@@ -22,10 +26,14 @@ use crate::p2p::timed::{self, Model};
 use crate::protocol::ring::frag::{FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
 use crate::timing::{self, Category};
 
+/// What a send left behind: the id of its queued rest, if any, and a synchronous
+/// message's number.
+type Sent = (Option<u64>, Option<u32>);
+
 impl<'c> Endpoint<'c> {
     /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
     pub(crate) fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
-        self.send_inner(dest, tag, data, true).map(|_| ())
+        self.send_inner(dest, tag, data, (true, false)).map(|_| ())
     }
 
     /// Sends in the background: returns a request that completes when the message has
@@ -33,33 +41,67 @@ impl<'c> Endpoint<'c> {
     /// when this returns.
     pub(crate) fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
         let status = Status { source: self.ctx.rank(), tag, len: data.len(), vtime: 0 };
-        let id = self.send_inner(dest, tag, data, false)?;
-        Ok(Request::send(*self, id, status))
+        let (id, _) = self.send_inner(dest, tag, data, (false, false))?;
+        Ok(Request::send(*self, id, status, None))
     }
 
-    /// Blocking unless `block` is false, then `Some(id)` of the queued rest.
-    fn send_inner(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
-        timing::in_call(Category::Send, if block { "send" } else { "isend" }, || self.send_now(dest, tag, data, block))
+    /// Sends synchronously: returns once a receive has matched the message (module
+    /// docs).
+    pub(crate) fn ssend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
+        timing::in_call(Category::Send, "ssend", || {
+            let (_, number) = self.send_now(dest, tag, data, (true, true))?;
+            let number = number.expect("a synchronous send has a number");
+            let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
+            let acked = self.await_ack(&cx, &mut st, dest, number);
+            if acked.is_err() {
+                st.inbox.sync.forget(dest, number);
+            }
+            acked
+        })
     }
 
-    fn send_now(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Option<u64>, SendError> {
+    /// [`Endpoint::ssend`] in the background: the request completes once the message
+    /// has left and a receive has matched it. The bytes are copied as by
+    /// [`Endpoint::isend`].
+    pub(crate) fn issend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
+        let status = Status { source: self.ctx.rank(), tag, len: data.len(), vtime: 0 };
+        let (id, number) = self.send_inner(dest, tag, data, (false, true))?;
+        Ok(Request::send(*self, id, status, number.map(|n| (dest, n))))
+    }
+
+    /// Sends, blocking unless `block` is false, synchronously if `sync`: the id of the
+    /// queued rest, if any, and the synchronous message's number.
+    fn send_inner(&self, dest: u32, tag: u32, data: &[u8], mode: (bool, bool)) -> Result<Sent, SendError> {
+        let name = match mode {
+            (true, _) => "send",
+            (false, false) => "isend",
+            (false, true) => "issend",
+        };
+        timing::in_call(Category::Send, name, || self.send_now(dest, tag, data, mode))
+    }
+
+    fn send_now(&self, dest: u32, tag: u32, data: &[u8], (block, sync): (bool, bool)) -> Result<Sent, SendError> {
         let total = self.check_dest(dest, data.len())?;
         let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
         if dest == self.ctx.rank() {
+            let number = sync.then(|| st.inbox.sync.start(dest));
             let h = FragHeader::data(dest, tag, total, total, true);
             let stamp = timing::clock().map_or(0, |c| c.now());
-            st.inbox.deliver_own(&h, data, stamp);
+            st.inbox.deliver_own(&h, data, (stamp, number));
+            // A posted receive may have matched it: its acknowledgement, recorded now.
+            cx.push_answers(&mut st.inbox)?;
             // Another thread of this core may wait for it.
             st.changed();
-            return Ok(None);
+            return Ok((None, number));
         }
         let single = self.engine.single_copy();
-        let large = single.applies(data.len());
+        let large = single.applies(data.len()) && !sync;
         let model = timed::message_sent(dest, data.len(), cx.message_path(dest, data.len()));
         if !st.may_start(dest) {
             if !block {
                 st.changed();
-                return Ok(Some(st.enqueue(dest, (tag, total), data, (false, model), None)));
+                let number = sync.then(|| st.inbox.sync.start(dest));
+                return Ok((Some(st.enqueue(dest, (tag, total, sync), data, (false, model), None)), number));
             }
             while !st.may_start(dest) {
                 if cx.progress(&mut st, None)? {
@@ -69,20 +111,40 @@ impl<'c> Endpoint<'c> {
                 }
             }
         }
+        // From here on the message goes out: its number is the next the receiver counts.
+        let number = sync.then(|| st.inbox.sync.start(dest));
         if !block {
-            return self.push_or_queue(&cx, &mut st, dest, (tag, total), data, model);
+            let queued = self.push_or_queue(&cx, &mut st, dest, (tag, total, sync), data, model)?;
+            return Ok((queued, number));
         }
         if large && single.usable() {
-            return self.send_single_copy(&cx, &mut st, dest, (tag, total), data, model).map(|()| None);
+            return self.send_single_copy(&cx, &mut st, dest, (tag, total), data, model).map(|()| (None, None));
         }
         let mut busy = false;
-        let sent = self.push_all(&cx, &mut st, dest, Frag::data(tag, total, true), data, model, &mut busy);
+        let first = Frag::message(tag, total, true, sync);
+        let sent = self.push_all(&cx, &mut st, dest, first, data, model, &mut busy);
         if busy {
             st.set_busy(dest, false);
             // Sends of other threads to `dest` may wait for it.
             st.changed();
         }
-        sent.map(|()| None)
+        sent.map(|()| (None, number))
+    }
+
+    /// Waits for the acknowledgement of synchronous message `number` to `dest`,
+    /// progressing meanwhile (it comes through this core's own channel).
+    fn await_ack(&self, cx: &Ctx<'_>, st: &mut Locked<'_>, dest: u32, number: u32) -> Result<(), SendError> {
+        loop {
+            if let Some(at) = st.inbox.sync.take(dest, number) {
+                timed::acknowledged(at);
+                return Ok(());
+            }
+            if cx.progress(st, None)? {
+                st.changed();
+            } else {
+                self.wait(cx, st, None, None)?;
+            }
+        }
     }
 
     /// A non-blocking send: the fragments that go now, then the rest queued.
@@ -91,13 +153,14 @@ impl<'c> Endpoint<'c> {
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
         dest: u32,
-        (tag, total): (u32, u32),
+        (tag, total, sync): (u32, u32, bool),
         data: &[u8],
         model: Model,
     ) -> Result<Option<u64>, SendError> {
         let (mut off, mut held) = (0, None);
         loop {
-            match cx.push(dest, (Frag::data(tag, total, off == 0), false), &data[off..], &mut held, model)? {
+            let frag = Frag::message(tag, total, off == 0, sync);
+            match cx.push(dest, (frag, false), &data[off..], &mut held, model)? {
                 Some(n) => {
                     off += n;
                     if off == data.len() {
@@ -106,7 +169,7 @@ impl<'c> Endpoint<'c> {
                 }
                 None => {
                     st.changed();
-                    return Ok(Some(st.enqueue(dest, (tag, total), &data[off..], (off > 0, model), held)));
+                    return Ok(Some(st.enqueue(dest, (tag, total, sync), &data[off..], (off > 0, model), held)));
                 }
             }
         }
@@ -129,7 +192,8 @@ impl<'c> Endpoint<'c> {
     ) -> Result<(), SendError> {
         let (mut off, mut held) = (0, None);
         loop {
-            let frag = Frag { first: first.first && off == 0, ..first };
+            // Only the first fragment says what the message is; the others are data.
+            let frag = if off == 0 { first } else { Frag::data(first.tag, first.total, false) };
             // A ticket: this send waits for its reservation whatever happens (`srb`).
             match cx.push(dest, (frag, true), &data[off..], &mut held, model)? {
                 Some(n) => {

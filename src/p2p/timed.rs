@@ -40,7 +40,8 @@ pub(crate) enum Model {
         at: Ps,
     },
     /// Not stamped: outside virtual time, and the single-copy path's answers (the
-    /// modelled sender does not wait for them).
+    /// modelled sender does not wait for them; it waits for a synchronous message's
+    /// acknowledgement, which is timed).
     Untimed,
 }
 
@@ -87,6 +88,23 @@ pub(crate) fn received(status: &Status) {
     if status.source != me {
         op.flow(flow_id(status.source, status.vtime), false);
     }
+}
+
+/// A receive matched a synchronous message of time `vtime`: the time its
+/// acknowledgement carries, the receiver's now (not earlier than the message's).
+pub(crate) fn acknowledgement(vtime: Ps) -> Model {
+    match timing::clock() {
+        Some(c) => Model::Timed { at: c.now().max(vtime) },
+        None => Model::Untimed,
+    }
+}
+
+/// A synchronous send completes on its acknowledgement, of time `at`: the sender
+/// reaches that time, and reads the acknowledgement out of its channel.
+pub(crate) fn acknowledged(at: Ps) {
+    let Some(op) = timing::begin(Category::Send, "acknowledgement") else { return };
+    let c = op.clock();
+    op.observe(at, c.dram_line_ps(c.rank()));
 }
 
 /// The trace's arrow from a message's send to its receive: a sender's messages have

@@ -313,7 +313,12 @@ impl CoreContext {
     /// cannot consume the core (C libraries keep it in a static). The core stays
     /// usable, but its launcher no longer counts it as live.
     pub fn leave(&self) {
-        self.segment.slot(self.rank).state.store(slot_state::FINALIZED, Ordering::Release);
+        let slot = self.segment.slot(self.rank);
+        slot.state.store(slot_state::FINALIZED, Ordering::Release);
+        // Cores that owe this one an answer may sleep on its doorbell until it leaves
+        // (`p2p::engine`'s settle); the ring's fence orders the store above before its
+        // load of the sleepers.
+        slot.bell.ring();
     }
 }
 

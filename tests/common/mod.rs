@@ -2,6 +2,14 @@
 //! `Result<_, String>`, so that a failed check names what failed on which rank.
 #![allow(dead_code)]
 
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::Duration;
+
+use sccemu::Core;
+
+/// How long a rank may take in [`bounded`] before its watchdog declares a hang.
+pub const LIMIT: Duration = Duration::from_secs(20);
+
 /// `?` on any displayable error inside a job entry.
 pub trait OrString<T> {
     fn s(self) -> Result<T, String>;
@@ -16,4 +24,22 @@ impl<T, E: std::fmt::Display> OrString<T> for Result<T, E> {
 /// `Err(what())` unless `cond` holds.
 pub fn check(cond: bool, what: impl FnOnce() -> String) -> Result<(), String> {
     if cond { Ok(()) } else { Err(what()) }
+}
+
+/// Runs `body`, aborting the whole job if it has not returned within [`LIMIT`]: the
+/// watchdog exits this process, and fail-stop wakes the other ranks with an error, so a
+/// hang fails the test with a diagnosis instead of stalling it.
+pub fn bounded<R>(core: &Core, body: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
+    let (done, finished) = channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            if finished.recv_timeout(LIMIT) == Err(RecvTimeoutError::Timeout) {
+                eprintln!("rank {} still blocked after {LIMIT:?}: no progress", core.rank());
+                core.abort(3);
+            }
+        });
+        let result = body();
+        drop(done);
+        result
+    })
 }

@@ -11,8 +11,7 @@
 //! (an allreduce over the parent) and takes the lowest id free everywhere. So no two
 //! live communicators that share a process share an id, and a freed id is reused.
 //! The upper half of the ids is reserved at `MPI_Init`: communicator `c`'s nonblocking
-//! collectives (`crate::ffi::icoll`) use id `c | ICOLL_CONTEXT_BIT`, and the last id is the
-//! synchronous-mode acknowledgements'.
+//! collectives (`crate::ffi::icoll`) use id `c | ICOLL_CONTEXT_BIT`.
 //! Siblings of one `MPI_Comm_split` may share an id: they share no process.
 //!
 //! The collectives' state is not `Sync`, so it sits in a `Serial` per communicator: a
@@ -43,20 +42,15 @@ pub const SELF: c_int = COMM_NULL | 2;
 pub const TAG_BITS: u32 = 19;
 /// The largest user tag.
 pub const TAG_UB: c_int = (1 << TAG_BITS) - 1;
-/// The wire tag bit of a synchronous-mode message (`MPI_Ssend`), whose receiver
-/// acknowledges it (`p2p`).
-pub const SYNC_BIT: u32 = 1 << TAG_BITS;
 /// Where the context id starts in a wire tag.
-const CONTEXT_SHIFT: u32 = TAG_BITS + 1;
+const CONTEXT_SHIFT: u32 = TAG_BITS;
 /// Context ids fit the wire tag's upper bits.
 const CONTEXTS: usize = 1 << (32 - CONTEXT_SHIFT);
 const CONTEXT_WORDS: usize = CONTEXTS / 64;
-/// The context of synchronous-mode acknowledgements, which no communicator gets.
-pub const ACK_CONTEXT: u32 = CONTEXTS as u32 - 1;
 /// The context bit of nonblocking collectives' messages (`crate::ffi::icoll`): communicator
 /// contexts stay below it (the upper half is reserved at `MPI_Init`), and communicator
 /// `c`'s nonblocking collectives use context `c | ICOLL_CONTEXT_BIT`, which no user
-/// message, blocking collective or acknowledgement can carry.
+/// message or blocking collective can carry.
 const ICOLL_CONTEXT_BIT: u32 = (CONTEXTS as u32) >> 1;
 /// Bits of a nonblocking collective's wire tag below its sequence number: the phase.
 pub const ICOLL_PHASE_BITS: u32 = 6;
@@ -101,20 +95,13 @@ impl CommObj {
     }
 
     /// What a receive with user tag `tag` (or `MPI_ANY_TAG`, -1) accepts: messages of
-    /// this context, in either mode.
+    /// this context.
     pub fn tag_match(&self, tag: c_int) -> MpiResult<sccemu::TagMatch> {
         if tag == -1 {
             let mask = !((1u32 << CONTEXT_SHIFT) - 1);
             return Ok(sccemu::TagMatch::Masked { tag: self.context << CONTEXT_SHIFT, mask });
         }
-        Ok(sccemu::TagMatch::Masked { tag: self.wire_tag(tag)?, mask: !SYNC_BIT })
-    }
-
-    /// The tag of the acknowledgement of a synchronous-mode message with `wire` tag:
-    /// its context and the low 8 bits of its user tag, in the acknowledgement context.
-    pub fn ack_tag(wire: u32) -> u32 {
-        let context = wire >> CONTEXT_SHIFT;
-        ACK_CONTEXT << CONTEXT_SHIFT | context << 8 | (wire & 0xff)
+        Ok(sccemu::TagMatch::Tag(self.wire_tag(tag)?))
     }
 
     /// The user tag of a wire tag.
@@ -180,11 +167,9 @@ pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
     let world = register(obj(0, world))?;
     let single = register(obj(1, single))?;
     debug_assert_eq!((world, single), (WORLD, SELF));
-    // The upper half, the acknowledgements' context included, is the nonblocking
-    // collectives' (`ICOLL_CONTEXT_BIT`); its lowest id too, whose twin would be
-    // `ACK_CONTEXT`.
+    // The upper half is the nonblocking collectives' (`ICOLL_CONTEXT_BIT`).
     let mut bits = contexts();
-    for context in ICOLL_CONTEXT_BIT - 1..CONTEXTS as u32 {
+    for context in ICOLL_CONTEXT_BIT..CONTEXTS as u32 {
         bits[context as usize / 64] |= 1 << (context % 64);
     }
     Ok(())

@@ -2,15 +2,11 @@
 //! synchronous mode and MPI's truncation rule.
 //!
 //! A message of communicator `c` with user tag `t` travels as one sccemu message to
-//! the destination's world rank, tagged `c.wire_tag(t)`. `MPI_Ssend` sets the tag's
-//! sync bit and then waits for the receiver's acknowledgement (an empty message in
-//! the acknowledgement context, `CommObj::ack_tag`), which every receive sends back
-//! when it matches a message with the bit set; so `MPI_Ssend` returns only once the
-//! matching receive has started, as MPI requires. Acknowledgements are told apart by
-//! context and the tag's low 8 bits: one thread's synchronous sends to one peer
-//! complete in order, and so do sends with tags that differ only above bit 8 from
-//! concurrent threads (their receives would match them in order anyway, by MPI's
-//! non-overtaking rule, unless the receiver reorders them by tag).
+//! the destination's world rank, tagged `c.wire_tag(t)`. `MPI_Ssend` and `MPI_Issend`
+//! are sccemu's synchronous sends, which the receiver's engine acknowledges as soon as
+//! a receive matches the message, from whatever call the receiver is in; so they
+//! complete once the matching receive has started, as MPI requires, and never wait
+//! for the receive to complete.
 //!
 //! A receive whose buffer is too small receives the message anyway, keeps what fits,
 //! and reports `MPI_ERR_TRUNCATE` (sccemu itself leaves such a message queued).
@@ -19,7 +15,7 @@ use std::ffi::c_int;
 
 use sccemu::{RecvError, Source, TagMatch};
 
-use crate::comm::{CommObj, SYNC_BIT};
+use crate::comm::CommObj;
 use crate::error::{MpiError, MpiResult, class};
 use crate::request::Status;
 use crate::state::mpi;
@@ -52,23 +48,19 @@ pub fn send(comm: &CommObj, dest: c_int, tag: c_int, data: &[u8], sync: bool) ->
     }
     let to = comm.world_rank(dest)?;
     let core = mpi()?.core;
-    let wire = if sync { wire | SYNC_BIT } else { wire };
     if !sync {
         return core.send(to, wire, data).map_err(send_error);
     }
-    let ack =
-        core.irecv(Source::Rank(to), TagMatch::Tag(CommObj::ack_tag(wire)), &mut []).map_err(recv_error)?;
-    core.send(to, wire, data).map_err(send_error)?;
-    await_ack(ack)
+    await_sync(core.issend(to, wire, data).map_err(send_error)?)
 }
 
-/// Waits for a synchronous send's acknowledgement, completing this process's own
-/// requests meanwhile ([`crate::request::drive_all`]): a receive already posted here
-/// may be what the peer's own synchronous send waits for.
-pub fn await_ack(mut ack: sccemu::Request<'static>) -> MpiResult<()> {
+/// Waits for a synchronous send to complete, driving this process's own requests
+/// meanwhile ([`crate::request::drive_all`]): a nonblocking collective started here
+/// may be what the receiver waits for before it posts the matching receive.
+pub fn await_sync(mut send: sccemu::Request<'static>) -> MpiResult<()> {
     let core = mpi()?.core;
     let mut failed = None;
-    let done = core.wait_on(core.rank(), || match ack.test() {
+    let done = core.wait_on(core.rank(), || match send.test() {
         Ok(Some(_)) => Some(()),
         Ok(None) => {
             crate::request::drive_all();
@@ -83,11 +75,8 @@ pub fn await_ack(mut ack: sccemu::Request<'static>) -> MpiResult<()> {
     failed.map_or(Ok(()), |e| Err(request_error(e)))
 }
 
-/// The MPI status of a received sccemu message; acknowledges a synchronous one.
+/// The MPI status of a received sccemu message.
 pub fn received(comm: &CommObj, s: sccemu::Status) -> MpiResult<Status> {
-    if s.tag & SYNC_BIT != 0 {
-        mpi()?.core.send(s.source, CommObj::ack_tag(s.tag), &[]).map_err(send_error)?;
-    }
     Ok(Status {
         source: comm.rank_of_world(s.source).map_or(ANY_SOURCE, |r| r as c_int),
         tag: CommObj::user_tag(s.tag),

@@ -282,10 +282,10 @@ fn test_one(handle: c_int) -> MpiResult<Option<Status>> {
 }
 
 /// Tests every request in the table once, keeping what completes as a finished request
-/// under its handle: the progress a wait for a synchronous send's acknowledgement
-/// makes, since a receive of this process acknowledges a synchronous message only
-/// when the library completes it (`crate::p2p::received`). So two processes that each
-/// posted a receive and then wait in a synchronous send to the other both complete.
+/// under its handle: the progress that waits which depend on peers make, since a
+/// nonblocking collective advances only when its request is tested. So a process
+/// blocked in a synchronous send, or in the wait of one nonblocking collective, still
+/// takes its part in the others its peers wait on.
 ///
 /// Each is tested in place, under the table's lock, so that no other thread finds a
 /// handle missing meanwhile; no operation's test touches the table.

@@ -14,6 +14,10 @@
 //! oneself arrives whole ([`Inbox::deliver_own`]): one copy into the memory of the
 //! receive it goes to.
 //!
+//! A synchronous message (`synchronous`) is acknowledged when a receive first matches
+//! it: as it arrives, when it goes to a posted receive or into the running one, or
+//! when a receive later takes it out of the arrived queue.
+//!
 //! A new receive first takes the earliest matching message of the arrived queue. So
 //! among messages that a receive matches, it always gets the earliest arrived, and
 //! messages from one source arrive in the order they were sent: between one pair with
@@ -32,6 +36,8 @@ use crate::p2p::endpoint::{Source, Status, TagMatch};
 use crate::p2p::progress::Fail;
 use crate::p2p::rendezvous::Book;
 use crate::p2p::spare::Spare;
+use crate::p2p::synchronous::SyncBook;
+use crate::p2p::timed;
 use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
 
 pub(crate) use pull::{Pull, PullError};
@@ -48,6 +54,8 @@ struct Msg {
     status: Status,
     data: Vec<u8>,
     remote: Option<Rendezvous>,
+    /// The number of a synchronous message that no receive has matched yet.
+    sync: Option<u32>,
 }
 
 impl Msg {
@@ -126,8 +134,11 @@ pub(crate) struct Inbox {
     pub srb_published: u32,
     /// Where the next perpeer drain starts polling (round robin).
     pub next_source: u32,
-    /// Rendezvous bookkeeping: announcements awaiting answers, answers owed.
+    /// Rendezvous bookkeeping: announcements awaiting answers, answers owed (the
+    /// acknowledgements of synchronous messages too).
     pub rdv: Book,
+    /// Synchronous messages' numbers, and the sends awaiting acknowledgements.
+    pub sync: SyncBook,
     /// Announced messages in `arrived` or `assigned` still in their senders' memory.
     deferred: usize,
     /// The data buffers of messages taken, for the next ones.
@@ -170,8 +181,19 @@ impl Inbox {
             t.state = TargetState::Truncated(msg.status);
             return Ok(());
         }
-        let msg = self.arrived.remove(&seq).expect("found");
+        let mut msg = self.arrived.remove(&seq).expect("found");
+        self.acknowledge(&msg.status, msg.sync.take());
         self.take_into(msg, t, pull)
+    }
+
+    /// A receive matched the message of `status`: if it is synchronous (`sync`, taken
+    /// out of the message so that it is answered once), its sender is owed the
+    /// acknowledgement.
+    fn acknowledge(&mut self, status: &Status, sync: Option<u32>) {
+        if let Some(number) = sync {
+            let model = timed::acknowledgement(status.vtime);
+            self.rdv.owe(status.source, (FragKind::SyncAck, number), model);
+        }
     }
 
     /// Moves a matched message (complete, partial or announced) into the target's buffer.
@@ -200,7 +222,8 @@ impl Inbox {
         self.next_id += 1;
         match self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.seq) {
             Some(seq) => {
-                let msg = self.arrived.remove(&seq).expect("found");
+                let mut msg = self.arrived.remove(&seq).expect("found");
+                self.acknowledge(&msg.status, msg.sync.take());
                 self.retarget(msg.status.source, Sink::Arrived(seq), Sink::Assigned(id));
                 self.assigned.insert(id, msg);
             }
@@ -241,10 +264,11 @@ impl Inbox {
     /// that matches, else into the arrived queue, in its place. Posted receives look at
     /// the arrived queue only when posted, so a message that one of them matches must
     /// go to it, or it would wait behind later messages (overtaking) or forever.
-    fn queue(&mut self, msg: Msg) -> Sink {
+    fn queue(&mut self, mut msg: Msg) -> Sink {
         match self.posted.iter().position(|p| matches(p.src, p.tag, &msg.status)) {
             Some(i) => {
                 let id = self.posted.remove(i).expect("found").id;
+                self.acknowledge(&msg.status, msg.sync.take());
                 self.assigned.insert(id, msg);
                 Sink::Assigned(id)
             }
@@ -274,7 +298,7 @@ impl Inbox {
         let TargetState::Direct { status, filled, seq } = t.state else { return false };
         let mut data = self.buffer(status.len, filled);
         data.extend_from_slice(&t.buf[..filled]);
-        let msg = Msg { seq, status, data, remote: None };
+        let msg = Msg { seq, status, data, remote: None, sync: None };
         match t.id {
             Some(id) => {
                 self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
@@ -302,9 +326,17 @@ impl Inbox {
         (stamp, pull): (u64, &dyn Pull),
     ) -> Result<(), Fail> {
         match h.kind {
-            FragKind::Data => Ok(self.deliver_data(h, target, read, corrupt, stamp)?),
+            FragKind::Data => Ok(self.deliver_data(h, target, read, corrupt, (stamp, None))?),
+            FragKind::SyncData => {
+                let number = self.sync.arrived(h.src);
+                Ok(self.deliver_data(h, target, read, corrupt, (stamp, Some(number)))?)
+            }
             FragKind::Done | FragKind::Refused => {
                 self.rdv.answered(h.src, h.kind, h.tag);
+                Ok(())
+            }
+            FragKind::SyncAck => {
+                self.sync.acknowledged(h.src, h.tag, stamp);
                 Ok(())
             }
             FragKind::Rendezvous => {
@@ -317,7 +349,7 @@ impl Inbox {
                 let at = Rendezvous::from_bytes(&desc);
                 let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
                 let mut target = target;
-                match (self.place(status, target.as_deref_mut(), Some(at)), target) {
+                match (self.place(status, target.as_deref_mut(), Some(at), None), target) {
                     (Sink::Direct, Some(t)) => self.pull_into_target(t, at, pull, false),
                     _ => Ok(()),
                 }
@@ -326,10 +358,11 @@ impl Inbox {
     }
 
     /// A whole message of this core to itself: one copy, into memory of the receive it
-    /// goes to (posted, or the arrived queue's); never through a channel.
-    pub fn deliver_own(&mut self, h: &FragHeader, data: &[u8], stamp: u64) {
+    /// goes to (posted, or the arrived queue's); never through a channel. `sync`: the
+    /// number of a synchronous one.
+    pub fn deliver_own(&mut self, h: &FragHeader, data: &[u8], (stamp, sync): (u64, Option<u32>)) {
         let status = Status { source: h.src, tag: h.tag, len: data.len(), vtime: stamp };
-        let sink = self.place(status, None, None);
+        let sink = self.place(status, None, None, sync);
         self.msg(sink).data.extend_from_slice(data);
     }
 
@@ -349,7 +382,7 @@ impl Inbox {
         target: Option<&mut Target<'_>>,
         read: impl FnOnce(&mut [u8]),
         corrupt: impl Fn(CorruptKind) -> CorruptError,
-        stamp: u64,
+        (stamp, sync): (u64, Option<u32>),
     ) -> Result<(), CorruptError> {
         let src = h.src;
         let len = h.len as usize;
@@ -359,7 +392,7 @@ impl Inbox {
                 return Err(corrupt(CorruptKind::MessageInterrupted { src }));
             }
             let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
-            let sink = self.place(status, target.as_deref_mut(), None);
+            let sink = self.place(status, target.as_deref_mut(), None, sync);
             *self.slot(src) = Some(Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
         }
         let Some(a) = (*self.slot(src)).filter(|a| a.tag == h.tag) else {
@@ -401,8 +434,15 @@ impl Inbox {
     }
 
     /// Decides where a new message goes (module docs); an announced one (`remote`)
-    /// that no target takes is counted as deferred.
-    fn place(&mut self, status: Status, target: Option<&mut Target<'_>>, remote: Option<Rendezvous>) -> Sink {
+    /// that no target takes is counted as deferred; a synchronous one (`sync`) that a
+    /// receive takes is acknowledged.
+    fn place(
+        &mut self,
+        status: Status,
+        target: Option<&mut Target<'_>>,
+        remote: Option<Rendezvous>,
+        sync: Option<u32>,
+    ) -> Sink {
         let seq = self.next_seq;
         self.next_seq += 1;
         let posted = self.posted.iter().position(|p| matches(p.src, p.tag, &status));
@@ -422,7 +462,8 @@ impl Inbox {
             }
             (Some(i), _) => {
                 let id = self.posted.remove(i).expect("found").id;
-                let msg = self.new_msg(seq, status, remote);
+                let msg = self.new_msg(seq, status, remote, None);
+                self.acknowledge(&status, sync);
                 self.assigned.insert(id, msg);
                 self.deferred += usize::from(remote.is_some());
                 return Sink::Assigned(id);
@@ -435,19 +476,20 @@ impl Inbox {
             _ => None,
         };
         if direct_target.is_some_and(direct) {
+            self.acknowledge(&status, sync);
             return Sink::Direct;
         }
         // A posted target too small for it: the message goes on to the next one.
         self.deferred += usize::from(remote.is_some());
-        let msg = self.new_msg(seq, status, remote);
+        let msg = self.new_msg(seq, status, remote, sync);
         self.queue(msg)
     }
 
     /// A message not delivered straight into a receive's buffer. An announced one's
     /// bytes come later, whole, into a buffer of their own; the others' as they arrive.
-    fn new_msg(&mut self, seq: u64, status: Status, remote: Option<Rendezvous>) -> Msg {
+    fn new_msg(&mut self, seq: u64, status: Status, remote: Option<Rendezvous>, sync: Option<u32>) -> Msg {
         let data = if remote.is_some() { Vec::new() } else { self.buffer(status.len, 0) };
-        Msg { seq, status, data, remote }
+        Msg { seq, status, data, remote, sync }
     }
 
     /// An empty buffer for a message of `len` bytes (`len` from shared memory, not

@@ -4,6 +4,7 @@
 //! bytes the sender then sends as continuations).
 
 use crate::p2p::progress::Fail;
+use crate::p2p::timed::Model;
 use crate::protocol::ring::frag::{FragKind, Rendezvous};
 
 use super::{Assembly, Inbox, Msg, Sink, Target, TargetState};
@@ -34,19 +35,19 @@ impl Inbox {
         match pull.pull(src, at, &mut t.buf[..status.len]) {
             Ok(()) => {
                 t.state = TargetState::Done(status);
-                self.rdv.owe(src, FragKind::Done, at.token);
+                self.rdv.owe(src, (FragKind::Done, at.token), Model::Untimed);
                 Ok(())
             }
             Err(PullError::Refused) => {
                 *self.slot(src) = Some(Assembly { sink: Sink::Direct, tag: status.tag, total: status.len, filled: 0 });
-                self.rdv.owe(src, FragKind::Refused, at.token);
+                self.rdv.owe(src, (FragKind::Refused, at.token), Model::Untimed);
                 Ok(())
             }
             Err(PullError::Fail(f)) => {
                 t.state = TargetState::Open;
                 if requeue {
                     self.deferred += 1;
-                    let msg = Msg { seq, status, data: Vec::new(), remote: Some(at) };
+                    let msg = Msg { seq, status, data: Vec::new(), remote: Some(at), sync: None };
                     match t.id {
                         Some(id) => self.assigned.insert(id, msg),
                         None => self.arrived.insert(seq, msg),
@@ -89,7 +90,7 @@ impl Inbox {
             if answer == FragKind::Refused {
                 *self.slot(status.source) = Some(Assembly { sink, tag: status.tag, total: status.len, filled: 0 });
             }
-            self.rdv.owe(status.source, answer, at.token);
+            self.rdv.owe(status.source, (answer, at.token), Model::Untimed);
         }
         Ok(())
     }

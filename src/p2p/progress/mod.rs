@@ -78,6 +78,8 @@ struct Pending {
     data: Vec<u8>,
     off: usize,
     started: bool,
+    /// A synchronous message (its first fragment says so, see `synchronous`).
+    sync: bool,
     /// SRB space reserved for the next fragment that did not fit yet (module docs).
     reserved: Option<srb::Reservation>,
     /// How its fragments are charged in virtual time.
@@ -97,6 +99,13 @@ impl Frag {
     /// A data fragment of a message of `total` bytes.
     pub fn data(tag: u32, total: u32, first: bool) -> Frag {
         Frag { tag, total, first, kind: FragKind::Data }
+    }
+
+    /// A fragment of a message of `total` bytes: the first of a synchronous one
+    /// (`sync`) says so, all others are data.
+    pub fn message(tag: u32, total: u32, first: bool, sync: bool) -> Frag {
+        let kind = if first && sync { FragKind::SyncData } else { FragKind::Data };
+        Frag { tag, total, first, kind }
     }
 }
 
@@ -157,12 +166,12 @@ impl State {
             || !self.inbox.rdv.owed.is_empty()
     }
 
-    /// Queues the rest of a send, with the space reserved for its next fragment if
-    /// any; returns its id.
+    /// Queues the rest of a send (synchronous if `sync`), with the space reserved for
+    /// its next fragment if any; returns its id.
     pub fn enqueue(
         &mut self,
         dest: u32,
-        (tag, total): (u32, u32),
+        (tag, total, sync): (u32, u32, bool),
         rest: &[u8],
         (started, model): (bool, Model),
         reserved: Option<srb::Reservation>,
@@ -173,7 +182,7 @@ impl State {
             self.outbox.resize_with(dest as usize + 1, VecDeque::new);
         }
         let data = self.spare.copy_of(rest);
-        let p = Pending { id, tag, total, data, off: 0, started, reserved, model };
+        let p = Pending { id, tag, total, data, off: 0, started, sync, reserved, model };
         self.outbox[dest as usize].push_back(p);
         self.unfinished.insert(id);
         id
@@ -402,7 +411,7 @@ impl<'c> Ctx<'c> {
             }
             while let Some(p) = queue.front_mut() {
                 let rest = &p.data[p.off..];
-                let frag = Frag::data(p.tag, p.total, !p.started);
+                let frag = Frag::message(p.tag, p.total, !p.started, p.sync);
                 match self.push(dest as u32, (frag, false), rest, &mut p.reserved, p.model)? {
                     None => break,
                     Some(n) => {

@@ -25,7 +25,7 @@ fn a_reservation_that_does_not_fit_yet_stays_queued() {
     let _after = ring.reserve(srb::entry_len(max));
     let data = vec![7u8; max as usize];
     let mut st = State::default();
-    let id = st.enqueue(0, (5, max), &data, (false, Model::Untimed), Some(lost));
+    let id = st.enqueue(0, (5, max, false), &data, (false, Model::Untimed), Some(lost));
     assert!(!sender.progress(&mut st, None).unwrap());
     assert!(!st.send_finished(id));
     // Its lone reservation is a ticket only for a wait that sleeps on the space bell:

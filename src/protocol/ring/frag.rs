@@ -17,13 +17,18 @@
 //! copy (the sender then sends the bytes through the channel). Answers carry no
 //! payload; their `tag` is the announcement's token. Every kind is one fragment, with
 //! `first` set.
+//!
+//! A synchronous message (see `p2p::synchronous`) starts with a
+//! [`FragKind::SyncData`] fragment instead of a first [`FragKind::Data`] one; its
+//! continuations are ordinary. Its receiver answers [`FragKind::SyncAck`] once a
+//! receive has matched it, with no payload and the message's number as `tag`.
 
 use std::fmt;
 
-/// Bit position of the [`FragKind`] in each channel's control word (two bits, below
+/// Bit position of the [`FragKind`] in each channel's control word (three bits, below
 /// the channels' own flags and above the length).
-pub const KIND_SHIFT: u32 = 28;
-/// The largest payload a single fragment may carry (a 28-bit length field).
+pub const KIND_SHIFT: u32 = 27;
+/// The largest payload a single fragment may carry (a 27-bit length field).
 pub const MAX_FRAGMENT: u32 = (1 << KIND_SHIFT) - 1;
 /// Bytes of a [`Rendezvous`] descriptor.
 pub const RENDEZVOUS_BYTES: u32 = 16;
@@ -39,6 +44,11 @@ pub enum FragKind {
     Done = 2,
     /// The receiver could not copy it: the sender sends its bytes as continuations.
     Refused = 3,
+    /// The first fragment of a synchronous message, whose receiver acknowledges it
+    /// once a receive matched it.
+    SyncData = 4,
+    /// A receive matched the synchronous message that its `tag` numbers.
+    SyncAck = 5,
 }
 
 impl FragKind {
@@ -47,14 +57,17 @@ impl FragKind {
         (self as u32) << KIND_SHIFT
     }
 
-    /// The kind a control word carries.
-    pub fn of_word(word: u32) -> FragKind {
-        match (word >> KIND_SHIFT) & 3 {
+    /// The kind a control word carries; `None` for a value no sender writes.
+    pub fn of_word(word: u32) -> Option<FragKind> {
+        Some(match (word >> KIND_SHIFT) & 7 {
             0 => FragKind::Data,
             1 => FragKind::Rendezvous,
             2 => FragKind::Done,
-            _ => FragKind::Refused,
-        }
+            3 => FragKind::Refused,
+            4 => FragKind::SyncData,
+            5 => FragKind::SyncAck,
+            _ => return None,
+        })
     }
 }
 
@@ -113,12 +126,15 @@ impl FragHeader {
     pub fn check(&self) -> Result<(), CorruptKind> {
         let bad = || CorruptKind::BadControlFragment { kind: self.kind as u32, len: self.len };
         match self.kind {
-            FragKind::Data if self.first && self.len > self.total => {
+            FragKind::SyncData if !self.first => Err(bad()),
+            FragKind::Data | FragKind::SyncData if self.first && self.len > self.total => {
                 Err(CorruptKind::FragmentPastMessage { len: self.len, total: self.total })
             }
-            FragKind::Data => Ok(()),
+            FragKind::Data | FragKind::SyncData => Ok(()),
             FragKind::Rendezvous if !self.first || self.len != RENDEZVOUS_BYTES => Err(bad()),
-            FragKind::Done | FragKind::Refused if !self.first || self.len != 0 || self.total != 0 => {
+            FragKind::Done | FragKind::Refused | FragKind::SyncAck
+                if !self.first || self.len != 0 || self.total != 0 =>
+            {
                 Err(bad())
             }
             _ => Ok(()),
@@ -164,7 +180,8 @@ pub enum CorruptKind {
         /// The word as read.
         word: u32,
     },
-    /// A rendezvous announcement or answer whose fields contradict its kind.
+    /// A control fragment (announcement, answer, acknowledgement) or a synchronous
+    /// message's start whose fields contradict its kind.
     BadControlFragment {
         /// The [`FragKind`] as a number.
         kind: u32,

@@ -208,13 +208,16 @@ impl<'a, B: Payload> PerPeer<'a, B> {
         if len as usize > capacity {
             return Err(self.corrupt(CorruptKind::LengthPastRing { len, capacity: capacity as u32 }));
         }
+        let Some(frag_kind) = FragKind::of_word(kind) else {
+            return Err(self.corrupt(CorruptKind::BadControlWord { word: kind }));
+        };
         let header = FragHeader {
             src: self.src,
             tag: word(&head, 4),
             total: word(&head, 8),
             len,
             first: kind & FIRST != 0,
-            kind: FragKind::of_word(kind),
+            kind: frag_kind,
         };
         header.check().map_err(|k| self.corrupt(k))?;
         Ok(Some(Incoming { header, in_dram }))

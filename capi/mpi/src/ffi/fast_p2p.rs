@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 
 use sccemu::{Source, TagMatch};
 
-use crate::comm::{self, CommObj, SYNC_BIT, TAG_UB};
+use crate::comm::{self, CommObj, TAG_UB};
 use crate::datatype;
 use crate::error::MpiResult;
 use crate::ffi::p2p::{MpiStatus, write_status};
@@ -113,7 +113,7 @@ unsafe fn recv_args<'b>(
     // What `CommObj::tag_match` gives, for the tags it accepts.
     let matching = match tag {
         -1 => c.tag_match(-1).ok()?,
-        0..=TAG_UB => TagMatch::Masked { tag: c.wire_tag_of_valid(tag), mask: !SYNC_BIT },
+        0..=TAG_UB => TagMatch::Tag(c.wire_tag_of_valid(tag)),
         _ => return None,
     };
     let src = match source {

@@ -291,19 +291,15 @@ pub unsafe extern "C" fn MPI_Issend(
     })
 }
 
-/// Sends with the synchronous bit, as `MPI_Ssend`, and posts the receive of the
-/// acknowledgement first, so that it never waits in the unexpected queue.
+/// Starts sccemu's synchronous send, as `MPI_Ssend` uses.
 fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
-    let wire = m.comm.wire_tag(tag)? | comm::SYNC_BIT;
+    let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
         return Ok(Box::new(request::Done(Status::EMPTY)));
     }
     let to = m.comm.world_rank(dest)?;
-    let core = mpi()?.core;
-    let ack_tag = sccemu::TagMatch::Tag(CommObj::ack_tag(wire));
-    let ack = core.irecv(sccemu::Source::Rank(to), ack_tag, &mut []).map_err(recv_error)?;
-    let send = core.isend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
-    Ok(Box::new(PendingSsend { send: Some(send), ack: Some(ack) }))
+    let request = mpi()?.core.issend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
+    Ok(Box::new(PendingSsend { request }))
 }
 
 /// `MPI_Irecv`.

@@ -1,6 +1,6 @@
 //! The requests of point-to-point calls in flight, as the request table holds them
 //! (`crate::request`): a send keeps only sccemu's request (the data left or was copied
-//! at the start), a synchronous one also the receive of its acknowledgement; a receive
+//! at the start), and so does a synchronous one; a receive
 //! keeps the user's buffer, or a staging buffer for a non-contiguous datatype, unpacked
 //! at completion, and can be cancelled until it completes. `MPI_Isend` and `MPI_Irecv` build
 //! them on the general path ([`super::p2p`]) and on the fast one ([`super::fast_p2p`]).
@@ -132,34 +132,19 @@ impl Pending for PendingRecv {
     }
 }
 
-/// An `MPI_Issend` in flight: the message, sent with the synchronous bit, and the
-/// receive of the acknowledgement its receiver sends once the message matched
-/// (`crate::p2p::received`); complete when both are.
+/// An `MPI_Issend` in flight: sccemu's synchronous send, complete once the message
+/// left and a receive matched it.
 pub(super) struct PendingSsend {
-    pub(super) send: Option<sccemu::Request<'static>>,
-    pub(super) ack: Option<sccemu::Request<'static>>,
+    pub(super) request: sccemu::Request<'static>,
 }
 
 impl Pending for PendingSsend {
     fn test(&mut self) -> MpiResult<Option<Status>> {
-        for part in [&mut self.send, &mut self.ack] {
-            if let Some(request) = part {
-                if request.test().map_err(request_error)?.is_none() {
-                    return Ok(None);
-                }
-                *part = None;
-            }
-        }
-        Ok(Some(Status::EMPTY))
+        Ok(self.request.test().map_err(request_error)?.map(|_| Status::EMPTY))
     }
 
     fn wait(self: Box<Self>) -> MpiResult<Status> {
-        if let Some(send) = self.send {
-            send.wait().map_err(request_error)?;
-        }
-        if let Some(ack) = self.ack {
-            p2p::await_ack(ack)?;
-        }
+        p2p::await_sync(self.request)?;
         Ok(Status::EMPTY)
     }
 }

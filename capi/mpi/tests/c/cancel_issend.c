@@ -1,7 +1,9 @@
 /* MPI_Cancel (a receive nobody sends to is cancelled; one whose message is in, a send
  * and a persistent receive's run as the standard allows), MPI_Test_cancelled, and
  * MPI_Issend and MPI_Ssend, which complete only once their receive has started, also
- * when both sides wait in synchronous sends for receives they posted first. */
+ * when both sides wait in synchronous sends for receives they posted first, and when
+ * the receiver blocks in another call (a barrier, a receive from a third process)
+ * after posting the receive. */
 #include "test_check.h"
 
 static int rank, size, left, right;
@@ -102,6 +104,50 @@ static void test_issend(void) {
     CHECK_CLASS(MPI_Issend(&v, 1, MPI_INT, size, 92, MPI_COMM_WORLD, &rq), MPI_ERR_RANK);
 }
 
+/* The receiver posts its receive, then blocks elsewhere before it waits for it: the
+ * synchronous send must complete meanwhile (the receive has started). */
+static void test_ssend_receiver_elsewhere(void) {
+    enum { BIG = 100000 };
+    static int big[BIG], got[BIG];
+    for (int n = 1; n <= BIG; n += BIG - 1) {
+        for (int i = 0; i < n; i++) big[i] = rank * 7 + i;
+        /* Pairs (0,1), (2,3), ...: the even one receives, then enters the barrier,
+         * which its partner reaches only after its synchronous send. */
+        int partner = rank ^ 1;
+        MPI_Request rq;
+        if (partner < size && rank % 2 == 0) {
+            CHECK_RC(MPI_Irecv(got, n, MPI_INT, partner, 94, MPI_COMM_WORLD, &rq));
+            CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+            CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            for (int i = 0; i < n; i++) CHECK(got[i] == partner * 7 + i);
+        } else if (partner < size) {
+            CHECK_RC(MPI_Ssend(big, n, MPI_INT, partner, 94, MPI_COMM_WORLD));
+            CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+        } else {
+            CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+        }
+        /* Rank 0 posts for rank 1's synchronous send, then blocks receiving from
+         * rank 2, which sends only once rank 1 tells it its send completed. */
+        if (size >= 3 && rank < 3) {
+            int token = 0;
+            if (rank == 0) {
+                CHECK_RC(MPI_Irecv(got, n, MPI_INT, 1, 95, MPI_COMM_WORLD, &rq));
+                CHECK_RC(MPI_Recv(&token, 1, MPI_INT, 2, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+                CHECK(token == 2);
+                for (int i = 0; i < n; i++) CHECK(got[i] == 7 + i);
+            } else if (rank == 1) {
+                CHECK_RC(MPI_Ssend(big, n, MPI_INT, 0, 95, MPI_COMM_WORLD));
+                CHECK_RC(MPI_Send(&token, 1, MPI_INT, 2, 96, MPI_COMM_WORLD));
+            } else {
+                CHECK_RC(MPI_Recv(&token, 1, MPI_INT, 1, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                token = 2;
+                CHECK_RC(MPI_Send(&token, 1, MPI_INT, 0, 96, MPI_COMM_WORLD));
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     CHECK_RC(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -112,6 +158,7 @@ int main(int argc, char **argv) {
     left = (rank + size - 1) % size;
     test_cancel();
     test_issend();
+    test_ssend_receiver_elsewhere();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("ok cancel_issend\n");
     CHECK_RC(MPI_Finalize());

@@ -275,6 +275,9 @@ impl<'a, M: RingMem> Srb<'a, M> {
         if len > self.max_payload() {
             return Err(self.corrupt(pos, CorruptKind::LengthPastRing { len, capacity: self.cap() }));
         }
+        let Some(kind) = FragKind::of_word(ctl) else {
+            return Err(self.corrupt(pos, CorruptKind::BadControlWord { word: ctl }));
+        };
         let mut head = [0u8; 12];
         self.mem.bytes().read(at + 4, &mut head);
         let header = FragHeader {
@@ -283,7 +286,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
             total: word(&head, 8),
             len,
             first: ctl & FIRST != 0,
-            kind: FragKind::of_word(ctl),
+            kind,
         };
         if header.src >= self.cores {
             return Err(self.corrupt(pos, CorruptKind::BadSource { src: header.src }));

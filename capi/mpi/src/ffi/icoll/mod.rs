@@ -6,7 +6,8 @@
 //! Entry points: here `MPI_Ibarrier`, `MPI_Ibcast` and the reductions (`MPI_Ireduce`,
 //! `MPI_Iallreduce`, `MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`);
 //! [`data`] the equal-block data calls (`MPI_Igather`, `MPI_Iallgather`,
-//! `MPI_Iscatter`, `MPI_Ialltoall`). Protocols, by mechanism:
+//! `MPI_Iscatter`, `MPI_Ialltoall`); [`vdata`] their v-forms (`MPI_Igatherv`,
+//! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`). Protocols, by mechanism:
 //! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
 //! directly), [`chain`] (prefix reductions).
 //!
@@ -21,6 +22,7 @@ pub mod data;
 pub mod machine;
 pub mod spread;
 pub mod tree;
+pub mod vdata;
 
 use std::ffi::{c_int, c_void};
 

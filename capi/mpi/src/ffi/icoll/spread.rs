@@ -26,11 +26,12 @@
 //! Invariants: one message per (source, destination) pair per operation, so a pair's
 //! block is told by its source alone; the equal-block calls receive exact lengths (a
 //! member whose count differs gets `MPI_ERR_TRUNCATE`), the v-forms at most the
-//! receive block's length (a longer message is `MPI_ERR_TRUNCATE`; every block that fits
-//! is still delivered before the first such error of a delivery is reported, as the
-//! blocking v-calls do). All the data to send is packed when the call starts, so in
-//! place (`MPI_IN_PLACE`), what is sent is the receive buffer as it was then, and
-//! the results land only at completion.
+//! receive block's length (a longer message fails its receive with `MPI_ERR_TRUNCATE`
+//! when it arrives, and nothing is delivered; a rank's own block too long for its span
+//! is found at delivery, where, as in the blocking v-calls, every other block still
+//! lands before the error is reported). All the data to send is packed when the call
+//! starts, so in place (`MPI_IN_PLACE`), what is sent is the receive buffer as it was
+//! then; the results land only once every block is in.
 
 use std::ops::Range;
 

@@ -15,7 +15,7 @@
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `icoll`       | nonblocking collectives, overlap with p2p, NBX        | 2, 3, 8    | srb, perpeer      |
-//! | `icoll_more`  | more nonblocking collectives, split comms, errors     | 2, 3, 8    | srb, perpeer      |
+//! | `icoll_more`  | nonblocking scatter, alltoall, scans, v-forms; errors | 2, 3, 8    | srb, perpeer      |
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |

@@ -15,6 +15,7 @@
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `icoll`       | nonblocking collectives, overlap with p2p, NBX        | 2, 3, 8    | srb, perpeer      |
+//! | `icoll_more`  | nonblocking scatter, alltoall, scans, v-forms; errors | 2, 3, 8    | srb, perpeer      |
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
@@ -219,6 +220,11 @@ fn nonblocking_collectives() {
 }
 
 #[test]
+fn more_nonblocking_collectives() {
+    passes("icoll_more");
+}
+
+#[test]
 fn every_op_on_every_type() {
     passes("reduce_ops");
 }
@@ -277,7 +283,7 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 14] = [
+    let programs: [(&str, &[&str]); 15] = [
         ("p2p_basic", &[]),
         ("persistent", &[]),
         ("cancel_issend", &[]),
@@ -285,6 +291,7 @@ fn checking_mode_accepts_correct_programs() {
         ("pack_attr", &[]),
         ("collectives", &[]),
         ("icoll", &[]),
+        ("icoll_more", &[]),
         ("reduce_ops", &[]),
         ("vcoll", &[]),
         ("comm_topo", &[]),

@@ -251,7 +251,7 @@ fn data_call(
     run(sbuf.as_ref(), rbuf.as_ref())
 }
 
-fn missing() -> crate::error::MpiError {
+pub(super) fn missing() -> crate::error::MpiError {
     crate::error::MpiError::new(crate::error::class::BUFFER, "MPI_IN_PLACE where this call needs a buffer")
 }
 

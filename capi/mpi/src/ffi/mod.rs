@@ -10,7 +10,8 @@
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`comm`] (communicators, groups),
 //! [`topology`], [`p2p`] (point-to-point), `pending` (its requests in flight),
 //! [`requests`] (request completion),
-//! [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives), [`userop`]
+//! [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives), [`icoll`]
+//! (the nonblocking collectives), [`userop`]
 //! (user ops, scan and exscan), [`window`] (window creation and queries),
 //! [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and [`fast_p2p`]
 //! (the fast paths of the hottest calls), [`registry`] (lock-free handle lookup),

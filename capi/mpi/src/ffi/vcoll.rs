@@ -32,7 +32,11 @@ macro_rules! or_abstain {
 ///
 /// # Safety
 /// `counts` and `displs` are null or hold `n` ints each.
-unsafe fn layout(counts: *const c_int, displs: *const c_int, n: u32) -> MpiResult<(Vec<usize>, Vec<usize>)> {
+pub(super) unsafe fn layout(
+    counts: *const c_int,
+    displs: *const c_int,
+    n: u32,
+) -> MpiResult<(Vec<usize>, Vec<usize>)> {
     let n = c_int::try_from(n).map_err(|_| MpiError::new(class::COUNT, "too many ranks"))?;
     let counts = c!(array(counts, n, "counts"))?;
     let displs = c!(array(displs, n, "displacements"))?;
@@ -47,7 +51,7 @@ unsafe fn layout(counts: *const c_int, displs: *const c_int, n: u32) -> MpiResul
 }
 
 /// A v-buffer at `p` spanning every non-empty block.
-fn vbuf<'a, 'm>(
+pub(super) fn vbuf<'a, 'm>(
     p: *const c_void,
     (counts, displs): &'a (Vec<usize>, Vec<usize>),
     map: &'m TypeMap,
@@ -61,12 +65,16 @@ fn vbuf<'a, 'm>(
 }
 
 /// The committed type of a buffer argument, `None` if `MPI_IN_PLACE`.
-fn map_of(p: *const c_void, datatype: c_int) -> MpiResult<Option<TypeRef>> {
+pub(super) fn map_of(p: *const c_void, datatype: c_int) -> MpiResult<Option<TypeRef>> {
     if in_place(p) { Ok(None) } else { datatype::committed(datatype).map(Some) }
 }
 
 /// `count` elements of `map` at `p` (`None` without a map: in place).
-fn plain<'m>(p: *const c_void, n: c_int, map: Option<&'m TypeRef>) -> MpiResult<Option<Buffer<'m>>> {
+pub(super) fn plain<'m>(
+    p: *const c_void,
+    n: c_int,
+    map: Option<&'m TypeRef>,
+) -> MpiResult<Option<Buffer<'m>>> {
     map.map(|m| buffer(p, count(n)?, m)).transpose()
 }
 

@@ -1,27 +1,43 @@
-//! Nonblocking collective calls (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`,
-//! `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`): arguments checked as the
-//! blocking calls check them (`ffi::coll`), data packed at the start, then `machine`
-//! runs the protocol (in `ffi` because its requests hold the user's buffers, as the
-//! point-to-point ones do).
+//! Nonblocking collective calls: arguments checked as the blocking calls check them
+//! (`ffi::coll`, `ffi::vcoll`, `ffi::userop`), data packed at the start, then a
+//! protocol on the engine of [`machine`] runs the operation (in `ffi` because its
+//! requests hold the user's buffers, as the point-to-point ones do).
+//!
+//! Entry points: here `MPI_Ibarrier`, `MPI_Ibcast` and the reductions (`MPI_Ireduce`,
+//! `MPI_Iallreduce`, `MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`);
+//! [`data`] the equal-block data calls (`MPI_Igather`, `MPI_Iallgather`,
+//! `MPI_Iscatter`, `MPI_Ialltoall`); [`vdata`] their v-forms (`MPI_Igatherv`,
+//! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`). Protocols, by mechanism:
+//! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
+//! directly), [`chain`] (prefix reductions).
 //!
 //! Every check happens before the operation takes its communicator's sequence number,
 //! so a call refused on every member leaves the members' numbers in step. The input is
 //! packed when the call starts (MPI forbids changing it before completion anyway); the
-//! result is unpacked into the user's buffer when the request completes.
+//! result is unpacked into the user's buffer when the request completes. User ops are
+//! folded in rank order, as the blocking reductions fold them.
 
+pub mod chain;
+pub mod data;
 pub mod machine;
+pub mod spread;
+pub mod tree;
+pub mod vdata;
 
 use std::ffi::{c_int, c_void};
 
-use crate::coll::{block_of, root_of, same_block};
+use crate::coll::root_of;
 use crate::comm;
-use crate::datatype;
+use crate::datatype::{self, TypeRef};
 use crate::error::{MpiResult, class, fail};
+use crate::ffi::buffer::Buffer;
 use crate::ffi::coll::{buffer, count, in_place};
 use crate::ffi::pending::UserBuffer;
 use crate::ffi::userop::owned_combiner;
 use crate::ffi::{Scope, c, entry};
 use crate::request::{self, Pending};
+
+use self::spread::{Delivery, Exchange};
 
 /// Checks the request pointer first (a started operation must reach the caller), then
 /// starts the operation and hands its handle out.
@@ -33,13 +49,27 @@ fn started(request: *mut c_int, start: impl FnOnce() -> MpiResult<Box<dyn Pendin
     c!(out(request, request::insert(op), "request"))
 }
 
+/// The user's buffer `b` (at `p`, of `map`), already checked, kept for the operation's
+/// completion.
+fn keep(p: *const c_void, b: &Buffer<'_>, map: &TypeRef) -> UserBuffer {
+    // `buffer` checked that the element count fits a C int.
+    let count = c_int::try_from(b.count()).unwrap_or(c_int::MAX);
+    UserBuffer { base: p as usize, count, map: map.clone() }
+}
+
+/// `n` elements of `map` at `p`, checked as `buffer` checks them, kept for the
+/// operation's completion.
+fn kept(p: *const c_void, n: usize, map: &TypeRef) -> MpiResult<UserBuffer> {
+    Ok(keep(p, &buffer(p, n, map)?, map))
+}
+
 /// `MPI_Ibarrier`.
 ///
 /// # Safety
 /// `request` points to an `MPI_Request`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || machine::barrier(comm::lookup(comm)?)))
+    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || tree::barrier(comm::lookup(comm)?)))
 }
 
 /// `MPI_Ibcast`.
@@ -65,10 +95,10 @@ pub unsafe extern "C" fn MPI_Ibcast(
             let len = buf.data_len()?;
             if c.rank == root {
                 let data = buf.bytes()?.into_owned();
-                return machine::bcast(c, root, len, Some(data), None);
+                return tree::bcast(c, root, len, Some(data), None);
             }
             let target = UserBuffer { base: buffer_ as usize, count: count_, map: map.clone() };
-            machine::bcast(c, root, len, None, Some(target))
+            tree::bcast(c, root, len, None, Some(target))
         })
     })
 }
@@ -124,7 +154,7 @@ pub unsafe extern "C" fn MPI_Ireduce(
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, c.rank == root)?;
-            machine::collect(c, Some(root), mine, Some(combine), target)
+            tree::collect(c, Some(root), mine, Some(combine), target)
         })
     })
 }
@@ -151,89 +181,112 @@ pub unsafe extern "C" fn MPI_Iallreduce(
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, true)?;
-            machine::collect(c, None, mine, Some(combine), target)
+            tree::collect(c, None, mine, Some(combine), target)
         })
     })
 }
 
-/// The checked arguments of a gather: this rank's packed block and, if the result is
-/// significant here, where it goes (`size * recvcount` elements of `recvtype`).
-fn gather_input(
-    c: &crate::comm::CommObj,
-    (sendbuf, sendcount, sendtype): (*const c_void, c_int, c_int),
-    (recvbuf, recvcount, recvtype): (*mut c_void, c_int, c_int),
-    result_here: bool,
-) -> MpiResult<(Vec<u8>, Option<UserBuffer>)> {
-    let rmap = if result_here { Some(datatype::committed(recvtype)?) } else { None };
-    let recv = match &rmap {
-        Some(m) => Some(buffer(recvbuf, count(recvcount)? * c.size() as usize, m)?),
-        None => None,
-    };
-    let mine = match (in_place(sendbuf), &recv) {
-        (true, Some(r)) => block_of(r, c.rank, c.size())?,
-        (true, None) => return fail(class::BUFFER, "MPI_IN_PLACE is the root's alone in MPI_Igather"),
-        (false, _) => {
-            let smap = datatype::committed(sendtype)?;
-            buffer(sendbuf, count(sendcount)?, &smap)?.bytes()?.into_owned()
-        }
-    };
-    let (Some(r), Some(map)) = (&recv, &rmap) else { return Ok((mine, None)) };
-    same_block(mine.len(), r, c.size())?;
-    // `buffer` checked that the element count fits a C int.
-    let elems = c_int::try_from(r.count()).unwrap_or(c_int::MAX);
-    Ok((mine, Some(UserBuffer { base: recvbuf as usize, count: elems, map: map.clone() })))
-}
-
-/// `MPI_Igather`.
+/// `MPI_Ireduce_scatter_block`: a direct exchange ([`spread`]) brings rank `i` block
+/// `i` of every input, which it folds in rank order.
 ///
 /// # Safety
-/// As `MPI_Gather`; at the root `recvbuf` is left to the library until the request
-/// completes; `request` points to an `MPI_Request`.
+/// `sendbuf` holds `size * recvcount` elements of `datatype` (or is `MPI_IN_PLACE`,
+/// the input then being in `recvbuf`); `recvbuf` has room for `recvcount`, and is left
+/// to the library until the request completes; `request` points to an `MPI_Request`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Igather(
+pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
     sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: c_int,
     recvbuf: *mut c_void,
     recvcount: c_int,
-    recvtype: c_int,
-    root: c_int,
+    datatype: c_int,
+    op: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    entry("MPI_Igather", Scope::Comm(comm), || {
+    entry("MPI_Ireduce_scatter_block", Scope::Comm(comm), || {
         started(request, || {
             let c = comm::lookup(comm)?;
-            let root = root_of(c, root)?;
-            let send = (sendbuf, sendcount, sendtype);
-            let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), c.rank == root)?;
-            machine::collect(c, Some(root), mine, None, target)
+            let n = c.size() as usize;
+            let map = datatype::committed(datatype)?;
+            let combine = owned_combiner(op, map.clone(), datatype)?;
+            let per = count(recvcount)?;
+            let recv = buffer(recvbuf, per, &map)?;
+            // In place, the input is n times the receive count, from the same address.
+            let input = if in_place(sendbuf) {
+                recv.widened(n)?.bytes()?.into_owned()
+            } else {
+                buffer(sendbuf, per * n, &map)?.bytes()?.into_owned()
+            };
+            let block = recv.data_len()?;
+            if input.len() != block * n {
+                return fail(
+                    class::TRUNCATE,
+                    format!("{} bytes reduced into {n} blocks of {block}", input.len()),
+                );
+            }
+            let mut x = Exchange::new(n, true);
+            x.from = vec![Some(block); n];
+            x.equal_blocks(input);
+            x.delivery = Delivery::Fold { target: keep(recvbuf, &recv, &map), combine };
+            spread::exchange(c, x)
         })
     })
 }
 
-/// `MPI_Iallgather`.
+/// `MPI_Iscan` (`exclusive: false`) and `MPI_Iexscan` (`true`), on [`chain`].
+fn prefix(
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
+    n: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    exclusive: bool,
+) -> MpiResult<Box<dyn Pending>> {
+    let c = comm::lookup(comm)?;
+    let map = datatype::committed(datatype)?;
+    let combine = owned_combiner(op, map.clone(), datatype)?;
+    let (mine, target) = reduction_input((sendbuf, recvbuf), n, &map, true)?;
+    // Exscan leaves rank 0's receive buffer untouched.
+    let target = target.filter(|_| !exclusive || c.rank != 0);
+    chain::scan(c, mine, combine, exclusive, target)
+}
+
+/// `MPI_Iscan`.
 ///
 /// # Safety
-/// As `MPI_Allgather`; `recvbuf` is left to the library until the request completes;
-/// `request` points to an `MPI_Request`.
+/// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE`); `recvbuf` has
+/// room for as many, left to the library until the request completes; `request`
+/// points to an `MPI_Request`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Iallgather(
+pub unsafe extern "C" fn MPI_Iscan(
     sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: c_int,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    entry("MPI_Iallgather", Scope::Comm(comm), || {
-        started(request, || {
-            let c = comm::lookup(comm)?;
-            let send = (sendbuf, sendcount, sendtype);
-            let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), true)?;
-            machine::collect(c, None, mine, None, target)
-        })
+    entry("MPI_Iscan", Scope::Comm(comm), || {
+        started(request, || prefix((sendbuf, recvbuf), count, datatype, op, comm, false))
+    })
+}
+
+/// `MPI_Iexscan`: rank 0's `recvbuf` is left untouched.
+///
+/// # Safety
+/// As [`MPI_Iscan`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Iexscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Iexscan", Scope::Comm(comm), || {
+        started(request, || prefix((sendbuf, recvbuf), count, datatype, op, comm, true))
     })
 }

@@ -124,7 +124,7 @@ impl CommObj {
     }
 
     /// The wire tag base of the next nonblocking collective on this communicator: its
-    /// own context, then its sequence number (modulo 2^14) above
+    /// own context, then its sequence number (modulo 2^13) above
     /// [`ICOLL_PHASE_BITS`] bits that the collective's protocol fills in.
     pub fn next_icoll_tag(&self) -> u32 {
         // Relaxed: MPI forbids concurrent collectives on one communicator, so the

@@ -11,14 +11,14 @@
 //! it as far as the messages already in allow, never blocking, and `wait` sleeps on the
 //! core's doorbell between tests (MPI lets an operation progress only inside MPI calls,
 //! which is where these tests run: `MPI_Test*`, `MPI_Wait*`, and the waits for
-//! synchronous sends, which drive every request).
+//! synchronous sends and for other nonblocking collectives, which drive every request).
 //!
 //! Tags: communicator `c`'s nonblocking collectives travel in a context of their own,
-//! `c.context | ICOLL_CONTEXT_BIT` (`crate::comm`), which no user message, blocking
-//! collective or acknowledgement uses, so none of those can match them, even with
+//! `c.context | ICOLL_CONTEXT_BIT` (`crate::comm`), which no user message or blocking
+//! collective uses, so none of those can match them, even with
 //! `MPI_ANY_TAG`. Below the context, each tag holds the operation's sequence number
 //! on the communicator (every member starts its nonblocking collectives in the same
-//! order, as MPI requires, so the numbers agree; they wrap at 2^14, so at most 2^14
+//! order, as MPI requires, so the numbers agree; they wrap at 2^13, so at most 2^13
 //! operations may be in flight on one communicator at once) and a 6-bit phase:
 //! barrier round `k` is phase `k`, a broadcast tree's messages phase [`PHASE_TREE`], a
 //! reduction's or gather's inputs phase [`PHASE_GATHER`], the blocks of a direct
@@ -217,8 +217,8 @@ impl Pending for Icoll {
         let mut outcome = None;
         let woke = core.wait_on(core.rank(), || match self.test() {
             Ok(None) => {
-                // Other requests of this process may be what the peers wait for (a
-                // receive that acknowledges a synchronous send): drive them too.
+                // Other requests of this process may be what the peers wait for
+                // (another nonblocking collective): drive them too.
                 crate::request::drive_all();
                 None
             }

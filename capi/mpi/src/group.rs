@@ -94,6 +94,39 @@ pub fn excl(group: &[u32], ranks: &[c_int]) -> MpiResult<Vec<u32>> {
     Ok(group.iter().copied().filter(|w| !listed.contains(w)).collect())
 }
 
+/// `MPI_Group_union`: the members of `a`, then those of `b` not in `a`, in order.
+pub fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    a.iter().copied().chain(b.iter().copied().filter(|w| !a.contains(w))).collect()
+}
+
+/// `MPI_Group_intersection` (`keep`) and `MPI_Group_difference` (not `keep`): the
+/// members of `a` that are (are not) in `b`, in `a`'s order.
+pub fn filter(a: &[u32], b: &[u32], keep: bool) -> Vec<u32> {
+    a.iter().copied().filter(|w| b.contains(w) == keep).collect()
+}
+
+/// The ranks that `MPI_Group_range_incl`'s triplets (first, last, stride) name in a
+/// group of `size`: `first`, `first + stride`, ... as far as `last`, triplet by
+/// triplet. A zero stride, or an end outside the group, is an error; repeated ranks
+/// are left for [`incl`] to refuse.
+pub fn range_ranks(size: usize, ranges: &[[c_int; 3]]) -> MpiResult<Vec<c_int>> {
+    let mut ranks = Vec::new();
+    for &[first, last, stride] in ranges {
+        if stride == 0 {
+            return fail(class::ARG, format!("range ({first}, {last}, {stride}) has stride 0"));
+        }
+        if let Some(&r) = [first, last].iter().find(|&&r| usize::try_from(r).map_or(true, |r| r >= size)) {
+            return fail(
+                class::RANK,
+                format!("rank {r} of range ({first}, {last}, {stride}) is not in a group of {size}"),
+            );
+        }
+        let steps = (i64::from(last) - i64::from(first)).div_euclid(i64::from(stride));
+        ranks.extend((0..=steps).map(|k| (i64::from(first) + k * i64::from(stride)) as c_int));
+    }
+    Ok(ranks)
+}
+
 /// `MPI_Group_compare`'s answer: 0 ident, 2 similar, 3 unequal.
 pub fn compare(a: &[u32], b: &[u32]) -> c_int {
     if a == b {
@@ -118,5 +151,22 @@ mod tests {
         assert_eq!(incl(&g, &[4]).unwrap_err().class, class::RANK);
         assert_eq!(incl(&g, &[1, 1]).unwrap_err().class, class::RANK);
         assert_eq!(compare(&g, &[13, 12, 11, 10]), 2);
+    }
+
+    #[test]
+    fn set_operations_keep_the_first_groups_order() {
+        let (a, b) = ([5, 1, 3], [3, 7, 5, 9]);
+        assert_eq!(union(&a, &b), vec![5, 1, 3, 7, 9]);
+        assert_eq!(filter(&a, &b, true), vec![5, 3]);
+        assert_eq!(filter(&a, &b, false), vec![1]);
+        assert!(filter(&a, &a, false).is_empty());
+    }
+
+    #[test]
+    fn ranges_run_both_ways_and_check_their_ends() {
+        assert_eq!(range_ranks(10, &[[0, 9, 4], [7, 5, -1]]).unwrap(), vec![0, 4, 8, 7, 6, 5]);
+        assert_eq!(range_ranks(10, &[[3, 3, 1], [5, 2, 1]]).unwrap(), vec![3]);
+        assert_eq!(range_ranks(10, &[[0, 10, 1]]).unwrap_err().class, class::RANK);
+        assert_eq!(range_ranks(10, &[[0, 4, 0]]).unwrap_err().class, class::ARG);
     }
 }

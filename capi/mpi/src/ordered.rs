@@ -61,7 +61,7 @@ impl Combine for Predefined {
 
 /// The ordered combination of bytes `part` of the inputs of `ranks` (input `r` at
 /// `r * len` of `inputs`).
-fn fold(
+pub(crate) fn fold(
     inputs: &[u8],
     len: usize,
     part: Range<usize>,

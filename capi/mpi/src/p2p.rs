@@ -51,13 +51,13 @@ pub fn send(comm: &CommObj, dest: c_int, tag: c_int, data: &[u8], sync: bool) ->
     if !sync {
         return core.send(to, wire, data).map_err(send_error);
     }
-    await_sync(core.issend(to, wire, data).map_err(send_error)?)
+    await_send(core.issend(to, wire, data).map_err(send_error)?)
 }
 
-/// Waits for a synchronous send to complete, driving this process's own requests
-/// meanwhile ([`crate::request::drive_all`]): a nonblocking collective started here
-/// may be what the receiver waits for before it posts the matching receive.
-pub fn await_sync(mut send: sccemu::Request<'static>) -> MpiResult<()> {
+/// Waits for a send to complete (a synchronous one's receive to match), driving this
+/// process's own requests meanwhile ([`crate::request::drive_all`]): a nonblocking
+/// collective started here may be what the receiver waits for before it receives.
+pub fn await_send(mut send: sccemu::Request<'static>) -> MpiResult<()> {
     let core = mpi()?.core;
     let mut failed = None;
     let done = core.wait_on(core.rank(), || match send.test() {

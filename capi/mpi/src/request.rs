@@ -301,6 +301,30 @@ pub fn drive_all() {
     }
 }
 
+/// Tests `handle` in place (`MPI_Request_get_status`): `Some(status)` once complete,
+/// and the request stays, holding its result for the wait or test that completes it.
+/// The null handle and an inactive persistent request give the empty status.
+pub fn peek(handle: c_int) -> MpiResult<Option<Status>> {
+    let Some(active) = resolve(handle)? else { return Ok(Some(Status::NO_REQUEST)) };
+    let mut r = requests();
+    let op = r
+        .table
+        .get_mut(active)
+        .ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))?;
+    // In place under the table's lock, as `drive_all` tests.
+    match op.test() {
+        Ok(Some(status)) => {
+            *op = Box::new(Done(status));
+            Ok(Some(status))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => {
+            *op = Box::new(Failed(e.clone()));
+            Err(e)
+        }
+    }
+}
+
 /// Checks that every handle is null, an active request or a persistent one, without
 /// changing any.
 pub fn check_all(handles: &[c_int]) -> MpiResult<()> {

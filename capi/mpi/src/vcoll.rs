@@ -213,3 +213,47 @@ pub fn alltoallv(comm: &CommObj, send: Option<&VBuf<'_, '_>>, recv: &VBuf<'_, '_
     comm.coll().alltoall(&out, &mut all).map_err(coll_error)?;
     take_all(&all, stride, recv, None)
 }
+
+/// `MPI_Reduce_scatter`: `input` is this member's packed input, `blocks[j]` bytes for
+/// member `j` in turn; member `i` receives into `recv` the rank-ordered fold (`c`) of
+/// block `i` of every input, so that a non-commutative op gets the same result as
+/// everywhere else. After the members agree on errors, an alltoall of the blocks
+/// (framed and padded to the longest, as above) brings each member its block of every
+/// input. Members must pass the same counts; a member whose block from another has
+/// another length gets `MPI_ERR_TRUNCATE`.
+pub fn reduce_scatter(
+    comm: &CommObj,
+    input: MpiResult<Vec<u8>>,
+    blocks: &[usize],
+    recv: &Buffer<'_>,
+    c: &dyn crate::ordered::Combine,
+) -> MpiResult<()> {
+    let n = comm.size() as usize;
+    let total: usize = blocks.iter().sum();
+    let input = input.and_then(|data| match data.len() == total {
+        true => Ok(data),
+        false => fail(class::TRUNCATE, format!("an input of {} bytes for blocks of {total}", data.len())),
+    });
+    let longest = input.as_ref().map(|_| blocks.iter().copied().max().unwrap_or(0));
+    let stride = agree(comm, longest);
+    let (input, stride) = (input?, stride?);
+    let mut out = vec![0u8; n * stride];
+    let mut at = 0;
+    for (o, &len) in out.chunks_exact_mut(stride).zip(blocks) {
+        put_block(o, &input[at..at + len]);
+        at += len;
+    }
+    let mut all = vec![0u8; n * stride];
+    comm.coll().alltoall(&out, &mut all).map_err(coll_error)?;
+    let mine = blocks[comm.rank as usize];
+    for (from, block) in all.chunks_exact(stride).enumerate() {
+        let len = u64::from_le_bytes(block[..PREFIX].try_into().expect("a length prefix")) as usize;
+        if len != mine {
+            return fail(
+                class::TRUNCATE,
+                format!("rank {from} sent a block of {len} bytes for one of {mine}"),
+            );
+        }
+    }
+    recv.unpack(&crate::ordered::fold(&all, stride, PREFIX..PREFIX + mine, 0..n, c)?)
+}

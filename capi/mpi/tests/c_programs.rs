@@ -11,6 +11,7 @@
 //! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
 //! | `persistent`  | persistent requests under every completion call       | 2, 3, 8    | srb, perpeer      |
 //! | `cancel_issend` | MPI_Cancel, MPI_Test_cancelled, MPI_Issend          | 2, 3, 8    | srb, perpeer      |
+//! | `send_modes`  | buffered sends, Irsend, Testsome, Request_get_status  | 2, 3, 8    | srb, perpeer      |
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
@@ -19,6 +20,7 @@
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
+//! | `groups_reduce` | group set ops and ranges, Cart_sub, Reduce_scatter, Reduce_local | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
@@ -200,6 +202,16 @@ fn cancel_and_nonblocking_synchronous_sends() {
 }
 
 #[test]
+fn buffered_and_ready_sends_and_partial_completion() {
+    passes("send_modes");
+}
+
+#[test]
+fn group_operations_cartesian_subgrids_and_reduce_scatter() {
+    passes("groups_reduce");
+}
+
+#[test]
 fn datatypes() {
     passes("datatypes");
 }
@@ -283,10 +295,12 @@ fn wait_policies() {
 /// type signatures match) must pass it unchanged.
 #[test]
 fn checking_mode_accepts_correct_programs() {
-    let programs: [(&str, &[&str]); 15] = [
+    let programs: &[(&str, &[&str])] = &[
         ("p2p_basic", &[]),
         ("persistent", &[]),
         ("cancel_issend", &[]),
+        ("send_modes", &[]),
+        ("groups_reduce", &[]),
         ("datatypes", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),
@@ -300,7 +314,9 @@ fn checking_mode_accepts_correct_programs() {
         ("rma_atomics", &[]),
         ("rma_fast", &[]),
     ];
-    all_pass(programs.map(|(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])));
+    all_pass(
+        programs.iter().map(|&(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])),
+    );
 }
 
 /// Under the default MPI_ERRORS_ARE_FATAL a send to a rank that does not exist ends

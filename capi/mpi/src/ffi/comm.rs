@@ -5,6 +5,7 @@ use std::ffi::c_int;
 
 use crate::comm::{self, COMM_NULL};
 use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::group_ops::give;
 use crate::ffi::{Scope, WORLD, c, entry};
 use crate::group::{self, GROUP_EMPTY};
 use crate::topology::Topology;
@@ -205,7 +206,8 @@ pub unsafe extern "C" fn MPI_Group_incl(
 ) -> c_int {
     entry("MPI_Group_incl", WORLD, || {
         let members = group::incl(&group::lookup(grp)?, c!(array(ranks, n, "ranks"))?)?;
-        c!(out(newgroup, if members.is_empty() { GROUP_EMPTY } else { group::insert(members) }, "newgroup"))
+        // SAFETY: this call's contract.
+        unsafe { give(members, newgroup) }
     })
 }
 
@@ -222,7 +224,8 @@ pub unsafe extern "C" fn MPI_Group_excl(
 ) -> c_int {
     entry("MPI_Group_excl", WORLD, || {
         let members = group::excl(&group::lookup(grp)?, c!(array(ranks, n, "ranks"))?)?;
-        c!(out(newgroup, if members.is_empty() { GROUP_EMPTY } else { group::insert(members) }, "newgroup"))
+        // SAFETY: this call's contract.
+        unsafe { give(members, newgroup) }
     })
 }
 

@@ -80,6 +80,7 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
 pub extern "C" fn MPI_Finalize() -> c_int {
     entry("MPI_Finalize", WORLD, || {
         crate::request::wait_detached()?;
+        crate::ffi::modes::drain()?;
         let mpi = state::mpi()?;
         comm::lookup(comm::WORLD)?.coll().barrier().map_err(comm::coll_error)?;
         state::finalize();

@@ -8,7 +8,9 @@
 //! C: `entry` catches it and aborts the job the same way.
 //!
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`comm`] (communicators, groups),
-//! [`topology`], [`p2p`] (point-to-point), `pending` (its requests in flight),
+//! [`group_ops`] (groups from groups),
+//! [`topology`], [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking
+//! sends), `pending` (its requests in flight),
 //! [`requests`] (request completion),
 //! [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives), [`icoll`]
 //! (the nonblocking collectives), [`userop`]
@@ -32,7 +34,9 @@ pub mod datatype;
 pub mod env;
 pub mod fast;
 pub mod fast_p2p;
+pub mod group_ops;
 pub mod icoll;
+pub mod modes;
 pub mod p2p;
 pub mod pack;
 mod pending;

@@ -67,6 +67,11 @@ impl Message<'_> {
     pub(super) fn comm(&self) -> &'static CommObj {
         self.comm
     }
+
+    /// The message's bytes, packed if its datatype is not contiguous.
+    pub(super) fn bytes(&self) -> MpiResult<std::borrow::Cow<'_, [u8]>> {
+        self.buf.bytes()
+    }
 }
 
 pub(super) fn message(

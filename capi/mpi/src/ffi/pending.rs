@@ -144,7 +144,7 @@ impl Pending for PendingSsend {
     }
 
     fn wait(self: Box<Self>) -> MpiResult<Status> {
-        p2p::await_sync(self.request)?;
+        p2p::await_send(self.request)?;
         Ok(Status::EMPTY)
     }
 }

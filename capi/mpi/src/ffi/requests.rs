@@ -223,22 +223,88 @@ pub unsafe extern "C" fn MPI_Waitsome(
             return c!(out(outcount, crate::ffi::comm::UNDEFINED, "outcount"));
         };
         reqs[first] = request::after_completion(reqs[first]);
-        let mut done = vec![(first, s)];
-        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| !request::is_inactive(**h)) {
-            if let Some(s) = request::test(*h)? {
-                *h = request::after_completion(*h);
-                done.push((i, s));
-            }
+        let done = completed(reqs, vec![(first, s)])?;
+        // SAFETY: this call's output arguments, as its contract requires.
+        unsafe { report_some(&done, outcount, array_of_indices, array_of_statuses) }
+    })
+}
+
+/// `MPI_Testsome`: takes every completed one, perhaps none (`MPI_UNDEFINED` if none
+/// is active).
+///
+/// # Safety
+/// As [`MPI_Waitsome`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Testsome(
+    incount: c_int,
+    array_of_requests: *mut c_int,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Testsome", WORLD, || {
+        let reqs = requests(incount, array_of_requests)?;
+        request::check_all(reqs)?;
+        if reqs.iter().all(|&h| request::is_inactive(h)) {
+            return c!(out(outcount, crate::ffi::comm::UNDEFINED, "outcount"));
         }
-        let indices = c!(array_mut(array_of_indices, done.len(), "array_of_indices"))?;
-        let mut sts = statuses(done.len(), array_of_statuses)?;
-        for (k, (i, s)) in done.iter().enumerate() {
-            indices[k] = *i as c_int;
-            if let Some(sts) = sts.as_deref_mut() {
-                c!(write_status(&mut sts[k], *s, 0))?;
-            }
+        let done = completed(reqs, Vec::new())?;
+        // SAFETY: this call's output arguments, as its contract requires.
+        unsafe { report_some(&done, outcount, array_of_indices, array_of_statuses) }
+    })
+}
+
+/// Tests every active request of `reqs` once, adding those that completed to `done`
+/// (their handles become what completion leaves).
+fn completed(reqs: &mut [c_int], mut done: Vec<(usize, Status)>) -> MpiResult<Vec<(usize, Status)>> {
+    for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| !request::is_inactive(**h)) {
+        if let Some(s) = request::test(*h)? {
+            *h = request::after_completion(*h);
+            done.push((i, s));
         }
-        c!(out(outcount, done.len() as c_int, "outcount"))
+    }
+    Ok(done)
+}
+
+/// Writes the `*some` calls' results: how many, their indices and statuses.
+///
+/// # Safety
+/// As [`MPI_Waitsome`]'s output arguments.
+unsafe fn report_some(
+    done: &[(usize, Status)],
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MpiStatus,
+) -> MpiResult<()> {
+    let indices = c!(array_mut(array_of_indices, done.len(), "array_of_indices"))?;
+    let mut sts = statuses(done.len(), array_of_statuses)?;
+    for (k, &(i, s)) in done.iter().enumerate() {
+        indices[k] = i as c_int;
+        if let Some(sts) = sts.as_deref_mut() {
+            c!(write_status(&mut sts[k], s, 0))?;
+        }
+    }
+    c!(out(outcount, done.len() as c_int, "outcount"))
+}
+
+/// `MPI_Request_get_status`: whether the request completed, without freeing it (a
+/// later wait or test still completes it, with the same status).
+///
+/// # Safety
+/// `flag` points to an int; `status` is an `MPI_Status` or ignored.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Request_get_status(
+    request: c_int,
+    flag: *mut c_int,
+    status: *mut MpiStatus,
+) -> c_int {
+    entry("MPI_Request_get_status", WORLD, || {
+        let done = request::peek(request)?;
+        c!(out(flag, done.is_some() as c_int, "flag"))?;
+        match done {
+            Some(s) => c!(write_status(status, s, 0)),
+            None => Ok(()),
+        }
     })
 }
 

@@ -85,6 +85,37 @@ pub unsafe extern "C" fn MPI_Cart_create(
     })
 }
 
+/// `MPI_Cart_sub`: the sub-grid of the dimensions `remain_dims` keeps, through this
+/// process, with their sizes and periodicity, ranks in row-major order of the kept
+/// coordinates (which is the parent's order within a sub-grid). Keeping none gives
+/// each process a grid of its own, of no dimensions.
+///
+/// # Safety
+/// `remain_dims` holds one int per dimension of `comm`'s grid; `newcomm` points to an
+/// `MPI_Comm`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain_dims: *const c_int, newcomm: *mut c_int) -> c_int {
+    entry("MPI_Cart_sub", Scope::Comm(comm), || {
+        let (c, dims, periods) = cart(comm)?;
+        let keep: Vec<bool> =
+            c!(array(remain_dims, dims.len() as c_int, "remain_dims"))?.iter().map(|&k| k != 0).collect();
+        let coords = topology::coords(&dims, c.rank as i32);
+        // The sub-grid is named by the coordinates this process does not keep.
+        let colour = dims
+            .iter()
+            .zip(&coords)
+            .zip(&keep)
+            .filter(|(_, k)| !**k)
+            .fold(0u64, |acc, ((&d, &x), _)| acc * d as u64 + x as u64);
+        let pick = |v: &[i32]| v.iter().zip(&keep).filter(|(_, k)| **k).map(|(&x, _)| x).collect::<Vec<_>>();
+        let sub_periods = periods.iter().zip(&keep).filter(|(_, k)| **k).map(|(&p, _)| p).collect();
+        let topology = Topology::Cart { dims: pick(&dims), periods: sub_periods };
+        let colour = u32::try_from(colour).expect("a grid has fewer cells than processes");
+        let h = comm::split(c, Some(colour), c.rank as c_int, topology)?;
+        new_comm(comm, h, newcomm)
+    })
+}
+
 /// `MPI_Cartdim_get`.
 ///
 /// # Safety

@@ -1,5 +1,5 @@
 //! User ops and the prefix reductions: `MPI_Op_create`, `MPI_Op_free`,
-//! `MPI_Op_commutative`, `MPI_Scan`, `MPI_Exscan`, and the user-op path of
+//! `MPI_Op_commutative`, `MPI_Reduce_local`, `MPI_Scan`, `MPI_Exscan`, and the user-op path of
 //! `MPI_Reduce`, `MPI_Allreduce` and `MPI_Reduce_scatter_block` (which `ffi::coll`
 //! hands over when the op is a user op). The folding is `crate::ordered`'s.
 //!
@@ -91,7 +91,7 @@ impl Combine for UserCombine<'_> {
 }
 
 /// Runs `run` with the combiner of `op_handle` (a user or predefined op) on `map`.
-fn with_combiner(
+pub(super) fn with_combiner(
     op_handle: c_int,
     map: &TypeMap,
     datatype: c_int,
@@ -251,6 +251,31 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
         let handle = c!(read(op, "op"))?;
         op::free(handle)?;
         c!(out(op, op::OP_NULL, "op"))
+    })
+}
+
+/// `MPI_Reduce_local`: `inoutbuf = inbuf op inoutbuf`, element by element, with no
+/// communication (any op, predefined or user).
+///
+/// # Safety
+/// `inbuf` holds `count` elements of `datatype`; so does `inoutbuf`, which is
+/// overwritten.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Reduce_local(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count_: c_int,
+    datatype: c_int,
+    op_handle: c_int,
+) -> c_int {
+    entry("MPI_Reduce_local", Scope::Comm(comm::WORLD), || {
+        let map = datatype::committed(datatype)?;
+        let n = count(count_)?;
+        let input = buffer(inbuf, n, &map)?.bytes()?.into_owned();
+        let inout = buffer(inoutbuf, n, &map)?;
+        let mut acc = inout.bytes()?.into_owned();
+        with_combiner(op_handle, &map, datatype, |comb| comb.combine(&input, &mut acc))?;
+        inout.unpack(&acc)
     })
 }
 

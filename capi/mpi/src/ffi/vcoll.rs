@@ -15,6 +15,7 @@ use crate::datatype::{self, TypeMap, TypeRef};
 use crate::error::{MpiError, MpiResult, class};
 use crate::ffi::buffer::Buffer;
 use crate::ffi::coll::{buffer, count, in_place};
+use crate::ffi::userop::with_combiner;
 use crate::ffi::{Scope, c, entry};
 use crate::vcoll::{self, VBuf};
 
@@ -213,5 +214,46 @@ pub unsafe extern "C" fn MPI_Alltoallv(
         let rlay = or_abstain!(c, unsafe { layout(recvcounts, rdispls, n) });
         let recv = or_abstain!(c, vbuf(recvbuf, &rlay, &rmap));
         vcoll::alltoallv(c, send.as_ref(), &recv)
+    })
+}
+
+/// `MPI_Reduce_scatter`: member `i` receives `recvcounts[i]` elements, its block of
+/// the elementwise reduction of every member's input (`sum(recvcounts)` elements),
+/// folded in rank order whatever the op (`vcoll::reduce_scatter`). In place, the input
+/// is in `recvbuf` and the result lands at its start.
+///
+/// # Safety
+/// `recvcounts` holds `size` ints; `sendbuf` holds their sum of elements of `datatype`
+/// (or is `MPI_IN_PLACE`, the input then being in `recvbuf`); `recvbuf` has room for
+/// this member's count (for the sum, in place).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: c_int,
+    op_handle: c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Reduce_scatter", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let map = or_abstain!(c, datatype::committed(datatype));
+        let counts = or_abstain!(c, c!(array(recvcounts, c.size() as c_int, "recvcounts")));
+        let counts = or_abstain!(c, counts.iter().map(|&k| count(k)).collect::<MpiResult<Vec<_>>>());
+        let recv = or_abstain!(c, buffer(recvbuf, counts[c.rank as usize], &map));
+        let from = if in_place(sendbuf) { recvbuf.cast_const() } else { sendbuf };
+        // Packed (copied) before any result lands: in place, it overlaps `recv`.
+        let input = buffer(from, counts.iter().sum(), &map).and_then(|b| Ok(b.bytes()?.into_owned()));
+        let blocks: Vec<usize> = counts.iter().map(|&k| k * map.size).collect();
+        let mut joined = false;
+        let done = with_combiner(op_handle, &map, datatype, |comb| {
+            joined = true;
+            vcoll::reduce_scatter(c, input, &blocks, &recv, comb)
+        });
+        // A bad op, or one the datatype does not take, fails before the agreement.
+        match done {
+            Err(e) if !joined => Err(vcoll::abstain(c, e)),
+            done => done,
+        }
     })
 }

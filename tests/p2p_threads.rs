@@ -5,13 +5,10 @@
 
 mod common;
 
-use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Duration;
 
-use common::{OrString, check};
+use common::{OrString, bounded, check};
 use sccemu::{ANY_SOURCE, ChannelKind, Core, Job, WaitPolicy};
-
-const LIMIT: Duration = Duration::from_secs(30);
 
 fn jobs() -> Vec<Job> {
     let mut all = Vec::new();
@@ -20,22 +17,6 @@ fn jobs() -> Vec<Job> {
         all.push(Job::new(2).channel(kind).wait(WaitPolicy::Block));
     }
     all
-}
-
-/// Runs `body`, aborting the job if it has not returned within [`LIMIT`].
-fn bounded<R>(core: &Core, body: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
-    let (done, finished) = channel::<()>();
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            if finished.recv_timeout(LIMIT) == Err(RecvTimeoutError::Timeout) {
-                eprintln!("rank {} still blocked after {LIMIT:?}", core.rank());
-                core.abort(3);
-            }
-        });
-        let result = body();
-        drop(done);
-        result
-    })
 }
 
 /// Rank 0: thread A blocks receiving rank 1's reply, thread B (a moment later, so that

@@ -17,7 +17,9 @@ use crate::coll::{CollError, Comm};
 use crate::p2p::channel::Sizes;
 use crate::p2p::endpoint::Endpoint;
 use crate::p2p::engine::Engine;
-use crate::p2p::{ChannelUnavailable, RecvError, Request, RequestError, SendError, Source, Status, TagMatch};
+use crate::p2p::{
+    ChannelUnavailable, Matched, RecvError, Request, RequestError, SendError, Source, Status, TagMatch,
+};
 use crate::protocol::abort::AbortCause;
 use crate::protocol::agree::Fingerprint;
 use crate::rma::{AccStrategy, Placement, Window, WindowError};
@@ -245,6 +247,46 @@ impl Core {
     /// The status of an available matching message, without waiting.
     pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Status>, RecvError> {
         self.endpoint().iprobe(src, tag)
+    }
+
+    /// Waits for a message matching `src` and `tag` and takes it out of matching, like
+    /// `MPI_Mprobe`: only the returned handle can receive it, whatever other threads of
+    /// this core receive meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sccemu::{ANY_SOURCE, ANY_TAG, Core, Job};
+    ///
+    /// fn exchange(core: &Core, _: ()) -> Result<(), Box<dyn std::error::Error>> {
+    ///     if core.rank() == 0 {
+    ///         core.send(1, 5, b"sized by the probe")?;
+    ///     } else {
+    ///         let message = core.mprobe(ANY_SOURCE, ANY_TAG)?;
+    ///         let mut buf = vec![0u8; message.status().len];
+    ///         let status = message.recv(&mut buf)?;
+    ///         assert_eq!((status.source, status.tag, &buf[..]), (0, 5, &b"sized by the probe"[..]));
+    ///     }
+    ///     Ok(())
+    /// }
+    ///
+    /// fn main() {
+    ///     sccemu::job::init();
+    ///     Job::new(2).run(&(), exchange).unwrap();
+    /// }
+    /// ```
+    pub fn mprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Matched<'_>, RecvError> {
+        self.endpoint().mprobe(src.into(), tag.into())
+    }
+
+    /// [`Core::mprobe`] without waiting, like `MPI_Improbe`: `None` if no matching
+    /// message is here.
+    pub fn improbe(
+        &self,
+        src: impl Into<Source>,
+        tag: impl Into<TagMatch>,
+    ) -> Result<Option<Matched<'_>>, RecvError> {
+        self.endpoint().improbe(src.into(), tag.into())
     }
 
     /// Posts a receive into `buf`; the request completes when a matching message is in.

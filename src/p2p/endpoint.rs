@@ -189,7 +189,7 @@ impl<'c> Endpoint<'c> {
         u32::try_from(len).map_err(|_| SendError::TooLarge { len, max: u32::MAX as usize })
     }
 
-    fn check_source(&self, src: Source) -> Result<(), RecvError> {
+    pub(super) fn check_source(&self, src: Source) -> Result<(), RecvError> {
         match src {
             Source::Rank(rank) if rank >= self.ctx.size() => {
                 Err(RecvError::RankOutOfRange { rank, size: self.ctx.size() })

@@ -1,7 +1,7 @@
 //! Two-sided messaging with MPI's semantics.
 //!
 //! Owns the channels that place the job's rings in the segment ([`channel`]), message
-//! matching, the progress engine, the per-core engine that threads share and that
+//! matching and matched probes ([`matched`]), the progress engine, the per-core engine that threads share and that
 //! every other blocking call drives in the background (`engine`), requests and the
 //! send/receive calls ([`endpoint`], `send`), and the single-copy path of large
 //! messages (`rendezvous` over `cma`, cross-memory attach), synchronous sends'
@@ -15,6 +15,7 @@ pub(crate) mod cma;
 pub mod endpoint;
 pub(crate) mod engine;
 pub mod error;
+pub mod matched;
 pub(crate) mod matching;
 pub(crate) mod progress;
 pub(crate) mod rendezvous;
@@ -26,4 +27,5 @@ pub(crate) mod timed;
 
 pub use channel::{ChannelUnavailable, Footprint, footprint};
 pub use endpoint::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};
+pub use matched::Matched;
 pub use request::{Request, RequestError};

@@ -29,6 +29,7 @@ typedef int MPI_Win;
 typedef int MPI_Request;
 typedef int MPI_Info;
 typedef int MPI_Errhandler;
+typedef int MPI_Message;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
@@ -50,6 +51,8 @@ typedef struct MPI_Status {
 #define MPI_GROUP_EMPTY ((MPI_Group)0x48000001)
 
 #define MPI_REQUEST_NULL ((MPI_Request)0x4c000000)
+#define MPI_MESSAGE_NULL ((MPI_Message)0x64000000)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x64000001)
 #define MPI_WIN_NULL ((MPI_Win)0x50000000)
 #define MPI_INFO_NULL ((MPI_Info)0x54000000)
 #define MPI_INFO_ENV ((MPI_Info)0x54000001)
@@ -400,6 +403,10 @@ int MPI_Buffer_detach(void *buffer_addr, int *size);
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[]);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
 
 /* ---- Collectives ---------------------------------------------------------------------- */
 int MPI_Barrier(MPI_Comm comm);

@@ -75,14 +75,14 @@ pub fn await_send(mut send: sccemu::Request<'static>) -> MpiResult<()> {
     failed.map_or(Ok(()), |e| Err(request_error(e)))
 }
 
-/// The MPI status of a received sccemu message.
-pub fn received(comm: &CommObj, s: sccemu::Status) -> MpiResult<Status> {
-    Ok(Status {
+/// The MPI status of a received or probed sccemu message.
+pub fn received(comm: &CommObj, s: sccemu::Status) -> Status {
+    Status {
         source: comm.rank_of_world(s.source).map_or(ANY_SOURCE, |r| r as c_int),
         tag: CommObj::user_tag(s.tag),
         bytes: s.len,
         cancelled: false,
-    })
+    }
 }
 
 /// Receives into `buf`; a longer message is received whole, cut to fit, and reported
@@ -90,7 +90,7 @@ pub fn received(comm: &CommObj, s: sccemu::Status) -> MpiResult<Status> {
 pub fn recv(comm: &CommObj, src: Source, tag: TagMatch, buf: &mut [u8]) -> MpiResult<Status> {
     let core = mpi()?.core;
     match core.recv(src, tag, buf) {
-        Ok(s) => received(comm, s),
+        Ok(s) => Ok(received(comm, s)),
         Err(RecvError::Truncated { status, capacity }) => truncated(comm, status, capacity, buf),
         Err(e) => Err(recv_error(e)),
     }
@@ -109,7 +109,7 @@ pub fn truncated(
     let s =
         core.recv(Source::Rank(status.source), TagMatch::Tag(status.tag), &mut whole).map_err(recv_error)?;
     buf[..capacity].copy_from_slice(&whole[..capacity]);
-    let st = received(comm, s)?;
+    let st = received(comm, s);
     Err(MpiError::new(
         class::TRUNCATE,
         format!(

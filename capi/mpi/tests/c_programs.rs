@@ -12,6 +12,7 @@
 //! | `persistent`  | persistent requests under every completion call       | 2, 3, 8    | srb, perpeer      |
 //! | `cancel_issend` | MPI_Cancel, MPI_Test_cancelled, MPI_Issend          | 2, 3, 8    | srb, perpeer      |
 //! | `send_modes`  | buffered sends, Irsend, Testsome, Request_get_status  | 2, 3, 8    | srb, perpeer      |
+//! | `mprobe`      | matched probes and receives, with threads (`-pthread`) | 2, 3, 8   | srb, perpeer      |
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
@@ -207,6 +208,11 @@ fn buffered_and_ready_sends_and_partial_completion() {
 }
 
 #[test]
+fn matched_probes() {
+    passes_with("mprobe", &["-pthread"], &CORES, &BOTH);
+}
+
+#[test]
 fn group_operations_cartesian_subgrids_and_reduce_scatter() {
     passes("groups_reduce");
 }
@@ -300,6 +306,7 @@ fn checking_mode_accepts_correct_programs() {
         ("persistent", &[]),
         ("cancel_issend", &[]),
         ("send_modes", &[]),
+        ("mprobe", &["-pthread"]),
         ("groups_reduce", &[]),
         ("datatypes", &[]),
         ("pack_attr", &[]),

@@ -10,7 +10,7 @@
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`comm`] (communicators, groups),
 //! [`group_ops`] (groups from groups),
 //! [`topology`], [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking
-//! sends), `pending` (its requests in flight),
+//! sends), [`mprobe`] (matched probes), `pending` (its requests in flight),
 //! [`requests`] (request completion),
 //! [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives), [`icoll`]
 //! (the nonblocking collectives), [`userop`]
@@ -37,6 +37,7 @@ pub mod fast_p2p;
 pub mod group_ops;
 pub mod icoll;
 pub mod modes;
+pub mod mprobe;
 pub mod p2p;
 pub mod pack;
 mod pending;

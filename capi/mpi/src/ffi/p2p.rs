@@ -406,17 +406,8 @@ pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: c_int, statu
         let t = p2p::tag_match(c, tag)?;
         let Some(src) = p2p::source(c, source)? else { return c!(write_status(status, Status::EMPTY, 0)) };
         let s = mpi()?.core.probe(src, t).map_err(recv_error)?;
-        c!(write_status(status, probed(c, s), 0))
+        c!(write_status(status, p2p::received(c, s), 0))
     })
-}
-
-fn probed(c: &CommObj, s: sccemu::Status) -> Status {
-    Status {
-        source: c.rank_of_world(s.source).map_or(p2p::ANY_SOURCE, |r| r as c_int),
-        tag: CommObj::user_tag(s.tag),
-        bytes: s.len,
-        cancelled: false,
-    }
 }
 
 /// `MPI_Iprobe`.
@@ -441,7 +432,7 @@ pub unsafe extern "C" fn MPI_Iprobe(
         match mpi()?.core.iprobe(src, t).map_err(recv_error)? {
             Some(s) => {
                 c!(out(flag, 1, "flag"))?;
-                c!(write_status(status, probed(c, s), 0))
+                c!(write_status(status, p2p::received(c, s), 0))
             }
             None => c!(out(flag, 0, "flag")),
         }

@@ -72,9 +72,21 @@ pub struct CommObj {
     /// Nonblocking collectives started on it: every member starts them in the same
     /// order (MPI's rule), so the count names one operation alike everywhere.
     icoll_started: AtomicU32,
+    /// `MPI_Comm_set_name`'s name (this process's; MPI does not share it).
+    name: Mutex<String>,
 }
 
 impl CommObj {
+    /// Its name (empty until named; the predefined ones have theirs).
+    pub fn name(&self) -> String {
+        self.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Names it, for this process.
+    pub fn set_name(&self, name: String) {
+        *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name;
+    }
+
     /// Members.
     pub fn size(&self) -> u32 {
         self.members.len() as u32
@@ -164,8 +176,11 @@ pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
     let world = Comm::world(core).map_err(coll_error)?;
     let me = core.rank();
     let single = world.split(Some(me), 0).map_err(coll_error)?.expect("every rank has a colour");
-    let world = register(obj(0, world))?;
-    let single = register(obj(1, single))?;
+    let (world, single) = (obj(0, world), obj(1, single));
+    world.set_name("MPI_COMM_WORLD".into());
+    single.set_name("MPI_COMM_SELF".into());
+    let world = register(world)?;
+    let single = register(single)?;
     debug_assert_eq!((world, single), (WORLD, SELF));
     // The upper half is the nonblocking collectives' (`ICOLL_CONTEXT_BIT`).
     let mut bits = contexts();
@@ -189,6 +204,7 @@ fn obj(context: u32, comm: Comm<'static>) -> CommObj {
         topology: Topology::None,
         coll: Serial::new(comm),
         icoll_started: AtomicU32::new(0),
+        name: Mutex::new(String::new()),
     }
 }
 

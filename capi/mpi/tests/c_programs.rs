@@ -21,7 +21,8 @@
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
-//! | `groups_reduce` | group set ops and ranges, Cart_sub, Reduce_scatter, Reduce_local | 2, 3, 8 | srb, perpeer |
+//! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
+//! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
@@ -213,6 +214,11 @@ fn matched_probes() {
 }
 
 #[test]
+fn neighbourhood_collectives() {
+    passes("neighbor");
+}
+
+#[test]
 fn group_operations_cartesian_subgrids_and_reduce_scatter() {
     passes("groups_reduce");
 }
@@ -308,6 +314,7 @@ fn checking_mode_accepts_correct_programs() {
         ("send_modes", &[]),
         ("mprobe", &["-pthread"]),
         ("groups_reduce", &[]),
+        ("neighbor", &[]),
         ("datatypes", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),

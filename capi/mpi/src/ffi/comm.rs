@@ -5,6 +5,7 @@ use std::ffi::c_int;
 
 use crate::comm::{self, COMM_NULL};
 use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::datatype::MAX_OBJECT_NAME;
 use crate::ffi::group_ops::give;
 use crate::ffi::{Scope, WORLD, c, entry};
 use crate::group::{self, GROUP_EMPTY};
@@ -283,5 +284,36 @@ pub unsafe extern "C" fn MPI_Group_free(grp: *mut c_int) -> c_int {
             group::free(h)?;
         }
         c!(out(grp, group::GROUP_NULL, "group"))
+    })
+}
+
+/// `MPI_Comm_set_name`: names the communicator for this process (cut to
+/// `MPI_MAX_OBJECT_NAME - 1` characters).
+///
+/// # Safety
+/// `comm_name` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Comm_set_name(comm: c_int, comm_name: *const std::ffi::c_char) -> c_int {
+    entry("MPI_Comm_set_name", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let name = c!(string(comm_name, "comm_name"))?;
+        c.set_name(name.chars().take(MAX_OBJECT_NAME - 1).collect());
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_get_name`: the name, empty if none was set.
+///
+/// # Safety
+/// `comm_name` has room for `MPI_MAX_OBJECT_NAME` chars; `resultlen` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Comm_get_name(
+    comm: c_int,
+    comm_name: *mut std::ffi::c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    entry("MPI_Comm_get_name", Scope::Comm(comm), || {
+        let name = comm::lookup(comm)?.name();
+        c!(out_string(comm_name, resultlen, MAX_OBJECT_NAME, &name))
     })
 }

@@ -295,7 +295,7 @@ pub unsafe extern "C" fn MPI_Type_get_name(
 }
 
 /// `MPI_MAX_OBJECT_NAME`.
-const MAX_OBJECT_NAME: usize = 128;
+pub(super) const MAX_OBJECT_NAME: usize = 128;
 
 /// `MPI_Type_set_name`.
 ///

@@ -9,7 +9,7 @@
 //!
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`comm`] (communicators, groups),
 //! [`group_ops`] (groups from groups),
-//! [`topology`], [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking
+//! [`topology`] (and its [`neighbor`]hood collectives), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking
 //! sends), [`mprobe`] (matched probes), `pending` (its requests in flight),
 //! [`requests`] (request completion),
 //! [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives), [`icoll`]
@@ -38,6 +38,7 @@ pub mod group_ops;
 pub mod icoll;
 pub mod modes;
 pub mod mprobe;
+pub mod neighbor;
 pub mod p2p;
 pub mod pack;
 mod pending;

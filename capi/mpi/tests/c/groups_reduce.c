@@ -1,6 +1,8 @@
 /* Groups from groups (union, intersection, difference, range_incl/excl), MPI_Cart_sub,
- * MPI_Reduce_scatter (predefined and non-commutative user ops, in place) and
- * MPI_Reduce_local, checked against sequential computations; and their errors. */
+ * communicator names, MPI_Reduce_scatter (predefined and non-commutative user ops, in
+ * place) and MPI_Reduce_local, checked against sequential computations; and their
+ * errors. */
+#include <string.h>
 #include "test_check.h"
 
 static int rank, size;
@@ -189,6 +191,35 @@ static void test_reduce_scatter(void) {
     CHECK_RC(MPI_Type_free(&mat));
 }
 
+/* Communicator names: the predefined ones', a set one (cut to fit), none on a dup. */
+static void test_names(void) {
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = -1;
+    CHECK_RC(MPI_Comm_get_name(MPI_COMM_WORLD, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == 14);
+    CHECK_RC(MPI_Comm_get_name(MPI_COMM_SELF, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_SELF") == 0);
+    MPI_Comm dup, dup2;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    CHECK_RC(MPI_Comm_get_name(dup, name, &len));
+    CHECK(len == 0 && name[0] == 0);
+    char longer[300];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = 0;
+    CHECK_RC(MPI_Comm_set_name(dup, longer));
+    CHECK_RC(MPI_Comm_get_name(dup, name, &len));
+    CHECK(len == MPI_MAX_OBJECT_NAME - 1 && (int)strlen(name) == len);
+    CHECK_RC(MPI_Comm_set_name(dup, "halo rows"));
+    CHECK_RC(MPI_Comm_dup(dup, &dup2));
+    CHECK_RC(MPI_Comm_get_name(dup, name, &len));
+    CHECK(strcmp(name, "halo rows") == 0 && len == 9);
+    CHECK_RC(MPI_Comm_get_name(dup2, name, &len));
+    CHECK(len == 0);
+    CHECK_CLASS(MPI_Comm_set_name(MPI_COMM_NULL, "x"), MPI_ERR_COMM);
+    CHECK_RC(MPI_Comm_free(&dup2));
+    CHECK_RC(MPI_Comm_free(&dup));
+}
+
 int main(int argc, char **argv) {
     CHECK_RC(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -197,6 +228,7 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     test_groups();
     test_cart_sub();
+    test_names();
     test_reduce_scatter();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("ok groups_reduce\n");

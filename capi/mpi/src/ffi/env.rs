@@ -3,8 +3,8 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::error::{MpiError, class, fail};
-use crate::ffi::{Scope, WORLD, c, entry};
-use crate::{comm, errhandler, info, state};
+use crate::ffi::{WORLD, c, entry};
+use crate::{comm, info, state};
 
 fn init(required: c_int) -> crate::error::MpiResult<c_int> {
     if state::initialized() {
@@ -203,71 +203,6 @@ pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_in
         let c = crate::error::class_of(errorcode)
             .ok_or_else(|| MpiError::new(class::ARG, format!("{errorcode} is not an error code")))?;
         c!(out(errorclass, c, "errorclass"))
-    })
-}
-
-fn set_handler(object: c_int, handler: c_int) -> crate::error::MpiResult<()> {
-    if !errhandler::is_valid(handler) {
-        return fail(class::ARG, format!("{handler:#x} is not an error handler"));
-    }
-    errhandler::set(object, handler);
-    Ok(())
-}
-
-/// `MPI_Comm_set_errhandler`: `MPI_ERRORS_ARE_FATAL` or `MPI_ERRORS_RETURN`.
-#[unsafe(no_mangle)]
-pub extern "C" fn MPI_Comm_set_errhandler(comm: c_int, errhandler: c_int) -> c_int {
-    entry("MPI_Comm_set_errhandler", Scope::Comm(comm), || {
-        comm::lookup(comm)?;
-        set_handler(comm, errhandler)
-    })
-}
-
-/// `MPI_Comm_get_errhandler`.
-///
-/// # Safety
-/// `errhandler` points to an int.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, errhandler: *mut c_int) -> c_int {
-    entry("MPI_Comm_get_errhandler", Scope::Comm(comm), || {
-        comm::lookup(comm)?;
-        c!(out(errhandler, errhandler::of(comm), "errhandler"))
-    })
-}
-
-/// `MPI_Win_set_errhandler`.
-#[unsafe(no_mangle)]
-pub extern "C" fn MPI_Win_set_errhandler(win: c_int, errhandler: c_int) -> c_int {
-    entry("MPI_Win_set_errhandler", Scope::Win(win), || {
-        crate::win::check_handle(win)?;
-        set_handler(win, errhandler)
-    })
-}
-
-/// `MPI_Win_get_errhandler`.
-///
-/// # Safety
-/// `errhandler` points to an int.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Win_get_errhandler(win: c_int, errhandler: *mut c_int) -> c_int {
-    entry("MPI_Win_get_errhandler", Scope::Win(win), || {
-        crate::win::check_handle(win)?;
-        c!(out(errhandler, errhandler::of(win), "errhandler"))
-    })
-}
-
-/// `MPI_Errhandler_free`: the predefined handlers stay; the handle becomes null.
-///
-/// # Safety
-/// `errhandler` points to an int.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
-    entry("MPI_Errhandler_free", WORLD, || {
-        let h = c!(read(errhandler, "errhandler"))?;
-        if !errhandler::is_valid(h) {
-            return fail(class::ARG, format!("{h:#x} is not an error handler"));
-        }
-        c!(out(errhandler, errhandler::NULL, "errhandler"))
     })
 }
 

@@ -7,7 +7,8 @@
 //! job abort with a message naming the call and the rank. No Rust panic unwinds into
 //! C: `entry` catches it and aborts the job the same way.
 //!
-//! Files: [`env`](mod@env) (start-up, errors, info, memory), [`comm`] (communicators, groups),
+//! Files: [`env`](mod@env) (start-up, errors, info, memory), [`handlers`] (error
+//! handlers), [`comm`] (communicators, groups),
 //! [`group_ops`] (groups from groups),
 //! [`topology`] (and its [`neighbor`]hood collectives), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking
 //! sends), [`mprobe`] (matched probes), `pending` (its requests in flight),
@@ -35,6 +36,7 @@ pub mod env;
 pub mod fast;
 pub mod fast_p2p;
 pub mod group_ops;
+pub mod handlers;
 pub mod icoll;
 pub mod modes;
 pub mod mprobe;
@@ -108,14 +110,16 @@ pub fn failed(name: &'static str, scope: Scope, error: MpiError) -> c_int {
         Scope::Comm(c) | Scope::Win(c) => c,
     };
     let handler = match errhandler::of(object) {
-        h if h == errhandler::RETURN => h,
         // An invalid object has no handler of its own: MPI_COMM_WORLD's applies.
-        _ => errhandler::of(crate::comm::WORLD),
+        h if h == errhandler::FATAL => errhandler::of(crate::comm::WORLD),
+        h => h,
     };
-    if handler == errhandler::RETURN && state::initialized() && !state::finalized() {
-        code_of(&error)
-    } else {
+    if !state::initialized() || state::finalized() {
         fatal(name, &error)
+    }
+    match handler {
+        h if h == errhandler::RETURN => code_of(&error),
+        h => errhandler::call_user(h, object, code_of(&error)).unwrap_or_else(|| fatal(name, &error)),
     }
 }
 

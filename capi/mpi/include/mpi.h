@@ -51,8 +51,8 @@ typedef struct MPI_Status {
 #define MPI_GROUP_EMPTY ((MPI_Group)0x48000001)
 
 #define MPI_REQUEST_NULL ((MPI_Request)0x4c000000)
-#define MPI_MESSAGE_NULL ((MPI_Message)0x64000000)
-#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x64000001)
+#define MPI_MESSAGE_NULL ((MPI_Message)0x68000000)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x68000001)
 #define MPI_WIN_NULL ((MPI_Win)0x50000000)
 #define MPI_INFO_NULL ((MPI_Info)0x54000000)
 #define MPI_INFO_ENV ((MPI_Info)0x54000001)
@@ -294,6 +294,29 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+int sccemu_comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
+int sccemu_comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+int sccemu_comm_null_delete_fn(MPI_Comm, int, void *, void *);
+#define MPI_COMM_NULL_COPY_FN sccemu_comm_null_copy_fn
+#define MPI_COMM_DUP_FN sccemu_comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN sccemu_comm_null_delete_fn
+#define MPI_NULL_COPY_FN sccemu_comm_null_copy_fn
+#define MPI_DUP_FN sccemu_comm_dup_fn
+#define MPI_NULL_DELETE_FN sccemu_comm_null_delete_fn
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);

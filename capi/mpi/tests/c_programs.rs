@@ -24,6 +24,7 @@
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
 //! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
+//! | `keyvals`     | attribute caching: keys, callbacks, dup, free, finalize | 2, 3, 8  | srb, perpeer      |
 //! | `errhandlers` | the program's error handlers on communicators, windows | 2, 3, 8   | srb, perpeer      |
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
@@ -215,6 +216,11 @@ fn matched_probes() {
 }
 
 #[test]
+fn attribute_caching() {
+    passes("keyvals");
+}
+
+#[test]
 fn user_error_handlers() {
     passes("errhandlers");
 }
@@ -322,6 +328,7 @@ fn checking_mode_accepts_correct_programs() {
         ("groups_reduce", &[]),
         ("neighbor", &[]),
         ("errhandlers", &[]),
+        ("keyvals", &[]),
         ("datatypes", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),

@@ -1,12 +1,11 @@
-//! `MPI_Comm_get_attr` (and its MPI-1 name `MPI_Attr_get`) for the attributes MPI
-//! predefines on `MPI_COMM_WORLD`.
+//! Attributes of communicators: the ones MPI predefines on `MPI_COMM_WORLD`, and the
+//! program's own (`keyval`), read with `MPI_Comm_get_attr` (MPI-1: `MPI_Attr_get`).
 //!
-//! Each attribute's value lives in a static, whose address the call hands out, as
-//! the standard's "pointer to the value" requires; the values never change during the
-//! job (the universe is the job, and virtual time is on or off for all of it). No
-//! user keyvals exist (`MPI_Comm_create_keyval` is not offered), so any other keyval
-//! is `MPI_ERR_KEYVAL`; on a communicator other than `MPI_COMM_WORLD` the predefined
-//! ones are absent (flag false), as they are attached to `MPI_COMM_WORLD` alone.
+//! Each predefined attribute's value lives in a static, whose address the call hands
+//! out, as the standard's "pointer to the value" requires; the values never change
+//! during the job (the universe is the job, and virtual time is on or off for all of
+//! it). On a communicator other than `MPI_COMM_WORLD` they are absent (flag false), as
+//! they are attached to `MPI_COMM_WORLD` alone; the program cannot set them.
 
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
@@ -14,6 +13,8 @@ use std::sync::OnceLock;
 use crate::comm;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::{Scope, c, entry};
+
+pub mod keyval;
 
 /// `MPI_TAG_UB`, `MPI_HOST`, `MPI_IO`, `MPI_WTIME_IS_GLOBAL`, `MPI_UNIVERSE_SIZE`
 /// and `MPI_APPNUM` (mpi.h).
@@ -37,6 +38,11 @@ static NOT_GLOBAL: c_int = 0;
 /// One application.
 static APPNUM_VALUE: c_int = 0;
 
+/// Whether `keyval` is one of the predefined attributes.
+fn is_predefined(keyval: c_int) -> bool {
+    matches!(keyval, TAG_UB | HOST | IO | WTIME_IS_GLOBAL | UNIVERSE_SIZE | APPNUM)
+}
+
 /// The value of predefined attribute `keyval` on `MPI_COMM_WORLD`.
 fn predefined(keyval: c_int) -> MpiResult<&'static c_int> {
     Ok(match keyval {
@@ -55,8 +61,9 @@ fn predefined(keyval: c_int) -> MpiResult<&'static c_int> {
     })
 }
 
-/// `MPI_Comm_get_attr`: stores a pointer to the value through `attribute_val` (a
-/// `void **` passed as `void *`) and sets `flag`.
+/// `MPI_Comm_get_attr`: stores the attribute through `attribute_val` (a `void **`
+/// passed as `void *`: for a predefined attribute a pointer to its value, for the
+/// program's own the value it set) and sets `flag`.
 ///
 /// # Safety
 /// `attribute_val` points to a `void *`; `flag` points to an int.
@@ -69,11 +76,12 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
 ) -> c_int {
     entry("MPI_Comm_get_attr", Scope::Comm(comm), || {
         comm::lookup(comm)?;
-        let value = predefined(comm_keyval)?;
-        if comm != comm::WORLD {
-            return c!(out(flag, 0, "flag"));
-        }
-        let value = std::ptr::from_ref(value).cast_mut().cast::<c_void>();
+        let value = match is_predefined(comm_keyval) {
+            true if comm != comm::WORLD => None,
+            true => Some(std::ptr::from_ref(predefined(comm_keyval)?).cast_mut().cast::<c_void>()),
+            false => keyval::get(comm, comm_keyval)?.map(|v| v as *mut c_void),
+        };
+        let Some(value) = value else { return c!(out(flag, 0, "flag")) };
         c!(out(attribute_val.cast::<*mut c_void>(), value, "attribute_val"))?;
         c!(out(flag, 1, "flag"))
     })

@@ -5,6 +5,7 @@ use std::ffi::c_int;
 
 use crate::comm::{self, COMM_NULL};
 use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::attr::keyval;
 use crate::ffi::datatype::MAX_OBJECT_NAME;
 use crate::ffi::group_ops::give;
 use crate::ffi::{Scope, WORLD, c, entry};
@@ -49,6 +50,14 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int
     entry("MPI_Comm_dup", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
         let h = comm::split(c, Some(0), c.rank as c_int, c.topology.clone())?;
+        if let Some(h) = h {
+            // The attributes' copy callbacks decide what the new one gets.
+            if let Err(e) = keyval::copy_all(comm, h) {
+                let _ = keyval::delete_all(h);
+                let _ = comm::free(h);
+                return Err(e);
+            }
+        }
         new_comm(comm, h, newcomm)
     })
 }
@@ -138,7 +147,12 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, grp: c_int, newcomm: *mut 
 pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     let handle = if comm.is_null() { COMM_NULL } else { c!(read(comm, "comm")).unwrap_or(COMM_NULL) };
     entry("MPI_Comm_free", Scope::Comm(handle), || {
-        comm::free(c!(read(comm, "comm"))?)?;
+        let h = c!(read(comm, "comm"))?;
+        comm::lookup(h)?;
+        if h != comm::WORLD && h != comm::SELF {
+            keyval::delete_all(h)?;
+        }
+        comm::free(h)?;
         c!(out(comm, COMM_NULL, "comm"))
     })
 }

@@ -79,6 +79,9 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
 #[unsafe(no_mangle)]
 pub extern "C" fn MPI_Finalize() -> c_int {
     entry("MPI_Finalize", WORLD, || {
+        // Libraries hook their clean-up on MPI_COMM_SELF's attributes: deleted first.
+        crate::ffi::attr::keyval::delete_all(comm::SELF)?;
+        crate::ffi::attr::keyval::delete_all(comm::WORLD)?;
         crate::request::wait_detached()?;
         crate::ffi::modes::drain()?;
         let mpi = state::mpi()?;

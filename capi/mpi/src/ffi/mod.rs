@@ -18,7 +18,7 @@
 //! (user ops, scan and exscan), [`window`] (window creation and queries),
 //! [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and [`fast_p2p`]
 //! (the fast paths of the hottest calls), [`registry`] (lock-free handle lookup),
-//! [`buffer`] (user buffers).
+//! [`buffer`] (user buffers), [`attr`] (attributes and their keys).
 
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;

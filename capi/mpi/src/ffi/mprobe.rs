@@ -25,7 +25,7 @@ use crate::request::{self, Pending, Status};
 use crate::state::mpi;
 
 /// `MPI_MESSAGE_NULL`: the message table's base.
-pub const MESSAGE_NULL: c_int = 0x6400_0000;
+pub const MESSAGE_NULL: c_int = 0x6800_0000;
 /// `MPI_MESSAGE_NO_PROC`.
 pub const MESSAGE_NO_PROC: c_int = MESSAGE_NULL | 1;
 

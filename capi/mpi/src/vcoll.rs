@@ -98,10 +98,20 @@ fn take_block(block: &[u8], dest: &Buffer<'_>, from: usize) -> MpiResult<()> {
 /// Unpacks every block of `all` (`stride` bytes each) into `dest` (`skip`: the
 /// caller's own, in place); the first truncation is reported after all the rest landed.
 fn take_all(all: &[u8], stride: usize, dest: &VBuf<'_, '_>, skip: Option<usize>) -> MpiResult<()> {
+    take_each(all, stride, |i| dest.block(i), skip)
+}
+
+/// [`take_all`] into the blocks `dest` gives, by rank.
+fn take_each<'m>(
+    all: &[u8],
+    stride: usize,
+    dest: impl Fn(usize) -> MpiResult<Buffer<'m>>,
+    skip: Option<usize>,
+) -> MpiResult<()> {
     let mut first = Ok(());
     for (i, block) in all.chunks_exact(stride).enumerate() {
         if Some(i) != skip {
-            let landed = dest.block(i).and_then(|b| take_block(block, &b, i));
+            let landed = dest(i).and_then(|b| take_block(block, &b, i));
             first = first.and(landed);
         }
     }
@@ -197,10 +207,21 @@ pub fn allgatherv(comm: &CommObj, send: Option<&Buffer<'_>>, recv: &VBuf<'_, '_>
 /// `MPI_Alltoallv`: `send` `None` is `MPI_IN_PLACE` (the blocks to send are `recv`'s,
 /// with its counts and displacements, and are replaced by what arrives).
 pub fn alltoallv(comm: &CommObj, send: Option<&VBuf<'_, '_>>, recv: &VBuf<'_, '_>) -> MpiResult<()> {
-    let n = comm.size() as usize;
     let from = send.unwrap_or(recv);
+    exchange(comm, |j| from.block(j), |i| recv.block(i))
+}
+
+/// The exchange of `MPI_Alltoallv` and `MPI_Alltoallw`: `send(j)` is this member's block
+/// for member `j`, `recv(i)` where member `i`'s lands. Every send block is packed
+/// before any receive block is written, so the two may overlap (in place).
+pub fn exchange<'s, 'r>(
+    comm: &CommObj,
+    send: impl Fn(usize) -> MpiResult<Buffer<'s>>,
+    recv: impl Fn(usize) -> MpiResult<Buffer<'r>>,
+) -> MpiResult<()> {
+    let n = comm.size() as usize;
     let blocks: MpiResult<Vec<Vec<u8>>> =
-        (0..n).map(|j| from.block(j).and_then(|b| b.bytes().map(Cow::into_owned))).collect();
+        (0..n).map(|j| send(j).and_then(|b| b.bytes().map(Cow::into_owned))).collect();
     let longest = blocks.as_ref().map(|b| b.iter().map(Vec::len).max().unwrap_or(0));
     let stride = agree(comm, longest);
     let blocks = blocks?;
@@ -211,7 +232,7 @@ pub fn alltoallv(comm: &CommObj, send: Option<&VBuf<'_, '_>>, recv: &VBuf<'_, '_
     }
     let mut all = vec![0u8; n * stride];
     comm.coll().alltoall(&out, &mut all).map_err(coll_error)?;
-    take_all(&all, stride, recv, None)
+    take_each(&all, stride, recv, None)
 }
 
 /// `MPI_Reduce_scatter`: `input` is this member's packed input, `blocks[j]` bytes for

@@ -257,3 +257,80 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
         }
     })
 }
+
+/// One side of `MPI_Alltoallw`: per rank a count, a displacement in bytes and a type.
+struct WSide {
+    base: *const c_void,
+    counts: Vec<usize>,
+    displs: Vec<usize>,
+    maps: Vec<Option<TypeRef>>,
+}
+
+impl WSide {
+    /// The side's arrays, checked (the types of empty blocks are not looked at).
+    ///
+    /// # Safety
+    /// `counts`, `displs` and `types` hold `n` ints each.
+    unsafe fn new(
+        base: *const c_void,
+        counts: *const c_int,
+        displs: *const c_int,
+        types: *const c_int,
+        n: u32,
+    ) -> MpiResult<WSide> {
+        // SAFETY: this function's contract.
+        let (counts, displs) = unsafe { layout(counts, displs, n) }?;
+        let types = c!(array(types, n as c_int, "datatypes"))?;
+        let maps = counts
+            .iter()
+            .zip(types)
+            .map(|(&k, &t)| if k == 0 { Ok(None) } else { datatype::committed(t).map(Some) })
+            .collect::<MpiResult<_>>()?;
+        Ok(WSide { base, counts, displs, maps })
+    }
+
+    /// Rank `i`'s block.
+    fn block(&self, i: usize) -> MpiResult<Buffer<'_>> {
+        match &self.maps[i] {
+            None => Ok(Buffer::empty()),
+            Some(map) => {
+                buffer(self.base.cast::<u8>().wrapping_add(self.displs[i]).cast(), self.counts[i], map)
+            }
+        }
+    }
+}
+
+/// `MPI_Alltoallw`: `MPI_Alltoallv` with a datatype per block on each side and
+/// displacements in bytes.
+///
+/// # Safety
+/// The six count, displacement and type arrays hold `size` ints each; `sendbuf` holds
+/// every block its arrays describe (or is `MPI_IN_PLACE`), and `recvbuf` has room for
+/// every block its arrays describe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Alltoallw", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let n = c.size();
+        // SAFETY: this call's contract.
+        let recv = or_abstain!(c, unsafe { WSide::new(recvbuf, recvcounts, rdispls, recvtypes, n) });
+        // In place, the send arrays are ignored.
+        let send = match in_place(sendbuf) {
+            true => None,
+            // SAFETY: this call's contract.
+            false => Some(or_abstain!(c, unsafe { WSide::new(sendbuf, sendcounts, sdispls, sendtypes, n) })),
+        };
+        let from = send.as_ref().unwrap_or(&recv);
+        vcoll::exchange(c, |j| from.block(j), |i| recv.block(i))
+    })
+}

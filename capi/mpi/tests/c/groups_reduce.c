@@ -1,7 +1,7 @@
 /* Groups from groups (union, intersection, difference, range_incl/excl), MPI_Cart_sub,
  * communicator names, MPI_Reduce_scatter (predefined and non-commutative user ops, in
- * place) and MPI_Reduce_local, checked against sequential computations; and their
- * errors. */
+ * place), MPI_Reduce_local and MPI_Alltoallw, checked against sequential computations;
+ * and their errors. */
 #include <string.h>
 #include "test_check.h"
 
@@ -220,6 +220,39 @@ static void test_names(void) {
     CHECK_RC(MPI_Comm_free(&dup));
 }
 
+/* Alltoallw: a's block for b is c(a, b) ints or doubles, T(a, b), at byte offsets in
+ * rank order on the send side and in reverse on the receive side. */
+static int c_of(int a, int b) { return (a + 2 * b) % 3 + 1; }
+static MPI_Datatype t_of(int a, int b) { return (a + b) % 2 ? MPI_DOUBLE : MPI_INT; }
+
+static void test_alltoallw(void) {
+    enum { SLOT = 64 };
+    static char send[64 * SLOT], recv[64 * SLOT];
+    int sc[64], sd[64], rc[64], rd[64];
+    MPI_Datatype st[64], rt[64];
+    memset(recv, 0x5a, sizeof recv);
+    for (int b = 0; b < size; b++) {
+        sc[b] = c_of(rank, b), sd[b] = b * SLOT, st[b] = t_of(rank, b);
+        rc[b] = c_of(b, rank), rd[b] = (size - 1 - b) * SLOT, rt[b] = t_of(b, rank);
+        for (int i = 0; i < sc[b]; i++) {
+            if (st[b] == MPI_INT) ((int *)(send + sd[b]))[i] = rank * 1000 + b * 10 + i;
+            else ((double *)(send + sd[b]))[i] = rank * 1000 + b * 10 + i + 0.5;
+        }
+    }
+    CHECK_RC(MPI_Alltoallw(send, sc, sd, st, recv, rc, rd, rt, MPI_COMM_WORLD));
+    for (int a = 0; a < size; a++)
+        for (int i = 0; i < rc[a]; i++) {
+            double want = a * 1000 + rank * 10 + i + (rt[a] == MPI_DOUBLE ? 0.5 : 0);
+            double got = rt[a] == MPI_INT ? ((int *)(recv + rd[a]))[i] : ((double *)(recv + rd[a]))[i];
+            CHECK(got == want);
+        }
+    /* A receive block too small for what comes: MPI_ERR_TRUNCATE, on that rank. */
+    int cls = MPI_SUCCESS;
+    rc[rank] = 0;
+    MPI_Error_class(MPI_Alltoallw(send, sc, sd, st, recv, rc, rd, rt, MPI_COMM_WORLD), &cls);
+    CHECK(cls == MPI_ERR_TRUNCATE);
+}
+
 int main(int argc, char **argv) {
     CHECK_RC(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -230,6 +263,7 @@ int main(int argc, char **argv) {
     test_cart_sub();
     test_names();
     test_reduce_scatter();
+    test_alltoallw();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("ok groups_reduce\n");
     CHECK_RC(MPI_Finalize());

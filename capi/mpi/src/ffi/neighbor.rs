@@ -123,6 +123,38 @@ fn uniform(n: usize, per: c_int) -> MpiResult<Layout> {
     Ok((vec![per; n], (0..n).map(|i| i * per).collect()))
 }
 
+/// What a neighbourhood call sends.
+enum Sends {
+    /// The same `count` elements to every destination (the allgathers).
+    Same(usize),
+    /// Block `j` to destination `j` (the alltoalls).
+    Blocks(Layout),
+}
+
+/// The calls' common body: `sends` and `receives` give the blocks of each side from the
+/// neighbours' counts.
+fn run(
+    comm: c_int,
+    (sendbuf, sendtype, sends): (*const c_void, c_int, impl FnOnce(&Neighbors) -> MpiResult<Sends>),
+    (recvbuf, recvtype, receives): (*const c_void, c_int, impl FnOnce(&Neighbors) -> MpiResult<Layout>),
+) -> MpiResult<()> {
+    let c = comm::lookup(comm)?;
+    let n = neighbors(c)?;
+    let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
+    let rlay = receives(&n)?;
+    let recv = vbuf(recvbuf, &rlay, &rmap)?;
+    match sends(&n)? {
+        Sends::Same(k) => {
+            let data = buffer(sendbuf, k, &smap)?.bytes()?.into_owned();
+            exchange(c, &n, |_| Ok(data.clone()), &recv)
+        }
+        Sends::Blocks(slay) => {
+            let send = vbuf(sendbuf, &slay, &smap)?;
+            exchange(c, &n, |j| Ok(send.block(j)?.bytes()?.into_owned()), &recv)
+        }
+    }
+}
+
 /// `MPI_Neighbor_allgather`: the same block to every destination; block `k` of
 /// `recvbuf` from source `k`.
 ///
@@ -140,12 +172,9 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_allgather", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
-        let n = neighbors(c)?;
-        let lay = uniform(n.sources.len(), recvcount)?;
-        let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
-        let data = buffer(sendbuf, count(sendcount)?, &smap)?.bytes()?.into_owned();
-        exchange(c, &n, |_| Ok(data.clone()), &vbuf(recvbuf, &lay, &rmap)?)
+        let sends = |_: &Neighbors| Ok(Sends::Same(count(sendcount)?));
+        let receives = |n: &Neighbors| uniform(n.sources.len(), recvcount);
+        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
     })
 }
 
@@ -166,13 +195,10 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_allgatherv", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
-        let n = neighbors(c)?;
+        let sends = |_: &Neighbors| Ok(Sends::Same(count(sendcount)?));
         // SAFETY: this call's contract.
-        let lay = unsafe { layout(recvcounts, displs, n.sources.len() as u32) }?;
-        let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
-        let data = buffer(sendbuf, count(sendcount)?, &smap)?.bytes()?.into_owned();
-        exchange(c, &n, |_| Ok(data.clone()), &vbuf(recvbuf, &lay, &rmap)?)
+        let receives = |n: &Neighbors| unsafe { layout(recvcounts, displs, n.sources.len() as u32) };
+        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
     })
 }
 
@@ -193,13 +219,9 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_alltoall", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
-        let n = neighbors(c)?;
-        let rlay = uniform(n.sources.len(), recvcount)?;
-        let slay = uniform(n.destinations.len(), sendcount)?;
-        let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
-        let send = vbuf(sendbuf, &slay, &smap)?;
-        exchange(c, &n, |j| Ok(send.block(j)?.bytes()?.into_owned()), &vbuf(recvbuf, &rlay, &rmap)?)
+        let sends = |n: &Neighbors| uniform(n.destinations.len(), sendcount).map(Sends::Blocks);
+        let receives = |n: &Neighbors| uniform(n.sources.len(), recvcount);
+        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
     })
 }
 
@@ -222,14 +244,12 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_alltoallv", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
-        let n = neighbors(c)?;
         // SAFETY: this call's contract.
-        let slay = unsafe { layout(sendcounts, sdispls, n.destinations.len() as u32) }?;
+        let sends = |n: &Neighbors| {
+            unsafe { layout(sendcounts, sdispls, n.destinations.len() as u32) }.map(Sends::Blocks)
+        };
         // SAFETY: this call's contract.
-        let rlay = unsafe { layout(recvcounts, rdispls, n.sources.len() as u32) }?;
-        let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
-        let send = vbuf(sendbuf, &slay, &smap)?;
-        exchange(c, &n, |j| Ok(send.block(j)?.bytes()?.into_owned()), &vbuf(recvbuf, &rlay, &rmap)?)
+        let receives = |n: &Neighbors| unsafe { layout(recvcounts, rdispls, n.sources.len() as u32) };
+        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
     })
 }

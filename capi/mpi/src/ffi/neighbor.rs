@@ -244,8 +244,8 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_alltoallv", Scope::Comm(comm), || {
-        // SAFETY: this call's contract.
         let sends = |n: &Neighbors| {
+            // SAFETY: this call's contract.
             unsafe { layout(sendcounts, sdispls, n.destinations.len() as u32) }.map(Sends::Blocks)
         };
         // SAFETY: this call's contract.

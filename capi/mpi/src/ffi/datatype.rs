@@ -66,15 +66,13 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
 /// `MPI_Type_indexed` and `MPI_Type_create_hindexed` share this: `bytes` says whether
 /// the displacements are bytes.
 fn indexed(
-    count: c_int,
-    blocklengths: *const c_int,
+    lens: &[c_int],
     disps: Vec<isize>,
     oldtype: c_int,
     newtype: *mut c_int,
     bytes: bool,
 ) -> MpiResult<()> {
     let old = datatype::lookup(oldtype)?;
-    let lens = c!(array(blocklengths, count, "array_of_blocklengths"))?;
     new_type(derived::indexed(lens, &disps, bytes, &old), newtype)
 }
 
@@ -93,7 +91,8 @@ pub unsafe extern "C" fn MPI_Type_indexed(
     entry("MPI_Type_indexed", WORLD, || {
         let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
         let disps = disps.iter().map(|&d| d as isize).collect();
-        indexed(count, array_of_blocklengths, disps, oldtype, newtype, false)
+        let lens = c!(array(array_of_blocklengths, count, "array_of_blocklengths"))?;
+        indexed(lens, disps, oldtype, newtype, false)
     })
 }
 
@@ -111,7 +110,47 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
 ) -> c_int {
     entry("MPI_Type_create_hindexed", WORLD, || {
         let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?.to_vec();
-        indexed(count, array_of_blocklengths, disps, oldtype, newtype, true)
+        let lens = c!(array(array_of_blocklengths, count, "array_of_blocklengths"))?;
+        indexed(lens, disps, oldtype, newtype, true)
+    })
+}
+
+/// `MPI_Type_create_indexed_block`: `MPI_Type_indexed` with one block length.
+///
+/// # Safety
+/// `array_of_displacements` holds `count` ints; `newtype` points to an `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_create_indexed_block(
+    count: c_int,
+    blocklength: c_int,
+    array_of_displacements: *const c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_create_indexed_block", WORLD, || {
+        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
+        let lens = vec![blocklength; disps.len()];
+        indexed(&lens, disps.iter().map(|&d| d as isize).collect(), oldtype, newtype, false)
+    })
+}
+
+/// `MPI_Type_create_hindexed_block`: `MPI_Type_create_hindexed` with one block length.
+///
+/// # Safety
+/// `array_of_displacements` holds `count` values; `newtype` points to an
+/// `MPI_Datatype`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
+    count: c_int,
+    blocklength: c_int,
+    array_of_displacements: *const isize,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> c_int {
+    entry("MPI_Type_create_hindexed_block", WORLD, || {
+        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
+        let lens = vec![blocklength; disps.len()];
+        indexed(&lens, disps.to_vec(), oldtype, newtype, true)
     })
 }
 

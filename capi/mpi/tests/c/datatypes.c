@@ -77,6 +77,15 @@ static void test_constructors(void) {
     CHECK_RC(MPI_Type_create_hindexed(2, hbl, hdp, MPI_DOUBLE, &t));
     SHAPE(t, 24, 8, 40, 8, 40);
     CHECK_RC(MPI_Type_free(&t));
+    /* Indexed blocks of one length: 2 ints at {6, 0, 3} ints; 3 doubles at {40, 8} bytes. */
+    int bdp[3] = {6, 0, 3};
+    CHECK_RC(MPI_Type_create_indexed_block(3, 2, bdp, MPI_INT, &t));
+    SHAPE(t, 24, 0, 32, 0, 32);
+    CHECK_RC(MPI_Type_free(&t));
+    MPI_Aint hbdp[2] = {40, 8};
+    CHECK_RC(MPI_Type_create_hindexed_block(2, 3, hbdp, MPI_DOUBLE, &t));
+    SHAPE(t, 48, 8, 56, 8, 56);
+    CHECK_RC(MPI_Type_free(&t));
 
     /* The struct: extent padded to the C struct's size, true extent not. */
     int sbl[3] = {1, 1, 3};

@@ -202,6 +202,8 @@ static void test_error_classes(void) {
     CHECK_CLASS(MPI_Type_commit(&pair_copy), MPI_ERR_TYPE);
     MPI_Datatype builtin = MPI_INT;
     CHECK_CLASS(MPI_Type_free(&builtin), MPI_ERR_TYPE);
+    int at[1] = {0};
+    CHECK_CLASS(MPI_Type_create_indexed_block(-1, 2, at, MPI_INT, &pair), MPI_ERR_COUNT);
     still_usable("bad datatypes");
 
     /* Communicators: null, not a communicator, freed. */

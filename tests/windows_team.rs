@@ -319,3 +319,27 @@ fn a_teams_window_memory_returns_when_its_last_member_lets_go() {
         assert_eq!(before, after);
     }
 }
+
+/// A window outlives its communicator: after creation it needs nothing of it.
+fn outlives_its_communicator(core: &Core, _: ()) -> Result<u64, String> {
+    let (world, team) = halves(core)?;
+    let win = team.window_with::<u64>(2, Placement::Dram, AccStrategy::OwnerComputes).s()?;
+    let members = team.members().to_vec();
+    team.free().s()?;
+    world.free().s()?;
+    let (r, n) = (win.rank(), win.size());
+    win.fence().s()?;
+    win.put((r + 1) % n, 0, &[u64::from(core.rank())]).s()?;
+    win.accumulate(0, 1, &[1], sccemu::Op::Sum).s()?;
+    win.fence().s()?;
+    let left = win.local().get(0).s()?;
+    check(left == u64::from(members[((r + n - 1) % n) as usize]), || format!("left {left}"))?;
+    let count = win.local().get(1).s()?;
+    win.free().s()?;
+    Ok(count)
+}
+
+#[test]
+fn a_window_outlives_its_communicator() {
+    assert_eq!(Job::new(5).run(&(), outlives_its_communicator).unwrap(), vec![3, 0, 0, 2, 0]);
+}

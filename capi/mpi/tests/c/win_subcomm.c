@@ -19,7 +19,8 @@
  * Once per strategy: MPI_Win_allocate_shared + MPI_Win_shared_query on a half
  * (contiguous parts, load/store), a dynamic window on a half, MPI_Win_get_group, and
  * the error classes of ranks outside the window's communicator (MPI_ERR_RANK; a PSCW
- * group with a process outside it: MPI_ERR_GROUP). */
+ * group with a process outside it: MPI_ERR_GROUP), and a window used after its
+ * communicator was freed. */
 #include <string.h>
 #include "test_check.h"
 
@@ -305,6 +306,29 @@ static void test_errors(MPI_Comm comm, int outsider) {
     CHECK_RC(MPI_Win_free(&win));
 }
 
+/* A window outlives its communicator: MPI_Comm_free before the window's last use. */
+static void test_comm_freed_first(void) {
+    MPI_Comm c;
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, -wrank, &c));
+    int r, n, left, right, w[MAXP], *base;
+    ring(c, &r, &n, &left, &right);
+    worlds(c, w);
+    MPI_Win win;
+    CHECK_RC(MPI_Win_allocate(sizeof(int), sizeof(int), info, c, &base, &win));
+    CHECK_RC(MPI_Comm_free(&c));
+    CHECK_RC(MPI_Win_fence(0, win));
+    CHECK_RC(MPI_Put(&wrank, 1, MPI_INT, right, 0, 1, MPI_INT, win));
+    CHECK_RC(MPI_Win_fence(0, win));
+    CHECK(base[0] == w[left]);
+    MPI_Group g;
+    int gs = -1;
+    CHECK_RC(MPI_Win_get_group(win, &g));
+    CHECK_RC(MPI_Group_size(g, &gs));
+    CHECK(gs == n);
+    CHECK_RC(MPI_Group_free(&g));
+    CHECK_RC(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv) {
     CHECK_RC(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -344,6 +368,7 @@ int main(int argc, char **argv) {
         test_errors(half, wrank % 2 == 0 ? 1 : 0); /* a process of the other half */
         test_errors(rev, -1);
         test_errors(MPI_COMM_SELF, (wrank + 1) % wsize);
+        test_comm_freed_first();
         CHECK_RC(MPI_Info_free(&info));
         if (wrank == 0) printf("strategy %s: ok\n", strategies[s]);
     }

@@ -30,6 +30,38 @@ impl<'c> Comm<'c> {
     /// holds `len` elements (zeroed); other members may pass other lengths, including
     /// 0. The window's ranks are the communicator's; see [`Window`]. MPB placement needs
     /// the job's MPB window pool (`CoreContext::reserve_mpb_pool`).
+    ///
+    /// # Examples
+    ///
+    /// The odd cores, in reverse order, pass their world rank round a ring through a
+    /// window of their own, while the even cores use theirs, in MPB placement:
+    ///
+    /// ```
+    /// use sccemu::{Core, Job, Placement};
+    ///
+    /// fn ring(core: &Core, _: ()) -> Result<u32, Box<dyn std::error::Error>> {
+    ///     core.reserve_mpb_pool(core.mpb_largest_free())?; // collective over the job
+    ///     let world = core.world()?;
+    ///     let me = core.rank();
+    ///     let key = if me % 2 == 1 { -(me as i32) } else { me as i32 };
+    ///     let half = world.split(Some(me % 2), key)?.expect("every core has a colour");
+    ///     let placement = if me % 2 == 0 { Placement::Mpb } else { Placement::Dram };
+    ///     let win = half.window::<u32>(1, placement)?; // collective over the half
+    ///     let (r, n) = (win.rank(), win.size()); // the half's rank and size
+    ///     win.fence()?;
+    ///     win.put((r + 1) % n, 0, &[me])?;
+    ///     win.fence()?;
+    ///     let from_left = win.local().get(0)?;
+    ///     win.free()?;
+    ///     Ok(from_left)
+    /// }
+    ///
+    /// fn main() {
+    ///     sccemu::job::init();
+    ///     let got = Job::new(5).run(&(), ring).unwrap();
+    ///     assert_eq!(got, vec![4, 3, 0, 1, 2]); // halves [0, 2, 4] and [3, 1]
+    /// }
+    /// ```
     pub fn window<T: Plain>(&self, len: usize, placement: Placement) -> Result<Window<'c, T>, WindowError> {
         self.window_with(len, placement, AccStrategy::Atomic)
     }

@@ -343,3 +343,31 @@ fn outlives_its_communicator(core: &Core, _: ()) -> Result<u64, String> {
 fn a_window_outlives_its_communicator() {
     assert_eq!(Job::new(5).run(&(), outlives_its_communicator).unwrap(), vec![3, 0, 0, 2, 0]);
 }
+
+/// In checking mode the windows of a communicator share a check area, which goes back
+/// to the heap once the communicator and every window are gone, in any order.
+fn checked_release(core: &Core, _: ()) -> Result<(usize, usize), String> {
+    let world = core.world().s()?;
+    let me = core.rank();
+    // A first split makes the world communicator's staging, which stays.
+    drop(world.split(Some(me % 2), 0).s()?);
+    let before = free_after_barrier(core)?;
+    let team = world.split(Some(me % 2), me as i32).s()?.ok_or("every core has a colour")?;
+    let a = team.window::<u64>(8, Placement::Dram).s()?;
+    let b = team.window::<u64>(8, Placement::Dram).s()?;
+    drop(team);
+    a.fence().s()?;
+    b.fence().s()?;
+    a.free().s()?;
+    drop(b);
+    let after = free_after_barrier(core)?;
+    world.free().s()?;
+    Ok((before, after))
+}
+
+#[test]
+fn the_check_area_returns_when_the_communicator_and_its_windows_are_gone() {
+    for (before, after) in Job::new(5).check(true).run(&(), checked_release).unwrap() {
+        assert_eq!(before, after);
+    }
+}

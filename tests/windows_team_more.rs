@@ -165,7 +165,8 @@ fn mpb_placement_on_a_team_needs_the_pool() {
 }
 
 /// Checking mode on both halves: a member passing another element type, then a fence
-/// whose asserts differ, are mismatches naming team ranks; the windows go on.
+/// whose asserts differ, then a member fencing another window of the communicator, are
+/// mismatches naming team ranks; the windows go on.
 fn checking(core: &Core, _: ()) -> Result<(), String> {
     let (world, team) = halves(core)?;
     let (r, n) = (team.rank(), team.size());
@@ -181,9 +182,14 @@ fn checking(core: &Core, _: ()) -> Result<(), String> {
     let fenced = win.fence_with(asserts);
     let want = SyncError::Mismatch { what: "asserts", ranks: vec![n - 1] };
     check(fenced.as_ref().err() == Some(&want), || format!("{fenced:?}"))?;
+    let other = team.window::<u64>(4, Placement::Dram).s()?;
+    let fenced = if r == n - 1 { other.fence() } else { win.fence() };
+    let want = SyncError::Mismatch { what: "window", ranks: vec![n - 1] };
+    check(fenced.as_ref().err() == Some(&want), || format!("{fenced:?}"))?;
     win.fence().s()?;
     win.put((r + 1) % n, 0, &[1]).s()?;
     win.fence().s()?;
+    other.free().s()?;
     win.free().s()?;
     team.free().s()?;
     world.free().s()

@@ -7,8 +7,7 @@
 //! only); the size table (n x u64, each member's part length, reused at `free` for the
 //! votes); n [`TargetCtl`]s (each target's ticket lock, owned by the target); n rows of
 //! n PSCW pair words (origin o's row holds, per target t, t's post count for o and o's
-//! completion count at t); for a window over a communicator in checking mode, each
-//! member's checking slots (`protocol::agree`); and, in virtual time only, the stamps of
+//! completion count at t); and, in virtual time only, the stamps of
 //! those protocols (see `timed`: the window-wide ones, then a line of each rank's, then
 //! n rows of n pair stamps). Every element starts on a 128-byte line ([`lines`]), so no
 //! two cores' hot words share one, and every word is valid as zero bytes: creation
@@ -85,8 +84,6 @@ pub(crate) struct CtlLayout {
     pub(crate) posts: usize,
     /// Bytes of one row.
     pub(crate) post_stride: usize,
-    /// A team window in checking mode: the members' checking slots (`protocol::agree`).
-    pub(crate) checks: Option<usize>,
     /// In virtual time, where the stamps start (see `timed::StampLayout`).
     pub(crate) stamps: Option<usize>,
     /// Bytes of the whole block.
@@ -94,23 +91,17 @@ pub(crate) struct CtlLayout {
 }
 
 impl CtlLayout {
-    /// The layout for `n` members, with room for checking slots if `checks` and for
-    /// stamps if `timed`.
-    pub(crate) fn new(n: usize, checks: bool, timed: bool) -> CtlLayout {
+    /// The layout for `n` members, with room for stamps if `timed`.
+    pub(crate) fn new(n: usize, timed: bool) -> CtlLayout {
         let team = lines(size_of::<WindowCtl>());
         let sizes = team + lines(size_of::<TeamCtl>());
         let targets = sizes + lines(n * 16);
         let posts = targets + n * lines(size_of::<TargetCtl>());
         let post_stride = lines(n * size_of::<PairWords>());
-        let mut end = posts + n * post_stride;
-        let checks = checks.then(|| {
-            let at = end;
-            end += n * crate::protocol::agree::MEMBER_BYTES;
-            at
-        });
+        let end = posts + n * post_stride;
         let stamps = timed.then_some(end);
         let total = end + if timed { crate::rma::timed::StampLayout::bytes(n) } else { 0 };
-        CtlLayout { team, sizes, targets, posts, post_stride, checks, stamps, total }
+        CtlLayout { team, sizes, targets, posts, post_stride, stamps, total }
     }
 
     /// Where `rank`'s size-table entry starts: its part length, then its heap offset.

@@ -44,6 +44,7 @@ use crate::rma::epoch::Epochs;
 use crate::rma::error::WindowError;
 use crate::rma::lock::LockViews;
 use crate::rma::team::Team;
+use crate::rma::team_checks::CheckHold;
 use crate::rma::window::{Data, Placement, Window};
 use crate::segment::CoreContext;
 use crate::segment::collective_alloc::HeapRegion;
@@ -106,10 +107,9 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// The control block's layout for a team of `n` in `ctx`'s job (its bytes are what
-    /// a communicator's leader allocates): checking slots for a team window in checking
-    /// mode, stamps in virtual time.
-    pub(crate) fn layout(ctx: &CoreContext, n: usize, job: bool) -> CtlLayout {
-        CtlLayout::new(n, !job && ctx.checking(), ctx.segment().config().timing != 0)
+    /// a communicator's leader allocates): with stamps in virtual time.
+    pub(crate) fn layout(ctx: &CoreContext, n: usize) -> CtlLayout {
+        CtlLayout::new(n, ctx.segment().config().timing != 0)
     }
 
     /// Job-wide [`Window::create`]/[`Window::create_over`] without the strategy: first
@@ -124,30 +124,37 @@ impl<'c, T: Plain> Window<'c, T> {
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);
         }
-        let ctl = Self::layout(ctx, ctx.size() as usize, true);
+        let ctl = Self::layout(ctx, ctx.size() as usize);
         let meta = ctx.heap_alloc(ctl.total)?;
         Window::build(ctx, Team::job(ctx.rank(), ctx.size()), meta, memory)
     }
 
     /// A window over the team `members` (world ranks, by team rank; this core is team
     /// rank `me`), once its members agreed and its leader's zeroed control block `meta`
-    /// (of [`Window::layout`]'s bytes) was published to them (`coll::Comm::window`).
+    /// (of [`Window::layout`]'s bytes) was published to them (`coll::Comm::window`); in
+    /// checking mode, `checks` is this window's hold on its communicator's check area
+    /// (`team_checks`).
     pub(crate) fn create_team(
         ctx: &'c CoreContext,
         members: Vec<u32>,
         me: u32,
         meta: HeapRegion,
-        memory: Memory,
-        strategy: AccStrategy,
+        (memory, strategy): (Memory, AccStrategy),
+        checks: Option<CheckHold<'c>>,
     ) -> Result<Window<'c, T>, WindowError> {
-        Window::build(ctx, Team::new(members, me), meta, memory)?.with_strategy(strategy)
+        Window::build(ctx, Team::new(members, me, checks), meta, memory)?.with_strategy(strategy)
     }
 
     /// Steps 2 and 3 of the protocol (module docs) on the control block `meta`.
-    fn build(ctx: &'c CoreContext, team: Team, meta: HeapRegion, memory: Memory) -> Result<Window<'c, T>, WindowError> {
+    fn build(
+        ctx: &'c CoreContext,
+        team: Team<'c>,
+        meta: HeapRegion,
+        memory: Memory,
+    ) -> Result<Window<'c, T>, WindowError> {
         let heap = ctx.segment().layout().heap;
         let (n, me) = (team.size() as usize, team.me() as usize);
-        let ctl = Self::layout(ctx, n, team.is_job());
+        let ctl = Self::layout(ctx, n);
         let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
         let lock_views = LockViews::new(ctx, &team, meta_abs, &ctl);
         let mut win = Window {

@@ -48,7 +48,7 @@ pub(crate) struct LockViews<'c> {
 impl<'c> LockViews<'c> {
     /// The views of the control block at `meta` (laid out as `ctl`) of a window over
     /// `team`: each target's doorbell is its core's (its world rank's).
-    pub(crate) fn new(ctx: &'c CoreContext, team: &Team, meta: Region, ctl: &CtlLayout) -> LockViews<'c> {
+    pub(crate) fn new(ctx: &'c CoreContext, team: &Team<'_>, meta: Region, ctl: &CtlLayout) -> LockViews<'c> {
         let bytes = ctx.segment().bytes(meta);
         let window: &'c WindowCtl = atomics_at(bytes, 0);
         let bell = |t: u32| -> &'c Doorbell { &ctx.segment().slot(team.world(t)).bell };

@@ -19,6 +19,7 @@ pub mod lock;
 pub mod owner;
 pub mod part;
 pub(crate) mod team;
+pub(crate) mod team_checks;
 pub(crate) mod timed;
 pub mod transfer;
 pub mod window;

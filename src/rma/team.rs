@@ -27,7 +27,8 @@
 //!   word of the allocation's parity before a barrier (Relaxed store and load: the
 //!   barrier's Release/Acquire orders them; a word is rewritten two allocations later,
 //!   after a barrier every member passes only after reading it); checking-mode
-//!   agreement runs on slots in the block with that barrier.
+//!   agreement runs on a check area that all the windows of the communicator share
+//!   (`team_checks`), so that members in calls on different windows are told so.
 //!
 //! Release of a window over a communicator. `free`, after its vote (`window`): every
 //! member stops its owner-computes agent and passes the members' barrier, so nobody
@@ -45,19 +46,19 @@
 use std::cell::Cell;
 
 use crate::protocol::abort::JobAborted;
-use crate::protocol::agree::{Disagreement, Fingerprint, MEMBER_BYTES, agree};
+use crate::protocol::agree::{Disagreement, Fingerprint};
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::waiter::Doorbell;
 use crate::rma::control::TeamCtl;
 use crate::rma::error::WindowError;
+use crate::rma::team_checks::CheckHold;
 use crate::rma::window::{Data, Window};
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::view::{Plain, atomics_at};
 use crate::sync::Ordering;
 
 /// The cores a window spans (module docs).
-#[derive(Debug)]
-pub(crate) struct Team {
+pub(crate) struct Team<'c> {
     /// World rank of each member, by team rank.
     members: Vec<u32>,
     /// This core's team rank.
@@ -66,20 +67,22 @@ pub(crate) struct Team {
     job: bool,
     /// Leader allocations published so far (their parity picks the word).
     allocs: Cell<u64>,
-    /// Checking-mode agreements made so far (their sequence numbers).
-    checks: Cell<u64>,
+    /// A window over a communicator in checking mode: its hold on the communicator's
+    /// check area (`team_checks`).
+    checks: Option<CheckHold<'c>>,
 }
 
-impl Team {
+impl<'c> Team<'c> {
     /// Every core of the job, in world order, for a job-wide window.
-    pub(crate) fn job(rank: u32, size: u32) -> Team {
-        Team { members: (0..size).collect(), me: rank, job: true, allocs: Cell::new(0), checks: Cell::new(0) }
+    pub(crate) fn job(rank: u32, size: u32) -> Team<'c> {
+        Team { members: (0..size).collect(), me: rank, job: true, allocs: Cell::new(0), checks: None }
     }
 
-    /// The members `members` (world ranks, by team rank), this core being team rank `me`.
-    pub(crate) fn new(members: Vec<u32>, me: u32) -> Team {
+    /// The members `members` (world ranks, by team rank), this core being team rank
+    /// `me`; `checks` in checking mode.
+    pub(crate) fn new(members: Vec<u32>, me: u32, checks: Option<CheckHold<'c>>) -> Team<'c> {
         debug_assert!((me as usize) < members.len());
-        Team { members, me, job: false, allocs: Cell::new(0), checks: Cell::new(0) }
+        Team { members, me, job: false, allocs: Cell::new(0), checks }
     }
 
     /// Members.
@@ -156,12 +159,10 @@ impl<'c, T: Plain> Window<'c, T> {
         if self.team.is_job() {
             return self.ctx.agree_world(fingerprint);
         }
-        let Some(at) = self.ctl.checks.filter(|_| self.ctx.checking()) else { return Ok(Ok(())) };
-        let seq = self.team.checks.get() + 1;
-        self.team.checks.set(seq);
-        let n = self.size();
-        let slots = self.ctx.segment().bytes(self.meta_abs).slice(at, n as usize * MEMBER_BYTES);
-        agree(&slots, n, self.rank(), seq, fingerprint, || self.team_barrier())
+        match &self.team.checks {
+            Some(checks) => checks.agree(fingerprint),
+            None => Ok(Ok(())),
+        }
     }
 
     /// Collective: a heap block of `bytes` for the window, the same on every member:

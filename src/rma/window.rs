@@ -130,7 +130,7 @@ pub(crate) enum Data {
 pub struct Window<'c, T: Plain> {
     pub(crate) ctx: &'c CoreContext,
     /// The cores it spans, and how its collective steps run (`team`).
-    pub(crate) team: Team,
+    pub(crate) team: Team<'c>,
     pub(super) placement: Placement,
     pub(super) meta: HeapRegion,
     pub(super) meta_abs: Region,

@@ -135,6 +135,9 @@ pub struct Comm<'c> {
     meetings: Cell<u64>,
     /// Set once `free` returns the memory (else the drop counts this member out).
     released: Cell<bool>,
+    /// In checking mode, once it has a window: its hold on the check area its windows
+    /// share (`window`), given up when it goes.
+    window_checks: RefCell<Option<crate::rma::team_checks::CheckHold<'c>>>,
 }
 
 impl<'c> Comm<'c> {
@@ -163,6 +166,7 @@ impl<'c> Comm<'c> {
             checks: Cell::new(0),
             meetings: Cell::new(0),
             released: Cell::new(false),
+            window_checks: RefCell::new(None),
         }
     }
 

@@ -5,7 +5,10 @@
 //! communicator cannot take part in. So a communicator makes its windows itself, in
 //! the way it makes its own memory (`memory`):
 //! 1. in checking mode, its members compare the window's arguments (element type, kind
-//!    of memory, accumulate strategy) through the communicator's slots and barrier;
+//!    of memory, accumulate strategy) through the communicator's slots and barrier,
+//!    and take a hold on the check area its windows share for their own collective
+//!    calls (fence, free; `rma::team_checks`), which its leader allocates at the
+//!    first window;
 //! 2. its leader (communicator rank 0) allocates the window's control block from the
 //!    heap, zeroed, and the communicator's barrier publishes it (`leader_alloc`: the
 //!    zeroes happen before every member's first access);
@@ -21,6 +24,7 @@
 
 use crate::coll::comm::Comm;
 use crate::rma::create::Memory;
+use crate::rma::team_checks::CheckHold;
 use crate::rma::{AccStrategy, Placement, Window, WindowError};
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::view::Plain;
@@ -90,8 +94,24 @@ impl<'c> Comm<'c> {
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);
         }
-        let bytes = Window::<T>::layout(self.ctx, self.members.len(), false).total;
+        let checks = if self.ctx.checking() { Some(self.window_checks()?) } else { None };
+        let bytes = Window::<T>::layout(self.ctx, self.members.len()).total;
         let meta = self.leader_publish(bytes, true)??;
-        Window::create_team(self.ctx, self.members.clone(), self.rank, meta, memory, strategy)
+        Window::create_team(self.ctx, self.members.clone(), self.rank, meta, (memory, strategy), checks)
+    }
+
+    /// Collective, in checking mode: a new window's hold on the check area that the
+    /// communicator's windows share (`rma::team_checks`), which the leader allocates
+    /// at the first window; the communicator keeps a hold of its own.
+    fn window_checks(&self) -> Result<CheckHold<'c>, WindowError> {
+        if let Some(hold) = self.window_checks.borrow().as_ref() {
+            return Ok(hold.hold());
+        }
+        let n = self.members.len();
+        let area = self.leader_publish(CheckHold::bytes(n), true)??;
+        let own = CheckHold::new(self.ctx, area, n as u32, self.rank, self.bell(0));
+        let hold = own.hold();
+        *self.window_checks.borrow_mut() = Some(own);
+        Ok(hold)
     }
 }

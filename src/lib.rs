@@ -57,7 +57,7 @@ host_only! {
         AccError, AccStrategy, Local, LockAllEpoch, LockEpoch, Part, Placement, RmaError, RmaRequest,
         SyncError, Vector, Window, WindowError,
     };
-    pub use segment::{Flag, FlagError, MpbError, MpbRegion, Plain};
+    pub use segment::{Flag, FlagError, MpbError, MpbPool, MpbRegion, Plain, PoolError};
 }
 
 pub use protocol::{

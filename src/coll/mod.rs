@@ -1,8 +1,9 @@
 //! Communicators and collectives.
 //!
-//! Owns [`Comm`] (world and split, each with its own area of the heap), the
-//! collectives (barrier, bcast, reduce, allreduce, reduce_scatter, gather, scatter,
-//! alltoall: [`collectives`]) and the allgather algorithms ([`allgather`]).
+//! Owns [`Comm`] (world and split, each with its own area of the heap, and windows over
+//! a communicator's members: `Comm::window`), the collectives (barrier, bcast, reduce,
+//! allreduce, reduce_scatter, gather, scatter, alltoall: [`collectives`]) and the
+//! allgather algorithms ([`allgather`]).
 //!
 //! May use: [`crate::p2p`], [`crate::rma`], [`crate::segment`] and
 //! [`crate::protocol`]; p2p and rma never use coll.

@@ -127,7 +127,7 @@ mod api {
         }
 
         fn sync_rank(&self, rank: u32) -> Result<(), SyncError> {
-            let size = self.ctx.size();
+            let size = self.size();
             if rank >= size {
                 return Err(SyncError::RankOutOfRange { rank, size });
             }
@@ -140,8 +140,8 @@ mod api {
 
         /// Collective fence (`MPI_Win_fence` without asserts): ends the previous fence
         /// epoch and opens the next. One barrier (see `fence`); in checking mode, one
-        /// more before it, in which the cores compare the window and the asserts
-        /// ([`SyncError::Mismatch`] on every core if they differ).
+        /// more before it, in which the members compare the window and the asserts
+        /// ([`SyncError::Mismatch`] on every member if they differ).
         pub fn fence(&self) -> Result<(), SyncError> {
             self.fence_with(Assert::NONE)
         }
@@ -161,13 +161,12 @@ mod api {
             // refused here and calling again meets the others in this comparison.
             let collective = [Assert::NOPRECEDE, Assert::NOSUCCEED].map(|a| u64::from(asserts.contains(a)));
             let fingerprint = Fingerprint::new("window fence").field("window", self.id());
-            self.ctx.agree_world(&fingerprint.field("asserts", collective[0] | collective[1] << 1))??;
+            self.agree(&fingerprint.field("asserts", collective[0] | collective[1] << 1))??;
             self.acc_quiesce()?;
             let op = timing::call(Category::Sync, "fence");
             let parity = (self.epochs.borrow().fences % 2) as u32;
             self.fence_arrive(&op, parity);
-            let home = &self.ctx.segment().slot(0).bell;
-            self.window_ctl().fence.fence(self.ctx.size(), &self.ctx.waiter(), home)?;
+            self.window_ctl().fence.fence(self.size(), &self.ctx.waiter(), self.bell(0))?;
             self.fence_leave(&op, parity);
             let mut e = self.epochs.borrow_mut();
             e.fence_open = fence::opens_epoch(asserts);
@@ -190,14 +189,14 @@ mod api {
             if e.exposure_open {
                 return Err(SyncError::ExposureEpochOpen);
             }
-            let me = self.ctx.rank();
+            let me = self.rank();
             let op = timing::call(Category::Sync, "post");
             for origin in group.iter() {
                 let posted = &mut e.posted[origin as usize];
                 *posted = posted.wrapping_add(1);
                 if !asserts.contains(Assert::NOCHECK) {
                     self.posted(&op, origin);
-                    self.pscw_pair(origin, me).post(&self.ctx.segment().slot(origin).bell);
+                    self.pscw_pair(origin, me).post(self.bell(origin));
                 }
             }
             e.exposure.clone_from(group);
@@ -219,10 +218,10 @@ mod api {
             if e.access_open {
                 return Err(SyncError::AccessEpochOpen);
             }
-            let me = self.ctx.rank();
+            let me = self.rank();
             if !asserts.contains(Assert::NOCHECK) {
                 let op = timing::call(Category::Sync, "start");
-                let bell = &self.ctx.segment().slot(me).bell;
+                let bell = self.bell(me);
                 for target in group.iter() {
                     let consumed = e.consumed[target as usize];
                     self.pscw_pair(me, target).wait_post(consumed, &self.ctx.waiter(), bell)?;
@@ -244,11 +243,11 @@ mod api {
             self.acc_quiesce()?;
             let mut e = self.epochs.borrow_mut();
             e.access_open = false;
-            let me = self.ctx.rank();
+            let me = self.rank();
             let op = timing::call(Category::Sync, "complete");
             for target in e.access.iter() {
                 self.completed_at(&op, target);
-                self.pscw_pair(me, target).complete(&self.ctx.segment().slot(target).bell);
+                self.pscw_pair(me, target).complete(self.bell(target));
             }
             Ok(())
         }
@@ -261,7 +260,7 @@ mod api {
                 return Err(SyncError::NoExposureEpoch);
             }
             let op = timing::call(Category::Sync, "wait");
-            let bell = &self.ctx.segment().slot(self.ctx.rank()).bell;
+            let bell = self.bell(self.rank());
             let done = || self.all_completed(&e).then_some(());
             self.ctx.waiter().wait_until(bell, done)?;
             self.completions_seen(&op, e.exposure.iter());
@@ -288,7 +287,7 @@ mod api {
 
         /// Whether every origin of the open exposure epoch has completed it.
         fn all_completed(&self, e: &super::Epochs) -> bool {
-            let me = self.ctx.rank();
+            let me = self.rank();
             e.exposure.iter().all(|o| self.pscw_pair(o, me).completed(e.posted[o as usize]))
         }
 
@@ -300,7 +299,7 @@ mod api {
 
         /// Whether RMA to `target` is allowed now (an open fence, PSCW or lock epoch).
         pub fn in_epoch(&self, target: u32) -> bool {
-            target < self.ctx.size() && self.epochs.borrow().may_access(target)
+            target < self.size() && self.epochs.borrow().may_access(target)
         }
     }
 }

@@ -12,10 +12,10 @@ use crate::protocol::atomic::op::OpError;
 /// Why a window could not be allocated or freed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WindowError {
-    /// The heap or the MPB has no room (every core gets the same error).
+    /// The heap or the MPB has no room (every member gets the same error).
     Alloc(AllocError),
     /// `rank`'s part (or the window up to and including it) does not fit a byte
-    /// count; every core gets the same error.
+    /// count; every member gets the same error.
     TooLarge {
         /// The lowest rank whose part overflows.
         rank: u32,
@@ -32,21 +32,24 @@ pub enum WindowError {
     /// Element types must have a size.
     ZeroSizedElement,
     /// `rank`'s memory for a window over existing memory is not in the shared heap
-    /// (the lowest such rank); every core gets the same error.
+    /// (the lowest such rank); every member gets the same error.
     OutsideHeap {
         /// The lowest rank whose memory is outside the heap.
         rank: u32,
     },
     /// Freeing a window while an epoch (lock, PSCW) is still open on `rank` (the
-    /// lowest such); every core gets the same error and the window is leaked.
+    /// lowest such); every member gets the same error and the window is leaked.
     EpochOpen {
         /// The lowest rank with an epoch open.
         rank: u32,
     },
     /// The owner-computes agent thread could not be started.
     AgentStart,
+    /// MPB placement for a window over a communicator, but the job has reserved no MPB
+    /// window pool (`CoreContext::reserve_mpb_pool`); every member gets the same error.
+    NoMpbPool,
     /// Checking mode: the cores passed different arguments to this collective window
-    /// call (or are not in the same call); every core gets this error, nothing was
+    /// call (or are not in the same call); every member gets this error, nothing was
     /// allocated or freed, and the job goes on. Without checking mode such a program is
     /// erroneous.
     Mismatch {
@@ -62,14 +65,15 @@ pub enum WindowError {
     Aborted(JobAborted),
 }
 
-/// Why a put, get or ARMW was refused.
+/// Why a put, get or ARMW was refused. Ranks are the window's (team ranks: a job-wide
+/// window's are the cores', a communicator's window's the communicator's).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RmaError {
-    /// The target is not a core of the job.
+    /// The target is not one of the window's ranks.
     RankOutOfRange {
         /// The target rank.
         rank: u32,
-        /// Cores in the job.
+        /// Ranks in the window.
         size: u32,
     },
     /// Elements `index..index + len` run past the target's part of `part_len` elements.
@@ -123,13 +127,14 @@ impl From<JobAborted> for RmaError {
 }
 
 /// Why a synchronization call was refused (nothing was synchronized), or failed.
+/// Ranks are the window's (team ranks).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SyncError {
-    /// The target is not a core of the job.
+    /// The target (or a member of a PSCW group) is not one of the window's ranks.
     RankOutOfRange {
         /// The target rank.
         rank: u32,
-        /// Cores in the job.
+        /// Ranks in the window.
         size: u32,
     },
     /// Unlock or flush of a target this core has not locked.
@@ -162,7 +167,7 @@ pub enum SyncError {
     Aborted(JobAborted),
     /// Checking mode: the cores are fencing different windows (or are not all in a
     /// fence), or disagree on an assert that MPI requires of all or none (`NOPRECEDE`,
-    /// `NOSUCCEED`); every core gets this error, nothing was synchronized, and the job
+    /// `NOSUCCEED`); every member gets this error, nothing was synchronized, and the job
     /// goes on. Without checking mode such a program is erroneous.
     Mismatch {
         /// What differs: `"call"`, `"window"` or `"asserts"`.
@@ -217,6 +222,10 @@ impl fmt::Display for WindowError {
                 write!(f, "cannot free a window while rank {rank} has a lock or PSCW epoch open on it")
             }
             Self::AgentStart => write!(f, "could not start the owner-computes agent thread"),
+            Self::NoMpbPool => write!(
+                f,
+                "MPB placement for a window over a communicator needs the job's MPB window pool (reserve_mpb_pool)"
+            ),
             Self::Mismatch { what, ranks } => {
                 write!(f, "checking mode: ranks {ranks:?} disagree with the others on the window's {what}")
             }
@@ -229,7 +238,7 @@ impl fmt::Display for RmaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::RankOutOfRange { rank, size } => {
-                write!(f, "rank {rank} is not a core of this {size}-core job")
+                write!(f, "rank {rank} is not a rank of this window of {size} ranks")
             }
             Self::OutOfBounds { rank, index, len, part_len } => write!(
                 f,
@@ -255,7 +264,7 @@ impl fmt::Display for SyncError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::RankOutOfRange { rank, size } => {
-                write!(f, "rank {rank} is not a core of this {size}-core job")
+                write!(f, "rank {rank} is not a rank of this window of {size} ranks")
             }
             Self::NotLocked { rank } => write!(f, "rank {rank} is not locked by this core"),
             Self::AlreadyLocked { rank } => write!(f, "rank {rank} is already locked by this core"),

@@ -21,6 +21,7 @@ use crate::protocol::waiter::{Doorbell, Waiter};
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::epoch::Held;
 use crate::rma::error::SyncError;
+use crate::rma::team::Team;
 use crate::rma::window::Window;
 use crate::segment::CoreContext;
 use crate::segment::view::{Plain, atomics_at};
@@ -33,9 +34,9 @@ use crate::timing::{self, Category};
 pub(crate) struct LockViews<'c> {
     /// The window's lock_all word.
     all: &'c AllLock,
-    /// Its home doorbell (rank 0's).
+    /// Its home doorbell (team rank 0's).
     home: &'c Doorbell,
-    /// Each target's ticket lock and doorbell.
+    /// Each target's ticket lock and doorbell, by team rank.
     targets: Vec<(&'c TicketRwLock, &'c Doorbell)>,
     /// This core's waiter: fixed once the core has attached (its policy, CPU and
     /// background work), which it has before it can create a window.
@@ -45,19 +46,21 @@ pub(crate) struct LockViews<'c> {
 }
 
 impl<'c> LockViews<'c> {
-    /// The views of the control block at `meta` (laid out as `ctl`) of a window of `ctx`'s job.
-    pub(crate) fn new(ctx: &'c CoreContext, meta: Region, ctl: &CtlLayout) -> LockViews<'c> {
+    /// The views of the control block at `meta` (laid out as `ctl`) of a window over
+    /// `team`: each target's doorbell is its core's (its world rank's).
+    pub(crate) fn new(ctx: &'c CoreContext, team: &Team<'_>, meta: Region, ctl: &CtlLayout) -> LockViews<'c> {
         let bytes = ctx.segment().bytes(meta);
         let window: &'c WindowCtl = atomics_at(bytes, 0);
-        let targets = (0..ctx.size())
+        let bell = |t: u32| -> &'c Doorbell { &ctx.segment().slot(team.world(t)).bell };
+        let targets = (0..team.size())
             .map(|t| {
                 let target: &'c TargetCtl = atomics_at(bytes, ctl.targets + t as usize * lines(size_of::<TargetCtl>()));
-                (&*target.lock, &*ctx.segment().slot(t).bell)
+                (&*target.lock, bell(t))
             })
             .collect();
         let waiter = ctx.waiter();
         let handoff_cpu = ctx.handoff_cpu();
-        LockViews { all: &window.all, home: &ctx.segment().slot(0).bell, targets, waiter, handoff_cpu }
+        LockViews { all: &window.all, home: bell(0), targets, waiter, handoff_cpu }
     }
 }
 
@@ -127,7 +130,7 @@ impl<T: Plain> Drop for LockAllEpoch<'_, '_, T> {
 impl<'c, T: Plain> Window<'c, T> {
     #[inline]
     fn check_lock_rank(&self, rank: u32) -> Result<(), SyncError> {
-        let size = self.ctx.size();
+        let size = self.size();
         if rank >= size {
             return Err(SyncError::RankOutOfRange { rank, size });
         }
@@ -139,7 +142,7 @@ impl<'c, T: Plain> Window<'c, T> {
     fn target_lock(&self, target: u32) -> Result<(&'c TicketRwLock, &'c Doorbell), SyncError> {
         match self.lock_views.targets.get(target as usize) {
             Some(&views) => Ok(views),
-            None => Err(SyncError::RankOutOfRange { rank: target, size: self.ctx.size() }),
+            None => Err(SyncError::RankOutOfRange { rank: target, size: self.size() }),
         }
     }
 

@@ -1,6 +1,7 @@
 //! One-sided communication: windows and everything done through them.
 //!
-//! Owns window creation ([`create`]) and free ([`window`]), load/store access to parts ([`part`]),
+//! Owns window creation ([`create`]) and free ([`window`]) over a team of cores (the
+//! job, or a communicator's members: `team`), load/store access to parts ([`part`]),
 //! put/get/ARMW and request-based and strided transfers ([`transfer`]), epochs and their synchronisation ([`epoch`], with
 //! the fence, PSCW and lock protocols of `protocol`), RAII lock epochs ([`lock`]),
 //! accumulate and its strategies ([`accumulate`], `acc_view`), the owner-computes
@@ -17,6 +18,8 @@ pub mod error;
 pub mod lock;
 pub mod owner;
 pub mod part;
+pub(crate) mod team;
+pub(crate) mod team_checks;
 pub(crate) mod timed;
 pub mod transfer;
 pub mod window;

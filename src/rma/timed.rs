@@ -1,12 +1,15 @@
 //! One-sided communication in virtual time (see `crate::timing`).
 //!
+//! Ranks here are the window's team ranks; a cost is the distance to the core that
+//! plays the rank (its world rank, `team`), and stamps are indexed by team rank.
+//!
 //! Costs: a put or get moves its bytes a line at a time between the origin's private
 //! buffer and the target's part (in the target's MPB, or in DRAM through the memory
 //! controller nearest the target); an ARMW is a read and a write of one line at the
 //! target; an accumulate reads and writes every line it touches. Each is one library
 //! call. RMA itself carries no stamp: a target learns of it only through a
 //! synchronisation, and those carry the time:
-//! - **fence**: a meeting of every core (`timing::meet`), its stamps keyed by the fence
+//! - **fence**: a meeting of every member (`timing::meet`), its stamps keyed by the fence
 //!   count's parity, as the core barrier's are;
 //! - **PSCW**: a post stamps the pair word the origin's start waits for, a complete the
 //!   pair word the target's wait reads (per pair, so exact: a pair's next post waits
@@ -82,15 +85,22 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     fn pair_stamp(&self, origin: u32, target: u32, complete: bool) -> Option<&'c AtomicU64> {
-        self.stamp_word(StampLayout::pair(self.ctx.size() as usize, origin, target) + 8 * usize::from(complete))
+        self.stamp_word(StampLayout::pair(self.size() as usize, origin, target) + 8 * usize::from(complete))
     }
 
-    /// One line between this core and `target`'s part.
-    fn part_line_ps(op: &Op<'_>, placement: Placement, target: u32) -> Ps {
-        match placement {
-            Placement::Mpb => op.clock().mpb_line_ps(target),
-            Placement::Dram => op.clock().dram_line_ps(target),
+    /// One line between this core and team rank `target`'s part (in its core's MPB,
+    /// or in DRAM near its core).
+    fn part_line_ps(&self, op: &Op<'_>, target: u32) -> Ps {
+        let core = self.team.world(target);
+        match self.placement {
+            Placement::Mpb => op.clock().mpb_line_ps(core),
+            Placement::Dram => op.clock().dram_line_ps(core),
         }
+    }
+
+    /// One DRAM line between this core and memory near team rank `rank`'s core.
+    fn dram_near(&self, op: &Op<'_>, rank: u32) -> Ps {
+        op.clock().dram_line_ps(self.team.world(rank))
     }
 
     /// Runs `body`, a put or get of `bytes` with `target`'s part: in virtual time a
@@ -135,7 +145,7 @@ impl<'c, T: Plain> Window<'c, T> {
         let op = timing::call(category, name);
         if let Some(op) = &op {
             let c = op.clock();
-            op.charge(c.lines(bytes) * (c.private_line_ps(bytes) + passes * Self::part_line_ps(op, self.placement, target)));
+            op.charge(c.lines(bytes) * (c.private_line_ps(bytes) + passes * self.part_line_ps(op, target)));
         }
         body()
     }
@@ -143,47 +153,47 @@ impl<'c, T: Plain> Window<'c, T> {
     /// A fence's arrival (parity of this window's fence count).
     pub(crate) fn fence_arrive(&self, op: &Option<Op<'static>>, parity: u32) {
         if let Some(op) = op {
-            meet::arrive(op, self.rank_stamp(self.ctx.rank(), FENCE + 8 * parity as usize), op.clock().dram_line_ps(0));
+            meet::arrive(op, self.rank_stamp(self.rank(), FENCE + 8 * parity as usize), self.dram_near(op, 0));
         }
     }
 
     /// A fence's end: everyone's arrival, then the release's read.
     pub(crate) fn fence_leave(&self, op: &Option<Op<'static>>, parity: u32) {
         if let Some(op) = op {
-            let arrivals = (0..self.ctx.size()).map(|r| self.rank_stamp(r, FENCE + 8 * parity as usize));
-            meet::leave(op, arrivals, op.clock().dram_line_ps(0));
+            let arrivals = (0..self.size()).map(|r| self.rank_stamp(r, FENCE + 8 * parity as usize));
+            meet::leave(op, arrivals, self.dram_near(op, 0));
         }
     }
 
     /// A post to `origin` (before its publishing store).
     pub(crate) fn posted(&self, op: &Option<Op<'static>>, origin: u32) {
         if let Some(op) = op {
-            op.charge(op.clock().dram_line_ps(origin));
-            op.stamp(self.pair_stamp(origin, self.ctx.rank(), false));
+            op.charge(self.dram_near(op, origin));
+            op.stamp(self.pair_stamp(origin, self.rank(), false));
         }
     }
 
     /// `target`'s post, seen by this core's start.
     pub(crate) fn post_seen(&self, op: &Option<Op<'static>>, target: u32) {
         if let Some(op) = op {
-            op.observe_word(self.pair_stamp(self.ctx.rank(), target, false), op.clock().dram_line_ps(self.ctx.rank()));
+            op.observe_word(self.pair_stamp(self.rank(), target, false), self.dram_near(op, self.rank()));
         }
     }
 
     /// A completion at `target` (before its publishing store).
     pub(crate) fn completed_at(&self, op: &Option<Op<'static>>, target: u32) {
         if let Some(op) = op {
-            op.charge(op.clock().dram_line_ps(self.ctx.rank()));
-            op.stamp(self.pair_stamp(self.ctx.rank(), target, true));
+            op.charge(self.dram_near(op, self.rank()));
+            op.stamp(self.pair_stamp(self.rank(), target, true));
         }
     }
 
     /// The completions of `origins`, seen by this core's wait (or successful test).
     pub(crate) fn completions_seen(&self, op: &Option<Op<'static>>, origins: impl Iterator<Item = u32>) {
         if let Some(op) = op {
-            let me = self.ctx.rank();
+            let me = self.rank();
             for origin in origins {
-                op.observe_word(self.pair_stamp(origin, me, true), op.clock().dram_line_ps(origin));
+                op.observe_word(self.pair_stamp(origin, me, true), self.dram_near(op, origin));
             }
         }
     }
@@ -201,7 +211,7 @@ impl<'c, T: Plain> Window<'c, T> {
     #[cold]
     #[inline(never)]
     fn lock_held_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) {
-        let atomic = 2 * op.clock().dram_line_ps(target);
+        let atomic = 2 * self.dram_near(op, target);
         match kind {
             LockKind::Shared => op.observe_word(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED), atomic),
             LockKind::Exclusive => {
@@ -223,7 +233,7 @@ impl<'c, T: Plain> Window<'c, T> {
     #[cold]
     #[inline(never)]
     fn unlocking_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) {
-        op.charge(2 * op.clock().dram_line_ps(target));
+        op.charge(2 * self.dram_near(op, target));
         op.stamp(self.rank_stamp(target, PART_RELEASED));
         if kind == LockKind::Exclusive {
             op.stamp(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED));
@@ -234,14 +244,14 @@ impl<'c, T: Plain> Window<'c, T> {
     /// `lock_all`, now held: every exclusive release before it.
     pub(crate) fn lock_all_held(&self, op: &Option<Op<'static>>) {
         if let Some(op) = op {
-            op.observe_word(self.stamp_word(EXCLUSIVE_RELEASED), 2 * op.clock().dram_line_ps(0));
+            op.observe_word(self.stamp_word(EXCLUSIVE_RELEASED), 2 * self.dram_near(op, 0));
         }
     }
 
     /// `unlock_all` (before its releasing store).
     pub(crate) fn unlocking_all(&self, op: &Option<Op<'static>>) {
         if let Some(op) = op {
-            op.charge(2 * op.clock().dram_line_ps(0));
+            op.charge(2 * self.dram_near(op, 0));
             op.stamp(self.stamp_word(ALL_RELEASED));
         }
     }

@@ -1,18 +1,23 @@
-//! Windows: memory that every core exposes for one-sided access (`MPI_Win_allocate`).
+//! Windows: memory that every member of a team exposes for one-sided access
+//! (`MPI_Win_allocate`).
 //!
 //! Every part of a window lives in the shared segment, so a remote access is a copy or
-//! an atomic on mapped memory and the target never takes part. Creation is collective
-//! (`rma::create`).
+//! an atomic on mapped memory and the target never takes part. A window spans a team
+//! (`team`): every core of the job ([`Window::create`]), or the members of a
+//! communicator (`coll::Comm::window`); ranks are team ranks. Creation is collective
+//! over the team (`rma::create`).
 //!
-//! The control block's layout is in `rma::control`. Freeing is collective: each core
+//! The control block's layout is in `rma::control`. Freeing is collective: each member
 //! writes into its size-table entry (unused after creation) whether it still has an
-//! epoch open, then a barrier (nobody still
-//! accesses; the votes are visible to all); unless some core voted no, both regions
-//! return to their allocators. A window dropped without `free` (or whose `free` was
-//! refused) becomes an orphan of its core (`segment::reclaim`): its memory returns to
-//! the allocators at the first job-wide collective allocation after every core dropped
-//! it (the drop of one core cannot be collective, so the cores compare what they
-//! dropped there).
+//! epoch open, then the members' barrier (nobody still accesses; the votes are visible
+//! to all); unless some member voted no, the memory returns to its allocators: a
+//! job-wide window's through the job's collective frees, a communicator's window's by
+//! the member that releases it last (`team`). A job-wide window dropped without `free`
+//! (or whose `free` was refused) becomes an orphan of its core (`segment::reclaim`):
+//! its memory returns to the allocators at the first job-wide collective allocation
+//! after every core dropped it (the drop of one core cannot be collective, so the cores
+//! compare what they dropped there). A communicator's window dropped so is released by
+//! its release count like a freed one (`team`).
 //!
 //! [`Window`] has an example of every epoch kind.
 
@@ -22,19 +27,20 @@ use std::marker::PhantomData;
 use shm_layout::Region;
 
 use crate::protocol::agree::Fingerprint;
-use crate::segment::collective_alloc::HeapRegion;
-use crate::segment::reclaim::Orphan;
-use crate::segment::CoreContext;
-use crate::rma::epoch::Epochs;
-use crate::segment::mpb::MpbRegion;
 use crate::protocol::payload::Payload;
 use crate::protocol::pscw::PairWords;
 use crate::protocol::rwlock::TicketRwLock;
-use crate::segment::mapping::SharedBytes;
-use crate::rma::part::Part;
-use crate::segment::view::{Plain, atomics_at};
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
+use crate::rma::epoch::Epochs;
 use crate::rma::error::{RmaError, WindowError};
+use crate::rma::part::Part;
+use crate::rma::team::Team;
+use crate::segment::CoreContext;
+use crate::segment::collective_alloc::HeapRegion;
+use crate::segment::mapping::SharedBytes;
+use crate::segment::mpb::MpbRegion;
+use crate::segment::reclaim::Orphan;
+use crate::segment::view::{Plain, atomics_at};
 
 /// Where a window's parts live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -50,23 +56,31 @@ pub enum Placement {
 pub(crate) enum Data {
     None,
     Heap(HeapRegion),
+    /// A symmetric MPB allocation (job-wide windows).
     Mpb(MpbRegion),
+    /// A range of the MPB window pool (windows over a communicator).
+    Pool(MpbRegion),
 }
 
-/// A window of `T` elements over every core of the job. Collective calls (allocation,
-/// [`Window::fence`], [`Window::free`]) must be made by every core in the same order.
+/// A window of `T` elements over a team of cores: every core of the job
+/// ([`Window::create`], [`crate::Core::window`]) or the members of a communicator
+/// ([`crate::Comm::window`]). Its ranks are the team's: world ranks for a job-wide
+/// window, communicator ranks otherwise ([`Window::rank`], [`Window::members`]).
+/// Collective calls (allocation, [`Window::fence`], [`Window::free`]) must be made by
+/// every member in the same order.
 ///
-/// Every core must create a window with the same element type, placement and
+/// Every member must create a window with the same element type, placement and
 /// accumulate strategy (lengths may differ), and free the same window at the same
 /// point. A program that breaks this is erroneous, as in MPI: without checking mode it
 /// may hang or corrupt the window. In checking mode ([`CoreContext::checking`])
-/// creation and [`Window::free`] first compare those arguments across the cores and
-/// return [`WindowError::Mismatch`] on every core, naming the ranks that disagree;
+/// creation and [`Window::free`] first compare those arguments across the members and
+/// return [`WindowError::Mismatch`] on every member, naming the ranks that disagree;
 /// nothing is allocated or freed, and the job goes on.
 ///
-/// A window dropped without [`Window::free`] does not leak: its memory returns to the
-/// heap (and MPBs) at the first job-wide collective allocation after every core dropped
-/// it ([`CoreContext::orphaned`] counts what waits for that).
+/// A window dropped without [`Window::free`] does not leak. A job-wide window's memory
+/// returns to the heap (and MPBs) at the first job-wide collective allocation after
+/// every core dropped it ([`CoreContext::orphaned`] counts what waits for that); a
+/// communicator's window's, when its last member has freed or dropped it.
 ///
 /// # Examples
 ///
@@ -115,19 +129,22 @@ pub(crate) enum Data {
 /// ```
 pub struct Window<'c, T: Plain> {
     pub(crate) ctx: &'c CoreContext,
+    /// The cores it spans, and how its collective steps run (`team`).
+    pub(crate) team: Team<'c>,
     pub(super) placement: Placement,
     pub(super) meta: HeapRegion,
     pub(super) meta_abs: Region,
     pub(super) ctl: CtlLayout,
     pub(super) data: Data,
-    /// Each rank's part, as an absolute region of the segment.
+    /// Each team rank's part, as an absolute region of the segment.
     pub(super) parts: Vec<Region>,
     pub(crate) epochs: RefCell<Epochs>,
     /// Plain stores (puts, atomic stores) were issued since the last flush.
     pub(crate) pending_stores: Cell<bool>,
-    /// This window's window-table entry (rank 0 lists it).
+    /// This window's window-table entry (team rank 0 lists it).
     pub(super) table_entry: Option<usize>,
-    /// Set once `free` returns the memory (else the drop makes the window an orphan).
+    /// Set once `free` returns the memory (else the drop makes a job-wide window an
+    /// orphan, and releases a communicator's window: `team`).
     pub(super) released: Cell<bool>,
     /// Accumulate strategy state (see `accumulate`).
     pub(crate) acc: crate::rma::accumulate::AccSlot<'c>,
@@ -136,13 +153,20 @@ pub struct Window<'c, T: Plain> {
     pub(super) _elem: PhantomData<T>,
 }
 
-/// A window dropped without `free` (or whose `free` was refused) becomes an orphan of
-/// this core, reclaimed once every core dropped it (module docs). Its owner-computes
-/// agent, if any, stops when the accumulate state drops, right after this.
+/// A job-wide window dropped without `free` (or whose `free` was refused) becomes an
+/// orphan of this core, reclaimed once every core dropped it (module docs); its
+/// owner-computes agent, if any, stops when the accumulate state drops, right after
+/// this. A communicator's window is released (`team`), its agent stopped first.
 impl<T: Plain> Drop for Window<'_, T> {
     fn drop(&mut self) {
-        if !self.released.get() {
+        if self.released.get() {
+            return;
+        }
+        if self.team.is_job() {
             self.ctx.orphan(self.as_orphan());
+        } else {
+            let block = self.acc_take();
+            self.leave(block, true);
         }
     }
 }
@@ -158,7 +182,7 @@ impl<'c, T: Plain> Window<'c, T> {
         self.placement
     }
 
-    /// Elements in `rank`'s part.
+    /// Elements in team rank `rank`'s part.
     #[inline]
     pub fn len_of(&self, rank: u32) -> Result<usize, RmaError> {
         self.check_rank(rank)?;
@@ -173,7 +197,7 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// Elements in this core's part.
     pub fn len(&self) -> usize {
-        self.parts[self.ctx.rank() as usize].len / size_of::<T>()
+        self.parts[self.rank() as usize].len / size_of::<T>()
     }
 
     /// Whether this core's part has no elements.
@@ -181,30 +205,35 @@ impl<'c, T: Plain> Window<'c, T> {
         self.len() == 0
     }
 
-    /// Collective: frees the window. If any core still has a lock or PSCW epoch open
-    /// on it, every core gets [`WindowError::EpochOpen`] naming the lowest such rank,
+    /// Collective: frees the window. If any member still has a lock or PSCW epoch open
+    /// on it, every member gets [`WindowError::EpochOpen`] naming the lowest such rank,
     /// and nothing is freed: the window is then dropped without free, and its memory
-    /// is reclaimed once every core dropped it (see `segment::reclaim`).
+    /// is reclaimed once every member dropped it (module docs).
     pub fn free(self) -> Result<(), WindowError> {
-        self.ctx.agree_world(&Fingerprint::new("window free").field("window", self.meta.offset as u64))??;
+        self.agree(&Fingerprint::new("window free").field("window", self.meta.offset as u64))??;
         let open = self.epochs.borrow().passive_or_pscw_open();
         let vote = |r: u32| self.ctl.size_entry(r);
-        self.meta_bytes().write(vote(self.ctx.rank()), &u64::from(open).to_le_bytes());
+        self.meta_bytes().write(vote(self.rank()), &u64::from(open).to_le_bytes());
         self.acc_quiesce()?;
         // Nobody may still be accessing any part when the memory is reused. The barrier
-        // (Release/Acquire) also shows every vote to every core; nobody writes a vote
-        // again before the next barrier, in `heap_free`, which all pass after reading.
-        self.ctx.barrier()?;
+        // (Release/Acquire) also shows every vote to every member; nobody writes a vote
+        // again: a job-wide window's members pass `heap_free`'s barrier after reading,
+        // before the block can be reused, and a communicator's window's leave after
+        // reading, the last of them returning the block.
+        self.team_barrier()?;
         let voted_open = |r: &u32| {
             let mut b = [0u8; 8];
             self.meta_bytes().read(vote(*r), &mut b);
             u64::from_le_bytes(b) != 0
         };
-        if let Some(rank) = (0..self.ctx.size()).find(voted_open) {
+        if let Some(rank) = (0..self.size()).find(voted_open) {
             return Err(WindowError::EpochOpen { rank });
         }
-        // From here every core returns the memory itself: the drop must not orphan it.
+        // From here the memory is returned here: the drop must do nothing.
         self.released.set(true);
+        if !self.team.is_job() {
+            return self.free_team();
+        }
         if let Some(entry) = self.table_entry {
             crate::segment::wintable::unregister(self.ctx.segment(), entry);
         }
@@ -213,6 +242,8 @@ impl<'c, T: Plain> Window<'c, T> {
             Data::None => {}
             Data::Heap(r) => self.ctx.heap_free(r)?,
             Data::Mpb(r) => self.ctx.mpb_free(r)?,
+            // The pool serves windows over a communicator only.
+            Data::Pool(_) => {}
         }
         self.ctx.heap_free(self.meta)?;
         Ok(())
@@ -226,16 +257,19 @@ impl<'c, T: Plain> Window<'c, T> {
             Data::None => {}
             Data::Heap(r) => heap.push(r),
             Data::Mpb(r) => mpb.push(r),
+            // The pool serves windows over a communicator only, which are never orphans.
+            Data::Pool(_) => {}
         }
         heap.extend(self.acc_block());
         Orphan { id: self.meta.offset as u64, heap, mpb, table_entry: self.table_entry }
     }
 
+    /// Checks that `rank` is one of the window's (team) ranks: against the parts'
+    /// count, so that the indexing that follows needs no bounds check of its own.
     #[inline]
     pub(crate) fn check_rank(&self, rank: u32) -> Result<(), RmaError> {
-        let size = self.ctx.size();
-        if rank >= size {
-            return Err(RmaError::RankOutOfRange { rank, size });
+        if rank as usize >= self.parts.len() {
+            return Err(RmaError::RankOutOfRange { rank, size: self.parts.len() as u32 });
         }
         Ok(())
     }
@@ -287,7 +321,7 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     #[inline]
-    fn meta_bytes(&self) -> SharedBytes<'c> {
+    pub(crate) fn meta_bytes(&self) -> SharedBytes<'c> {
         self.ctx.segment().bytes(self.meta_abs)
     }
 
@@ -322,7 +356,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// Whether a passive-target epoch (lock or lock_all) gives access to `target` now:
     /// where request-based RMA (`MPI_Rput` and the others) may be issued.
     pub fn in_passive_epoch(&self, target: u32) -> bool {
-        target < self.ctx.size() && self.epochs.borrow().passive(target)
+        target < self.size() && self.epochs.borrow().passive(target)
     }
 
     /// The address of `rank`'s part in this process's mapping of the segment (the base
@@ -336,7 +370,7 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// This core's part, for local loads and stores.
     pub fn local(&self) -> Part<'_, 'c, T> {
-        Part { win: self, rank: self.ctx.rank() }
+        Part { win: self, rank: self.rank() }
     }
 
     /// Direct load/store access to `rank`'s part (`MPI_Win_shared_query`): every part

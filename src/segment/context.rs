@@ -93,6 +93,8 @@ pub struct CoreContext {
     cpu: Option<u16>,
     /// This core's replica of the symmetric MPB allocator (see `mpb`).
     pub(crate) mpb_allocator: Mutex<FreeList>,
+    /// The job's MPB window pool, once reserved (see `mpb_pool`).
+    pub(crate) mpb_pool: OnceLock<crate::segment::mpb_pool::MpbPool>,
     /// How many world-collective heap calls this core has made (see `collective_alloc`).
     pub(crate) heap_calls: Mutex<u64>,
     /// The background work every wait drives, once registered.
@@ -131,6 +133,7 @@ impl CoreContext {
             policy,
             cpu,
             mpb_allocator,
+            mpb_pool: OnceLock::new(),
             heap_calls: Mutex::new(0),
             background: OnceLock::new(),
             checking: checking_from_env(),

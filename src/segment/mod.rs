@@ -2,7 +2,7 @@
 //!
 //! Owns the mapping and its validation ([`mapping`]), typed views of shared memory and
 //! the byte copies in and out of it ([`view`]), the per-core message-passing buffers
-//! ([`mpb`]), the shared heap's collective allocation ([`collective_alloc`]), private
+//! ([`mpb`]) and the MPB window pool of windows over communicators ([`mpb_pool`]), the shared heap's collective allocation ([`collective_alloc`]), private
 //! memory mapped onto heap pages ([`adopt`]), the reclaiming of windows dropped without
 //! free ([`reclaim`]), the window table ([`wintable`]) and the job's host clock
 //! (`clock`).
@@ -17,6 +17,7 @@ pub mod collective_alloc;
 pub mod context;
 pub mod mapping;
 pub mod mpb;
+pub mod mpb_pool;
 pub mod reclaim;
 pub mod view;
 pub mod wait_mark;
@@ -25,5 +26,6 @@ pub mod wintable;
 pub use context::{CoreContext, MeshPosition};
 pub use mapping::{AttachError, CreateError, Segment, SharedBytes};
 pub use mpb::{Flag, FlagError, MpbError, MpbRegion};
+pub use mpb_pool::{MpbPool, PoolError};
 pub use view::Plain;
 pub use wait_mark::{MarkGuard, WaitMark};

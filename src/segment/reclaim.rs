@@ -29,7 +29,9 @@
 //! a control block is not reused before its window is reclaimed.
 //!
 //! Communicators need no agreement: their memory is the heap's alone, and the last
-//! member to drop one returns it (see `coll::comm`).
+//! member to drop one returns it (see `coll::comm`). Windows over a communicator are
+//! never orphans for the same reason: their memory (heap, and the MPB window pool's) is
+//! returned by the last member to release them (see `rma::team`).
 
 use crate::protocol::agree::{Fingerprint, MEMBER_BYTES, hash_words};
 use crate::segment::collective_alloc::HeapRegion;

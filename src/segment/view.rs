@@ -102,6 +102,9 @@ pub fn zeroed<T: Plain>() -> T {
 unsafe impl AtomicsOnly for AtomicU64 {}
 // SAFETY: one cache-padded `AtomicU64`, valid as zero (generation 0, nobody arrived).
 unsafe impl AtomicsOnly for crate::protocol::barrier::BarrierState {}
+// SAFETY: a lock line of `AtomicU32`s, then `AtomicU64`s; valid as zero (unlocked, no
+// free range).
+unsafe impl<const N: usize, const G: usize> AtomicsOnly for crate::protocol::alloc::heap::HeapAllocator<N, G> {}
 // SAFETY: two cache-padded lines of `AtomicU32`s.
 unsafe impl AtomicsOnly for crate::protocol::ring::srb::SrbCounters {}
 // SAFETY: four `AtomicU32`s.

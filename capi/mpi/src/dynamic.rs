@@ -4,16 +4,17 @@
 //! The sccemu window's part is the whole shared heap on every rank, so any attached
 //! memory (from `MPI_Alloc_mem`, or adopted onto heap pages) is a byte range of it.
 //! Each rank publishes what it attached in its part of a table window of its own
-//! (`sccemu::Window<u64>`): a generation, a count, then `(address, bytes, heap offset)`
+//! (`sccemu::Window<u64>` over the same communicator, so that its ranks are the
+//! window's): a generation, a count, then `(address, bytes, heap offset)`
 //! per attachment. An origin translates a displacement (an address in the target) by
 //! finding the attachment that holds the whole access; it keeps each target's table
 //! and reads it again only when the target's generation changed. As MPI requires, the
 //! program orders an attach before the accesses to it (and a detach after them) with
 //! some synchronization, so plain copies of the table are enough.
 
-use sccemu::segment::CoreContext;
 use sccemu::{Placement, Window, WindowError};
 
+use crate::comm::CommObj;
 use crate::error::{MpiError, MpiResult, class, fail};
 
 /// Attachments per rank.
@@ -40,10 +41,10 @@ pub struct AttachTable {
 }
 
 impl AttachTable {
-    /// Collective: the table window of a dynamic window over `ranks` ranks.
-    pub fn create(ctx: &'static CoreContext, ranks: usize) -> Result<AttachTable, WindowError> {
-        let table = Window::create(ctx, TABLE_WORDS, Placement::Dram)?;
-        Ok(AttachTable { table, mine: Vec::new(), generation: 0, seen: vec![None; ranks] })
+    /// Collective over `comm`: the table window of a dynamic window over it.
+    pub fn create(comm: &CommObj) -> Result<AttachTable, WindowError> {
+        let table = comm.coll().window(TABLE_WORDS, Placement::Dram)?;
+        Ok(AttachTable { table, mine: Vec::new(), generation: 0, seen: vec![None; comm.size() as usize] })
     }
 
     /// Collective: frees the table window (the dynamic window is being freed).
@@ -91,10 +92,10 @@ impl AttachTable {
         Ok(adopted)
     }
 
-    /// The heap offset of `bytes` at address `addr` of rank `world` (its world rank,
-    /// `rank` in the window's communicator).
-    pub fn translate(&mut self, rank: usize, world: u32, addr: usize, bytes: usize) -> MpiResult<usize> {
-        let part = self.table.shared_query(world).map_err(crate::win::rma_error)?;
+    /// The heap offset of `bytes` at address `addr` of rank `rank` (of the window's
+    /// communicator).
+    pub fn translate(&mut self, rank: usize, addr: usize, bytes: usize) -> MpiResult<usize> {
+        let part = self.table.shared_query(rank as u32).map_err(crate::win::rma_error)?;
         let generation = part.get(0).map_err(crate::win::rma_error)?;
         let fresh = matches!(&self.seen[rank], Some((g, _)) if *g == generation);
         if !fresh {

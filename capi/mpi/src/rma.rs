@@ -37,10 +37,11 @@ pub struct TargetSpec {
     pub map: TypeRef,
 }
 
-/// Where a call's target buffer starts: the sccemu rank and byte index of its element 0.
+/// Where a call's target buffer starts: the sccemu window's rank (the communicator's)
+/// and the byte index of its element 0.
 #[derive(Clone, Copy)]
 struct Landing {
-    world: u32,
+    rank: u32,
     start: usize,
 }
 
@@ -66,9 +67,9 @@ fn land(obj: &WinObj, attached: Option<&mut AttachTable>, t: &TargetSpec) -> Mpi
     let overflow = || range(format!("displacement {} overflows", t.disp));
     let unit = if obj.flavor == Flavor::Dynamic { 1 } else { target.disp_unit as isize };
     let base = t.disp.checked_mul(unit).ok_or_else(overflow)?;
-    let world = target.world;
+    let rank = t.rank as u32;
     if t.count == 0 || t.map.size == 0 {
-        return Ok(Some(Landing { world, start: base.max(0) as usize }));
+        return Ok(Some(Landing { rank, start: base.max(0) as usize }));
     }
     let (lo, hi) = span(&t.map, t.count).ok_or_else(overflow)?;
     let (lo, hi) = (base.checked_add(lo).ok_or_else(overflow)?, base.checked_add(hi).ok_or_else(overflow)?);
@@ -77,7 +78,7 @@ fn land(obj: &WinObj, attached: Option<&mut AttachTable>, t: &TargetSpec) -> Mpi
     }
     let start = match attached {
         Some(table) => {
-            let offset = table.translate(t.rank as usize, world, lo as usize, (hi - lo) as usize)?;
+            let offset = table.translate(t.rank as usize, lo as usize, (hi - lo) as usize)?;
             (offset as isize + (base - lo)) as usize
         }
         None if hi as usize > target.size => {
@@ -88,7 +89,7 @@ fn land(obj: &WinObj, attached: Option<&mut AttachTable>, t: &TargetSpec) -> Mpi
         }
         None => base as usize,
     };
-    Ok(Some(Landing { world, start }))
+    Ok(Some(Landing { rank, start }))
 }
 
 /// Calls `f(at, len)` for the data runs of `count` elements of `map` from byte `start`
@@ -135,7 +136,7 @@ pub fn put(obj: &WinObj, origin: &Buffer<'_>, t: &TargetSpec) -> MpiResult<()> {
         let Some(l) = land(obj, attached, t)? else { return Ok(()) };
         let mut k = 0;
         each_run(&t.map, t.count, l.start, |at, len| {
-            win.put(l.world, at, &data[k..k + len]).map_err(rma_error)?;
+            win.put(l.rank, at, &data[k..k + len]).map_err(rma_error)?;
             k += len;
             Ok(())
         })
@@ -158,7 +159,7 @@ pub fn get(obj: &WinObj, origin: &Buffer<'_>, t: &TargetSpec) -> MpiResult<()> {
         let Some(l) = land(obj, attached, t)? else { return Ok(()) };
         let mut k = 0;
         each_run(&t.map, t.count, l.start, |at, len| {
-            win.get(l.world, at, &mut dst[k..k + len]).map_err(rma_error)?;
+            win.get(l.rank, at, &mut dst[k..k + len]).map_err(rma_error)?;
             k += len;
             Ok(())
         })
@@ -191,8 +192,8 @@ fn acc_runs<T: sccemu::AccElem>(
     each_run(&t.map, t.count, l.start, |at, len| {
         let n = len / prim.size();
         let result = match old.as_deref_mut() {
-            Some(old) => win.get_accumulate_as(l.world, at, &src[k..k + n], &mut old[k..k + n], op),
-            None => win.accumulate_as(l.world, at, &src[k..k + n], op),
+            Some(old) => win.get_accumulate_as(l.rank, at, &src[k..k + n], &mut old[k..k + n], op),
+            None => win.accumulate_as(l.rank, at, &src[k..k + n], op),
         };
         result.map_err(acc_error)?;
         k += n;
@@ -271,7 +272,7 @@ pub fn fetch_and_op(obj: &WinObj, value: &Element, t: &TargetSpec, op: Op) -> Mp
     with_prim!(prim, T => {
         let v: T = read_elem(value, prim);
         let old = with_win(obj, |win, attached| match land(obj, attached, t)? {
-            Some(l) => win.fetch_and_op_as(l.world, l.start, v, op).map_err(acc_error),
+            Some(l) => win.fetch_and_op_as(l.rank, l.start, v, op).map_err(acc_error),
             None => Ok(T::default()),
         })?;
         Ok(write_elem(old, prim))
@@ -295,7 +296,7 @@ pub fn compare_and_swap(
     with_prim!(prim, T => {
         let (v, c): (T, T) = (read_elem(value, prim), read_elem(compare, prim));
         let old = with_win(obj, |win, attached| match land(obj, attached, t)? {
-            Some(l) => win.compare_and_swap_as(l.world, l.start, c, v).map_err(acc_error),
+            Some(l) => win.compare_and_swap_as(l.rank, l.start, c, v).map_err(acc_error),
             None => Ok(T::default()),
         })?;
         Ok(write_elem(old, prim))
@@ -305,10 +306,10 @@ pub fn compare_and_swap(
 /// Checks that a request-based call may start: a passive-target epoch is open on the
 /// target (`MPI_PROC_NULL` always may).
 pub fn check_passive(obj: &WinObj, rank: c_int) -> MpiResult<()> {
-    let Some(target) = usize::try_from(rank).ok().and_then(|r| obj.targets.get(r)) else {
+    let Some(target) = usize::try_from(rank).ok().filter(|&r| r < obj.targets.len()) else {
         return Ok(());
     };
-    let passive = with_win(obj, |win, _| Ok(win.in_passive_epoch(target.world)))?;
+    let passive = with_win(obj, |win, _| Ok(win.in_passive_epoch(target as u32)))?;
     if !passive {
         return fail(class::RMA_SYNC, format!("request-based RMA to rank {rank} needs a lock epoch on it"));
     }

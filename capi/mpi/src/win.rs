@@ -1,14 +1,19 @@
 //! MPI windows on sccemu windows of bytes.
 //!
-//! An MPI window is an `sccemu::Window<u8>` over every core of the job (so its
-//! communicator must hold every process, in any order), whose index is a byte offset
-//! into each target's part: a displacement times the target's `disp_unit`. Each rank's
-//! part is memory it brings (`Window::create_over`) or that the window allocates:
+//! An MPI window is an `sccemu::Window<u8>` over the members of its communicator
+//! (`sccemu::Comm::window`: any communicator, a sub-communicator of any size or order,
+//! `MPI_COMM_SELF`), whose ranks are the communicator's, and whose index is a byte
+//! offset into each target's part: a displacement times the target's `disp_unit`. So
+//! every rank argument of a window call (targets, lock and flush ranks) is a rank of the
+//! window's communicator, passed to sccemu as it is; the processes of a PSCW group are
+//! translated to their ranks there (`winsync`). Each rank's part is memory it brings
+//! (`Comm::window_over`) or that the window allocates:
 //! - `MPI_Win_create`: the caller's buffer, in place: memory from `MPI_Alloc_mem` is
 //!   in the shared heap already; any other is adopted (its pages remapped onto heap
 //!   pages, `CoreContext::adopt`) until the window is freed;
 //! - `MPI_Win_allocate`: parts the sccemu window allocates (DRAM, or the MPB with the
-//!   info key `sccemu_placement=mpb`);
+//!   info key `sccemu_placement=mpb`: from the MPB window pool, which `MPI_Init`
+//!   reserves with every byte of the MPB that the two-sided channels leave);
 //! - `MPI_Win_allocate_shared`: one heap block that the communicator's rank 0
 //!   allocates, the parts contiguous in rank order, as MPI specifies;
 //! - `MPI_Win_create_dynamic`: every part is the whole heap, and displacements are
@@ -53,11 +58,10 @@ pub enum Flavor {
     Shared = 4,
 }
 
-/// What one rank's part is, seen from every rank.
+/// What one rank's part is, seen from every rank (by its rank in the window's
+/// communicator, which is the sccemu window's rank too).
 #[derive(Clone, Copy, Debug)]
 pub struct Target {
-    /// Its world rank (the sccemu window's rank).
-    pub world: u32,
     /// Bytes of its part.
     pub size: usize,
     /// Its displacement unit.
@@ -187,22 +191,6 @@ pub fn give_back(own: &Own) -> MpiResult<()> {
     }
 }
 
-/// The communicator's check: windows span the job.
-fn spans_job(comm: &CommObj) -> MpiResult<()> {
-    let cores = mpi()?.core.size();
-    if comm.size() != cores {
-        return fail(
-            class::COMM,
-            format!(
-                "windows need a communicator of every process ({cores}); this one has {} (windows on \
-                 sub-communicators are not supported)",
-                comm.size()
-            ),
-        );
-    }
-    Ok(())
-}
-
 /// Collective over `comm`: the memory of `MPI_Win_allocate_shared`, one heap block
 /// that rank 0 allocates, each rank's part right after the previous rank's.
 pub fn prepare_shared(
@@ -210,7 +198,7 @@ pub fn prepare_shared(
     size: MpiResult<usize>,
     disp_unit: MpiResult<usize>,
 ) -> MpiResult<Prepared> {
-    let local = spans_job(comm).and(size).and_then(|s| Ok((s, disp_unit?)));
+    let local = size.and_then(|s| Ok((s, disp_unit?)));
     let mine = match &local {
         Ok((s, _)) => [1, *s as u64],
         Err(_) => [0, 0],
@@ -254,8 +242,7 @@ pub fn create(
     prepared: MpiResult<Prepared>,
 ) -> MpiResult<c_int> {
     // Argument errors found here still take part in the agreement.
-    let prepared = spans_job(comm).and_then(|()| {
-        let p = prepared?;
+    let prepared = prepared.and_then(|p| {
         let strategy = strategy(info)?;
         let placement = placement(info)?;
         Ok((p, strategy, placement))
@@ -275,10 +262,12 @@ pub fn create(
         }
         (Ok(ready), None) => ready,
     };
-    let ctx = mpi()?.core.context();
-    let made = match prepared.part {
-        Some(part) => Window::<u8>::create_over(ctx, part, strategy),
-        None => Window::<u8>::create_with(ctx, prepared.size, placement, strategy),
+    let made = {
+        let coll = comm.coll();
+        match prepared.part {
+            Some(part) => coll.window_over::<u8>(part, strategy),
+            None => coll.window_with::<u8>(prepared.size, placement, strategy),
+        }
     };
     let win = match made {
         Ok(win) => win,
@@ -289,14 +278,13 @@ pub fn create(
     };
     let targets = all
         .chunks(3)
-        .zip(&comm.members)
-        .map(|(w, &world)| {
+        .map(|w| {
             let (size, disp_unit) = (w[1] as usize, w[2] as usize);
-            Target { world, size, disp_unit, max_disp: size / disp_unit.max(1) }
+            Target { size, disp_unit, max_disp: size / disp_unit.max(1) }
         })
         .collect();
     let attached = match flavor {
-        Flavor::Dynamic => Some(AttachTable::create(ctx, comm.size() as usize).map_err(window_error)?),
+        Flavor::Dynamic => Some(AttachTable::create(comm).map_err(window_error)?),
         _ => None,
     };
     let state =
@@ -340,18 +328,18 @@ pub fn shared_query(obj: &WinObj, rank: c_int) -> MpiResult<(usize, usize, *mut 
     if obj.flavor == Flavor::Dynamic {
         return fail(class::RMA_FLAVOR, "a dynamic window has no parts to query");
     }
-    let t = if rank == crate::p2p::PROC_NULL {
-        match obj.targets.iter().find(|t| t.size > 0) {
-            Some(t) => *t,
+    let (rank, t) = if rank == crate::p2p::PROC_NULL {
+        match obj.targets.iter().enumerate().find(|(_, t)| t.size > 0) {
+            Some((r, t)) => (r, *t),
             None => return Ok((0, obj.targets.first().map_or(1, |t| t.disp_unit), std::ptr::null_mut())),
         }
     } else {
-        match usize::try_from(rank).ok().and_then(|r| obj.targets.get(r)) {
-            Some(t) => *t,
+        match usize::try_from(rank).ok().and_then(|r| Some((r, *obj.targets.get(r)?))) {
+            Some(found) => found,
             None => return fail(class::RANK, format!("rank {rank} of a window of {}", obj.targets.len())),
         }
     };
-    let base = with_win(obj, |w, _| w.part_ptr(t.world).map_err(rma_error))?;
+    let base = with_win(obj, |w, _| w.part_ptr(rank as u32).map_err(rma_error))?;
     Ok((t.size, t.disp_unit, base.cast()))
 }
 
@@ -361,7 +349,7 @@ pub fn shared_query(obj: &WinObj, rank: c_int) -> MpiResult<(usize, usize, *mut 
 pub fn window_error(e: sccemu::WindowError) -> MpiError {
     use sccemu::WindowError as E;
     let class = match &e {
-        E::Alloc(_) | E::TooLarge { .. } | E::TooBigForMpb { .. } => class::NO_MEM,
+        E::Alloc(_) | E::TooLarge { .. } | E::TooBigForMpb { .. } | E::NoMpbPool => class::NO_MEM,
         E::EpochOpen { .. } => class::RMA_SYNC,
         E::Mismatch { .. } => class::NOT_SAME,
         E::OutsideHeap { .. } => class::BASE,

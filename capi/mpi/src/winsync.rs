@@ -1,9 +1,10 @@
 //! Synchronization of MPI windows: fence, post-start-complete-wait, locks and flushes,
 //! each the sccemu window's own (the MPICH2 protocols the project reproduces).
 //!
-//! Ranks are the window communicator's, translated to the sccemu window's (world)
-//! ranks; groups already hold world ranks. `MPI_PROC_NULL` as a lock or flush target
-//! does nothing. Assert flags map one to one onto `sccemu::Assert`, where the protocols
+//! Ranks are the window communicator's, which are the sccemu window's too; an
+//! `MPI_Group` holds processes (world ranks), translated to their ranks in the window's
+//! communicator (a process outside it is `MPI_ERR_GROUP`). `MPI_PROC_NULL` as a lock or
+//! flush target does nothing. Assert flags map one to one onto `sccemu::Assert`, where the protocols
 //! use them: `NOCHECK` skips the post/start handshake, `NOPRECEDE`/`NOSUCCEED` the
 //! fence's epoch bookkeeping; `NOSTORE` and `NOPUT` cost nothing to honour on shared
 //! memory. A lock's `NOCHECK` is accepted and the lock still taken (always correct).
@@ -13,6 +14,7 @@ use std::ffi::c_int;
 
 use sccemu::{Assert, Group, LockKind};
 
+use crate::comm::CommObj;
 use crate::error::{MpiResult, class, fail};
 use crate::win::{CachedGroup, WinObj, WinState, sync_error, with_win};
 
@@ -42,29 +44,41 @@ fn asserts(bits: c_int) -> MpiResult<Assert> {
     Ok(MODES.iter().filter(|(b, _)| bits & b != 0).fold(Assert::NONE, |a, (_, s)| a | *s))
 }
 
-/// The world rank of window rank `rank`; `None` for `MPI_PROC_NULL`.
-fn world(obj: &WinObj, rank: c_int) -> MpiResult<Option<u32>> {
+/// Window rank `rank`, checked; `None` for `MPI_PROC_NULL`.
+fn target(obj: &WinObj, rank: c_int) -> MpiResult<Option<u32>> {
     if rank == crate::p2p::PROC_NULL {
         return Ok(None);
     }
-    match usize::try_from(rank).ok().and_then(|r| obj.targets.get(r)) {
-        Some(t) => Ok(Some(t.world)),
+    match usize::try_from(rank).ok().filter(|&r| r < obj.targets.len()) {
+        Some(r) => Ok(Some(r as u32)),
         None => fail(class::RANK, format!("rank {rank} of a window of {}", obj.targets.len())),
     }
 }
 
-/// The sccemu group of `MPI_Group` handle `group`.
-fn group(handle: c_int) -> MpiResult<Group> {
-    Ok(crate::group::lookup(handle)?.iter().copied().collect())
+/// The sccemu group of `MPI_Group` handle `group`: its processes' ranks in `comm`.
+fn group(comm: &CommObj, handle: c_int) -> MpiResult<Group> {
+    let members = crate::group::lookup(handle)?;
+    let rank = |&world: &u32| match comm.rank_of_world(world) {
+        Some(r) => Ok(r),
+        None => fail(
+            class::GROUP,
+            format!("process {world} of the group is not in the window's communicator of {}", comm.size()),
+        ),
+    };
+    members.iter().map(rank).collect()
 }
 
 /// The sccemu group of `handle`, from `cache` while no group was freed since it was
 /// filled (a group never changes, and its handle is reused only after a free).
-fn cached_group(cache: &mut Option<CachedGroup>, handle: c_int) -> MpiResult<&Group> {
+fn cached_group<'a>(
+    comm: &CommObj,
+    cache: &'a mut Option<CachedGroup>,
+    handle: c_int,
+) -> MpiResult<&'a Group> {
     let frees = crate::group::frees();
     let fresh = matches!(cache, Some((h, f, _)) if *h == handle && *f == frees);
     if !fresh {
-        *cache = Some((handle, frees, group(handle)?));
+        *cache = Some((handle, frees, group(comm, handle)?));
     }
     Ok(&cache.as_ref().expect("just filled").2)
 }
@@ -80,7 +94,7 @@ fn with_group(
 ) -> MpiResult<()> {
     obj.state.with(|s| {
         let WinState { win, epoch_groups, .. } = s;
-        let g = cached_group(&mut epoch_groups[which], grp)?;
+        let g = cached_group(obj.comm, &mut epoch_groups[which], grp)?;
         let a = asserts(assert)?;
         match win {
             Some(w) => f(w, g, a).map_err(sync_error),
@@ -131,7 +145,7 @@ pub fn lock(obj: &WinObj, lock_type: c_int, rank: c_int, assert: c_int) -> MpiRe
         other => return fail(class::LOCKTYPE, format!("lock type {other} is neither exclusive nor shared")),
     };
     asserts(assert)?;
-    let Some(target) = world(obj, rank)? else { return Ok(()) };
+    let Some(target) = target(obj, rank)? else { return Ok(()) };
     with_win(obj, |w, _| {
         // The epoch stays open until MPI_Win_unlock: its guard must not close it.
         std::mem::forget(w.lock(kind, target).map_err(sync_error)?);
@@ -141,7 +155,7 @@ pub fn lock(obj: &WinObj, lock_type: c_int, rank: c_int, assert: c_int) -> MpiRe
 
 /// `MPI_Win_unlock`.
 pub fn unlock(obj: &WinObj, rank: c_int) -> MpiResult<()> {
-    let Some(target) = world(obj, rank)? else { return Ok(()) };
+    let Some(target) = target(obj, rank)? else { return Ok(()) };
     with_win(obj, |w, _| w.unlock(target).map_err(sync_error))
 }
 
@@ -162,7 +176,7 @@ pub fn unlock_all(obj: &WinObj) -> MpiResult<()> {
 
 /// `MPI_Win_flush` and `MPI_Win_flush_local` (`local`).
 pub fn flush(obj: &WinObj, rank: c_int, local: bool) -> MpiResult<()> {
-    let Some(target) = world(obj, rank)? else { return Ok(()) };
+    let Some(target) = target(obj, rank)? else { return Ok(()) };
     with_win(obj, |w, _| if local { w.flush_local(target) } else { w.flush(target) }.map_err(sync_error))
 }
 

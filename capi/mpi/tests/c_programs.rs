@@ -30,6 +30,7 @@
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
 //! | `rma_atomics` | atomicity under every accumulate strategy             | 2, 3, 7, 8 | srb, perpeer      |
 //! | `rma_fast`    | the hot one-sided calls' fast paths: results, errors  | 2, 3, 8    | srb, perpeer      |
+//! | `win_subcomm` | windows on split, reversed and self communicators     | 2, 3, 8    | srb, perpeer      |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
@@ -297,6 +298,12 @@ fn rma_fast_paths_agree_with_the_general_path() {
 }
 
 #[test]
+fn rma_windows_on_sub_communicators() {
+    // Every accumulate strategy and both placements run inside the program.
+    passes("win_subcomm");
+}
+
+#[test]
 fn thread_multiple_with_pthreads() {
     passes_with("threads", &["-pthread"], &CORES, &BOTH);
 }
@@ -341,6 +348,7 @@ fn checking_mode_accepts_correct_programs() {
         ("rma_basic", &[]),
         ("rma_atomics", &[]),
         ("rma_fast", &[]),
+        ("win_subcomm", &[]),
     ];
     all_pass(
         programs.iter().map(|&(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])),

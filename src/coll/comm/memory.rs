@@ -4,7 +4,9 @@
 //! that every offset into the area is computed in one place.
 
 use crate::coll::collectives::headers_bytes;
+use crate::protocol::abort::JobAborted;
 use crate::protocol::agree::MEMBER_BYTES;
+use crate::protocol::alloc::freelist::AllocError;
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::barrier::BarrierState;
 use crate::protocol::payload::Payload;
@@ -78,6 +80,11 @@ impl<'c> Comm<'c> {
     /// Collective: the leader allocates `bytes` from the heap (and zeroes them if
     /// `zero`); every member learns it.
     fn leader_alloc(&self, bytes: usize, zero: bool) -> Result<HeapRegion, CollError> {
+        Ok(self.leader_publish(bytes, zero)??)
+    }
+
+    /// [`Comm::leader_alloc`], its outcomes apart (the allocation's, inside the wait's).
+    pub(super) fn leader_publish(&self, bytes: usize, zero: bool) -> Result<Result<HeapRegion, AllocError>, JobAborted> {
         let call = self.allocs.get() + 1;
         self.allocs.set(call);
         let word: &AtomicU64 = self.area_word(PUBLISH_AT + (call % 2) as usize * 8);
@@ -89,8 +96,8 @@ impl<'c> Comm<'c> {
             // Relaxed: the barrier below publishes it, and the zeroes before it.
             word.store(encode_result(&region), Ordering::Relaxed);
         }
-        self.barrier_unchecked()?;
-        Ok(decode_result(word.load(Ordering::Relaxed), bytes)?)
+        self.wait_barrier()?;
+        Ok(decode_result(word.load(Ordering::Relaxed), bytes))
     }
 
     /// Staging of at least `bytes` per half and member; grows collectively.

@@ -43,12 +43,14 @@
 //! CPUs.
 //!
 //! The area's layout, the leader's allocations and the return of it all to the heap are
-//! `memory`; the error type is `error`.
+//! `memory`; windows over a communicator's members (`Comm::window`: the leader
+//! allocates the control block, then the window runs on its own) are `window`; the error
+//! type is `error`.
 
 use std::cell::{Cell, RefCell};
 
 use crate::protocol::abort::JobAborted;
-use crate::protocol::agree::{Fingerprint, MEMBER_BYTES, agree};
+use crate::protocol::agree::{Disagreement, Fingerprint, MEMBER_BYTES, agree};
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::barrier::BarrierState;
 use crate::protocol::payload::Payload;
@@ -57,6 +59,7 @@ use crate::segment::collective_alloc::HeapRegion;
 
 mod error;
 mod memory;
+mod window;
 
 pub use error::CollError;
 use memory::{area_bytes, checks_at};
@@ -132,6 +135,9 @@ pub struct Comm<'c> {
     meetings: Cell<u64>,
     /// Set once `free` returns the memory (else the drop counts this member out).
     released: Cell<bool>,
+    /// In checking mode, once it has a window: its hold on the check area its windows
+    /// share (`window`), given up when it goes.
+    window_checks: RefCell<Option<crate::rma::team_checks::CheckHold<'c>>>,
 }
 
 impl<'c> Comm<'c> {
@@ -160,6 +166,7 @@ impl<'c> Comm<'c> {
             checks: Cell::new(0),
             meetings: Cell::new(0),
             released: Cell::new(false),
+            window_checks: RefCell::new(None),
         }
     }
 
@@ -243,14 +250,19 @@ impl<'c> Comm<'c> {
     /// [`CollError::Mismatch`] on every member if they disagree; nothing otherwise.
     /// Every collective entry point calls it first.
     pub(crate) fn agree(&self, fingerprint: Fingerprint) -> Result<(), CollError> {
+        Ok(self.compare(&fingerprint)??)
+    }
+
+    /// [`Comm::agree`], its outcomes apart: for callers with error types of their own.
+    pub(crate) fn compare(&self, fingerprint: &Fingerprint) -> Result<Result<(), Disagreement>, JobAborted> {
         if !self.ctx.checking() {
-            return Ok(());
+            return Ok(Ok(()));
         }
         let seq = self.checks.get() + 1;
         self.checks.set(seq);
         let n = self.members.len();
         let slots = self.ctx.heap_bytes(self.area).slice(checks_at(n), n * MEMBER_BYTES);
-        Ok(agree(&slots, self.size(), self.rank, seq, &fingerprint, || self.wait_barrier())??)
+        agree(&slots, self.size(), self.rank, seq, fingerprint, || self.wait_barrier())
     }
 
     /// Collective: splits this communicator. Members with the same `color` form a new

@@ -33,9 +33,11 @@ struct LockLine {
     ranges: AtomicU32,
 }
 
-/// The allocator's state, in the segment's allocator region.
+/// The allocator's state, in the segment's allocator region: at most `N` free ranges,
+/// in granules of `G` bytes. The MPB window pool (`segment::mpb_pool`) is one of these
+/// too, with the MPB's granule, in a block of the heap.
 #[repr(C)]
-pub struct HeapAllocator<const N: usize = MAX_FREE_RANGES> {
+pub struct HeapAllocator<const N: usize = MAX_FREE_RANGES, const G: usize = HEAP_GRANULE> {
     lock: CachePadded<LockLine>,
     /// Results of world-collective calls, by call parity (see module docs).
     published: CachePadded<[AtomicU64; 2]>,
@@ -46,9 +48,9 @@ pub struct HeapAllocator<const N: usize = MAX_FREE_RANGES> {
 #[cfg(not(sccemu_loom))]
 const _: () = assert!(size_of::<HeapAllocator>() <= shm_layout::ALLOCATOR_BYTES);
 
-impl<const N: usize> HeapAllocator<N> {
+impl<const N: usize, const G: usize> HeapAllocator<N, G> {
     /// A heap of `len` bytes, all free (for loom models; production views the segment).
-    pub fn new(len: usize) -> HeapAllocator<N> {
+    pub fn new(len: usize) -> HeapAllocator<N, G> {
         let this = HeapAllocator {
             lock: CachePadded::new(LockLine { held: AtomicU32::new(0), ranges: AtomicU32::new(0) }),
             published: CachePadded::new([AtomicU64::new(0), AtomicU64::new(0)]),
@@ -61,7 +63,7 @@ impl<const N: usize> HeapAllocator<N> {
     /// Marks `len` bytes free but for the first `reserved` (the two-sided channels'
     /// per-pair DRAM). Only before any core can see the allocator.
     pub fn init(&self, len: usize, reserved: usize) {
-        let mut list = FreeList::new(len, HEAP_GRANULE);
+        let mut list = FreeList::new(len, G);
         if reserved > 0 {
             let taken = list.alloc(reserved).expect("the channels' reservation fits the heap");
             debug_assert_eq!(taken.offset, 0);
@@ -78,7 +80,7 @@ impl<const N: usize> HeapAllocator<N> {
                 len: l.load(Ordering::Relaxed) as usize,
             })
             .collect();
-        FreeList::from_ranges(HEAP_GRANULE, ranges)
+        FreeList::from_ranges(G, ranges)
     }
 
     fn store(&self, list: &FreeList) -> Result<(), AllocError> {

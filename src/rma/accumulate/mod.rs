@@ -225,7 +225,7 @@ impl<'c, T: Plain> Window<'c, T> {
                 let bytes = self.ctx.segment().bytes(*abs);
                 let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
                 let striping = stripings[target as usize];
-                let bell = &self.ctx.segment().slot(target).bell;
+                let bell = self.bell(target);
                 let (frame, phase) = self.acc_frame(target);
                 let frame = self.ctx.segment().bytes(frame);
                 let waiter = self.ctx.waiter();

@@ -1,4 +1,5 @@
-//! A window's accumulate strategy state: created collectively with the window, and
+//! A window's accumulate strategy state: created collectively with the window (its
+//! block allocated as the window's collective steps allocate, `team`), and
 //! consulted by every call that completes RMA (owner-computes requests must be applied
 //! first) and by every ARMW (which must share the accumulates' atomicity domain). Kept
 //! apart from the accumulate calls themselves, because those other paths reach it too.
@@ -40,8 +41,8 @@ pub(super) fn stripes_bytes(n: usize) -> usize {
 }
 
 impl<'c, T: Plain> Window<'c, T> {
-    /// Collective: allocates a window (like [`crate::Core::window`]) whose accumulates use
-    /// `strategy`. Every core must pass the same strategy.
+    /// Collective over the job: allocates a window (like [`crate::Core::window`]) whose
+    /// accumulates use `strategy`. Every core must pass the same strategy.
     pub fn create_with(
         ctx: &'c CoreContext,
         len: usize,
@@ -51,60 +52,67 @@ impl<'c, T: Plain> Window<'c, T> {
         Window::create_in(ctx, Memory::Allocate(placement, len), strategy)
     }
 
-    /// Collective: a window over `memory` whose accumulates use `strategy`.
+    /// Collective over the job: a window over `memory` whose accumulates use `strategy`.
     pub(crate) fn create_in(
         ctx: &'c CoreContext,
         memory: Memory,
         strategy: AccStrategy,
     ) -> Result<Window<'c, T>, WindowError> {
-        let win = Window::<T>::create_agreed(ctx, memory, strategy)?;
-        let n = ctx.size() as usize;
-        let me = ctx.rank();
+        Window::<T>::create_agreed(ctx, memory, strategy)?.with_strategy(strategy)
+    }
+
+    /// Collective over the window's members, right after its creation: sets up the
+    /// accumulate `strategy`'s shared state (a block allocated collectively, each
+    /// member's share initialised by its owner before the members' barrier).
+    pub(crate) fn with_strategy(self, strategy: AccStrategy) -> Result<Window<'c, T>, WindowError> {
+        let ctx = self.ctx;
+        let (n, me) = (self.size() as usize, self.rank());
         let heap = ctx.segment().layout().heap;
         let state = match strategy {
-            AccStrategy::Atomic => return Ok(win),
+            AccStrategy::Atomic => return Ok(self),
             AccStrategy::CallerComputes { granularity } => {
-                let block = match ctx.heap_alloc(stripes_bytes(n)) {
+                let block = match self.alloc_heap(stripes_bytes(n)) {
                     Ok(block) => block,
                     Err(e) => {
-                        // Every core got the same result: free the window collectively.
-                        let _ = win.free();
-                        return Err(e.into());
+                        // Every member got the same result: free the window collectively.
+                        let _ = self.free();
+                        return Err(e);
                     }
                 };
                 let abs = Region { offset: heap.offset + block.offset, len: block.len };
                 let share = stripes_bytes(1);
                 ctx.segment().bytes(abs).zero(me as usize * share, share);
                 let stripings = (0..n as u32)
-                    .map(|t| Striping::new(granularity, win.acc_frame(t).0.len, ACC_ALIGN))
+                    .map(|t| Striping::new(granularity, self.acc_frame(t).0.len, ACC_ALIGN))
                     .collect();
                 AccState::Caller { block, abs, granularity, stripings }
             }
             AccStrategy::OwnerComputes => {
-                let block = match ctx.heap_alloc(OwnerBlock::bytes(n)) {
+                let block = match self.alloc_heap(OwnerBlock::bytes(n)) {
                     Ok(block) => block,
                     Err(e) => {
-                        let _ = win.free();
-                        return Err(e.into());
+                        let _ = self.free();
+                        return Err(e);
                     }
                 };
-                let owner = OwnerBlock { abs: Region { offset: heap.offset + block.offset, len: block.len } };
+                let abs = Region { offset: heap.offset + block.offset, len: block.len };
+                let owner = OwnerBlock { abs, members: self.members().into() };
                 owner.init(ctx.segment(), me);
                 let os = |_| WindowError::AgentStart;
                 let fd = ctx.segment().fd().try_clone_to_owned().map_err(os)?;
                 let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
-                let part = win.acc_frame(me).0;
+                let part = self.acc_frame(me).0;
                 let state =
                     OwnerState::start(ctx.segment(), agent_seg, owner, me, part, ctx.waiter()).map_err(os)?;
-                let stripings = (0..n as u32).map(|t| owner_striping(win.acc_frame(t).0.len)).collect();
+                let stripings = (0..n as u32).map(|t| owner_striping(self.acc_frame(t).0.len)).collect();
                 AccState::Owner { block, state, stripings }
             }
         };
-        *win.acc.0.borrow_mut() = Some(state);
-        win.acc.1.set(true);
-        // Every core's share is initialised before anyone uses it.
-        ctx.barrier()?;
-        Ok(win)
+        *self.acc.0.borrow_mut() = Some(state);
+        self.acc.1.set(true);
+        // Every member's share is initialised before anyone uses it.
+        self.team_barrier()?;
+        Ok(self)
     }
 }
 
@@ -126,7 +134,7 @@ impl<'c, T: Plain> Window<'c, T> {
     #[doc(hidden)]
     pub fn owner_queue_for_tests(&self, owner: u32) -> Option<[Region; 3]> {
         match &*self.acc.0.borrow() {
-            Some(AccState::Owner { state, .. }) if owner < self.ctx.size() => Some(state.queue_regions(owner)),
+            Some(AccState::Owner { state, .. }) if owner < self.size() => Some(state.queue_regions(owner)),
             _ => None,
         }
     }
@@ -172,8 +180,7 @@ impl<'c, T: Plain> Window<'c, T> {
                 let locks = stripes_at(bytes, target as usize * stripes_bytes(1), MAX_STRIPES);
                 // The striping of `acc_dispatch`: the same locks guard the same bytes.
                 let striping = stripings[target as usize];
-                let bell = &self.ctx.segment().slot(target).bell;
-                lock_span(locks, striping, at, at + width, &self.ctx.waiter(), bell)?
+                lock_span(locks, striping, at, at + width, &self.ctx.waiter(), self.bell(target))?
             }
             Some(AccState::Owner { state, stripings, .. }) => {
                 state.armw_domain(target, stripings[target as usize], at, at + width)?
@@ -190,18 +197,26 @@ impl<'c, T: Plain> Window<'c, T> {
         }
     }
 
-    /// Collective, after the barrier of `free`: stops the agent and frees the block.
-    pub(crate) fn acc_free(&self) -> Result<(), WindowError> {
+    /// Ends the accumulate state: stops this core's agent (if any) and returns the
+    /// block, which is still allocated.
+    pub(crate) fn acc_take(&self) -> Option<HeapRegion> {
         self.acc.1.set(false);
-        let block = match self.acc.0.borrow_mut().take() {
-            None => return Ok(()),
-            Some(AccState::Caller { block, .. }) => block,
+        match self.acc.0.borrow_mut().take() {
+            None => None,
+            Some(AccState::Caller { block, .. }) => Some(block),
             Some(AccState::Owner { block, state, .. }) => {
                 drop(state);
-                block
+                Some(block)
             }
-        };
-        self.ctx.heap_free(block)?;
+        }
+    }
+
+    /// Collective over the job, after the barrier of a job-wide window's `free`: stops
+    /// the agent and frees the block.
+    pub(crate) fn acc_free(&self) -> Result<(), WindowError> {
+        if let Some(block) = self.acc_take() {
+            self.ctx.heap_free(block)?;
+        }
         Ok(())
     }
 }

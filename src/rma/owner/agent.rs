@@ -33,7 +33,7 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
     let locks = block.stripes(seg, me);
     let striping = owner_striping(part.len());
     // Stripe waiters sleep on the owner's doorbell, which ARMW holders ring on unlock.
-    let bell = &seg.slot(me).bell;
+    let bell = block.bell(seg, me);
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
         // At most a slot's payload (`Queue::max_message`): the queue copies nothing out
         // of a longer one, so `msg` would hold a stale request.
@@ -48,7 +48,7 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
             return;
         };
         let applied = crate::with_elem!(kind, E => {
-            let at = Applying { seg, block, part, locks, striping, waiter: &waiter, bell };
+            let at = Applying { seg, block: &block, part, locks, striping, waiter: &waiter, bell };
             at.apply::<E>(&req, op, &msg[..len], &mut scratch)
         });
         match applied {
@@ -75,7 +75,7 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
         // pair with `OwnerState::wait_completion`).
         fence(Ordering::SeqCst);
         if origin.waiting.load(Ordering::Relaxed) != 0 {
-            seg.slot(req.origin).bell.ring();
+            block.bell(seg, req.origin).ring();
         }
     }
 }
@@ -83,7 +83,7 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
 /// What the agent needs to apply one request to its part.
 struct Applying<'a, 's> {
     seg: &'s Segment,
-    block: OwnerBlock,
+    block: &'a OwnerBlock,
     part: SharedBytes<'s>,
     locks: &'s [CachePadded<Stripe>],
     striping: Striping,
@@ -124,7 +124,7 @@ impl Applying<'_, '_> {
             && E::check(op).is_ok()
             && at % size_of::<E>() == 0
             && at.checked_add(bytes).is_some_and(|end| end <= self.part.len())
-            && req.origin < self.seg.config().cores
+            && req.origin < self.block.ranks()
             && half < HALVES
             && bytes <= if staged { HALF_BYTES } else { msg.len() - HEADER };
         if !in_bounds {

@@ -1,7 +1,10 @@
 //! Where an owner-computes window's accumulate block puts each rank's share: its
 //! request queue, its completion words as an origin, its stripe locks and its staging
 //! buffers. One place computes every offset, so that origins and agents (in other
-//! processes) agree on them.
+//! processes) agree on them. Ranks are the window's team ranks; the block knows the
+//! world rank of each (`members`) for the doorbells, which are the cores'.
+
+use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 use shm_layout::{LINE, Region};
@@ -9,6 +12,7 @@ use shm_layout::{LINE, Region};
 use crate::protocol::atomic::acc_queue::{Bells, Queue, QueueCtl};
 use crate::protocol::atomic::stripes::{MAX_STRIPES, Stripe};
 use crate::protocol::payload::Payload;
+use crate::protocol::waiter::Doorbell;
 use crate::rma::acc_view::{stripes_at, u64s_at};
 use crate::segment::mapping::{Segment, SharedBytes};
 use crate::segment::view::atomics_at;
@@ -33,10 +37,12 @@ const fn lines(bytes: usize) -> usize {
 }
 
 /// Offsets of one rank's share of the block; the block is `n` shares.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct OwnerBlock {
     /// The whole block, absolute in the segment.
     pub abs: Region,
+    /// The world rank of each of the window's ranks.
+    pub members: Arc<[u32]>,
 }
 
 impl OwnerBlock {
@@ -51,6 +57,16 @@ impl OwnerBlock {
     /// Bytes of the block for a window of `n` cores.
     pub fn bytes(n: usize) -> usize {
         n * Self::STRIDE
+    }
+
+    /// Ranks in the window.
+    pub fn ranks(&self) -> u32 {
+        self.members.len() as u32
+    }
+
+    /// The doorbell of the core that plays `rank` (checked by the caller).
+    pub fn bell<'s>(&self, seg: &'s Segment, rank: u32) -> &'s Doorbell {
+        &seg.slot(self.members[rank as usize]).bell
     }
 
     fn share<'s>(&self, seg: &'s Segment, rank: u32) -> SharedBytes<'s> {
@@ -68,7 +84,7 @@ impl OwnerBlock {
             len: CAP * SLOT_BYTES,
         };
         // `space` on the owner's slot doorbell, which the abort protocol rings (see `Bells`).
-        let bells = Bells { work: ctl.work_bell(), space: &seg.slot(rank).bell };
+        let bells = Bells { work: ctl.work_bell(), space: self.bell(seg, rank) };
         Queue::new(ctl, bells, seqs, seg.bytes(slots_abs), SLOT_BYTES)
     }
 

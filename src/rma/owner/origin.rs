@@ -49,9 +49,10 @@ impl<'c> OwnerState<'c> {
         waiter: Waiter<'c>,
     ) -> std::io::Result<OwnerState<'c>> {
         let policy = waiter.policy();
+        let for_agent = block.clone();
         let agent = std::thread::Builder::new()
             .name(format!("sccemu-acc-agent-{me}"))
-            .spawn(move || agent(&agent_seg, block, me, part, policy))?;
+            .spawn(move || agent(&agent_seg, for_agent, me, part, policy))?;
         Ok(OwnerState {
             block,
             seg,
@@ -93,7 +94,7 @@ impl<'c> OwnerState<'c> {
         // SeqCst fence: our registration before our checks of `done`, against the
         // agent's completion before its load of `waiting`.
         fence(Ordering::SeqCst);
-        let bell = &self.seg.slot(self.me).bell;
+        let bell = self.block.bell(self.seg, self.me);
         let result = self.waiter().wait_until(bell, || done().then_some(()));
         waiting.fetch_sub(1, Ordering::Relaxed);
         result
@@ -185,7 +186,7 @@ impl<'c> OwnerState<'c> {
     ) -> Result<SpanGuard<'c>, JobAborted> {
         self.quiesce()?;
         let locks = self.block.stripes(self.seg, target);
-        lock_span(locks, striping, at, end, &self.waiter(), &self.seg.slot(target).bell)
+        lock_span(locks, striping, at, end, &self.waiter(), self.block.bell(self.seg, target))
     }
 }
 

@@ -24,6 +24,13 @@ fn init(required: c_int) -> crate::error::MpiResult<c_int> {
         main_thread: std::thread::current().id(),
     })?;
     comm::init_predefined(mpi.core)?;
+    // The MPB window pool (`sccemu::segment::mpb_pool`), with every byte of the MPB
+    // that the two-sided channels left: MPB windows (`sccemu_placement=mpb`) on any
+    // communicator take their parts from it. Collective over the job, as MPI_Init is.
+    let free = mpi.core.mpb_largest_free();
+    if free > 0 {
+        mpi.core.reserve_mpb_pool(free).map_err(|e| MpiError::new(class::NO_MEM, e.to_string()))?;
+    }
     Ok(provided)
 }
 

@@ -34,20 +34,21 @@ fn on_win<R>(obj: &WinObj, f: impl FnOnce(&Window<'static, u8>) -> R) -> Option<
     obj.state.with(|s| s.win.as_ref().map(f))
 }
 
-/// The sccemu rank of window rank `rank` and the byte offset of `bytes` bytes at
-/// displacement `disp` of its part, if they lie in it (not for a dynamic window, whose
-/// displacements are addresses).
+/// Window rank `rank` (the sccemu window's, checked) and the byte offset of `bytes`
+/// bytes at displacement `disp` of its part, if they lie in it (not for a dynamic
+/// window, whose displacements are addresses).
 #[inline(always)]
 fn landing(obj: &WinObj, rank: c_int, disp: isize, bytes: usize) -> Option<(u32, usize)> {
     if obj.flavor == Flavor::Dynamic {
         return None;
     }
-    let t = obj.targets.get(usize::try_from(rank).ok()?)?;
+    let rank = u32::try_from(rank).ok()?;
+    let t = obj.targets.get(rank as usize)?;
     let disp = usize::try_from(disp).ok().filter(|&d| d <= t.max_disp)?;
     // At most the part's size (a heap's bytes), plus at most 2^35 bytes (a C int count
     // of 16-byte elements): neither overflows.
     let at = disp * t.disp_unit;
-    (at + bytes <= t.size).then_some((t.world, at))
+    (at + bytes <= t.size).then_some((rank, at))
 }
 
 /// The byte count of a transfer of contiguous predefined data on both sides, if both
@@ -79,14 +80,14 @@ pub unsafe fn put(
 ) -> Option<MpiResult<()>> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
-    let (world, at) = landing(obj, rank, disp, bytes)?;
+    let (target, at) = landing(obj, rank, disp, bytes)?;
     let src: &[u8] = match bytes {
         0 => &[],
         _ if origin.is_null() => return None,
         // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.put(world, at, src).map_err(rma_error))
+    on_win(obj, |w| w.put(target, at, src).map_err(rma_error))
 }
 
 /// `MPI_Get`'s fast path.
@@ -108,7 +109,7 @@ pub unsafe fn get(
 ) -> Option<MpiResult<()>> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
-    let (world, at) = landing(obj, rank, disp, bytes)?;
+    let (target, at) = landing(obj, rank, disp, bytes)?;
     let dst: &mut [u8] = match bytes {
         0 => &mut [],
         _ if origin.is_null() => return None,
@@ -116,7 +117,7 @@ pub unsafe fn get(
         // the call (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.get(world, at, dst).map_err(rma_error))
+    on_win(obj, |w| w.get(target, at, dst).map_err(rma_error))
 }
 
 /// One element of `A` read from C memory (possibly unaligned).
@@ -166,7 +167,7 @@ unsafe fn finish<A: Copy>(done: Result<A, sccemu::RmaError>, result: *mut c_void
 #[inline(never)]
 unsafe fn fop<A: AtomicElem>(
     obj: &WinObj,
-    world: u32,
+    target: u32,
     at: usize,
     origin: *const c_void,
     result: *mut c_void,
@@ -179,9 +180,9 @@ unsafe fn fop<A: AtomicElem>(
     // SAFETY: `result` has room for an `A` (this function's contract).
     let done = |old| unsafe { finish(old, result) };
     match (op, v) {
-        (Op::Sum, Some(v)) => on_win(obj, |w| done(w.fetch_add(world, at, v)))?,
-        (Op::NoOp, _) => on_win(obj, |w| done(w.load::<A>(world, at)))?,
-        (Op::Replace, Some(v)) => on_win(obj, |w| done(w.swap(world, at, v)))?,
+        (Op::Sum, Some(v)) => on_win(obj, |w| done(w.fetch_add(target, at, v)))?,
+        (Op::NoOp, _) => on_win(obj, |w| done(w.load::<A>(target, at)))?,
+        (Op::Replace, Some(v)) => on_win(obj, |w| done(w.swap(target, at, v)))?,
         (_, Some(v)) => on_win(obj, |w| bitwise(w, v).and_then(done))?,
         _ => None,
     }
@@ -191,15 +192,15 @@ unsafe fn fop<A: AtomicElem>(
 #[inline(always)]
 fn bitwise<A: AtomicInt>(
     w: &Window<'static, u8>,
-    world: u32,
+    target: u32,
     at: usize,
     v: A,
     op: Op,
 ) -> Option<Result<A, sccemu::RmaError>> {
     match op {
-        Op::BitOr => Some(w.fetch_or(world, at, v)),
-        Op::BitAnd => Some(w.fetch_and(world, at, v)),
-        Op::BitXor => Some(w.fetch_xor(world, at, v)),
+        Op::BitOr => Some(w.fetch_or(target, at, v)),
+        Op::BitAnd => Some(w.fetch_and(target, at, v)),
+        Op::BitXor => Some(w.fetch_xor(target, at, v)),
         _ => None,
     }
 }
@@ -222,7 +223,7 @@ pub unsafe fn fetch_and_op(
     let obj = win::get(win)?;
     let prim = datatype::contiguous_prim(dt)?;
     let op = crate::op::predefined(op)?;
-    let (world, at) = landing(obj, rank, disp, prim.size())?;
+    let (target, at) = landing(obj, rank, disp, prim.size())?;
     if result.is_null() || (origin.is_null() && op != Op::NoOp) {
         return None;
     }
@@ -232,13 +233,13 @@ pub unsafe fn fetch_and_op(
         match prim {
             // Wrapping add and the bitwise ops are the same on signed and unsigned bits.
             Prim::I32 | Prim::U32 => {
-                fop::<u32>(obj, world, at, origin, result, op, |w, v| bitwise(w, world, at, v, op))
+                fop::<u32>(obj, target, at, origin, result, op, |w, v| bitwise(w, target, at, v, op))
             }
             Prim::I64 | Prim::U64 => {
-                fop::<u64>(obj, world, at, origin, result, op, |w, v| bitwise(w, world, at, v, op))
+                fop::<u64>(obj, target, at, origin, result, op, |w, v| bitwise(w, target, at, v, op))
             }
-            Prim::F32 => fop::<f32>(obj, world, at, origin, result, op, |_, _| None),
-            Prim::F64 => fop::<f64>(obj, world, at, origin, result, op, |_, _| None),
+            Prim::F32 => fop::<f32>(obj, target, at, origin, result, op, |_, _| None),
+            Prim::F64 => fop::<f64>(obj, target, at, origin, result, op, |_, _| None),
             _ => None,
         }
     }
@@ -252,7 +253,7 @@ pub unsafe fn fetch_and_op(
 #[inline(never)]
 unsafe fn cas<A: AtomicElem>(
     obj: &WinObj,
-    world: u32,
+    target: u32,
     at: usize,
     origin: *const c_void,
     compare: *const c_void,
@@ -261,7 +262,7 @@ unsafe fn cas<A: AtomicElem>(
     // SAFETY: this function's contract.
     let (v, c) = unsafe { (read::<A>(origin), read::<A>(compare)) };
     // SAFETY: this function's contract.
-    on_win(obj, |w| unsafe { finish(w.compare_and_swap(world, at, c, v), result) })?
+    on_win(obj, |w| unsafe { finish(w.compare_and_swap(target, at, c, v), result) })?
 }
 
 /// `MPI_Compare_and_swap`'s fast path.
@@ -281,7 +282,7 @@ pub unsafe fn compare_and_swap(
 ) -> Option<MpiResult<()>> {
     let obj = win::get(win)?;
     let prim = datatype::contiguous_prim(dt)?;
-    let (world, at) = landing(obj, rank, disp, prim.size())?;
+    let (target, at) = landing(obj, rank, disp, prim.size())?;
     if origin.is_null() || compare.is_null() || result.is_null() {
         return None;
     }
@@ -291,8 +292,8 @@ pub unsafe fn compare_and_swap(
         match prim {
             // Compare-and-swap compares bits: the 4- and 8-byte integer words serve every
             // type of their width.
-            Prim::I32 | Prim::U32 | Prim::F32 => cas::<u32>(obj, world, at, origin, compare, result),
-            Prim::I64 | Prim::U64 | Prim::F64 => cas::<u64>(obj, world, at, origin, compare, result),
+            Prim::I32 | Prim::U32 | Prim::F32 => cas::<u32>(obj, target, at, origin, compare, result),
+            Prim::I64 | Prim::U64 | Prim::F64 => cas::<u64>(obj, target, at, origin, compare, result),
             _ => None,
         }
     }
@@ -305,19 +306,19 @@ pub fn general<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The window and the sccemu rank of window rank `rank` (not `MPI_PROC_NULL`).
+/// The window and window rank `rank`, checked (not `MPI_PROC_NULL`).
 #[inline(always)]
 fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
     let obj = win::get(win)?;
-    let t = obj.targets.get(usize::try_from(rank).ok()?)?;
-    Some((obj, t.world))
+    let rank = u32::try_from(rank).ok().filter(|&r| (r as usize) < obj.targets.len())?;
+    Some((obj, rank))
 }
 
 /// `MPI_Win_flush`'s fast path.
 #[inline(always)]
 pub fn flush(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
-    let (obj, world) = sync_target(win, rank)?;
-    on_win(obj, |w| w.flush(world).map_err(sync_error))
+    let (obj, target) = sync_target(win, rank)?;
+    on_win(obj, |w| w.flush(target).map_err(sync_error))
 }
 
 /// `MPI_Win_lock`'s fast path (no asserts).
@@ -328,14 +329,14 @@ pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<
         (LOCK_SHARED, 0) => LockKind::Shared,
         _ => return None,
     };
-    let (obj, world) = sync_target(win, rank)?;
+    let (obj, target) = sync_target(win, rank)?;
     // The epoch stays open until MPI_Win_unlock: its guard must not close it.
-    on_win(obj, |w| w.lock(kind, world).map(std::mem::forget).map_err(sync_error))
+    on_win(obj, |w| w.lock(kind, target).map(std::mem::forget).map_err(sync_error))
 }
 
 /// `MPI_Win_unlock`'s fast path.
 #[inline(always)]
 pub fn unlock(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
-    let (obj, world) = sync_target(win, rank)?;
-    on_win(obj, |w| w.unlock(world).map_err(sync_error))
+    let (obj, target) = sync_target(win, rank)?;
+    on_win(obj, |w| w.unlock(target).map_err(sync_error))
 }

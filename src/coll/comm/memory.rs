@@ -131,13 +131,10 @@ impl<'c> Comm<'c> {
     }
 }
 
-/// Dropped without [`Comm::free`]: the last member to drop the communicator returns its
-/// memory (`comm`'s module docs).
+/// Dropped (after [`Comm::free`] or without it): the last member to drop the
+/// communicator returns its memory (`comm`'s module docs).
 impl Drop for Comm<'_> {
     fn drop(&mut self) {
-        if self.released.get() {
-            return;
-        }
         let dropped: &AtomicU32 = self.area_word(DROPPED_AT);
         // AcqRel: Release orders this member's accesses to the area and staging before
         // its increment; the last member's Acquire sees every earlier increment's

@@ -19,9 +19,9 @@
 //! at 4096 members) are a block of their own, allocated and zeroed by the leader at the
 //! first call that needs them, as staging grows (`Comm::ensure_step_flags`).
 //!
-//! Dropping without [`Comm::free`]: each member adds one to the area's drop count
-//! (AcqRel), and the member that brings it to the communicator's size returns the area
-//! and the staging to the heap. Every member has then dropped it, so nobody touches that
+//! Dropping, after [`Comm::free`] or without it: each member adds one to the area's drop
+//! count (AcqRel), and the member that brings it to the communicator's size returns the
+//! area and the staging to the heap. Every member has then dropped it, so nobody touches that
 //! memory again; the AcqRel increments form one release sequence, so every member's
 //! last access to the area or staging happens before the last member's return of it.
 //! Nothing needs a collective call, so a dropped communicator costs nothing later.
@@ -133,8 +133,6 @@ pub struct Comm<'c> {
     checks: Cell<u64>,
     /// Meetings (barriers and rendezvous) so far: their parity keys virtual-time stamps.
     meetings: Cell<u64>,
-    /// Set once `free` returns the memory (else the drop counts this member out).
-    released: Cell<bool>,
     /// In checking mode, once it has a window: its hold on the check area its windows
     /// share (`window`), given up when it goes.
     window_checks: RefCell<Option<crate::rma::team_checks::CheckHold<'c>>>,
@@ -165,7 +163,6 @@ impl<'c> Comm<'c> {
             steps: Cell::new(None),
             checks: Cell::new(0),
             meetings: Cell::new(0),
-            released: Cell::new(false),
             window_checks: RefCell::new(None),
         }
     }
@@ -308,14 +305,13 @@ impl<'c> Comm<'c> {
         Ok(Some(Comm::new(self.ctx, members, rank, area)))
     }
 
-    /// Collective: releases the communicator's shared memory.
+    /// Collective: releases the communicator's shared memory. After a barrier, each
+    /// member counts itself out as a dropped one does, and the last returns the memory:
+    /// the leader alone could return it while a member slower to leave the barrier
+    /// still reads the barrier's word in it.
     pub fn free(self) -> Result<(), CollError> {
         self.agree(Fingerprint::new("comm free"))?;
         self.barrier_unchecked()?;
-        self.released.set(true);
-        if self.rank == 0 {
-            self.return_memory()?;
-        }
         Ok(())
     }
 }

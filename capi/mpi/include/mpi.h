@@ -164,6 +164,12 @@ typedef struct MPI_Status {
 #define MPI_WTIME_IS_GLOBAL 0x64400007
 #define MPI_UNIVERSE_SIZE 0x64400009
 #define MPI_APPNUM 0x6440000d
+/* Attributes predefined on every window (MPI_Win_get_attr). */
+#define MPI_WIN_BASE 0x64400021
+#define MPI_WIN_SIZE 0x64400023
+#define MPI_WIN_DISP_UNIT 0x64400025
+#define MPI_WIN_CREATE_FLAVOR 0x64400027
+#define MPI_WIN_MODEL 0x64400029
 
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
@@ -531,6 +537,9 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
 int MPI_Win_detach(MPI_Win win, const void *base);
 int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,

@@ -110,6 +110,13 @@ pub struct WinObj {
     pub targets: Vec<Target>,
     /// The rest, which calls change.
     pub state: Serial<WinState>,
+    /// This rank's part size and displacement unit, where `MPI_Win_get_attr`'s
+    /// `MPI_WIN_SIZE` and `MPI_WIN_DISP_UNIT` point (the object's address is stable).
+    pub own_part: (isize, c_int),
+    /// The address `MPI_Win_create` was given, if this is such a window.
+    pub given_base: Option<usize>,
+    /// `MPI_Win_set_name`'s name.
+    pub name: std::sync::Mutex<String>,
 }
 
 static WINS: Registry<WinObj> = Registry::new(WIN_NULL);
@@ -177,6 +184,9 @@ pub struct Prepared {
     pub size: usize,
     /// Displacement unit.
     pub disp_unit: usize,
+    /// The address `MPI_Win_create` was given (`MPI_WIN_BASE`); `None` for the other
+    /// flavours, whose base is their part's.
+    pub base: Option<usize>,
 }
 
 /// Gives back what [`Prepared::own`] holds.
@@ -230,7 +240,7 @@ pub fn prepare_shared(
     let before: usize = sizes[..comm.rank as usize].iter().sum();
     let part = HeapRegion { offset: region.offset + before, len: size };
     let own = if comm.rank == 0 { Own::Block(region) } else { Own::Nothing };
-    Ok(Prepared { part: Some(part), own, size, disp_unit })
+    Ok(Prepared { part: Some(part), own, size, disp_unit, base: None })
 }
 
 /// Collective: creates a window of `flavor` over `prepared` (each rank's own result),
@@ -276,7 +286,7 @@ pub fn create(
             return Err(window_error(e));
         }
     };
-    let targets = all
+    let targets: Vec<Target> = all
         .chunks(3)
         .map(|w| {
             let (size, disp_unit) = (w[1] as usize, w[2] as usize);
@@ -289,7 +299,13 @@ pub fn create(
     };
     let state =
         Serial::new(WinState { win: Some(win), own: prepared.own, attached, epoch_groups: [None, None] });
-    let obj = WinObj { comm, flavor, targets, state };
+    let own_part = match flavor {
+        Flavor::Dynamic => (0, 1),
+        _ => (targets[comm.rank as usize].size as isize, targets[comm.rank as usize].disp_unit as c_int),
+    };
+    let given_base = prepared.base;
+    let name = std::sync::Mutex::new(String::new());
+    let obj = WinObj { comm, flavor, targets, state, own_part, given_base, name };
     WINS.insert(obj).ok_or_else(|| MpiError::new(class::INTERN, "too many windows"))
 }
 

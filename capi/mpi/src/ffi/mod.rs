@@ -8,17 +8,16 @@
 //! C: `entry` catches it and aborts the job the same way.
 //!
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`handlers`] (error
-//! handlers), [`comm`] (communicators, groups),
-//! [`group_ops`] (groups from groups),
-//! [`topology`] (and its [`neighbor`]hood collectives), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking
-//! sends), [`mprobe`] (matched probes), `pending` (its requests in flight),
-//! [`requests`] (request completion),
-//! [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives), [`icoll`]
-//! (the nonblocking collectives), [`userop`]
-//! (user ops, scan and exscan), [`window`] (window creation and queries),
-//! [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and [`fast_p2p`]
-//! (the fast paths of the hottest calls), [`registry`] (lock-free handle lookup),
-//! [`buffer`] (user buffers), [`attr`] (attributes and their keys).
+//! handlers), [`comm`] (communicators, groups), [`group_ops`] (groups from groups),
+//! [`topology`] (and its [`neighbor`]hood collectives), [`attr`] (attributes and their
+//! keys), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking sends),
+//! [`mprobe`] (matched probes), `pending` (requests in flight), [`requests`] (request
+//! completion), [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives),
+//! [`icoll`] (the nonblocking collectives), [`userop`] (user ops, scan and exscan),
+//! [`window`] (window creation and queries), [`win_attr`] (window attributes and
+//! names), [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and
+//! [`fast_p2p`] (the fast paths of the hottest calls), [`registry`] (lock-free handle
+//! lookup), [`buffer`] (user buffers).
 
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;
@@ -51,6 +50,7 @@ pub mod rma;
 pub mod topology;
 pub mod userop;
 pub mod vcoll;
+pub mod win_attr;
 pub mod window;
 pub mod winsync;
 

@@ -73,7 +73,7 @@ pub unsafe extern "C" fn MPI_Win_create(
         let prepared = (|| {
             let (size, disp_unit) = (size_arg(size)?, disp_arg(disp_unit)?);
             let (part, own) = share(mpi()?.core.context(), base, size)?;
-            Ok(Prepared { part: Some(part), own, size, disp_unit })
+            Ok(Prepared { part: Some(part), own, size, disp_unit, base: Some(base as usize) })
         })();
         let handle = win::create(c, Flavor::Create, info, prepared)?;
         c!(out(win, handle, "win"))
@@ -109,6 +109,7 @@ pub unsafe extern "C" fn MPI_Win_allocate(
                 own: Own::Nothing,
                 size: size_arg(size)?,
                 disp_unit: disp_arg(disp_unit)?,
+                base: None,
             })
         })();
         let handle = win::create(c, Flavor::Allocate, info, prepared)?;
@@ -169,7 +170,8 @@ pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: c_int, win: *
         let c = comm::lookup(comm)?;
         let ctx = mpi()?.core.context();
         let whole = HeapRegion { offset: 0, len: ctx.heap_len() };
-        let prepared = Ok(Prepared { part: Some(whole), own: Own::Nothing, size: 0, disp_unit: 1 });
+        let prepared =
+            Ok(Prepared { part: Some(whole), own: Own::Nothing, size: 0, disp_unit: 1, base: None });
         let handle = win::create(c, Flavor::Dynamic, info, prepared)?;
         c!(out(win, handle, "win"))
     })

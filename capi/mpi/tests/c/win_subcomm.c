@@ -20,7 +20,8 @@
  * (contiguous parts, load/store), a dynamic window on a half, MPI_Win_get_group, and
  * the error classes of ranks outside the window's communicator (MPI_ERR_RANK; a PSCW
  * group with a process outside it: MPI_ERR_GROUP), and a window used after its
- * communicator was freed. */
+ * communicator was freed. Once: the attributes every window has (MPI_Win_get_attr)
+ * for each flavour, and window names. */
 #include <string.h>
 #include "test_check.h"
 
@@ -329,6 +330,62 @@ static void test_comm_freed_first(void) {
     CHECK_RC(MPI_Win_free(&win));
 }
 
+/* MPI_WIN_BASE, _SIZE, _DISP_UNIT, _CREATE_FLAVOR and _MODEL for the four flavours,
+ * and a window's name. */
+static void test_attributes(MPI_Comm comm) {
+    int r;
+    MPI_Comm_rank(comm, &r);
+    int *flavor, *unit, *model, flag = 0;
+    MPI_Aint *size;
+    void *base;
+    double *mine;
+    MPI_Win w;
+    CHECK_RC(MPI_Win_allocate((MPI_Aint)(8 * r + 8), 8, MPI_INFO_NULL, comm, &mine, &w));
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_BASE, &base, &flag));
+    CHECK(flag == 1 && base == mine);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_SIZE, &size, &flag));
+    CHECK(flag == 1 && *size == 8 * r + 8);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_DISP_UNIT, &unit, &flag));
+    CHECK(flag == 1 && *unit == 8);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+    CHECK(flag == 1 && *flavor == MPI_WIN_FLAVOR_ALLOCATE);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_MODEL, &model, &flag));
+    CHECK(flag == 1 && *model == MPI_WIN_UNIFIED);
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = -1;
+    CHECK_RC(MPI_Win_get_name(w, name, &len));
+    CHECK(len == 0);
+    CHECK_RC(MPI_Win_set_name(w, "halo window"));
+    CHECK_RC(MPI_Win_get_name(w, name, &len));
+    CHECK(len == 11 && strcmp(name, "halo window") == 0);
+    CHECK_RC(MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN));
+    CHECK_CLASS(MPI_Win_get_attr(w, MPI_TAG_UB, &base, &flag), MPI_ERR_KEYVAL);
+    CHECK_RC(MPI_Win_free(&w));
+    int buf[3];
+    CHECK_RC(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, comm, &w));
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_BASE, &base, &flag));
+    CHECK(base == buf);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+    CHECK(*flavor == MPI_WIN_FLAVOR_CREATE);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_SIZE, &size, &flag));
+    CHECK(*size == (MPI_Aint)sizeof buf);
+    CHECK_RC(MPI_Win_free(&w));
+    CHECK_RC(MPI_Win_allocate_shared(16, 4, MPI_INFO_NULL, comm, &mine, &w));
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+    CHECK(*flavor == MPI_WIN_FLAVOR_SHARED);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_BASE, &base, &flag));
+    CHECK(base == mine);
+    CHECK_RC(MPI_Win_free(&w));
+    CHECK_RC(MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &w));
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_BASE, &base, &flag));
+    CHECK(flag == 1 && base == NULL);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_SIZE, &size, &flag));
+    CHECK(*size == 0);
+    CHECK_RC(MPI_Win_get_attr(w, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+    CHECK(*flavor == MPI_WIN_FLAVOR_DYNAMIC);
+    CHECK_RC(MPI_Win_free(&w));
+}
+
 int main(int argc, char **argv) {
     CHECK_RC(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -372,6 +429,8 @@ int main(int argc, char **argv) {
         CHECK_RC(MPI_Info_free(&info));
         if (wrank == 0) printf("strategy %s: ok\n", strategies[s]);
     }
+    test_attributes(half);
+    test_attributes(MPI_COMM_WORLD);
     CHECK_RC(MPI_Comm_free(&half));
     CHECK_RC(MPI_Comm_free(&rev));
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));

@@ -1,0 +1,88 @@
+//! What a program can ask of a window besides its parts: the attributes MPI
+//! predefines on every window (`MPI_Win_get_attr` with `MPI_WIN_BASE`,
+//! `MPI_WIN_SIZE`, `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR`, `MPI_WIN_MODEL`) and
+//! its name (`MPI_Win_set_name`, `MPI_Win_get_name`).
+//!
+//! As for communicators, an attribute is handed out as a pointer to its value, except
+//! `MPI_WIN_BASE`, whose value is the base address itself. The values live as long as
+//! the window: in the window's object (its own part's size and unit) or in statics.
+//! Every window is in the unified memory model: its parts are the shared memory that
+//! loads and stores reach, so the public and private copies are one.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use crate::error::{class, fail};
+use crate::ffi::datatype::MAX_OBJECT_NAME;
+use crate::ffi::{Scope, c, entry};
+use crate::win::{self, Flavor};
+
+/// `MPI_WIN_BASE`, `MPI_WIN_SIZE`, `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR` and
+/// `MPI_WIN_MODEL` (mpi.h).
+const BASE: c_int = 0x6440_0021;
+const SIZE: c_int = 0x6440_0023;
+const DISP_UNIT: c_int = 0x6440_0025;
+const CREATE_FLAVOR: c_int = 0x6440_0027;
+const MODEL: c_int = 0x6440_0029;
+
+/// `MPI_WIN_FLAVOR_*` by `Flavor`, and `MPI_WIN_UNIFIED`.
+static FLAVORS: [c_int; 5] = [0, 1, 2, 3, 4];
+static UNIFIED: c_int = 2;
+
+/// `MPI_Win_get_attr`: stores the attribute through `attribute_val` (a `void **`
+/// passed as `void *`) and sets `flag`.
+///
+/// # Safety
+/// `attribute_val` points to a `void *`; `flag` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Win_get_attr(
+    w: c_int,
+    win_keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    entry("MPI_Win_get_attr", Scope::Win(w), || {
+        let obj = win::lookup(w)?;
+        let value: *const c_void = match win_keyval {
+            BASE if obj.flavor == Flavor::Dynamic => std::ptr::null(),
+            BASE => match obj.given_base {
+                Some(base) => base as *const c_void,
+                None => win::shared_query(obj, obj.comm.rank as c_int)?.2,
+            },
+            SIZE => std::ptr::from_ref(&obj.own_part.0).cast(),
+            DISP_UNIT => std::ptr::from_ref(&obj.own_part.1).cast(),
+            CREATE_FLAVOR => std::ptr::from_ref(&FLAVORS[obj.flavor as usize]).cast(),
+            MODEL => std::ptr::from_ref(&UNIFIED).cast(),
+            other => return fail(class::KEYVAL, format!("{other:#x} is not a window attribute key")),
+        };
+        c!(out(attribute_val.cast::<*mut c_void>(), value.cast_mut(), "attribute_val"))?;
+        c!(out(flag, 1, "flag"))
+    })
+}
+
+/// `MPI_Win_set_name`: names the window for this process (cut to
+/// `MPI_MAX_OBJECT_NAME - 1` characters).
+///
+/// # Safety
+/// `win_name` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Win_set_name(w: c_int, win_name: *const c_char) -> c_int {
+    entry("MPI_Win_set_name", Scope::Win(w), || {
+        let obj = win::lookup(w)?;
+        let name = c!(string(win_name, "win_name"))?;
+        *obj.name.lock().unwrap_or_else(|p| p.into_inner()) =
+            name.chars().take(MAX_OBJECT_NAME - 1).collect();
+        Ok(())
+    })
+}
+
+/// `MPI_Win_get_name`: the name, empty if none was set.
+///
+/// # Safety
+/// `win_name` has room for `MPI_MAX_OBJECT_NAME` chars; `resultlen` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Win_get_name(w: c_int, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    entry("MPI_Win_get_name", Scope::Win(w), || {
+        let name = win::lookup(w)?.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        c!(out_string(win_name, resultlen, MAX_OBJECT_NAME, &name))
+    })
+}

@@ -317,6 +317,45 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent(
     })
 }
 
+/// `MPI_Type_size_x`: [`MPI_Type_size`] as an `MPI_Count`, which never overflows.
+///
+/// # Safety
+/// `size` points to an `MPI_Count`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_size_x(datatype: c_int, size: *mut i64) -> c_int {
+    entry("MPI_Type_size_x", WORLD, || c!(out(size, datatype::lookup(datatype)?.size as i64, "size")))
+}
+
+/// `MPI_Type_get_extent_x`: [`MPI_Type_get_extent`] as `MPI_Count`s.
+///
+/// # Safety
+/// `lb` and `extent` point to `MPI_Count`s.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_get_extent_x(datatype: c_int, lb: *mut i64, extent: *mut i64) -> c_int {
+    entry("MPI_Type_get_extent_x", WORLD, || {
+        let map = datatype::lookup(datatype)?;
+        c!(out(lb, map.lb as i64, "lb"))?;
+        c!(out(extent, map.extent as i64, "extent"))
+    })
+}
+
+/// `MPI_Type_get_true_extent_x`: [`MPI_Type_get_true_extent`] as `MPI_Count`s.
+///
+/// # Safety
+/// `true_lb` and `true_extent` point to `MPI_Count`s.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
+    datatype: c_int,
+    true_lb: *mut i64,
+    true_extent: *mut i64,
+) -> c_int {
+    entry("MPI_Type_get_true_extent_x", WORLD, || {
+        let map = datatype::lookup(datatype)?;
+        c!(out(true_lb, map.true_lb as i64, "true_lb"))?;
+        c!(out(true_extent, map.true_extent as i64, "true_extent"))
+    })
+}
+
 /// `MPI_Type_get_name`.
 ///
 /// # Safety

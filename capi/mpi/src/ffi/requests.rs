@@ -382,3 +382,21 @@ pub unsafe extern "C" fn MPI_Get_elements(
         c!(out(count, n, "count"))
     })
 }
+
+/// `MPI_Get_elements_x`: [`MPI_Get_elements`] as an `MPI_Count`.
+///
+/// # Safety
+/// `status` is an `MPI_Status`; `count` points to an `MPI_Count`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Get_elements_x(
+    status: *const MpiStatus,
+    datatype: c_int,
+    count: *mut i64,
+) -> c_int {
+    entry("MPI_Get_elements_x", WORLD, || {
+        let s = c!(status_of(status))?;
+        let map = datatype::lookup(datatype)?;
+        let n = crate::datatype::elements_in(&map, s.count as usize);
+        c!(out(count, n.map_or(i64::from(crate::ffi::comm::UNDEFINED), |n| n as i64), "count"))
+    })
+}

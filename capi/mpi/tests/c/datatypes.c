@@ -28,6 +28,12 @@ static void shape(MPI_Datatype t, int sz, MPI_Aint lb, MPI_Aint ext, MPI_Aint tl
                  s, (long)l, (long)e, (long)tl, (long)te, sz, (long)lb, (long)ext, (long)tlb, (long)text);
         fail_at(__FILE__, line, m);
     }
+    /* The MPI_Count forms agree. */
+    MPI_Count xs = -1, xl = -99, xe = -99, xtl = -99, xte = -99;
+    CHECK_RC(MPI_Type_size_x(t, &xs));
+    CHECK_RC(MPI_Type_get_extent_x(t, &xl, &xe));
+    CHECK_RC(MPI_Type_get_true_extent_x(t, &xtl, &xte));
+    if (xs != sz || xl != lb || xe != ext || xtl != tlb || xte != text) fail_at(__FILE__, line, "the _x forms differ");
 }
 #define SHAPE(t, sz, lb, ext, tlb, text) shape(t, sz, lb, ext, tlb, text, __LINE__)
 
@@ -187,6 +193,9 @@ static void test_messages(void) {
     CHECK(n == 2);
     CHECK_RC(MPI_Get_elements(&st, column1, &n));
     CHECK(n == 2 * R);
+    MPI_Count xn = -1;
+    CHECK_RC(MPI_Get_elements_x(&st, column1, &xn));
+    CHECK(xn == 2 * R);
     CHECK_RC(MPI_Type_free(&column));
     CHECK_RC(MPI_Type_free(&column1));
 

@@ -33,7 +33,7 @@ type Sent = (Option<u64>, Option<u32>);
 impl<'c> Endpoint<'c> {
     /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
     pub(crate) fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
-        self.send_inner(dest, tag, data, (true, false)).map(|_| ())
+        self.send_inner::<false>(dest, tag, data, true).map(|_| ())
     }
 
     /// Sends in the background: returns a request that completes when the message has
@@ -41,7 +41,7 @@ impl<'c> Endpoint<'c> {
     /// when this returns.
     pub(crate) fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
         let status = Status { source: self.ctx.rank(), tag, len: data.len(), vtime: 0 };
-        let (id, _) = self.send_inner(dest, tag, data, (false, false))?;
+        let (id, _) = self.send_inner::<false>(dest, tag, data, false)?;
         Ok(Request::send(*self, id, status, None))
     }
 
@@ -49,7 +49,7 @@ impl<'c> Endpoint<'c> {
     /// docs).
     pub(crate) fn ssend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
         timing::in_call(Category::Send, "ssend", || {
-            let (_, number) = self.send_now(dest, tag, data, (true, true))?;
+            let (_, number) = self.send_now::<true>(dest, tag, data, true)?;
             let number = number.expect("a synchronous send has a number");
             let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
             let acked = self.await_ack(&cx, &mut st, dest, number);
@@ -65,22 +65,24 @@ impl<'c> Endpoint<'c> {
     /// [`Endpoint::isend`].
     pub(crate) fn issend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'c>, SendError> {
         let status = Status { source: self.ctx.rank(), tag, len: data.len(), vtime: 0 };
-        let (id, number) = self.send_inner(dest, tag, data, (false, true))?;
+        let (id, number) = self.send_inner::<true>(dest, tag, data, false)?;
         Ok(Request::send(*self, id, status, number.map(|n| (dest, n))))
     }
 
-    /// Sends, blocking unless `block` is false, synchronously if `sync`: the id of the
-    /// queued rest, if any, and the synchronous message's number.
-    fn send_inner(&self, dest: u32, tag: u32, data: &[u8], mode: (bool, bool)) -> Result<Sent, SendError> {
-        let name = match mode {
+    /// Sends, blocking unless `block` is false, synchronously if `SYNC` (a constant, so
+    /// that the standard sends carry none of it): the id of the queued rest, if any,
+    /// and the synchronous message's number.
+    fn send_inner<const SYNC: bool>(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Sent, SendError> {
+        let name = match (block, SYNC) {
             (true, _) => "send",
             (false, false) => "isend",
             (false, true) => "issend",
         };
-        timing::in_call(Category::Send, name, || self.send_now(dest, tag, data, mode))
+        timing::in_call(Category::Send, name, || self.send_now::<SYNC>(dest, tag, data, block))
     }
 
-    fn send_now(&self, dest: u32, tag: u32, data: &[u8], (block, sync): (bool, bool)) -> Result<Sent, SendError> {
+    fn send_now<const SYNC: bool>(&self, dest: u32, tag: u32, data: &[u8], block: bool) -> Result<Sent, SendError> {
+        let sync = SYNC;
         let total = self.check_dest(dest, data.len())?;
         let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
         if dest == self.ctx.rank() {

@@ -326,10 +326,9 @@ impl Inbox {
         (stamp, pull): (u64, &dyn Pull),
     ) -> Result<(), Fail> {
         match h.kind {
-            FragKind::Data => Ok(self.deliver_data(h, target, read, corrupt, (stamp, None))?),
-            FragKind::SyncData => {
-                let number = self.sync.arrived(h.src);
-                Ok(self.deliver_data(h, target, read, corrupt, (stamp, Some(number)))?)
+            FragKind::Data | FragKind::SyncData => {
+                let sync = (h.kind == FragKind::SyncData).then(|| self.sync.arrived(h.src));
+                Ok(self.deliver_data(h, target, read, corrupt, (stamp, sync))?)
             }
             FragKind::Done | FragKind::Refused => {
                 self.rdv.answered(h.src, h.kind, h.tag);
@@ -376,6 +375,7 @@ impl Inbox {
         .expect("a queued message")
     }
 
+    #[inline]
     fn deliver_data(
         &mut self,
         h: &FragHeader,

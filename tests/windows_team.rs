@@ -8,22 +8,10 @@
 //! and virtual time: `windows_team_more.rs`.)
 
 use sccemu::protocol::payload::Payload;
-use sccemu::{
-    AccStrategy, Comm, Core, Group, Job, LockKind, Placement, RmaError, SyncError, Window, WindowError,
-};
+use sccemu::{AccStrategy, Core, Group, Job, LockKind, Placement, RmaError, SyncError, Window, WindowError};
 
 mod common;
-use common::{OrString, bounded, check};
-
-/// The two teams of a job: the even world ranks in world order, and the odd ones in
-/// reverse world order (so an odd team's rank r is not the r-th odd core).
-fn halves<'c>(core: &'c Core) -> Result<(Comm<'c>, Comm<'c>), String> {
-    let world = core.world().s()?;
-    let me = core.rank();
-    let key = if me % 2 == 0 { me as i32 } else { -(me as i32) };
-    let team = world.split(Some(me % 2), key).s()?.ok_or("every core has a colour")?;
-    Ok((world, team))
-}
+use common::{OrString, bounded, check, halves};
 
 /// What one member saw of every sync mode on its team's window.
 #[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -8,12 +8,12 @@
 use sccemu::job::vtime::VirtualTime;
 use sccemu::timing::Chip;
 use sccemu::{
-    AccStrategy, Assert, Comm, Core, Group, Job, LockKind, Op, Placement, PoolError, SyncError, WaitPolicy,
+    AccStrategy, Assert, Core, Group, Job, LockKind, Op, Placement, PoolError, SyncError, WaitPolicy,
     WindowError,
 };
 
 mod common;
-use common::{OrString, bounded, check};
+use common::{OrString, bounded, check, halves};
 
 const STRATEGIES: [AccStrategy; 4] = [
     AccStrategy::Atomic,
@@ -21,15 +21,6 @@ const STRATEGIES: [AccStrategy; 4] = [
     AccStrategy::CallerComputes { granularity: usize::MAX },
     AccStrategy::OwnerComputes,
 ];
-
-/// The even world ranks in world order, and the odd ones in reverse.
-fn halves<'c>(core: &'c Core) -> Result<(Comm<'c>, Comm<'c>), String> {
-    let world = core.world().s()?;
-    let me = core.rank();
-    let key = if me % 2 == 0 { me as i32 } else { -(me as i32) };
-    let team = world.split(Some(me % 2), key).s()?.ok_or("every core has a colour")?;
-    Ok((world, team))
-}
 
 /// Under each strategy, on this core's half: every member adds (its world rank + 1)
 /// into every member's elements under fence, a staged-size accumulate into team rank

@@ -20,6 +20,8 @@
 //! [`Core::probe`]: crate::Core::probe
 
 use crate::p2p::endpoint::{Endpoint, RecvError, Source, Status, TagMatch};
+use crate::p2p::engine::Locked;
+use crate::p2p::progress::Ctx;
 use crate::p2p::request::{Request, RequestError};
 
 /// A message taken out of matching by a matched probe, to be received with
@@ -79,10 +81,7 @@ impl<'c> Endpoint<'c> {
         let (cx, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
         loop {
             if let Some(status) = st.inbox.probe(src, tag) {
-                let id = st.inbox.post(src, tag);
-                // Matched: a synchronous message is acknowledged now.
-                cx.push_answers(&mut st.inbox)?;
-                return Ok(Matched { ep: *self, id, status, received: false });
+                return self.take(&cx, &mut st, (src, tag), status);
             }
             if cx.progress(&mut st, None)? {
                 st.changed();
@@ -100,8 +99,21 @@ impl<'c> Endpoint<'c> {
             st.changed();
         }
         let Some(status) = st.inbox.probe(src, tag) else { return Ok(None) };
+        self.take(&cx, &mut st, (src, tag), status).map(Some)
+    }
+
+    /// Takes the probed message (`status`, the earliest matching `src` and `tag`) out
+    /// of matching: the receive posted now takes exactly it (module docs).
+    fn take(
+        &self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        (src, tag): (Source, TagMatch),
+        status: Status,
+    ) -> Result<Matched<'c>, RecvError> {
         let id = st.inbox.post(src, tag);
+        // Matched: a synchronous message is acknowledged now.
         cx.push_answers(&mut st.inbox)?;
-        Ok(Some(Matched { ep: *self, id, status, received: false }))
+        Ok(Matched { ep: *self, id, status, received: false })
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Duration;
 
-use sccemu::Core;
+use sccemu::{Comm, Core};
 
 /// How long a rank may take in [`bounded`] before its watchdog declares a hang.
 pub const LIMIT: Duration = Duration::from_secs(20);
@@ -42,4 +42,15 @@ pub fn bounded<R>(core: &Core, body: impl FnOnce() -> Result<R, String>) -> Resu
         drop(done);
         result
     })
+}
+
+/// The job's world and this core's half of it: the even world ranks in world order,
+/// or the odd ones in reverse world order (so an odd team's rank r is not the r-th
+/// odd core).
+pub fn halves<'c>(core: &'c Core) -> Result<(Comm<'c>, Comm<'c>), String> {
+    let world = core.world().s()?;
+    let me = core.rank();
+    let key = if me % 2 == 0 { me as i32 } else { -(me as i32) };
+    let team = world.split(Some(me % 2), key).s()?.ok_or("every core has a colour")?;
+    Ok((world, team))
 }

@@ -51,6 +51,9 @@ pub fn send(comm: &CommObj, dest: c_int, tag: c_int, data: &[u8], sync: bool) ->
     if !sync {
         return core.send(to, wire, data).map_err(send_error);
     }
+    // The nonblocking form and a wait that drives this process's requests, not the
+    // engine's blocking `ssend`: the receiver may be waiting for one of our
+    // nonblocking collectives first. The price: what cannot leave at once is copied.
     await_send(core.issend(to, wire, data).map_err(send_error)?)
 }
 

@@ -77,6 +77,15 @@ pub unsafe extern "C" fn MPI_Win_get_errhandler(w: c_int, errhandler: *mut c_int
     })
 }
 
+/// A new user handler of `kind` calling `function`, handed out through `errhandler`.
+///
+/// # Safety
+/// `function` is a handler function of `kind`'s C type; `errhandler` points to an int.
+unsafe fn create(function: Option<UserFunction>, kind: Kind, errhandler: *mut c_int) -> MpiResult<()> {
+    let f = function.ok_or_else(|| MpiError::new(class::ARG, "the function is a null pointer"))?;
+    c!(out(errhandler, errhandler::create(f, kind), "errhandler"))
+}
+
 /// `MPI_Comm_create_errhandler`: a handler that calls `function` with the
 /// communicator and the error code; the failing call then returns the code.
 ///
@@ -87,10 +96,8 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
     function: Option<UserFunction>,
     errhandler: *mut c_int,
 ) -> c_int {
-    entry("MPI_Comm_create_errhandler", WORLD, || {
-        let f = function.ok_or_else(|| MpiError::new(class::ARG, "the function is a null pointer"))?;
-        c!(out(errhandler, errhandler::create(f, Kind::Comm), "errhandler"))
-    })
+    // SAFETY: this call's contract.
+    entry("MPI_Comm_create_errhandler", WORLD, || unsafe { create(function, Kind::Comm, errhandler) })
 }
 
 /// `MPI_Win_create_errhandler`: as [`MPI_Comm_create_errhandler`], for windows.
@@ -102,10 +109,8 @@ pub unsafe extern "C" fn MPI_Win_create_errhandler(
     function: Option<UserFunction>,
     errhandler: *mut c_int,
 ) -> c_int {
-    entry("MPI_Win_create_errhandler", WORLD, || {
-        let f = function.ok_or_else(|| MpiError::new(class::ARG, "the function is a null pointer"))?;
-        c!(out(errhandler, errhandler::create(f, Kind::Win), "errhandler"))
-    })
+    // SAFETY: this call's contract.
+    entry("MPI_Win_create_errhandler", WORLD, || unsafe { create(function, Kind::Win, errhandler) })
 }
 
 /// `MPI_Comm_call_errhandler`: runs the communicator's handler on `errorcode`.

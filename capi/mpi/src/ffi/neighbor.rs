@@ -78,8 +78,13 @@ fn exchange(
     let core = mpi()?.core;
     let base = c.next_icoll_tag();
     let phase = |k: usize| if n.grid { k as u32 } else { 0 };
-    let mut staging: Vec<Vec<u8>> =
-        (0..n.sources.len()).map(|k| Ok(vec![0u8; recv.block(k)?.data_len()?])).collect::<MpiResult<_>>()?;
+    // No memory for an `MPI_PROC_NULL` source: nothing comes from it.
+    let mut staging: Vec<Vec<u8>> = (0..n.sources.len())
+        .map(|k| match n.sources[k] {
+            Some(_) => Ok(vec![0u8; recv.block(k)?.data_len()?]),
+            None => Ok(Vec::new()),
+        })
+        .collect::<MpiResult<_>>()?;
     let mut receives = Vec::new();
     for ((k, src), into) in n.sources.iter().enumerate().zip(staging.iter_mut()) {
         if let Some(src) = *src {

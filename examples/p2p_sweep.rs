@@ -34,6 +34,9 @@ struct Cli {
     /// Cores for many-to-one.
     #[arg(long, default_value_t = 48)]
     cores: u32,
+    /// SRB receive ring bytes per core (a power of two; default: the configuration's).
+    #[arg(long)]
+    ring_bytes: Option<u32>,
 }
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -119,7 +122,11 @@ fn main() -> Result<(), String> {
             let kind = if channel == "perpeer" { ChannelKind::PerPeer } else { ChannelKind::Srb };
             let cores = if pattern == "m2o" { cli.cores } else { 2 };
             let plan = Plan { pattern: pattern.clone(), sizes: cli.sizes.clone(), reps: cli.reps };
-            let ranks = Job::new(cores).channel(kind).run(&plan, run).map_err(|e| e.to_string())?;
+            let mut job = Job::new(cores).channel(kind);
+            if let Some(bytes) = cli.ring_bytes {
+                job = job.ring_bytes(bytes);
+            }
+            let ranks = job.run(&plan, run).map_err(|e| e.to_string())?;
             for (&size, mut samples) in cli.sizes.iter().zip(ranks[0].clone()) {
                 samples.sort_by(f64::total_cmp);
                 let median = samples[samples.len() / 2];

@@ -14,7 +14,8 @@ use crate::handles::Table;
 pub const INFO_NULL: c_int = 0x5400_0000;
 /// `MPI_INFO_ENV`.
 pub const INFO_ENV: c_int = INFO_NULL | 1;
-const MAX_KEY: usize = 255;
+/// `MPI_MAX_INFO_KEY`.
+pub const MAX_KEY: usize = 255;
 const MAX_VAL: usize = 1024;
 
 /// Key/value pairs, in the order first set.
@@ -32,7 +33,12 @@ fn infos() -> MutexGuard<'static, Table<Pairs>> {
 
 /// A new empty info.
 pub fn create() -> c_int {
-    infos().insert(Vec::new())
+    with_pairs(Vec::new())
+}
+
+/// A new info holding `pairs` (`MPI_Info_dup`, and the hints a getter reports).
+pub fn with_pairs(pairs: Pairs) -> c_int {
+    infos().insert(pairs)
 }
 
 /// The pairs of `handle` (none for `MPI_INFO_NULL`).

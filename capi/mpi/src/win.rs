@@ -117,6 +117,8 @@ pub struct WinObj {
     pub given_base: Option<usize>,
     /// `MPI_Win_set_name`'s name.
     pub name: std::sync::Mutex<String>,
+    /// The hints in use, as `MPI_Win_get_info` reports them (made by `hints` in this module).
+    pub hints: crate::info::Pairs,
 }
 
 static WINS: Registry<WinObj> = Registry::new(WIN_NULL);
@@ -172,6 +174,29 @@ fn placement(info: c_int) -> MpiResult<Placement> {
         Some("mpb") => Ok(Placement::Mpb),
         Some(other) => fail(class::INFO_VALUE, format!("sccemu_placement={other:?}: use dram or mpb")),
     }
+}
+
+/// The hints a window created with `info` uses: the sccemu keys with the values in
+/// effect (defaults included), and MPI's `accumulate_ordering` and `accumulate_ops`
+/// as given or defaulted (every strategy orders and is atomic beyond what they ask, so
+/// any value is honoured).
+fn hints(info: c_int, strategy: AccStrategy, placement: Placement) -> MpiResult<crate::info::Pairs> {
+    let strategy = match strategy {
+        AccStrategy::Atomic => "atomic".to_owned(),
+        AccStrategy::CallerComputes { granularity: usize::MAX } => "caller".to_owned(),
+        AccStrategy::CallerComputes { granularity } => format!("caller:{granularity}"),
+        AccStrategy::OwnerComputes => "owner".to_owned(),
+    };
+    let placement = if placement == Placement::Mpb { "mpb" } else { "dram" };
+    let given = |key: &str, default: &str| -> MpiResult<(String, String)> {
+        Ok((key.to_owned(), crate::info::get(info, key)?.unwrap_or_else(|| default.to_owned())))
+    };
+    Ok(vec![
+        ("sccemu_accumulate_strategy".to_owned(), strategy),
+        ("sccemu_placement".to_owned(), placement.to_owned()),
+        given("accumulate_ordering", "rar,raw,war,waw")?,
+        given("accumulate_ops", "same_op_no_op")?,
+    ])
 }
 
 /// A rank's arguments and prepared memory for a new window.
@@ -255,7 +280,8 @@ pub fn create(
     let prepared = prepared.and_then(|p| {
         let strategy = strategy(info)?;
         let placement = placement(info)?;
-        Ok((p, strategy, placement))
+        let hints = hints(info, strategy, placement)?;
+        Ok((p, strategy, placement, hints))
     });
     let mine = match &prepared {
         Ok((p, ..)) => [1, p.size as u64, p.disp_unit as u64],
@@ -264,7 +290,7 @@ pub fn create(
     let mut all = vec![0u64; 3 * comm.size() as usize];
     comm.coll().allgather(&mine, &mut all, Allgather::Auto).map_err(coll_error)?;
     let failed = all.chunks(3).position(|w| w[0] == 0);
-    let (prepared, strategy, placement) = match (prepared, failed) {
+    let (prepared, strategy, placement, hints) = match (prepared, failed) {
         (Err(e), _) => return Err(e),
         (Ok((p, ..)), Some(rank)) => {
             give_back(&p.own)?;
@@ -305,7 +331,7 @@ pub fn create(
     };
     let given_base = prepared.base;
     let name = std::sync::Mutex::new(String::new());
-    let obj = WinObj { comm, flavor, targets, state, own_part, given_base, name };
+    let obj = WinObj { comm, flavor, targets, state, own_part, given_base, name, hints };
     WINS.insert(obj).ok_or_else(|| MpiError::new(class::INTERN, "too many windows"))
 }
 

@@ -1,4 +1,4 @@
-//! Start-up and shut-down, the error interface, info objects and memory.
+//! Start-up and shut-down, the error interface and memory.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -238,79 +238,4 @@ pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, info: c_int, baseptr: *mut c
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
     entry("MPI_Free_mem", WORLD, || crate::win::free_mem(base))
-}
-
-/// `MPI_Info_create`.
-///
-/// # Safety
-/// `info` points to an `MPI_Info`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Info_create(info_out: *mut c_int) -> c_int {
-    entry("MPI_Info_create", WORLD, || c!(out(info_out, info::create(), "info")))
-}
-
-/// `MPI_Info_set`.
-///
-/// # Safety
-/// `key` and `value` are NUL-terminated strings.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Info_set(handle: c_int, key: *const c_char, value: *const c_char) -> c_int {
-    entry("MPI_Info_set", WORLD, || info::set(handle, &c!(string(key, "key"))?, &c!(string(value, "value"))?))
-}
-
-/// `MPI_Info_get`.
-///
-/// # Safety
-/// `key` is a NUL-terminated string; `value` holds `valuelen + 1` chars; `flag`
-/// points to an int.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Info_get(
-    handle: c_int,
-    key: *const c_char,
-    valuelen: c_int,
-    value: *mut c_char,
-    flag: *mut c_int,
-) -> c_int {
-    entry("MPI_Info_get", WORLD, || {
-        let found = info::get(handle, &c!(string(key, "key"))?)?;
-        c!(out(flag, found.is_some() as c_int, "flag"))?;
-        match found {
-            Some(v) => {
-                let max =
-                    usize::try_from(valuelen).map_err(|_| MpiError::new(class::ARG, "negative valuelen"))?;
-                c!(out_string(value, std::ptr::null_mut(), max + 1, &v))
-            }
-            None => Ok(()),
-        }
-    })
-}
-
-/// `MPI_Info_delete`.
-///
-/// # Safety
-/// `key` is a NUL-terminated string.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Info_delete(handle: c_int, key: *const c_char) -> c_int {
-    entry("MPI_Info_delete", WORLD, || info::delete(handle, &c!(string(key, "key"))?))
-}
-
-/// `MPI_Info_get_nkeys`.
-///
-/// # Safety
-/// `nkeys` points to an int.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Info_get_nkeys(handle: c_int, nkeys: *mut c_int) -> c_int {
-    entry("MPI_Info_get_nkeys", WORLD, || c!(out(nkeys, info::pairs(handle)?.len() as c_int, "nkeys")))
-}
-
-/// `MPI_Info_free`: the handle becomes `MPI_INFO_NULL`.
-///
-/// # Safety
-/// `info` points to an `MPI_Info`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Info_free(handle: *mut c_int) -> c_int {
-    entry("MPI_Info_free", WORLD, || {
-        info::free(c!(read(handle, "info"))?)?;
-        c!(out(handle, info::INFO_NULL, "info"))
-    })
 }

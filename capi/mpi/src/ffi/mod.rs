@@ -37,6 +37,7 @@ pub mod fast_p2p;
 pub mod group_ops;
 pub mod handlers;
 pub mod icoll;
+pub mod info;
 pub mod modes;
 pub mod mprobe;
 pub mod neighbor;

@@ -22,7 +22,7 @@ use crate::error::{MpiResult, class, fail};
 use crate::ffi::p2p::{Message, isend, message};
 use crate::ffi::{Scope, WORLD, c, entry};
 use crate::p2p::{self, request_error, send_error};
-use crate::request::{self, Status};
+use crate::request::{self, Pending, Status};
 use crate::state::mpi;
 
 /// `MPI_BSEND_OVERHEAD`: what a buffered message takes in the attached buffer besides
@@ -161,6 +161,13 @@ fn bsend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<()> {
     Ok(())
 }
 
+/// The nonblocking buffered send: its request is complete once the message is
+/// buffered, which is at once.
+pub(super) fn ibsend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+    bsend(m, dest, tag)?;
+    Ok(Box::new(request::Done(Status::EMPTY)))
+}
+
 /// `MPI_Bsend`.
 ///
 /// # Safety
@@ -197,8 +204,8 @@ pub unsafe extern "C" fn MPI_Ibsend(
 ) -> c_int {
     entry("MPI_Ibsend", Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
-        bsend(&message(buf, count, &map, comm)?, dest, tag)?;
-        c!(out(request, request::insert(Box::new(request::Done(Status::EMPTY))), "request"))
+        let op = ibsend(&message(buf, count, &map, comm)?, dest, tag)?;
+        c!(out(request, request::insert(op), "request"))
     })
 }
 

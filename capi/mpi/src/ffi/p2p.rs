@@ -297,7 +297,7 @@ pub unsafe extern "C" fn MPI_Issend(
 }
 
 /// Starts sccemu's synchronous send, as `MPI_Ssend` uses.
-fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+pub(super) fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
     let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
         return Ok(Box::new(request::Done(Status::EMPTY)));

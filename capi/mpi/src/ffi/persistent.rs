@@ -1,23 +1,30 @@
-//! Persistent point-to-point requests: `MPI_Send_init`, `MPI_Rsend_init`,
-//! `MPI_Recv_init`, `MPI_Start` and `MPI_Startall`.
+//! Persistent point-to-point requests: `MPI_Send_init`, `MPI_Ssend_init`,
+//! `MPI_Bsend_init`, `MPI_Rsend_init`, `MPI_Recv_init`, `MPI_Start` and `MPI_Startall`.
 //!
 //! An init call checks its arguments as the non-blocking call would (communicator,
 //! datatype, buffer, rank, tag) and keeps them; each `MPI_Start` then makes that call
-//! (`MPI_Isend` or `MPI_Irecv`), so a send reads its buffer when started, as the
-//! standard says. The request table (`crate::request`) holds the running operation and
+//! (`MPI_Isend`, `MPI_Issend`, `MPI_Ibsend` or `MPI_Irecv`), so a send reads its buffer
+//! when started, as the standard says, and a buffered one takes its room in the
+//! attached buffer then. The request table (`crate::request`) holds the running operation and
 //! completes it; the request keeps its datatype alive should the program free it.
 
 use std::ffi::{c_int, c_void};
 
 use crate::datatype;
-use crate::ffi::p2p::{irecv, isend, message};
+use crate::error::MpiResult;
+use crate::ffi::modes::ibsend;
+use crate::ffi::p2p::{Message, irecv, isend, issend, message};
 use crate::ffi::{Scope, WORLD, c, entry};
 use crate::p2p::{self, PROC_NULL};
-use crate::request::{self, Start};
+use crate::request::{self, Pending, Start};
 
-#[allow(clippy::too_many_arguments)] // MPI_Send_init's, plus the call's name
+/// The nonblocking send a persistent send request makes at each start.
+type SendMode = fn(&Message<'_>, c_int, c_int) -> MpiResult<Box<dyn Pending>>;
+
+#[allow(clippy::too_many_arguments)] // MPI_Send_init's, plus the call's name and mode
 fn send_init(
     name: &'static str,
+    mode: SendMode,
     buf: *const c_void,
     count: c_int,
     datatype: c_int,
@@ -35,7 +42,7 @@ fn send_init(
         }
         let buf = buf as usize;
         let start: Start =
-            Box::new(move || isend(&message(buf as *const c_void, count, &map, comm)?, dest, tag));
+            Box::new(move || mode(&message(buf as *const c_void, count, &map, comm)?, dest, tag));
         c!(out(request, request::insert_persistent(start), "request"))
     })
 }
@@ -55,7 +62,7 @@ pub unsafe extern "C" fn MPI_Send_init(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    send_init("MPI_Send_init", buf, count, datatype, dest, tag, comm, request)
+    send_init("MPI_Send_init", isend, buf, count, datatype, dest, tag, comm, request)
 }
 
 /// `MPI_Rsend_init`: a ready send is a standard send here (as `MPI_Rsend`).
@@ -72,7 +79,42 @@ pub unsafe extern "C" fn MPI_Rsend_init(
     comm: c_int,
     request: *mut c_int,
 ) -> c_int {
-    send_init("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, request)
+    send_init("MPI_Rsend_init", isend, buf, count, datatype, dest, tag, comm, request)
+}
+
+/// `MPI_Ssend_init`: each start is an `MPI_Issend`.
+///
+/// # Safety
+/// As [`MPI_Send_init`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ssend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    send_init("MPI_Ssend_init", issend, buf, count, datatype, dest, tag, comm, request)
+}
+
+/// `MPI_Bsend_init`: each start is an `MPI_Ibsend`, so it fails with `MPI_ERR_BUFFER`
+/// when the attached buffer lacks room then.
+///
+/// # Safety
+/// As [`MPI_Send_init`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Bsend_init(
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    send_init("MPI_Bsend_init", ibsend, buf, count, datatype, dest, tag, comm, request)
 }
 
 /// `MPI_Recv_init`.

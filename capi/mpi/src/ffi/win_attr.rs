@@ -1,7 +1,8 @@
 //! What a program can ask of a window besides its parts: the attributes MPI
 //! predefines on every window (`MPI_Win_get_attr` with `MPI_WIN_BASE`,
 //! `MPI_WIN_SIZE`, `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR`, `MPI_WIN_MODEL`) and
-//! its name (`MPI_Win_set_name`, `MPI_Win_get_name`).
+//! its name (`MPI_Win_set_name`, `MPI_Win_get_name`) and the hints it uses
+//! (`MPI_Win_get_info`).
 //!
 //! As for communicators, an attribute is handed out as a pointer to its value, except
 //! `MPI_WIN_BASE`, whose value is the base address itself. The values live as long as
@@ -84,5 +85,18 @@ pub unsafe extern "C" fn MPI_Win_get_name(w: c_int, win_name: *mut c_char, resul
     entry("MPI_Win_get_name", Scope::Win(w), || {
         let name = win::lookup(w)?.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
         c!(out_string(win_name, resultlen, MAX_OBJECT_NAME, &name))
+    })
+}
+
+/// `MPI_Win_get_info`: a new info with the hints the window uses, with their values in
+/// effect (`crate::win::WinObj::hints`); the program frees it.
+///
+/// # Safety
+/// `info_used` points to an `MPI_Info`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Win_get_info(handle: c_int, info_used: *mut c_int) -> c_int {
+    entry("MPI_Win_get_info", Scope::Win(handle), || {
+        let obj = win::lookup(handle)?;
+        c!(out(info_used, crate::info::with_pairs(obj.hints.clone()), "info_used"))
     })
 }

@@ -139,6 +139,33 @@ static void test_environment(void) {
     CHECK(flag == 0);
     CHECK_RC(MPI_Info_get(info, "gamma", MPI_MAX_INFO_VAL, val, &flag));
     CHECK(flag && strcmp(val, "three") == 0);
+    /* A duplicate: the same keys in the same order, changed independently. */
+    MPI_Info copy;
+    char key[MPI_MAX_INFO_KEY + 1];
+    len = -1;
+    CHECK_RC(MPI_Info_dup(info, &copy));
+    CHECK_RC(MPI_Info_get_nkeys(copy, &nkeys));
+    CHECK(nkeys == 2);
+    CHECK_RC(MPI_Info_get_nthkey(copy, 0, key));
+    CHECK(strcmp(key, "beta") == 0);
+    CHECK_RC(MPI_Info_get_nthkey(copy, 1, key));
+    CHECK(strcmp(key, "gamma") == 0);
+    /* Info calls raise errors on MPI_COMM_WORLD, whose handler is still fatal here. */
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK_CLASS(MPI_Info_get_nthkey(copy, 2, key), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Info_get_nthkey(copy, -1, key), MPI_ERR_ARG);
+    CHECK_RC(MPI_Info_get_valuelen(copy, "gamma", &len, &flag));
+    CHECK(flag && len == 5);
+    CHECK_RC(MPI_Info_get_valuelen(copy, "alpha", &len, &flag));
+    CHECK(flag == 0);
+    CHECK_RC(MPI_Info_set(copy, "gamma", "changed"));
+    CHECK_RC(MPI_Info_get(info, "gamma", MPI_MAX_INFO_VAL, val, &flag));
+    CHECK(flag && strcmp(val, "three") == 0);
+    MPI_Info stale = copy;
+    CHECK_RC(MPI_Info_free(&copy));
+    CHECK_CLASS(MPI_Info_dup(MPI_INFO_NULL, &copy), MPI_ERR_INFO);
+    CHECK_CLASS(MPI_Info_get_nthkey(stale, 0, key), MPI_ERR_INFO); /* freed */
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
     CHECK_RC(MPI_Info_free(&info));
     CHECK(info == MPI_INFO_NULL);
 

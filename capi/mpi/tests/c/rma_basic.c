@@ -51,6 +51,18 @@ static void test_allocate_fence(void) {
     CHECK_RC(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     CHECK(base[5] == (rank == 0 ? val(left, 5) + size * (size + 1) / 2 : val(left, 5)));
     CHECK(base[7] == -rank);
+    /* The hints in use: the placement asked for, the default strategy and orderings. */
+    MPI_Info used;
+    char value[MPI_MAX_INFO_VAL + 1];
+    int found = 0;
+    CHECK_RC(MPI_Win_get_info(win, &used));
+    CHECK_RC(MPI_Info_get(used, "sccemu_placement", MPI_MAX_INFO_VAL, value, &found));
+    CHECK(found && strcmp(value, alloc_info == MPI_INFO_NULL ? "dram" : "mpb") == 0);
+    CHECK_RC(MPI_Info_get(used, "sccemu_accumulate_strategy", MPI_MAX_INFO_VAL, value, &found));
+    CHECK(found && strcmp(value, "atomic") == 0);
+    CHECK_RC(MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, value, &found));
+    CHECK(found && strcmp(value, "rar,raw,war,waw") == 0);
+    CHECK_RC(MPI_Info_free(&used));
     /* The window's group is the communicator's. */
     MPI_Group wg, cg;
     int res = -1;

@@ -1,5 +1,6 @@
 /* The buffered send mode (MPI_Buffer_attach/detach, MPI_Bsend, MPI_Ibsend) with its
- * capacity errors, MPI_Irsend, MPI_Testsome and MPI_Request_get_status. */
+ * capacity errors, MPI_Irsend, MPI_Testsome and MPI_Request_get_status, and the
+ * persistent synchronous and buffered sends (MPI_Ssend_init, MPI_Bsend_init). */
 #include <string.h>
 #include "test_check.h"
 
@@ -102,6 +103,58 @@ static void test_requests(void) {
     CHECK(flag == 1 && st[0].MPI_SOURCE == MPI_ANY_SOURCE);
 }
 
+/* Persistent synchronous and buffered sends, each started three times; a start reads
+ * the buffer as it is then. A synchronous start completes only once the receive is
+ * posted (after the barrier); a buffered one fails when the buffer lacks room then. */
+static void test_persistent_modes(void) {
+    enum { N = 256 };
+    int sval = -1, got = -1;
+    MPI_Request sreq;
+    CHECK_RC(MPI_Ssend_init(&sval, 1, MPI_INT, right, 40, MPI_COMM_WORLD, &sreq));
+    for (int round = 0; round < 3; round++) {
+        sval = rank * 100 + round;
+        CHECK_RC(MPI_Start(&sreq));
+        int flag = 1;
+        CHECK_RC(MPI_Test(&sreq, &flag, MPI_STATUS_IGNORE));
+        CHECK(flag == 0);
+        CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+        CHECK_RC(MPI_Recv(&got, 1, MPI_INT, left, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(got == left * 100 + round);
+        CHECK_RC(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+        CHECK(sreq != MPI_REQUEST_NULL);
+    }
+    CHECK_RC(MPI_Request_free(&sreq));
+
+    static int data[N], in[N];
+    int cap = N * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+    char *space = malloc((size_t)cap);
+    CHECK(space != NULL);
+    MPI_Request breq, big;
+    CHECK_RC(MPI_Bsend_init(data, N, MPI_INT, right, 41, MPI_COMM_WORLD, &breq));
+    CHECK_RC(MPI_Bsend_init(data, N + 1, MPI_INT, right, 42, MPI_COMM_WORLD, &big));
+    CHECK_CLASS(MPI_Start(&breq), MPI_ERR_BUFFER); /* no buffer attached */
+    CHECK_RC(MPI_Buffer_attach(space, cap));
+    CHECK_CLASS(MPI_Start(&big), MPI_ERR_BUFFER); /* larger than the whole buffer */
+    /* One message in flight per pair at a time, so that it always leaves into the
+     * channel at once and gives its room back before the next start. */
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++) data[i] = rank * 1000 + round * N + i;
+        CHECK_RC(MPI_Start(&breq));
+        CHECK_RC(MPI_Wait(&breq, MPI_STATUS_IGNORE));
+        memset(data, 0xff, sizeof data);
+        CHECK_RC(MPI_Recv(in, N, MPI_INT, left, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < N; i++) CHECK(in[i] == left * 1000 + round * N + i);
+        CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    CHECK_RC(MPI_Request_free(&big));
+    CHECK_RC(MPI_Request_free(&breq));
+    void *back = NULL;
+    int back_size = -1;
+    CHECK_RC(MPI_Buffer_detach(&back, &back_size));
+    CHECK(back == space && back_size == cap);
+    free(space);
+}
+
 int main(int argc, char **argv) {
     CHECK_RC(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -109,6 +162,7 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
+    test_persistent_modes();
     test_bsend();
     test_requests();
     int last = -1;

@@ -130,16 +130,34 @@ pub unsafe extern "C" fn MPI_Get_accumulate(
 ) -> c_int {
     entry("MPI_Get_accumulate", Scope::Win(win), || {
         let obj = win::lookup(win)?;
-        let op = crate::op::lookup(op)?;
-        let rmap = datatype::committed(result_datatype)?;
         let t = target(target_rank, target_disp, target_count, target_datatype)?;
-        let result = origin(result_addr, result_count, &rmap)?;
-        if op == sccemu::Op::NoOp {
-            return rma::get_accumulate(obj, &Buffer::empty(), &result, &t, op);
-        }
-        let omap = datatype::committed(origin_datatype)?;
-        rma::get_accumulate(obj, &origin(origin_addr, origin_count, &omap)?, &result, &t, op)
+        let (o, r) = (
+            Side(origin_addr, origin_count, origin_datatype),
+            Side(result_addr, result_count, result_datatype),
+        );
+        get_accumulate(obj, o, r, &t, crate::op::lookup(op)?)
     })
+}
+
+/// An origin or result buffer as C gives it: address, count, datatype.
+struct Side<P>(P, c_int, c_int);
+
+/// `MPI_Get_accumulate` on `obj` once the target and op are known; `MPI_NO_OP` reads
+/// no origin, so its origin arguments may be anything.
+fn get_accumulate(
+    obj: &WinObj,
+    o: Side<*const c_void>,
+    r: Side<*mut c_void>,
+    t: &TargetSpec,
+    op: sccemu::Op,
+) -> MpiResult<()> {
+    let rmap = datatype::committed(r.2)?;
+    let result = origin(r.0, r.1, &rmap)?;
+    if op == sccemu::Op::NoOp {
+        return rma::get_accumulate(obj, &Buffer::empty(), &result, t, op);
+    }
+    let omap = datatype::committed(o.2)?;
+    rma::get_accumulate(obj, &origin(o.0, o.1, &omap)?, &result, t, op)
 }
 
 /// Reads one element of the predefined type `map` at `p` as packed bytes.
@@ -319,5 +337,36 @@ pub unsafe extern "C" fn MPI_Raccumulate(
         let o = origin(origin_addr, origin_count, &omap)?;
         let op = crate::op::lookup(op)?;
         request_based(win, target_rank, request, |obj| rma::accumulate(obj, &o, &t, op))
+    })
+}
+
+/// `MPI_Rget_accumulate`.
+///
+/// # Safety
+/// As [`MPI_Get_accumulate`]; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Rget_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: c_int,
+    target_rank: c_int,
+    target_disp: isize,
+    target_count: c_int,
+    target_datatype: c_int,
+    op: c_int,
+    win: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Rget_accumulate", Scope::Win(win), || {
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        let (o, r) = (
+            Side(origin_addr, origin_count, origin_datatype),
+            Side(result_addr, result_count, result_datatype),
+        );
+        let op = crate::op::lookup(op)?;
+        request_based(win, target_rank, request, |obj| get_accumulate(obj, o, r, &t, op))
     })
 }

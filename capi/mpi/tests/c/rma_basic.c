@@ -273,6 +273,14 @@ static void test_requests_flushes(void) {
     CHECK_RC(MPI_Waitall(3, rq, MPI_STATUSES_IGNORE));
     for (int i = 0; i < 3; i++) CHECK(rq[i] == MPI_REQUEST_NULL);
     CHECK(got == val(right, 3)); /* an Rget's data is there once it completes */
+    /* Rget_accumulate: a fetch-and-add on rank 0's element 7, and a read (MPI_NO_OP,
+     * whose origin arguments are ignored). */
+    int old = -1, read3 = -1;
+    CHECK_RC(MPI_Rget_accumulate(&add, 1, MPI_INT, &old, 1, MPI_INT, 0, 7, 1, MPI_INT, MPI_SUM, win, &rq[0]));
+    CHECK_RC(MPI_Rget_accumulate(NULL, 0, MPI_DATATYPE_NULL, &read3, 1, MPI_INT, right, 3, 1, MPI_INT, MPI_NO_OP,
+                                 win, &rq[1]));
+    CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    CHECK(read3 == val(right, 3));
     /* flush_local: the origin buffer may be reused at once; flush makes both visible. */
     int a = 11 * (rank + 1);
     CHECK_RC(MPI_Put(&a, 1, MPI_INT, right, 1, 1, MPI_INT, win));
@@ -292,6 +300,19 @@ static void test_requests_flushes(void) {
     read_own(win, base, seen, sizeof seen);
     CHECK(seen[0] == -left - 10 && seen[1] == 11 * (left + 1) && seen[2] == 13 * (left + 1));
     CHECK(seen[3] == val(rank, 3) && seen[6] == (rank == 0 ? size * (size + 1) / 2 : 0));
+    /* The fetch-and-adds were atomic: every rank's old value plus its addend is another
+     * rank's old value or the final one, and one rank saw the initial value. */
+    int olds[64], first = 0;
+    CHECK_RC(MPI_Allgather(&old, 1, MPI_INT, olds, 1, MPI_INT, MPI_COMM_WORLD));
+    int final7 = val(0, 7) + size * (size + 1) / 2;
+    if (rank == 0) CHECK(seen[7] == final7);
+    for (int i = 0; i < size; i++) {
+        int next = olds[i] + i + 1, found = next == final7;
+        for (int j = 0; j < size; j++) found |= olds[j] == next;
+        CHECK(found);
+        first += olds[i] == val(0, 7);
+    }
+    CHECK(first == 1);
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_RC(MPI_Win_free(&win));
 }

@@ -2,7 +2,8 @@
 //!
 //! Owns every protocol that cores run against each other through shared memory: the
 //! waiter (spin, yield, futex), job abort, flags, the barrier, fence, post-start-
-//! complete-wait, the reader-writer ticket lock and `lock_all`, argument agreement for
+//! complete-wait, the reader-writer ticket lock and `lock_all`, last-one-out release
+//! ([`last_out`]), argument agreement for
 //! checking mode ([`agree`]), the two-sided rings ([`ring`]), the shared allocators
 //! ([`alloc`]) and the atomic and accumulate combining ([`atomic`]).
 //!
@@ -20,6 +21,7 @@ pub mod barrier;
 pub mod fence;
 pub mod flag;
 pub mod group;
+pub mod last_out;
 pub mod lock_all;
 pub mod payload;
 pub mod pscw;

@@ -35,10 +35,9 @@
 //! touches the data or the accumulate block any more; the leader returns them (and
 //! unlists the window) and all pass the barrier again, so that when `free` returns on
 //! any member the memory is back, as after a job-wide window's free. Only the control
-//! block, whose barrier that was, is left: each member then adds one to its `left`
-//! count (AcqRel), and the member that brings it to the team size returns it. The
-//! AcqRel adds form one release sequence, so every member's last access to the block
-//! (its barrier waits included) happens before that return. A member that drops the
+//! block, whose barrier that was, is left: each member then counts itself out of its
+//! `left` count (`protocol::last_out`), and the last returns it, after every member's
+//! last access to the block (its barrier waits included). A member that drops the
 //! window (or whose `free` was refused) stops its agent and adds one to the same count
 //! at once; then the last member to do so returns everything (data, accumulate block,
 //! control block, window-table entry): nobody waits for a member that drops.
@@ -47,6 +46,7 @@ use std::cell::Cell;
 
 use crate::protocol::abort::JobAborted;
 use crate::protocol::agree::{Disagreement, Fingerprint};
+use crate::protocol::last_out;
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::waiter::Doorbell;
 use crate::rma::control::TeamCtl;
@@ -235,10 +235,8 @@ impl<'c, T: Plain> Window<'c, T> {
     /// included. This member's owner-computes agent must have stopped.
     pub(crate) fn leave(&self, acc_block: Option<HeapRegion>, everything: bool) {
         debug_assert!(!self.team.is_job());
-        // AcqRel: Release orders this member's accesses to the window's memory before
-        // its add; the last member's Acquire reads the release sequence of every add, so
-        // all those accesses happen before the return below.
-        if self.team_ctl().left.fetch_add(1, Ordering::AcqRel) + 1 != self.size() {
+        // Every member's accesses to the window's memory happen before the return below.
+        if !last_out::count_out(&self.team_ctl().left, self.size()) {
             return;
         }
         if everything {

@@ -9,6 +9,7 @@ use crate::protocol::agree::MEMBER_BYTES;
 use crate::protocol::alloc::freelist::AllocError;
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::barrier::BarrierState;
+use crate::protocol::last_out;
 use crate::protocol::payload::Payload;
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::view::{AtomicsOnly, atomics_at};
@@ -135,11 +136,8 @@ impl<'c> Comm<'c> {
 /// communicator returns its memory (`comm`'s module docs).
 impl Drop for Comm<'_> {
     fn drop(&mut self) {
-        let dropped: &AtomicU32 = self.area_word(DROPPED_AT);
-        // AcqRel: Release orders this member's accesses to the area and staging before
-        // its increment; the last member's Acquire sees every earlier increment's
-        // Release (one release sequence), so all accesses happen before the return.
-        if dropped.fetch_add(1, Ordering::AcqRel) + 1 == self.size() {
+        // Every member's accesses to the area and staging happen before the return.
+        if last_out::count_out(self.area_word(DROPPED_AT), self.size()) {
             // Fails only if the job is aborting, when nothing needs the memory.
             let _ = self.return_memory();
         }

@@ -208,7 +208,8 @@ fn run_script(core: &Core, script: &Script) -> Result<Vec<String>, String> {
 #[test]
 fn random_call_sequences_fail_only_as_the_model_predicts() {
     sccemu::job::init(); // a rank of the job runs `fuzz_rank` here and exits
-    let config = Config { cases: 24, failure_persistence: None, ..Config::default() };
+    // Each case is a whole job: unbounded shrinking of a failure could run for hours.
+    let config = Config { cases: 24, failure_persistence: None, max_shrink_iters: 20, ..Config::default() };
     let mut runner = TestRunner::new(config);
     runner
         .run(&script(), |script| {

@@ -1,6 +1,6 @@
 //! The spine over real processes: barriers, MPB visibility, flags, failure, attach checks.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sccemu::segment::{AttachError, Segment};
 use sccemu::{CollError, Config, Core, Job, MpbError, WaitPolicy};
@@ -148,12 +148,14 @@ fn die_in_barrier(core: &Core, _: ()) -> Result<String, String> {
 }
 
 #[test]
-fn a_rank_killed_mid_barrier_aborts_the_job_within_2_seconds() {
+fn a_rank_killed_mid_barrier_aborts_the_job_within_seconds() {
     for policy in [WaitPolicy::Block, WaitPolicy::Adaptive] {
-        let started = Instant::now();
         let outcome = Job::new(6).wait(policy).run_outcome(&(), die_in_barrier).unwrap();
-        let elapsed = started.elapsed();
-        assert!(elapsed < Duration::from_secs(2), "job took {elapsed:?}");
+        // The launcher's own clock (spawn to end), not the test's: a job may first wait
+        // for another test's. The job takes ~0.2 s; a hang would be stopped by nothing
+        // else, and 5 s leave room for a loaded 2-CPU machine.
+        let elapsed = outcome.report.elapsed;
+        assert!(elapsed < Duration::from_secs(5), "job took {elapsed:?}");
         assert!(!outcome.report.success());
         assert_ne!(outcome.report.exit_code(), 0);
         assert_eq!(outcome.report.diagnosis().as_deref(), Some("rank 3 killed by SIGKILL"));

@@ -192,7 +192,8 @@ fn plan_strategy() -> impl Strategy<Value = Plan> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    // Each case is a whole job: unbounded shrinking of a failure could run for hours.
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, max_shrink_iters: 20, ..ProptestConfig::default() })]
 
     #[test]
     fn random_epochs_match_the_sequential_model(plan in plan_strategy()) {

@@ -134,10 +134,20 @@ pub struct Launch {
     pub timing: Option<crate::job::vtime::VirtualTime>,
 }
 
+/// How long survivors of an abort may take to return their errors and exit: a second,
+/// plus 25 ms per core beyond one per CPU, since oversubscribed survivors wake and exit
+/// one CPU slice at a time (48 cores on 2 CPUs: 2.15 s). Only a survivor that does not
+/// react waits this long before SIGKILL.
+pub fn default_grace(cores: u32) -> Duration {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    Duration::from_secs(1) + Duration::from_millis(25) * cores.saturating_sub(cpus)
+}
+
 impl Launch {
     /// A job of `program` under `config`: no arguments, compact pinning, inherited
-    /// output, 1 s grace.
+    /// output, the default grace ([`default_grace`]).
     pub fn new(config: Config, program: impl Into<OsString>) -> Launch {
+        let grace = default_grace(config.cores);
         Launch {
             config,
             program: program.into(),
@@ -146,7 +156,7 @@ impl Launch {
             output: Output::default(),
             env: Vec::new(),
             rank_fds: None,
-            grace: Duration::from_secs(1),
+            grace,
             core_ids: None,
             deadlock_after: Some(Duration::from_secs(1)),
             timing: None,

@@ -21,7 +21,6 @@ use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -279,7 +278,6 @@ impl Job {
         launch.args = rerun_args();
         launch.pin = self.pin.clone();
         launch.output = Output::Forward;
-        launch.grace = Duration::from_secs(1);
         launch.rank_fds = Some((RESULT_FD_VAR, writers));
         launch.core_ids = self.core_ids.clone();
         launch.timing = self.timing.clone();

@@ -71,32 +71,50 @@ fn pinning_puts_each_rank_on_its_listed_cpu() {
     assert_eq!(stdout.matches("Cpus_allowed_list:\t0\n").count(), 2, "{stdout}");
 }
 
+/// A `sleep` argument unique to this test process, so that another clone's test run
+/// on the same machine is not counted.
+fn marker(seconds: u32) -> String {
+    format!("{seconds}.{}", std::process::id())
+}
+
+/// Live processes whose command line contains `marker`.
 fn survivors(marker: &str) -> usize {
-    let out = Command::new("pgrep").args(["-f", marker]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().count()
+    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    dir.flatten()
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == marker.as_bytes()))
+        .count()
 }
 
 #[test]
 fn a_killed_rank_ends_the_job_with_a_diagnosis_and_no_orphans() {
     // Ranks other than 1 would sleep for a minute; the abort must end them within the
     // launcher's grace period.
-    let script = r#"[ "$SCCEMU_RANK" = 1 ] && kill -9 $$; exec sleep 61.5"#;
+    let sleep = marker(61);
+    let script = format!(r#"[ "$SCCEMU_RANK" = 1 ] && kill -9 $$; exec sleep {sleep}"#);
     let started = Instant::now();
-    let out = sccrun(&["-n", "4", "--", "sh", "-c", script]);
+    let out = sccrun(&["-n", "4", "--", "sh", "-c", &script]);
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("sccrun: rank 1 killed by SIGKILL"), "{}", stderr(&out));
-    assert_eq!(survivors("sleep 61.5"), 0, "ranks outlived their job");
+    assert_eq!(survivors(&sleep), 0, "ranks outlived their job");
 }
 
 #[test]
 fn sigint_is_forwarded_and_everything_is_reaped() {
+    let sleep = marker(62);
     let child = Command::new(env!("CARGO_BIN_EXE_sccrun"))
-        .args(["-n", "3", "--", "sleep", "62.5"])
+        .args(["-n", "3", "--", "sleep", &sleep])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // Once the ranks run (sccrun catches the signal from before it starts them, so this
+    // only makes the test about forwarding to running ranks).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while survivors(&sleep) < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
         .unwrap();
     let started = Instant::now();
@@ -104,5 +122,5 @@ fn sigint_is_forwarded_and_everything_is_reaped() {
     assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(stderr(&out).contains("interrupted by SIGINT"), "{}", stderr(&out));
-    assert_eq!(survivors("sleep 62.5"), 0);
+    assert_eq!(survivors(&sleep), 0);
 }

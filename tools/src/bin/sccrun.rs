@@ -236,6 +236,9 @@ fn main() -> ExitCode {
         }
     }
     let launch_timing = launch.timing.clone();
+    // Before the ranks start: a Ctrl-C during a long launch is then held for them, not
+    // the default action that would leave them to their parent-death signal.
+    let signals = catch_signals();
     let running = match launch.spawn() {
         Ok(running) => running,
         Err(e @ LaunchError::Pin(_)) => return usage_error(e),
@@ -244,7 +247,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    forward_signals(running.interrupter());
+    if let Some(signals) = signals {
+        forward_signals(signals, running.interrupter());
+    }
     let report = running.wait();
     if let (Some(times), Some(timing)) = (&report.vtimes, &launch_timing) {
         eprintln!("{}\n  {}", sccemu::job::vtime::report(times), timing.compute_note());
@@ -255,13 +260,21 @@ fn main() -> ExitCode {
     ExitCode::from(report.exit_code().clamp(0, 255) as u8)
 }
 
-/// SIGINT and SIGTERM go to every rank, and abort the job.
-fn forward_signals(interrupter: sccemu::job::launcher::Interrupter) {
+/// Catches SIGINT and SIGTERM from now on, for [`forward_signals`].
+fn catch_signals() -> Option<signal_hook::iterator::Signals> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+    let signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).ok();
+    if signals.is_none() {
         eprintln!("sccrun: cannot install signal handlers; Ctrl-C will not be forwarded");
-        return;
-    };
+    }
+    signals
+}
+
+/// SIGINT and SIGTERM (caught since `catch_signals`) go to every rank, and abort the job.
+fn forward_signals(
+    mut signals: signal_hook::iterator::Signals,
+    interrupter: sccemu::job::launcher::Interrupter,
+) {
     std::thread::spawn(move || {
         for signal in signals.forever() {
             if let Ok(signal) = Signal::try_from(signal) {

@@ -174,6 +174,25 @@ typedef struct MPI_Status {
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 
+/* Datatype constructors, as MPI_Type_get_envelope reports them. DARRAY and the
+ * Fortran 90 combiners have their values, but no constructor makes them here. */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR 5
+#define MPI_COMBINER_INDEXED 6
+#define MPI_COMBINER_HINDEXED 7
+#define MPI_COMBINER_INDEXED_BLOCK 8
+#define MPI_COMBINER_HINDEXED_BLOCK 9
+#define MPI_COMBINER_STRUCT 10
+#define MPI_COMBINER_SUBARRAY 11
+#define MPI_COMBINER_DARRAY 12
+#define MPI_COMBINER_F90_REAL 13
+#define MPI_COMBINER_F90_COMPLEX 14
+#define MPI_COMBINER_F90_INTEGER 15
+#define MPI_COMBINER_RESIZED 16
+
 #define MPI_LOCK_EXCLUSIVE 234
 #define MPI_LOCK_SHARED 235
 
@@ -404,6 +423,11 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+                          int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                          int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[]);
 int MPI_Get_address(const void *location, MPI_Aint *address);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);

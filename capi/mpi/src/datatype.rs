@@ -12,6 +12,7 @@
 use std::ffi::c_int;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::decode::Recipe;
 use crate::error::{MpiResult, class, fail};
 use crate::handles::Table;
 
@@ -159,6 +160,9 @@ pub struct TypeMap {
     pub committed: bool,
     /// Whether it is one of `mpi.h`'s types (which cannot be freed or renamed).
     pub predefined: bool,
+    /// How a user type was made, for `MPI_Type_get_contents` (`None` for predefined
+    /// types, which are `MPI_COMBINER_NAMED`, and for a constructor's working maps).
+    pub recipe: Option<Arc<Recipe>>,
     /// Whether `count` elements are one run of `count * size` bytes from the buffer's
     /// start (kept by [`TypeMap::settled`], which every constructor ends with).
     pub(crate) contiguous: bool,
@@ -190,6 +194,7 @@ impl TypeMap {
             align: prim.align(),
             committed: true,
             predefined: true,
+            recipe: None,
             contiguous: false,
         }
         .settled()
@@ -441,9 +446,10 @@ fn push_run(out: &mut Vec<(Prim, usize)>, prim: Prim, n: usize) {
     }
 }
 
-/// Stores a new (uncommitted) user datatype.
-pub fn insert(map: TypeMap) -> c_int {
-    table().insert(Arc::new(map))
+/// Stores a user datatype under a new handle: a new type (`decode::store`, which says
+/// how it was made), or a type a decoded one was built from (`MPI_Type_get_contents`).
+pub fn insert(map: Arc<TypeMap>) -> c_int {
+    table().insert(map)
 }
 
 /// Replaces the type map of a user datatype (commit, rename).

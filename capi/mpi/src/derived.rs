@@ -110,6 +110,7 @@ pub fn from_blocks(blocks: &[Block<'_>], is_struct: bool) -> MpiResult<TypeMap> 
         align,
         committed: false,
         predefined: false,
+        recipe: None,
         contiguous: false,
     }
     .settled())
@@ -220,8 +221,9 @@ pub fn resized(old: &TypeMap, lb: isize, extent: isize) -> MpiResult<TypeMap> {
     if extent < 0 {
         return fail(class::ARG, format!("extent {extent} is negative"));
     }
-    Ok(TypeMap { name: String::new(), lb, extent, committed: false, predefined: false, ..old.clone() }
-        .settled())
+    let fresh =
+        TypeMap { name: String::new(), committed: false, predefined: false, recipe: None, ..old.clone() };
+    Ok(TypeMap { lb, extent, ..fresh }.settled())
 }
 
 #[cfg(test)]

@@ -11,13 +11,14 @@
 //! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
-//! datatypes), `win` (windows), `rma` (put, get, accumulate), `winsync` (epochs),
-//! `dynamic` (attached memory); `ffi` is the C boundary, and the only unsafe code;
-//! `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
+//! datatypes), `decode` (how each was made), `win` (windows), `rma` (put, get,
+//! accumulate), `winsync` (epochs), `dynamic` (attached memory); `ffi` is the C
+//! boundary, and the only unsafe code; `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
 
 pub mod coll;
 pub mod comm;
 pub mod datatype;
+pub mod decode;
 pub mod derived;
 pub mod dynamic;
 pub mod errhandler;

@@ -14,6 +14,7 @@
 //! | `send_modes`  | buffered sends, Irsend, Testsome, Request_get_status  | 2, 3, 8    | srb, perpeer      |
 //! | `mprobe`      | matched probes and receives, with threads (`-pthread`) | 2, 3, 8   | srb, perpeer      |
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
+//! | `type_decode` | MPI_Type_get_envelope/contents, rebuilt types; errors | 2, 3, 8    | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `icoll`       | nonblocking collectives, overlap with p2p, NBX        | 2, 3, 8    | srb, perpeer      |
@@ -242,6 +243,11 @@ fn datatypes() {
 }
 
 #[test]
+fn datatype_decoding() {
+    passes("type_decode");
+}
+
+#[test]
 fn subarrays_packing_and_attributes() {
     passes("pack_attr");
 }
@@ -337,6 +343,7 @@ fn checking_mode_accepts_correct_programs() {
         ("errhandlers", &[]),
         ("keyvals", &[]),
         ("datatypes", &[]),
+        ("type_decode", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),
         ("icoll", &[]),

@@ -3,13 +3,15 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::datatype::{self, DATATYPE_NULL, TypeMap};
+use crate::decode::{self, Recipe, TypeArg};
 use crate::derived::{self, count_arg};
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::{WORLD, c, entry};
 
-/// Stores `map` and writes its handle through `newtype`.
-fn new_type(map: MpiResult<TypeMap>, newtype: *mut c_int) -> MpiResult<()> {
-    let handle = datatype::insert(map?);
+/// Stores `map`, made as `recipe` says (for `MPI_Type_get_contents`), and writes its
+/// handle through `newtype`.
+fn new_type(map: MpiResult<TypeMap>, recipe: Recipe, newtype: *mut c_int) -> MpiResult<()> {
+    let handle = decode::store(map?, recipe);
     c!(out(newtype, handle, "newtype"))
 }
 
@@ -21,7 +23,8 @@ fn new_type(map: MpiResult<TypeMap>, newtype: *mut c_int) -> MpiResult<()> {
 pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: c_int, newtype: *mut c_int) -> c_int {
     entry("MPI_Type_contiguous", WORLD, || {
         let old = datatype::lookup(oldtype)?;
-        new_type(derived::contiguous(count_arg(count, "count")?, &old), newtype)
+        let recipe = Recipe::contiguous(count, TypeArg::of(oldtype, &old));
+        new_type(derived::contiguous(count_arg(count, "count")?, &old), recipe, newtype)
     })
 }
 
@@ -39,8 +42,9 @@ pub unsafe extern "C" fn MPI_Type_vector(
 ) -> c_int {
     entry("MPI_Type_vector", WORLD, || {
         let old = datatype::lookup(oldtype)?;
+        let recipe = Recipe::vector(count, blocklength, stride, TypeArg::of(oldtype, &old));
         let (count, len) = (count_arg(count, "count")?, count_arg(blocklength, "block length")?);
-        new_type(derived::vector(count, len, stride as isize, false, &old), newtype)
+        new_type(derived::vector(count, len, stride as isize, false, &old), recipe, newtype)
     })
 }
 
@@ -58,22 +62,25 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
 ) -> c_int {
     entry("MPI_Type_create_hvector", WORLD, || {
         let old = datatype::lookup(oldtype)?;
+        let recipe = Recipe::hvector(count, blocklength, stride, TypeArg::of(oldtype, &old));
         let (count, len) = (count_arg(count, "count")?, count_arg(blocklength, "block length")?);
-        new_type(derived::vector(count, len, stride, true, &old), newtype)
+        new_type(derived::vector(count, len, stride, true, &old), recipe, newtype)
     })
 }
 
-/// `MPI_Type_indexed` and `MPI_Type_create_hindexed` share this: `bytes` says whether
-/// the displacements are bytes.
+/// The four indexed constructors share this: `bytes` says whether the displacements
+/// are bytes; `recipe` makes the caller's recipe from its old type.
 fn indexed(
     lens: &[c_int],
     disps: Vec<isize>,
     oldtype: c_int,
     newtype: *mut c_int,
     bytes: bool,
+    recipe: impl FnOnce(TypeArg) -> Recipe,
 ) -> MpiResult<()> {
     let old = datatype::lookup(oldtype)?;
-    new_type(derived::indexed(lens, &disps, bytes, &old), newtype)
+    let recipe = recipe(TypeArg::of(oldtype, &old));
+    new_type(derived::indexed(lens, &disps, bytes, &old), recipe, newtype)
 }
 
 /// `MPI_Type_indexed`.
@@ -89,10 +96,10 @@ pub unsafe extern "C" fn MPI_Type_indexed(
     newtype: *mut c_int,
 ) -> c_int {
     entry("MPI_Type_indexed", WORLD, || {
-        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
-        let disps = disps.iter().map(|&d| d as isize).collect();
+        let int_disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
+        let disps = int_disps.iter().map(|&d| d as isize).collect();
         let lens = c!(array(array_of_blocklengths, count, "array_of_blocklengths"))?;
-        indexed(lens, disps, oldtype, newtype, false)
+        indexed(lens, disps, oldtype, newtype, false, |old| Recipe::indexed(lens, int_disps, old))
     })
 }
 
@@ -109,9 +116,9 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
     newtype: *mut c_int,
 ) -> c_int {
     entry("MPI_Type_create_hindexed", WORLD, || {
-        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?.to_vec();
+        let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
         let lens = c!(array(array_of_blocklengths, count, "array_of_blocklengths"))?;
-        indexed(lens, disps, oldtype, newtype, true)
+        indexed(lens, disps.to_vec(), oldtype, newtype, true, |old| Recipe::hindexed(lens, disps, old))
     })
 }
 
@@ -130,7 +137,8 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     entry("MPI_Type_create_indexed_block", WORLD, || {
         let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
         let lens = vec![blocklength; disps.len()];
-        indexed(&lens, disps.iter().map(|&d| d as isize).collect(), oldtype, newtype, false)
+        let recipe = |old| Recipe::indexed_block(blocklength, disps, old);
+        indexed(&lens, disps.iter().map(|&d| d as isize).collect(), oldtype, newtype, false, recipe)
     })
 }
 
@@ -150,7 +158,8 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
     entry("MPI_Type_create_hindexed_block", WORLD, || {
         let disps = c!(array(array_of_displacements, count, "array_of_displacements"))?;
         let lens = vec![blocklength; disps.len()];
-        indexed(&lens, disps.to_vec(), oldtype, newtype, true)
+        let recipe = |old| Recipe::hindexed_block(blocklength, disps, old);
+        indexed(&lens, disps.to_vec(), oldtype, newtype, true, recipe)
     })
 }
 
@@ -172,7 +181,8 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
         let handles = c!(array(array_of_types, count, "array_of_types"))?;
         let maps = handles.iter().map(|&h| datatype::lookup(h)).collect::<MpiResult<Vec<_>>>()?;
         let refs: Vec<&TypeMap> = maps.iter().map(|m| &**m).collect();
-        new_type(derived::structure(lens, disps, &refs), newtype)
+        let args = handles.iter().zip(&maps).map(|(&h, m)| TypeArg::of(h, m)).collect();
+        new_type(derived::structure(lens, disps, &refs), Recipe::structure(lens, disps, args), newtype)
     })
 }
 
@@ -189,7 +199,8 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
 ) -> c_int {
     entry("MPI_Type_create_resized", WORLD, || {
         let old = datatype::lookup(oldtype)?;
-        new_type(derived::resized(&old, lb, extent), newtype)
+        let recipe = Recipe::resized(lb, extent, TypeArg::of(oldtype, &old));
+        new_type(derived::resized(&old, lb, extent), recipe, newtype)
     })
 }
 
@@ -214,7 +225,7 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
 ) -> c_int {
     entry("MPI_Type_create_subarray", WORLD, || {
         let old = datatype::lookup(oldtype)?;
-        let order = match order {
+        let layout = match order {
             ORDER_C => derived::Order::C,
             ORDER_FORTRAN => derived::Order::Fortran,
             other => {
@@ -230,7 +241,8 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
         let sizes = c!(array(sizes, ndims, "array_of_sizes"))?;
         let subsizes = c!(array(subsizes, ndims, "array_of_subsizes"))?;
         let starts = c!(array(starts, ndims, "array_of_starts"))?;
-        new_type(derived::subarray(sizes, subsizes, starts, order, &old), newtype)
+        let recipe = Recipe::subarray(sizes, subsizes, starts, order, TypeArg::of(oldtype, &old));
+        new_type(derived::subarray(sizes, subsizes, starts, layout, &old), recipe, newtype)
     })
 }
 
@@ -242,7 +254,8 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
 pub unsafe extern "C" fn MPI_Type_dup(oldtype: c_int, newtype: *mut c_int) -> c_int {
     entry("MPI_Type_dup", WORLD, || {
         let old = datatype::lookup(oldtype)?;
-        new_type(Ok(TypeMap { predefined: false, ..(*old).clone() }), newtype)
+        let recipe = Recipe::dup(TypeArg::of(oldtype, &old));
+        new_type(Ok(TypeMap { predefined: false, ..(*old).clone() }), recipe, newtype)
     })
 }
 

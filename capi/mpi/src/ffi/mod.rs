@@ -12,8 +12,8 @@
 //! [`topology`] (and its [`neighbor`]hood collectives), [`attr`] (attributes and their
 //! keys), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking sends),
 //! [`mprobe`] (matched probes), `pending` (requests in flight), [`requests`] (request
-//! completion), [`datatype`], [`coll`] (collectives), [`vcoll`] (the v-collectives),
-//! [`icoll`] (the nonblocking collectives), [`userop`] (user ops, scan and exscan),
+//! completion), [`datatype`] (and the decoding calls, [`decode`]), [`coll`]
+//! (collectives), [`vcoll`] (the v-collectives), [`icoll`] (the nonblocking collectives), [`userop`] (user ops, scan and exscan),
 //! [`window`] (window creation and queries), [`win_attr`] (window attributes and
 //! names), [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and
 //! [`fast_p2p`] (the fast paths of the hottest calls), [`registry`] (lock-free handle
@@ -31,6 +31,7 @@ pub mod buffer;
 pub mod coll;
 pub mod comm;
 pub mod datatype;
+pub mod decode;
 pub mod env;
 pub mod fast;
 pub mod fast_p2p;

@@ -5,7 +5,8 @@
 //! of recent messages (`class + CLASSES * (slot + 1)`), so that `MPI_Error_string`
 //! can give the specific sentence while `MPI_Error_class` recovers the class from any
 //! code. Once the ring wraps, an old code still gives its class, with the class's
-//! generic text.
+//! generic text. Classes and codes the program adds live above `MPI_ERR_LASTCODE`
+//! (`crate::user_errors`).
 
 use std::ffi::c_int;
 use std::sync::Mutex;
@@ -161,12 +162,19 @@ pub fn code_of(e: &MpiError) -> c_int {
 
 /// The class of an error code, or `None` if `code` is not one.
 pub fn class_of(code: c_int) -> Option<c_int> {
+    if code >= crate::user_errors::FIRST {
+        return crate::user_errors::lookup(code).map(|(class, _)| class);
+    }
     let class = code.checked_rem(class::CLASSES)?;
     (code >= 0 && class::text(class).is_some() && code / class::CLASSES <= SLOTS as c_int).then_some(class)
 }
 
-/// The text for an error code: its sentence while remembered, else its class's text.
+/// The text for an error code: its sentence while remembered, else its class's text;
+/// for a class or code the program added, the text it gave (empty if none).
 pub fn text_of(code: c_int) -> Option<String> {
+    if code >= crate::user_errors::FIRST {
+        return crate::user_errors::lookup(code).map(|(_, text)| text);
+    }
     let class = class_of(code)?;
     let slot = code / class::CLASSES;
     if slot > 0 {

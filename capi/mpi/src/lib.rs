@@ -35,6 +35,7 @@ pub mod request;
 pub mod rma;
 pub mod state;
 pub mod topology;
+pub mod user_errors;
 pub mod vcoll;
 pub mod win;
 pub mod winsync;

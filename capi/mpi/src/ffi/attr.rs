@@ -4,7 +4,8 @@
 //! Each predefined attribute's value lives in a static, whose address the call hands
 //! out, as the standard's "pointer to the value" requires; the values never change
 //! during the job (the universe is the job, and virtual time is on or off for all of
-//! it). On a communicator other than `MPI_COMM_WORLD` they are absent (flag false), as
+//! it), but for `MPI_LASTUSEDCODE`, which grows as the program adds error classes and
+//! codes. On a communicator other than `MPI_COMM_WORLD` they are absent (flag false), as
 //! they are attached to `MPI_COMM_WORLD` alone; the program cannot set them.
 
 use std::ffi::{c_int, c_void};
@@ -16,13 +17,14 @@ use crate::ffi::{Scope, c, entry};
 
 pub mod keyval;
 
-/// `MPI_TAG_UB`, `MPI_HOST`, `MPI_IO`, `MPI_WTIME_IS_GLOBAL`, `MPI_UNIVERSE_SIZE`
-/// and `MPI_APPNUM` (mpi.h).
+/// `MPI_TAG_UB`, `MPI_HOST`, `MPI_IO`, `MPI_WTIME_IS_GLOBAL`, `MPI_UNIVERSE_SIZE`,
+/// `MPI_LASTUSEDCODE` and `MPI_APPNUM` (mpi.h).
 const TAG_UB: c_int = 0x6440_0001;
 const HOST: c_int = 0x6440_0003;
 const IO: c_int = 0x6440_0005;
 const WTIME_IS_GLOBAL: c_int = 0x6440_0007;
 const UNIVERSE_SIZE: c_int = 0x6440_0009;
+const LASTUSEDCODE: c_int = 0x6440_000b;
 const APPNUM: c_int = 0x6440_000d;
 
 /// The largest tag (the communicator's context takes the tag's upper bits).
@@ -40,12 +42,16 @@ static APPNUM_VALUE: c_int = 0;
 
 /// Whether `keyval` is one of the predefined attributes.
 fn is_predefined(keyval: c_int) -> bool {
-    matches!(keyval, TAG_UB | HOST | IO | WTIME_IS_GLOBAL | UNIVERSE_SIZE | APPNUM)
+    matches!(keyval, TAG_UB | HOST | IO | WTIME_IS_GLOBAL | UNIVERSE_SIZE | LASTUSEDCODE | APPNUM)
 }
 
-/// The value of predefined attribute `keyval` on `MPI_COMM_WORLD`.
-fn predefined(keyval: c_int) -> MpiResult<&'static c_int> {
-    Ok(match keyval {
+/// Where the value of predefined attribute `keyval` on `MPI_COMM_WORLD` lives.
+fn predefined(keyval: c_int) -> MpiResult<*mut c_void> {
+    if keyval == LASTUSEDCODE {
+        // The one that changes: when the program adds error classes and codes.
+        return Ok(crate::user_errors::last_used().cast());
+    }
+    let value: &'static c_int = match keyval {
         TAG_UB => &TAG_UB_VALUE,
         HOST => &HOST_VALUE,
         IO => &IO_VALUE,
@@ -58,7 +64,8 @@ fn predefined(keyval: c_int) -> MpiResult<&'static c_int> {
         }
         APPNUM => &APPNUM_VALUE,
         other => return fail(class::KEYVAL, format!("{other:#x} is not an attribute key")),
-    })
+    };
+    Ok(std::ptr::from_ref(value).cast_mut().cast())
 }
 
 /// `MPI_Comm_get_attr`: stores the attribute through `attribute_val` (a `void **`
@@ -78,7 +85,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
         comm::lookup(comm)?;
         let value = match is_predefined(comm_keyval) {
             true if comm != comm::WORLD => None,
-            true => Some(std::ptr::from_ref(predefined(comm_keyval)?).cast_mut().cast::<c_void>()),
+            true => Some(predefined(comm_keyval)?),
             false => keyval::get(comm, comm_keyval)?.map(|v| v as *mut c_void),
         };
         let Some(value) = value else { return c!(out(flag, 0, "flag")) };

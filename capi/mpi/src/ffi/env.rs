@@ -216,6 +216,40 @@ pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_in
     })
 }
 
+/// `MPI_Add_error_class`: a new error class of the program's (`crate::user_errors`).
+///
+/// # Safety
+/// `errorclass` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
+    entry("MPI_Add_error_class", WORLD, || {
+        c!(out(errorclass, crate::user_errors::add_class()?, "errorclass"))
+    })
+}
+
+/// `MPI_Add_error_code`: a new error code of `errorclass`.
+///
+/// # Safety
+/// `errorcode` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
+    entry("MPI_Add_error_code", WORLD, || {
+        c!(out(errorcode, crate::user_errors::add_code(errorclass)?, "errorcode"))
+    })
+}
+
+/// `MPI_Add_error_string`: the text `MPI_Error_string` gives for a class or code the
+/// program added.
+///
+/// # Safety
+/// `string` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
+    entry("MPI_Add_error_string", WORLD, || {
+        crate::user_errors::set_text(errorcode, &c!(string(string, "string"))?)
+    })
+}
+
 /// `MPI_Alloc_mem`: memory in the job's shared segment when it fits, so that a window
 /// created over it (`MPI_Win_create`) is remotely accessible in place.
 ///

@@ -26,7 +26,10 @@ fn call(name: &'static str, object: c_int, code: c_int) -> MpiResult<()> {
         .ok_or_else(|| MpiError::new(class::ARG, format!("{code} is not an error code")))?;
     match errhandler::of(object) {
         h if h == errhandler::RETURN => Ok(()),
-        h if h == errhandler::FATAL => fatal(name, &MpiError::new(error_class, "called by the program")),
+        h if h == errhandler::FATAL => {
+            let text = crate::error::text_of(code).filter(|t| !t.is_empty());
+            fatal(name, &MpiError::new(error_class, text.unwrap_or_else(|| "called by the program".into())))
+        }
         h => {
             errhandler::call_user(h, object, code);
             Ok(())

@@ -1,7 +1,9 @@
 /* The program's own error handlers: MPI_Comm_create_errhandler and
  * MPI_Win_create_errhandler (called with the object and the code, the failing call
  * then returning the code), inheritance by MPI_Comm_dup, MPI_Comm_call_errhandler and
- * MPI_Win_call_errhandler, and freeing a handler still in use. */
+ * MPI_Win_call_errhandler, and freeing a handler still in use; and the program's own
+ * error classes, codes and strings (MPI_Add_error_class/code/string). */
+#include <string.h>
 #include "test_check.h"
 
 static int rank, size;
@@ -77,6 +79,51 @@ static void test_win(void) {
     CHECK_RC(MPI_Win_free(&win));
 }
 
+/* A library's own errors: new classes and codes above MPI_ERR_LASTCODE, their
+ * strings, MPI_LASTUSEDCODE, and a handler called with one of them. */
+static void test_added_errors(void) {
+    int cls = -1, code = -1, code2 = -1, got = -1, len = -1, flag = 0, *last = NULL;
+    char text[MPI_MAX_ERROR_STRING];
+    CHECK_RC(MPI_Add_error_class(&cls));
+    CHECK(cls > MPI_ERR_LASTCODE);
+    CHECK_RC(MPI_Add_error_code(cls, &code));
+    CHECK_RC(MPI_Add_error_code(MPI_ERR_RANK, &code2));
+    CHECK(code > MPI_ERR_LASTCODE && code != cls && code2 != code && code2 != cls);
+    CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= cls && *last >= code && *last >= code2);
+    CHECK_RC(MPI_Error_class(cls, &got));
+    CHECK(got == cls);
+    CHECK_RC(MPI_Error_class(code, &got));
+    CHECK(got == cls);
+    CHECK_RC(MPI_Error_class(code2, &got));
+    CHECK(got == MPI_ERR_RANK);
+    /* No string yet: an empty one. */
+    CHECK_RC(MPI_Error_string(code, text, &len));
+    CHECK(len == 0 && text[0] == '\0');
+    CHECK_RC(MPI_Add_error_string(cls, "solver diverged"));
+    CHECK_RC(MPI_Add_error_string(code, "solver diverged: residual grew"));
+    CHECK_RC(MPI_Error_string(cls, text, &len));
+    CHECK(strcmp(text, "solver diverged") == 0 && len == (int)strlen(text));
+    CHECK_RC(MPI_Error_string(code, text, &len));
+    CHECK(strcmp(text, "solver diverged: residual grew") == 0);
+    /* Bad input: not a class, not an added value, MPI_SUCCESS, a predefined code. */
+    CHECK_CLASS(MPI_Add_error_code(code, &got), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Add_error_code(MPI_SUCCESS, &got), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Add_error_string(MPI_ERR_RANK, "mine"), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Add_error_string(*last + 1, "none"), MPI_ERR_ARG);
+    /* A handler gets the program's code and finds its class. */
+    MPI_Errhandler eh;
+    MPI_Comm dup;
+    CHECK_RC(MPI_Comm_create_errhandler(on_comm_error, &eh));
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    CHECK_RC(MPI_Comm_set_errhandler(dup, eh));
+    calls = 0;
+    CHECK_RC(MPI_Comm_call_errhandler(dup, code));
+    CHECK(calls == 1 && last_class == cls);
+    CHECK_RC(MPI_Errhandler_free(&eh));
+    CHECK_RC(MPI_Comm_free(&dup));
+}
+
 int main(int argc, char **argv) {
     CHECK_RC(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -84,6 +131,7 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     test_comm();
     test_win();
+    test_added_errors();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("ok errhandlers\n");
     CHECK_RC(MPI_Finalize());

@@ -1,8 +1,10 @@
 //! Communicators: ordered groups of cores that run collectives together.
 //!
 //! [`Comm::world`] holds every core; [`Comm::split`] partitions a communicator by colour
-//! and orders each part by key, as `MPI_Comm_split` and `RCCE_comm_split` do. Ranks
-//! translate between communicators through world ranks.
+//! and orders each part by key, as `MPI_Comm_split` and `RCCE_comm_split` do;
+//! [`Comm::from_grant`] builds one that only its members take part in building (`subset`,
+//! for `MPI_Comm_create_group`). Ranks translate between communicators through world
+//! ranks.
 //!
 //! Each communicator owns one *area* in the shared heap, allocated by its leader (comm
 //! rank 0) and learned by the others through the parent's collectives:
@@ -43,7 +45,8 @@
 //! CPUs.
 //!
 //! The area's layout, the leader's allocations and the return of it all to the heap are
-//! `memory`; windows over a communicator's members (`Comm::window`: the leader
+//! `memory`; communicators that a subset of the cores builds alone are `subset`; windows
+//! over a communicator's members (`Comm::window`: the leader
 //! allocates the control block, then the window runs on its own) are `window`; the error
 //! type is `error`.
 
@@ -59,9 +62,11 @@ use crate::segment::collective_alloc::HeapRegion;
 
 mod error;
 mod memory;
+mod subset;
 mod window;
 
 pub use error::CollError;
+pub use subset::Grant;
 use memory::{area_bytes, checks_at};
 
 /// A communicator, used by one thread of its core.

@@ -2,7 +2,8 @@
 //! over real processes: two disjoint subsets, one in reverse world order, built at once
 //! and running collectives; overlapping subsets built in turn; the same subset again
 //! and again, freed or dropped, with the heap back where it was; a one-member subset;
-//! a failed allocation reaching every member; and the member lists refused. The grant
+//! a failed allocation reaching every member; the member lists refused; and
+//! `Comm::release`, counting a member out once, as the MPI library's free does. The grant
 //! travels as a point-to-point message from the leader, as the MPI library sends it.
 
 use sccemu::coll::Grant;
@@ -216,5 +217,47 @@ fn bad_member_lists_and_failed_allocations_are_errors_on_every_member() {
             CollError::RankOutOfRange { rank: 3, size: 3 }.to_string(),
         ];
         assert_eq!(errors, &want, "core {me}");
+    }
+}
+
+/// `Comm::release` counts a member out as dropping does, once: subsets released by
+/// every member (then dropped, or kept as the MPI library keeps a freed handle's
+/// object) and subsets released by some members and dropped by the others give the
+/// heap back exactly; a second release and the drop after it count nothing.
+fn released(core: &Core, _: ()) -> Result<(usize, usize, usize), String> {
+    bounded(core, || {
+        let before = free_after_barrier(core)?;
+        let kept = (0..5)
+            .map(|i| {
+                let members = halves(core.size(), core.rank());
+                let comm = build(core, &members, 20 + i)?.ok_or("a member of its half")?;
+                exercise(core, &comm)?;
+                comm.release();
+                comm.release();
+                Ok(comm)
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let unused = free_after_barrier(core)?;
+        for i in 0..5 {
+            let members: Vec<u32> = (0..core.size()).collect();
+            let comm = build(core, &members, 30 + i)?.ok_or("a member")?;
+            exercise(core, &comm)?;
+            if (core.rank() + i) % 2 == 0 {
+                comm.release();
+            }
+            drop(comm);
+        }
+        let after = free_after_barrier(core)?;
+        // The released communicators, kept until now, count nothing when they go.
+        drop(kept);
+        check(free_after_barrier(core)? == after, || "dropping released communicators freed memory".into())?;
+        Ok((before, unused, after))
+    })
+}
+
+#[test]
+fn a_released_subset_returns_its_memory_once() {
+    for (core, (before, unused, after)) in Job::new(5).run(&(), released).unwrap().into_iter().enumerate() {
+        assert_eq!((unused, after), (before, before), "core {core}");
     }
 }

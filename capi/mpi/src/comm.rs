@@ -300,7 +300,9 @@ pub fn split(
 
 /// Frees a user communicator. MPI makes this collective, but nothing here needs the
 /// other members: the sccemu communicator's shared memory returns to the heap when
-/// its last member drops it (`sccemu::Comm`'s drop count).
+/// its last member releases it (`sccemu::Comm::release`, the drop count). It is
+/// released here, not dropped: the registry keeps the retired object for threads that
+/// may still hold it, and never drops it.
 pub fn free(handle: c_int) -> MpiResult<()> {
     lookup(handle)?;
     if handle == WORLD || handle == SELF {
@@ -309,6 +311,7 @@ pub fn free(handle: c_int) -> MpiResult<()> {
     let Some(obj) = COMMS.remove(handle) else {
         return fail(class::COMM, "the communicator was freed meanwhile");
     };
+    obj.coll().release();
     contexts()[obj.context as usize / 64] &= !(1 << (obj.context % 64));
     crate::errhandler::forget(handle);
     Ok(())

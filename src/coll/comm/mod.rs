@@ -21,8 +21,9 @@
 //! at 4096 members) are a block of their own, allocated and zeroed by the leader at the
 //! first call that needs them, as staging grows (`Comm::ensure_step_flags`).
 //!
-//! Dropping, after [`Comm::free`] or without it: each member adds one to the area's drop
-//! count (AcqRel), and the member that brings it to the communicator's size returns the
+//! Dropping, after [`Comm::free`] or without it, or [`Comm::release`] (for holders that
+//! never drop, such as the MPI library's retired handles): each member adds one to the
+//! area's drop count (AcqRel), once, and the member that brings it to the communicator's size returns the
 //! area and the staging to the heap. Every member has then dropped it, so nobody touches that
 //! memory again; the AcqRel increments form one release sequence, so every member's
 //! last access to the area or staging happens before the last member's return of it.
@@ -141,6 +142,8 @@ pub struct Comm<'c> {
     /// In checking mode, once it has a window: its hold on the check area its windows
     /// share (`window`), given up when it goes.
     window_checks: RefCell<Option<crate::rma::team_checks::CheckHold<'c>>>,
+    /// Whether this member has counted itself out ([`Comm::release`], or the drop).
+    released: Cell<bool>,
 }
 
 impl<'c> Comm<'c> {
@@ -169,6 +172,7 @@ impl<'c> Comm<'c> {
             checks: Cell::new(0),
             meetings: Cell::new(0),
             window_checks: RefCell::new(None),
+            released: Cell::new(false),
         }
     }
 

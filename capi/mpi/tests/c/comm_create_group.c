@@ -2,7 +2,8 @@
  * message with that tag waits on MPI_COMM_WORLD; a reversed group gives reversed ranks,
  * also over a parent that is not the world; overlapping groups create in turn with
  * different tags, and their messages (and those of a dup made while one lives) never
- * mix; the same group again and again; a group of one; the error classes under
+ * mix; the same group again and again; a group of one; far more creations and frees
+ * than the heap holds communicators at once; the error classes under
  * MPI_ERRORS_RETURN, with a working creation after each. Every expected value is
  * computed here from the rank and size alone. */
 #include "test_check.h"
@@ -159,6 +160,27 @@ static void test_repeated_and_single(void) {
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Freed communicators give their shared memory back: far more creations, each with
+ * collectives (which allocate the communicator's staging), than the heap holds at
+ * once (at 2 ranks about 64). */
+static void test_many(void) {
+    MPI_Group world;
+    CHECK_RC(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    for (int i = 0; i < 100; i++) {
+        MPI_Comm c, d;
+        int sum = -1;
+        CHECK_RC(MPI_Comm_create_group(MPI_COMM_WORLD, world, 2, &c));
+        CHECK_RC(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c));
+        CHECK(sum == size * (size - 1) / 2);
+        CHECK_RC(MPI_Comm_dup(c, &d));
+        CHECK_RC(MPI_Allreduce(&i, &sum, 1, MPI_INT, MPI_MAX, d));
+        CHECK(sum == i);
+        CHECK_RC(MPI_Comm_free(&d));
+        CHECK_RC(MPI_Comm_free(&c));
+    }
+    CHECK_RC(MPI_Group_free(&world));
+}
+
 /* After an error: a creation over the parity groups still works. */
 static void still_usable(void) {
     int ranks[64], n = 0;
@@ -228,6 +250,7 @@ int main(int argc, char **argv) {
     test_reversed();
     test_overlapping();
     test_repeated_and_single();
+    test_many();
     test_errors();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("ok comm_create_group\n");

@@ -13,6 +13,10 @@
 //! The upper half of the ids is reserved at `MPI_Init`: communicator `c`'s nonblocking
 //! collectives (`crate::ffi::icoll`) use id `c | ICOLL_CONTEXT_BIT`.
 //! Siblings of one `MPI_Comm_split` may share an id: they share no process.
+//! `MPI_Comm_create_group` chooses its id over the new communicator's members alone
+//! (`crate::create_group`, which says why that keeps the ids apart), and its messages
+//! travel in a context of their own, [`CREATE_GROUP_CONTEXT`], reserved at `MPI_Init`
+//! like the upper half.
 //!
 //! The collectives' state is not `Sync`, so it sits in a `Serial` per communicator: a
 //! mutex under `MPI_THREAD_MULTIPLE`, and nothing below it (where no two threads call
@@ -46,7 +50,6 @@ pub const TAG_UB: c_int = (1 << TAG_BITS) - 1;
 const CONTEXT_SHIFT: u32 = TAG_BITS;
 /// Context ids fit the wire tag's upper bits.
 const CONTEXTS: usize = 1 << (32 - CONTEXT_SHIFT);
-const CONTEXT_WORDS: usize = CONTEXTS / 64;
 /// The context bit of nonblocking collectives' messages (`crate::ffi::icoll`): communicator
 /// contexts stay below it (the upper half is reserved at `MPI_Init`), and communicator
 /// `c`'s nonblocking collectives use context `c | ICOLL_CONTEXT_BIT`, which no user
@@ -54,6 +57,14 @@ const CONTEXT_WORDS: usize = CONTEXTS / 64;
 const ICOLL_CONTEXT_BIT: u32 = (CONTEXTS as u32) >> 1;
 /// Bits of a nonblocking collective's wire tag below its sequence number: the phase.
 pub const ICOLL_PHASE_BITS: u32 = 6;
+/// The context of `MPI_Comm_create_group`'s own messages (`crate::create_group`): the
+/// highest below the nonblocking collectives' half, marked in use in every process at
+/// `MPI_Init`, so that no communicator gets it and no user message carries it.
+pub const CREATE_GROUP_CONTEXT: u32 = ICOLL_CONTEXT_BIT - 1;
+/// Words of a process's context bitmap.
+pub const CONTEXT_WORDS: usize = CONTEXTS / 64;
+/// A process's context bitmap: bit `c` set while one of its communicators uses id `c`.
+pub type ContextBits = [u64; CONTEXT_WORDS];
 
 /// One communicator.
 pub struct CommObj {
@@ -158,10 +169,21 @@ impl CommObj {
 static COMMS: Registry<CommObj> = Registry::new(COMM_NULL);
 
 /// Context ids in use by this process's live communicators.
-static CONTEXT_BITS: Mutex<[u64; CONTEXT_WORDS]> = Mutex::new([0; CONTEXT_WORDS]);
+static CONTEXT_BITS: Mutex<ContextBits> = Mutex::new([0; CONTEXT_WORDS]);
 
-fn contexts() -> MutexGuard<'static, [u64; CONTEXT_WORDS]> {
+fn contexts() -> MutexGuard<'static, ContextBits> {
     CONTEXT_BITS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The ids this process's live communicators use now (and the reserved ones).
+pub fn context_bits() -> ContextBits {
+    *contexts()
+}
+
+/// The wire tag of `MPI_Comm_create_group`'s messages for user tag `tag` (checked by
+/// the caller to be in `0..=TAG_UB`).
+pub fn create_group_tag(tag: c_int) -> u32 {
+    CREATE_GROUP_CONTEXT << CONTEXT_SHIFT | tag as u32
 }
 
 fn register(obj: CommObj) -> MpiResult<c_int> {
@@ -182,9 +204,10 @@ pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
     let world = register(world)?;
     let single = register(single)?;
     debug_assert_eq!((world, single), (WORLD, SELF));
-    // The upper half is the nonblocking collectives' (`ICOLL_CONTEXT_BIT`).
+    // The upper half is the nonblocking collectives' (`ICOLL_CONTEXT_BIT`), and one id
+    // below it `MPI_Comm_create_group`'s.
     let mut bits = contexts();
-    for context in ICOLL_CONTEXT_BIT..CONTEXTS as u32 {
+    for context in CREATE_GROUP_CONTEXT..CONTEXTS as u32 {
         bits[context as usize / 64] |= 1 << (context % 64);
     }
     Ok(())
@@ -241,12 +264,23 @@ fn agree_context(parent: &CommObj) -> MpiResult<u32> {
     let mine = *contexts();
     let mut all = [0u64; CONTEXT_WORDS];
     parent.coll().allreduce(&mine, &mut all, Op::BitOr).map_err(coll_error)?;
-    for (w, word) in all.iter().enumerate() {
+    lowest_free(&all)
+}
+
+/// The lowest id clear in `bits` (the OR of the new communicator's members' bitmaps).
+pub fn lowest_free(bits: &ContextBits) -> MpiResult<u32> {
+    for (w, word) in bits.iter().enumerate() {
         if *word != u64::MAX {
             return Ok((w * 64) as u32 + word.trailing_ones());
         }
     }
-    fail(class::INTERN, format!("all {} communicator context ids are in use", ICOLL_CONTEXT_BIT - 1))
+    fail(class::INTERN, format!("all {CREATE_GROUP_CONTEXT} communicator context ids are in use"))
+}
+
+/// Registers the communicator `comm`, whose members chose id `context` together: its
+/// handle. The id is marked in use here until the communicator is freed.
+pub fn adopt(context: u32, comm: Comm<'static>) -> MpiResult<c_int> {
+    register(obj(context, comm))
 }
 
 /// Collective over `parent`: the communicator of the members with this `color`
@@ -266,7 +300,9 @@ pub fn split(
 
 /// Frees a user communicator. MPI makes this collective, but nothing here needs the
 /// other members: the sccemu communicator's shared memory returns to the heap when
-/// its last member drops it (`sccemu::Comm`'s drop count).
+/// its last member releases it (`sccemu::Comm::release`, the drop count). It is
+/// released here, not dropped: the registry keeps the retired object for threads that
+/// may still hold it, and never drops it.
 pub fn free(handle: c_int) -> MpiResult<()> {
     lookup(handle)?;
     if handle == WORLD || handle == SELF {
@@ -275,6 +311,7 @@ pub fn free(handle: c_int) -> MpiResult<()> {
     let Some(obj) = COMMS.remove(handle) else {
         return fail(class::COMM, "the communicator was freed meanwhile");
     };
+    obj.coll().release();
     contexts()[obj.context as usize / 64] &= !(1 << (obj.context % 64));
     crate::errhandler::forget(handle);
     Ok(())

@@ -8,7 +8,8 @@
 //! another MPI.
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
-//! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
+//! `error`, `errhandler`, `info`, `comm`, `create_group` (communicators that a group's
+//! members create alone), `group`, `topology`, `datatype`, `op`,
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
 //! datatypes), `decode` (how each was made), `win` (windows), `rma` (put, get,
@@ -17,6 +18,7 @@
 
 pub mod coll;
 pub mod comm;
+pub mod create_group;
 pub mod datatype;
 pub mod decode;
 pub mod derived;

@@ -22,6 +22,7 @@
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
+//! | `comm_create_group` | MPI_Comm_create_group: disjoint, reversed, overlapping, repeated groups; errors | 2, 3, 8 | srb, perpeer |
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
 //! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local, Alltoallw | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
@@ -283,6 +284,11 @@ fn communicators_groups_and_topologies() {
 }
 
 #[test]
+fn communicators_created_by_their_groups_alone() {
+    passes("comm_create_group");
+}
+
+#[test]
 fn environment_and_error_classes() {
     passes("env_errors");
 }
@@ -351,6 +357,7 @@ fn checking_mode_accepts_correct_programs() {
         ("reduce_ops", &[]),
         ("vcoll", &[]),
         ("comm_topo", &[]),
+        ("comm_create_group", &[]),
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),
         ("rma_atomics", &[]),

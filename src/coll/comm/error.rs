@@ -19,6 +19,16 @@ pub enum CollError {
         /// Members of the communicator.
         size: u32,
     },
+    /// A communicator's member list leaves out the calling core (`Comm::from_grant`).
+    NotAMember {
+        /// The calling core's world rank.
+        rank: u32,
+    },
+    /// A communicator's member list names one core twice (`Comm::from_grant`).
+    DuplicateMember {
+        /// The world rank named twice.
+        rank: u32,
+    },
     /// A buffer has the wrong number of elements.
     SizeMismatch {
         /// Elements the call needs.
@@ -56,6 +66,8 @@ impl fmt::Display for CollError {
             Self::RankOutOfRange { rank, size } => {
                 write!(f, "rank {rank} is not in this {size}-member communicator")
             }
+            Self::NotAMember { rank } => write!(f, "core {rank} is not among the communicator's members"),
+            Self::DuplicateMember { rank } => write!(f, "core {rank} is named twice among the members"),
             Self::SizeMismatch { expected, found } => {
                 write!(f, "buffer holds {found} elements, expected {expected}")
             }

@@ -132,14 +132,31 @@ impl<'c> Comm<'c> {
     }
 }
 
-/// Dropped (after [`Comm::free`] or without it): the last member to drop the
-/// communicator returns its memory (`comm`'s module docs).
-impl Drop for Comm<'_> {
-    fn drop(&mut self) {
+impl Comm<'_> {
+    /// Counts this member out now, as dropping the communicator does (`comm`'s module
+    /// docs), for a holder that cannot drop it: the MPI library keeps a freed
+    /// communicator's object alive for threads that may still hold a reference (an
+    /// erroneous program's), so it releases the memory at `MPI_Comm_free` instead.
+    /// Calling anything on the communicator afterwards is an error: the last member's
+    /// release returns the area. Later releases and the drop count nothing.
+    pub fn release(&self) {
+        if self.released.replace(true) {
+            return;
+        }
+        // Gives up this member's hold on its windows' check area (checking mode).
+        drop(self.window_checks.borrow_mut().take());
         // Every member's accesses to the area and staging happen before the return.
         if last_out::count_out(self.area_word(DROPPED_AT), self.size()) {
             // Fails only if the job is aborting, when nothing needs the memory.
             let _ = self.return_memory();
         }
+    }
+}
+
+/// Dropped (after [`Comm::free`] or without it): the last member to drop or release the
+/// communicator returns its memory (`comm`'s module docs).
+impl Drop for Comm<'_> {
+    fn drop(&mut self) {
+        self.release();
     }
 }

@@ -1,8 +1,10 @@
 //! Communicators: ordered groups of cores that run collectives together.
 //!
 //! [`Comm::world`] holds every core; [`Comm::split`] partitions a communicator by colour
-//! and orders each part by key, as `MPI_Comm_split` and `RCCE_comm_split` do. Ranks
-//! translate between communicators through world ranks.
+//! and orders each part by key, as `MPI_Comm_split` and `RCCE_comm_split` do;
+//! [`Comm::from_grant`] builds one that only its members take part in building (`subset`,
+//! for `MPI_Comm_create_group`). Ranks translate between communicators through world
+//! ranks.
 //!
 //! Each communicator owns one *area* in the shared heap, allocated by its leader (comm
 //! rank 0) and learned by the others through the parent's collectives:
@@ -19,8 +21,9 @@
 //! at 4096 members) are a block of their own, allocated and zeroed by the leader at the
 //! first call that needs them, as staging grows (`Comm::ensure_step_flags`).
 //!
-//! Dropping, after [`Comm::free`] or without it: each member adds one to the area's drop
-//! count (AcqRel), and the member that brings it to the communicator's size returns the
+//! Dropping, after [`Comm::free`] or without it, or [`Comm::release`] (for holders that
+//! never drop, such as the MPI library's retired handles): each member adds one to the
+//! area's drop count (AcqRel), once, and the member that brings it to the communicator's size returns the
 //! area and the staging to the heap. Every member has then dropped it, so nobody touches that
 //! memory again; the AcqRel increments form one release sequence, so every member's
 //! last access to the area or staging happens before the last member's return of it.
@@ -43,7 +46,8 @@
 //! CPUs.
 //!
 //! The area's layout, the leader's allocations and the return of it all to the heap are
-//! `memory`; windows over a communicator's members (`Comm::window`: the leader
+//! `memory`; communicators that a subset of the cores builds alone are `subset`; windows
+//! over a communicator's members (`Comm::window`: the leader
 //! allocates the control block, then the window runs on its own) are `window`; the error
 //! type is `error`.
 
@@ -59,9 +63,11 @@ use crate::segment::collective_alloc::HeapRegion;
 
 mod error;
 mod memory;
+mod subset;
 mod window;
 
 pub use error::CollError;
+pub use subset::Grant;
 use memory::{area_bytes, checks_at};
 
 /// A communicator, used by one thread of its core.
@@ -136,6 +142,8 @@ pub struct Comm<'c> {
     /// In checking mode, once it has a window: its hold on the check area its windows
     /// share (`window`), given up when it goes.
     window_checks: RefCell<Option<crate::rma::team_checks::CheckHold<'c>>>,
+    /// Whether this member has counted itself out ([`Comm::release`], or the drop).
+    released: Cell<bool>,
 }
 
 impl<'c> Comm<'c> {
@@ -164,6 +172,7 @@ impl<'c> Comm<'c> {
             checks: Cell::new(0),
             meetings: Cell::new(0),
             window_checks: RefCell::new(None),
+            released: Cell::new(false),
         }
     }
 

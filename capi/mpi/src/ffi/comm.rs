@@ -139,6 +139,27 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, grp: c_int, newcomm: *mut 
     })
 }
 
+/// `MPI_Comm_create_group`: the members of `group` (a subgroup of `comm`'s), in its
+/// order, created by them alone, told apart from their other creations by `tag`
+/// (`crate::create_group`). A caller outside the group gets `MPI_ERR_GROUP`.
+///
+/// # Safety
+/// `newcomm` points to an `MPI_Comm`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: c_int,
+    grp: c_int,
+    tag: c_int,
+    newcomm: *mut c_int,
+) -> c_int {
+    entry("MPI_Comm_create_group", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        let g = group::lookup(grp)?;
+        let h = crate::create_group::create_group(c, &g, tag)?;
+        new_comm(comm, Some(h), newcomm)
+    })
+}
+
 /// `MPI_Comm_free`: the handle becomes `MPI_COMM_NULL`.
 ///
 /// # Safety

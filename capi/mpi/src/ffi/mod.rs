@@ -44,7 +44,7 @@ pub mod mprobe;
 pub mod neighbor;
 pub mod p2p;
 pub mod pack;
-mod pending;
+pub(crate) mod pending;
 pub mod persistent;
 pub mod registry;
 pub mod requests;

@@ -16,16 +16,18 @@ use crate::request::{Pending, Status};
 
 /// A send in flight: sccemu copies the data out at the start, so only the
 /// request is kept.
-pub(super) struct PendingSend {
+pub struct PendingSend {
     pub(super) request: sccemu::Request<'static>,
 }
 
-impl Pending for PendingSend {
-    fn test(&mut self) -> MpiResult<Option<Status>> {
+impl PendingSend {
+    /// As [`Pending::test`].
+    pub fn test(&mut self) -> MpiResult<Option<Status>> {
         Ok(self.request.test().map_err(request_error)?.map(|_| Status::EMPTY))
     }
 
-    fn wait(self: Box<Self>) -> MpiResult<Status> {
+    /// As [`Pending::wait`].
+    pub fn wait(self) -> MpiResult<Status> {
         self.request.wait().map_err(request_error)?;
         Ok(Status::EMPTY)
     }
@@ -58,7 +60,7 @@ impl UserBuffer {
 
 /// A receive in flight, into the user's buffer or, for a non-contiguous datatype,
 /// into `staging`, unpacked at completion.
-pub(super) struct PendingRecv {
+pub struct PendingRecv {
     // Field order matters: the request borrows `staging`'s heap buffer and must drop
     // first.
     pub(super) request: Option<sccemu::Request<'static>>,
@@ -107,8 +109,9 @@ impl PendingRecv {
     }
 }
 
-impl Pending for PendingRecv {
-    fn test(&mut self) -> MpiResult<Option<Status>> {
+impl PendingRecv {
+    /// As [`Pending::test`].
+    pub fn test(&mut self) -> MpiResult<Option<Status>> {
         let Some(request) = &mut self.request else { return Ok(Some(Status::EMPTY)) };
         match request.test() {
             Ok(Some(s)) => self.finish(s).map(Some),
@@ -117,7 +120,8 @@ impl Pending for PendingRecv {
         }
     }
 
-    fn wait(mut self: Box<Self>) -> MpiResult<Status> {
+    /// As [`Pending::wait`].
+    pub fn wait(mut self) -> MpiResult<Status> {
         let Some(request) = self.request.take() else { return Ok(Status::EMPTY) };
         match request.wait() {
             Ok(s) => self.finish(s),
@@ -125,7 +129,8 @@ impl Pending for PendingRecv {
         }
     }
 
-    fn cancel(&mut self) -> bool {
+    /// As [`Pending::cancel`].
+    pub fn cancel(&mut self) -> bool {
         // Dropping sccemu's unfinished receive withdraws it; a message it held goes back
         // to the queue whole.
         self.request.take().is_some()

@@ -117,6 +117,41 @@ pub fn rank_at(dims: &[i32], periods: &[bool], coords: &[i32]) -> MpiResult<i32>
     Ok(rank)
 }
 
+/// A process's neighbours in a topology, as ranks of its communicator (`None`:
+/// `MPI_PROC_NULL`), in the order MPI gives them to the neighbourhood collectives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Neighbors {
+    /// Where the blocks come from, one receive block each.
+    pub sources: Vec<Option<i32>>,
+    /// Where the blocks go, one send block each.
+    pub destinations: Vec<Option<i32>>,
+    /// Whether the topology is a grid, whose block `j` travels in direction `j`
+    /// (`ffi::icoll::neighbor` tells the directions apart by it).
+    pub grid: bool,
+}
+
+/// The neighbours of `rank` in `t`: on a grid, for each dimension the source then the
+/// destination of a shift by +1 (both lists alike); on a distributed graph, the
+/// sources and destinations as they were declared. `None` without a topology.
+pub fn neighbors(t: &Topology, rank: i32) -> Option<Neighbors> {
+    match t {
+        Topology::None => None,
+        Topology::Cart { dims, periods } => {
+            let mut list = Vec::with_capacity(2 * dims.len());
+            for d in 0..dims.len() {
+                let (s, t) = shift(dims, periods, rank, d, 1);
+                list.extend([s, t]);
+            }
+            Some(Neighbors { sources: list.clone(), destinations: list, grid: true })
+        }
+        Topology::DistGraph { sources, destinations, .. } => Some(Neighbors {
+            sources: sources.iter().map(|&r| Some(r)).collect(),
+            destinations: destinations.iter().map(|&r| Some(r)).collect(),
+            grid: false,
+        }),
+    }
+}
+
 /// `MPI_Cart_shift`: the (source, destination) of a shift by `disp` along
 /// `direction`; `None` is `MPI_PROC_NULL`, off the edge of a non-periodic dimension.
 pub fn shift(

@@ -20,6 +20,7 @@
 pub mod chain;
 pub mod data;
 pub mod machine;
+pub mod neighbor;
 pub mod spread;
 pub mod tree;
 pub mod vdata;

@@ -22,6 +22,7 @@
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
+//! | `graph_topo`  | graph topologies, their queries and collectives; errors | 2, 3, 8  | srb, perpeer      |
 //! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local, Alltoallw | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `keyvals`     | attribute caching: keys, callbacks, dup, free, finalize | 2, 3, 8  | srb, perpeer      |
@@ -232,6 +233,11 @@ fn neighbourhood_collectives() {
 }
 
 #[test]
+fn graph_topologies_and_their_neighbourhood_collectives() {
+    passes("graph_topo");
+}
+
+#[test]
 fn group_operations_cartesian_subgrids_and_reduce_scatter() {
     passes("groups_reduce");
 }
@@ -334,6 +340,7 @@ fn checking_mode_accepts_correct_programs() {
         ("mprobe", &["-pthread"]),
         ("groups_reduce", &[]),
         ("neighbor", &[]),
+        ("graph_topo", &[]),
         ("errhandlers", &[]),
         ("keyvals", &[]),
         ("datatypes", &[]),

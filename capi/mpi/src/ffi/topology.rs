@@ -19,6 +19,7 @@ pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int
     entry("MPI_Topo_test", Scope::Comm(comm), || {
         let t = match comm::lookup(comm)?.topology {
             Topology::None => UNDEFINED,
+            Topology::Graph { .. } => 1,
             Topology::Cart { .. } => 2,
             Topology::DistGraph { .. } => 3,
         };
@@ -49,6 +50,51 @@ fn cart(comm: c_int) -> MpiResult<(&'static comm::CommObj, Vec<i32>, Vec<bool>)>
     }
 }
 
+/// The grid of `ndims` dimensions `dims` gives, checked (`MPI_ERR_DIMS`), and its
+/// number of cells, which must fit in `c` (`MPI_ERR_TOPOLOGY`).
+///
+/// # Safety
+/// `dims` holds `ndims` ints.
+unsafe fn grid_of(c: &comm::CommObj, ndims: c_int, dims: *const c_int) -> MpiResult<(Vec<i32>, usize)> {
+    if ndims < 0 {
+        return fail(class::DIMS, format!("ndims {ndims}"));
+    }
+    let dims = c!(array(dims, ndims, "dims"))?.to_vec();
+    if let Some(d) = dims.iter().find(|&&d| d <= 0) {
+        return fail(class::DIMS, format!("dimension {d} is not positive"));
+    }
+    let cells = topology::grid_size(&dims).filter(|&n| n <= c.members.len()).ok_or_else(|| {
+        MpiError::new(
+            class::TOPOLOGY,
+            format!("a grid of {dims:?} needs more than {} processes", c.members.len()),
+        )
+    })?;
+    Ok((dims, cells))
+}
+
+/// `MPI_Cart_map`: the rank this process would have in `MPI_Cart_create`'s grid
+/// (its own: ranks are never reordered), `MPI_UNDEFINED` beyond the grid.
+///
+/// # Safety
+/// `dims` and `periods` hold `ndims` ints; `newrank` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Cart_map(
+    comm: c_int,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
+    entry("MPI_Cart_map", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        // SAFETY: this call's contract.
+        let (_, cells) = unsafe { grid_of(c, ndims, dims) }?;
+        c!(array(periods, ndims, "periods"))?;
+        let rank = if (c.rank as usize) < cells { c.rank as c_int } else { UNDEFINED };
+        c!(out(newrank, rank, "newrank"))
+    })
+}
+
 /// `MPI_Cart_create`: ranks keep their order (`reorder` is allowed to do nothing);
 /// processes beyond the grid get `MPI_COMM_NULL`.
 ///
@@ -65,20 +111,9 @@ pub unsafe extern "C" fn MPI_Cart_create(
 ) -> c_int {
     entry("MPI_Cart_create", Scope::Comm(comm_old), || {
         let c = comm::lookup(comm_old)?;
-        if ndims < 0 {
-            return fail(class::DIMS, format!("ndims {ndims}"));
-        }
-        let dims = c!(array(dims, ndims, "dims"))?.to_vec();
+        // SAFETY: this call's contract.
+        let (dims, cells) = unsafe { grid_of(c, ndims, dims) }?;
         let periods: Vec<bool> = c!(array(periods, ndims, "periods"))?.iter().map(|&p| p != 0).collect();
-        if let Some(d) = dims.iter().find(|&&d| d <= 0) {
-            return fail(class::DIMS, format!("dimension {d} is not positive"));
-        }
-        let cells = topology::grid_size(&dims).filter(|&n| n <= c.members.len()).ok_or_else(|| {
-            MpiError::new(
-                class::TOPOLOGY,
-                format!("a grid of {dims:?} needs more than {} processes", c.members.len()),
-            )
-        })?;
         let inside = (c.rank as usize) < cells;
         let h = comm::split(c, inside.then_some(0), c.rank as c_int, Topology::Cart { dims, periods })?;
         new_comm(comm_old, h, comm_cart)

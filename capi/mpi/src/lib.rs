@@ -8,7 +8,8 @@
 //! another MPI.
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
-//! `error`, `errhandler`, `info`, `comm`, `group`, `topology`, `datatype`, `op`,
+//! `error`, `errhandler`, `info`, `comm`, `group`, `topology` (with `distgraph`,
+//! `MPI_Dist_graph_create`'s exchange), `datatype`, `op`,
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
 //! datatypes), `win` (windows), `rma` (put, get, accumulate), `winsync` (epochs),
@@ -19,6 +20,7 @@ pub mod coll;
 pub mod comm;
 pub mod datatype;
 pub mod derived;
+pub mod distgraph;
 pub mod dynamic;
 pub mod errhandler;
 pub mod error;

@@ -24,6 +24,7 @@
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
 //! | `graph_topo`  | graph topologies, their queries and collectives; errors | 2, 3, 8  | srb, perpeer      |
 //! | `dist_graph`  | MPI_Dist_graph_create's general form, weights; errors | 2, 3, 8    | srb, perpeer      |
+//! | `ineighbor`   | nonblocking neighbourhood collectives, overlap, progress | 2, 3, 8 | srb, perpeer      |
 //! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local, Alltoallw | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `keyvals`     | attribute caching: keys, callbacks, dup, free, finalize | 2, 3, 8  | srb, perpeer      |
@@ -244,6 +245,11 @@ fn distributed_graphs_from_any_edges() {
 }
 
 #[test]
+fn nonblocking_neighbourhood_collectives() {
+    passes("ineighbor");
+}
+
+#[test]
 fn group_operations_cartesian_subgrids_and_reduce_scatter() {
     passes("groups_reduce");
 }
@@ -348,6 +354,7 @@ fn checking_mode_accepts_correct_programs() {
         ("neighbor", &[]),
         ("graph_topo", &[]),
         ("dist_graph", &[]),
+        ("ineighbor", &[]),
         ("errhandlers", &[]),
         ("keyvals", &[]),
         ("datatypes", &[]),

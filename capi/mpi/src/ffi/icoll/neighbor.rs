@@ -1,6 +1,9 @@
 //! The neighbourhood collectives' exchange, on the engine of [`super::machine`]: the
 //! protocol of `MPI_Neighbor_*` (which start it and wait, `ffi::neighbor`) and of
-//! `MPI_Ineighbor_*` (which hand its request out, here).
+//! `MPI_Ineighbor_allgather(v)` and `MPI_Ineighbor_alltoall(v,w)` (here, which check
+//! their arguments as the blocking calls do, with the same code, and hand the
+//! request out). Like every nonblocking collective, the operation advances in the
+//! program's tests and waits, and in the waits of other requests.
 //!
 //! A call is, at every member, a [`Plan`]: its neighbours in MPI's order
 //! (`crate::topology::neighbors`), one packed block per destination and one target per
@@ -22,13 +25,18 @@
 //! then nothing is delivered; the sends all leave before the operation completes
 //! (the engine's rule).
 
+use std::ffi::{c_int, c_void};
+
 use crate::comm::{CommObj, ICOLL_PHASE_BITS};
 use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::neighbor as calls;
 use crate::ffi::pending::UserBuffer;
+use crate::ffi::{Scope, entry};
 use crate::request::Pending;
 use crate::topology::{self, Neighbors};
 
 use super::machine::{Incoming, Protocol, Wire, start as start_on};
+use super::started;
 
 /// One member's part of a neighbourhood collective, as its call's arguments give it.
 pub struct Plan {
@@ -115,4 +123,132 @@ impl Protocol for Hood {
 /// Starts `plan` on `c` (module docs).
 pub fn start(c: &CommObj, plan: Plan) -> MpiResult<Box<dyn Pending>> {
     start_on(c, |w| Hood::start(w, plan))
+}
+
+/// `MPI_Ineighbor_allgather`.
+///
+/// # Safety
+/// As `MPI_Neighbor_allgather`; `recvbuf` is left to the library until the request
+/// completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ineighbor_allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Ineighbor_allgather", Scope::Comm(comm), || {
+        started(request, || {
+            calls::allgather(
+                (sendbuf, sendcount, sendtype),
+                (recvbuf.cast_const(), recvcount, recvtype),
+                comm,
+            )
+        })
+    })
+}
+
+/// `MPI_Ineighbor_allgatherv`.
+///
+/// # Safety
+/// As `MPI_Neighbor_allgatherv`; `recvbuf` is left to the library until the request
+/// completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Ineighbor_allgatherv", Scope::Comm(comm), || {
+        let recv = (recvbuf.cast_const(), recvcounts, displs, recvtype);
+        // SAFETY: this call's contract.
+        started(request, || unsafe { calls::allgatherv((sendbuf, sendcount, sendtype), recv, comm) })
+    })
+}
+
+/// `MPI_Ineighbor_alltoall`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoall`; `recvbuf` is left to the library until the request
+/// completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Ineighbor_alltoall", Scope::Comm(comm), || {
+        started(request, || {
+            calls::alltoall((sendbuf, sendcount, sendtype), (recvbuf.cast_const(), recvcount, recvtype), comm)
+        })
+    })
+}
+
+/// `MPI_Ineighbor_alltoallv`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoallv`; `recvbuf` is left to the library until the request
+/// completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Ineighbor_alltoallv", Scope::Comm(comm), || {
+        let (send, recv) =
+            ((sendbuf, sendcounts, sdispls, sendtype), (recvbuf.cast_const(), recvcounts, rdispls, recvtype));
+        // SAFETY: this call's contract.
+        started(request, || unsafe { calls::alltoallv(send, recv, comm) })
+    })
+}
+
+/// `MPI_Ineighbor_alltoallw`.
+///
+/// # Safety
+/// As `MPI_Neighbor_alltoallw`; `recvbuf` is left to the library until the request
+/// completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const isize,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const isize,
+    recvtypes: *const c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Ineighbor_alltoallw", Scope::Comm(comm), || {
+        let (send, recv) = (
+            (sendbuf, sendcounts, sdispls, sendtypes),
+            (recvbuf.cast_const(), recvcounts, rdispls, recvtypes),
+        );
+        // SAFETY: this call's contract.
+        started(request, || unsafe { calls::alltoallw(send, recv, comm) })
+    })
 }

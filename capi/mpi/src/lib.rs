@@ -9,7 +9,8 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `create_group` (communicators that a group's
-//! members create alone), `group`, `topology`, `datatype`, `op`,
+//! members create alone), `group`, `topology` (with `distgraph`,
+//! `MPI_Dist_graph_create`'s exchange), `datatype`, `op`,
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
 //! datatypes), `decode` (how each was made), `win` (windows), `rma` (put, get,
@@ -22,6 +23,7 @@ pub mod create_group;
 pub mod datatype;
 pub mod decode;
 pub mod derived;
+pub mod distgraph;
 pub mod dynamic;
 pub mod errhandler;
 pub mod error;

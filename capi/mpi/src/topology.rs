@@ -1,4 +1,5 @@
-//! Process topologies: Cartesian grids and distributed graphs, and `MPI_Dims_create`.
+//! Process topologies: Cartesian grids, graphs (`MPI_Graph_create`'s) and distributed
+//! graphs, and `MPI_Dims_create`.
 //!
 //! A topology is information attached to a communicator; it never reorders ranks
 //! (`reorder` is allowed to be ignored), so rank `r` of a Cartesian communicator is
@@ -19,6 +20,15 @@ pub enum Topology {
         /// Whether each dimension wraps around.
         periods: Vec<bool>,
     },
+    /// A graph as `MPI_Graph_create` gives it, the same at every member: node `i`'s
+    /// neighbours are `edges[index[i - 1]..index[i]]` (from 0 for node 0), checked by
+    /// [`check_graph`].
+    Graph {
+        /// Per node, the number of edges of the nodes up to it.
+        index: Vec<i32>,
+        /// Every node's neighbours, one node after another.
+        edges: Vec<i32>,
+    },
     /// A distributed graph, as this process declared its neighbours.
     DistGraph {
         /// Ranks that send to this one.
@@ -37,6 +47,34 @@ pub enum Topology {
 /// Processes in a grid of `dims`, or `None` on overflow.
 pub fn grid_size(dims: &[i32]) -> Option<usize> {
     dims.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+}
+
+/// Checks a graph of `index.len()` nodes as `MPI_Graph_create` takes it: `index`
+/// never decreases (nor goes below 0), which is `MPI_ERR_ARG`; `edges` holds its last
+/// entry's worth of nodes (the caller reads that many), each a node of the graph, else
+/// `MPI_ERR_RANK`. Self-loops and repeated edges are allowed.
+pub fn check_graph(index: &[i32], edges: &[i32]) -> MpiResult<()> {
+    let mut before = 0;
+    for (i, &x) in index.iter().enumerate() {
+        if x < before {
+            return fail(class::ARG, format!("index[{i}] = {x} is below {before}"));
+        }
+        before = x;
+    }
+    if edges.len() != before as usize {
+        return fail(class::ARG, format!("{} edges where index counts {before}", edges.len()));
+    }
+    let nodes = index.len() as i32;
+    match edges.iter().position(|e| !(0..nodes).contains(e)) {
+        Some(at) => fail(class::RANK, format!("edges[{at}] = {} is not one of {nodes} nodes", edges[at])),
+        None => Ok(()),
+    }
+}
+
+/// The neighbours of `node` in a graph checked by [`check_graph`], in order.
+pub fn graph_neighbors<'a>(index: &[i32], edges: &'a [i32], node: usize) -> &'a [i32] {
+    let from = if node == 0 { 0 } else { index[node - 1] as usize };
+    &edges[from..index[node] as usize]
 }
 
 /// `MPI_Dims_create`: fills the zero entries of `dims` so that the product is
@@ -117,6 +155,47 @@ pub fn rank_at(dims: &[i32], periods: &[bool], coords: &[i32]) -> MpiResult<i32>
     Ok(rank)
 }
 
+/// A process's neighbours in a topology, as ranks of its communicator (`None`:
+/// `MPI_PROC_NULL`), in the order MPI gives them to the neighbourhood collectives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Neighbors {
+    /// Where the blocks come from, one receive block each.
+    pub sources: Vec<Option<i32>>,
+    /// Where the blocks go, one send block each.
+    pub destinations: Vec<Option<i32>>,
+    /// Whether the topology is a grid, whose block `j` travels in direction `j`
+    /// (`ffi::icoll::neighbor` tells the directions apart by it).
+    pub grid: bool,
+}
+
+/// The neighbours of `rank` in `t`: on a grid, for each dimension the source then the
+/// destination of a shift by +1 (both lists alike); on a graph, its neighbours in the
+/// order of `edges`, for both lists (duplicates kept); on a distributed graph, the
+/// sources and destinations as they were declared. `None` without a topology.
+pub fn neighbors(t: &Topology, rank: i32) -> Option<Neighbors> {
+    match t {
+        Topology::None => None,
+        Topology::Cart { dims, periods } => {
+            let mut list = Vec::with_capacity(2 * dims.len());
+            for d in 0..dims.len() {
+                let (s, t) = shift(dims, periods, rank, d, 1);
+                list.extend([s, t]);
+            }
+            Some(Neighbors { sources: list.clone(), destinations: list, grid: true })
+        }
+        Topology::Graph { index, edges } => {
+            let list: Vec<_> =
+                graph_neighbors(index, edges, rank as usize).iter().map(|&r| Some(r)).collect();
+            Some(Neighbors { sources: list.clone(), destinations: list, grid: false })
+        }
+        Topology::DistGraph { sources, destinations, .. } => Some(Neighbors {
+            sources: sources.iter().map(|&r| Some(r)).collect(),
+            destinations: destinations.iter().map(|&r| Some(r)).collect(),
+            grid: false,
+        }),
+    }
+}
+
 /// `MPI_Cart_shift`: the (source, destination) of a shift by `disp` along
 /// `direction`; `None` is `MPI_PROC_NULL`, off the edge of a non-periodic dimension.
 pub fn shift(
@@ -150,6 +229,24 @@ mod tests {
         dims_create(7, &mut d).unwrap();
         assert_eq!(d, [7, 1, 1]);
         assert!(dims_create(10, &mut [3, 0]).is_err());
+    }
+
+    #[test]
+    fn graphs_are_checked_and_give_their_neighbours_in_order() {
+        // Node 0: a self-loop and a double edge to 1; node 1: both edges back; node 2: none.
+        let (index, edges) = ([3, 5, 5], [0, 1, 1, 0, 0]);
+        check_graph(&index, &edges).unwrap();
+        assert_eq!(graph_neighbors(&index, &edges, 0), [0, 1, 1]);
+        assert_eq!(graph_neighbors(&index, &edges, 2), [] as [i32; 0]);
+        let t = Topology::Graph { index: index.to_vec(), edges: edges.to_vec() };
+        let n = neighbors(&t, 1).unwrap();
+        assert_eq!(n.sources, [Some(0), Some(0)]);
+        assert_eq!((n.sources == n.destinations, n.grid), (true, false));
+        let class_of = |index: &[i32], edges: &[i32]| check_graph(index, edges).unwrap_err().class;
+        assert_eq!(class_of(&[2, 1], &[1, 0]), class::ARG);
+        assert_eq!(class_of(&[-1, 0], &[]), class::ARG);
+        assert_eq!(class_of(&[1, 2], &[1, 2]), class::RANK);
+        check_graph(&[], &[]).unwrap();
     }
 
     #[test]

@@ -83,16 +83,23 @@ fn put_block(out: &mut [u8], data: &[u8]) {
     out[PREFIX..PREFIX + data.len()].copy_from_slice(data);
 }
 
+/// The data of one received block, without its prefix and padding.
+fn payload(block: &[u8]) -> &[u8] {
+    let len = u64::from_le_bytes(block[..PREFIX].try_into().expect("a length prefix")) as usize;
+    &block[PREFIX..PREFIX + len]
+}
+
 /// Unpacks one received block into `dest`: `MPI_ERR_TRUNCATE` if it does not fit.
 fn take_block(block: &[u8], dest: &Buffer<'_>, from: usize) -> MpiResult<()> {
-    let mut len = [0u8; PREFIX];
-    len.copy_from_slice(&block[..PREFIX]);
-    let len = u64::from_le_bytes(len) as usize;
+    let data = payload(block);
     let room = dest.data_len()?;
-    if len > room {
-        return fail(class::TRUNCATE, format!("{len} bytes from rank {from} into a block of {room}"));
+    if data.len() > room {
+        return fail(
+            class::TRUNCATE,
+            format!("{} bytes from rank {from} into a block of {room}", data.len()),
+        );
     }
-    dest.unpack(&block[PREFIX..PREFIX + len])
+    dest.unpack(data)
 }
 
 /// Unpacks every block of `all` (`stride` bytes each) into `dest` (`skip`: the
@@ -220,8 +227,23 @@ pub fn exchange<'s, 'r>(
     recv: impl Fn(usize) -> MpiResult<Buffer<'r>>,
 ) -> MpiResult<()> {
     let n = comm.size() as usize;
-    let blocks: MpiResult<Vec<Vec<u8>>> =
-        (0..n).map(|j| send(j).and_then(|b| b.bytes().map(Cow::into_owned))).collect();
+    let blocks = (0..n).map(|j| send(j).and_then(|b| b.bytes().map(Cow::into_owned))).collect();
+    let (all, stride) = swap(comm, blocks)?;
+    take_each(&all, stride, recv, None)
+}
+
+/// An alltoall of byte blocks of any lengths: `blocks[j]` (this member's, or its
+/// error, which every member learns of first) goes to member `j`; gives what each
+/// member sent this one, by rank.
+pub fn alltoall_bytes(comm: &CommObj, blocks: MpiResult<Vec<Vec<u8>>>) -> MpiResult<Vec<Vec<u8>>> {
+    let (all, stride) = swap(comm, blocks)?;
+    Ok(all.chunks_exact(stride).map(|b| payload(b).to_vec()).collect())
+}
+
+/// Steps 1 and 2 (module docs) of an alltoall of `blocks`: every member's blocks for
+/// this one, framed, `stride` bytes each, by rank.
+fn swap(comm: &CommObj, blocks: MpiResult<Vec<Vec<u8>>>) -> MpiResult<(Vec<u8>, usize)> {
+    let n = comm.size() as usize;
     let longest = blocks.as_ref().map(|b| b.iter().map(Vec::len).max().unwrap_or(0));
     let stride = agree(comm, longest);
     let blocks = blocks?;
@@ -232,7 +254,7 @@ pub fn exchange<'s, 'r>(
     }
     let mut all = vec![0u8; n * stride];
     comm.coll().alltoall(&out, &mut all).map_err(coll_error)?;
-    take_each(&all, stride, recv, None)
+    Ok((all, stride))
 }
 
 /// `MPI_Reduce_scatter`: `input` is this member's packed input, `blocks[j]` bytes for
@@ -255,20 +277,19 @@ pub fn reduce_scatter(
         true => Ok(data),
         false => fail(class::TRUNCATE, format!("an input of {} bytes for blocks of {total}", data.len())),
     });
-    let longest = input.as_ref().map(|_| blocks.iter().copied().max().unwrap_or(0));
-    let stride = agree(comm, longest);
-    let (input, stride) = (input?, stride?);
-    let mut out = vec![0u8; n * stride];
-    let mut at = 0;
-    for (o, &len) in out.chunks_exact_mut(stride).zip(blocks) {
-        put_block(o, &input[at..at + len]);
-        at += len;
-    }
-    let mut all = vec![0u8; n * stride];
-    comm.coll().alltoall(&out, &mut all).map_err(coll_error)?;
+    let split = input.map(|data| {
+        let mut rest = &data[..];
+        let mut block = |len| {
+            let (head, tail) = rest.split_at(len);
+            rest = tail;
+            head.to_vec()
+        };
+        blocks.iter().map(|&len| block(len)).collect()
+    });
+    let (all, stride) = swap(comm, split)?;
     let mine = blocks[comm.rank as usize];
     for (from, block) in all.chunks_exact(stride).enumerate() {
-        let len = u64::from_le_bytes(block[..PREFIX].try_into().expect("a length prefix")) as usize;
+        let len = payload(block).len();
         if len != mine {
             return fail(
                 class::TRUNCATE,

@@ -24,6 +24,9 @@
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `comm_create_group` | MPI_Comm_create_group: disjoint, reversed, overlapping, repeated groups; errors | 2, 3, 8 | srb, perpeer |
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
+//! | `graph_topo`  | graph topologies, their queries and collectives; errors | 2, 3, 8  | srb, perpeer      |
+//! | `dist_graph`  | MPI_Dist_graph_create's general form, weights; errors | 2, 3, 8    | srb, perpeer      |
+//! | `ineighbor`   | nonblocking neighbourhood collectives, overlap, progress | 2, 3, 8 | srb, perpeer      |
 //! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local, Alltoallw | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `keyvals`     | attribute caching: keys, callbacks, dup, free, finalize | 2, 3, 8  | srb, perpeer      |
@@ -234,6 +237,21 @@ fn neighbourhood_collectives() {
 }
 
 #[test]
+fn graph_topologies_and_their_neighbourhood_collectives() {
+    passes("graph_topo");
+}
+
+#[test]
+fn distributed_graphs_from_any_edges() {
+    passes("dist_graph");
+}
+
+#[test]
+fn nonblocking_neighbourhood_collectives() {
+    passes("ineighbor");
+}
+
+#[test]
 fn group_operations_cartesian_subgrids_and_reduce_scatter() {
     passes("groups_reduce");
 }
@@ -346,6 +364,9 @@ fn checking_mode_accepts_correct_programs() {
         ("mprobe", &["-pthread"]),
         ("groups_reduce", &[]),
         ("neighbor", &[]),
+        ("graph_topo", &[]),
+        ("dist_graph", &[]),
+        ("ineighbor", &[]),
         ("errhandlers", &[]),
         ("keyvals", &[]),
         ("datatypes", &[]),

@@ -9,7 +9,7 @@
 //!
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`handlers`] (error
 //! handlers), [`comm`] (communicators, groups), [`group_ops`] (groups from groups),
-//! [`topology`] (and its [`neighbor`]hood collectives), [`attr`] (attributes and their
+//! [`topology`], [`graph`] and [`dist_graph`] (and their [`neighbor`]hood collectives), [`attr`] (attributes and their
 //! keys), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking sends),
 //! [`mprobe`] (matched probes), `pending` (requests in flight), [`requests`] (request
 //! completion), [`datatype`] (and the decoding calls, [`decode`]), [`coll`]
@@ -32,9 +32,11 @@ pub mod coll;
 pub mod comm;
 pub mod datatype;
 pub mod decode;
+pub mod dist_graph;
 pub mod env;
 pub mod fast;
 pub mod fast_p2p;
+pub mod graph;
 pub mod group_ops;
 pub mod handlers;
 pub mod icoll;

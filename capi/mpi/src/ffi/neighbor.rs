@@ -1,123 +1,29 @@
 //! Neighbourhood collectives on a communicator's topology: `MPI_Neighbor_allgather`,
-//! `MPI_Neighbor_allgatherv`, `MPI_Neighbor_alltoall` and `MPI_Neighbor_alltoallv`.
+//! `MPI_Neighbor_allgatherv`, `MPI_Neighbor_alltoall`, `MPI_Neighbor_alltoallv` and
+//! `MPI_Neighbor_alltoallw`, and the checks of their arguments, which their
+//! nonblocking forms (`super::icoll::neighbor`) share.
 //!
-//! The neighbours, in MPI's order (`Neighbors`): on a Cartesian grid, for each
-//! dimension the source then the destination of a shift by +1 (`MPI_PROC_NULL` off a
-//! non-periodic edge: no block goes or comes there, and its receive block is left
-//! alone); on a distributed graph, the sources and the destinations as declared.
-//!
-//! Protocol: every member posts a receive per source into memory of its own, sends
-//! block `j` to destination `j`, then waits for all of them and unpacks each block.
-//! The messages travel in the communicator's nonblocking-collective context under a
-//! sequence number of their own (every member calls collectives in the same order), so
-//! they never meet user messages or other collectives. On a grid, a block sent toward
-//! destination `j` travels with phase `j`, and a receive for source `k` expects the
-//! opposite direction's phase, `k ^ 1`: so a neighbour that is both the source and the
-//! destination of a dimension (a periodic dimension of 1 or 2) still delivers each
-//! block to its place. On a graph, blocks between one pair are matched in the order
-//! the lists give them, by the channels' order. A block of another length than its
-//! receive block is `MPI_ERR_TRUNCATE`.
+//! The neighbours are the topology's, in MPI's order (`crate::topology::neighbors`).
+//! Each call's arguments are checked and turned into a [`Plan`] (blocks packed, one
+//! target per source) by one of the starters below, which starts the exchange of
+//! `super::icoll::neighbor`; a blocking call then waits for it. So the blocking and
+//! the nonblocking forms run one protocol, and share the communicator's sequence of
+//! nonblocking-collective numbers (every member calls collectives in the same order),
+//! which keeps their messages apart from user messages and from each other.
 
 use std::ffi::{c_int, c_void};
 
-use sccemu::{Source, TagMatch};
-
-use crate::comm::{self, CommObj, ICOLL_PHASE_BITS};
-use crate::datatype;
-use crate::error::{MpiError, MpiResult, class, fail};
+use crate::comm;
+use crate::datatype::{self, TypeRef};
+use crate::error::MpiResult;
+use crate::ffi::buffer::Buffer;
 use crate::ffi::coll::{buffer, count};
-use crate::ffi::vcoll::{layout, vbuf};
+use crate::ffi::icoll::neighbor::{self as hood, Plan, neighbors};
+use crate::ffi::pending::UserBuffer;
+use crate::ffi::vcoll::{WSide, layout, vbuf};
 use crate::ffi::{Scope, entry};
-use crate::p2p::{recv_error, request_error, send_error};
-use crate::state::mpi;
-use crate::topology::{self, Topology};
-use crate::vcoll::VBuf;
-
-/// A member's neighbours, as world ranks (`None`: `MPI_PROC_NULL`), in MPI's order.
-struct Neighbors {
-    sources: Vec<Option<u32>>,
-    destinations: Vec<Option<u32>>,
-    /// On a grid (phases tell the directions apart, module docs).
-    grid: bool,
-}
-
-fn neighbors(c: &CommObj) -> MpiResult<Neighbors> {
-    let world = |r: i32| c.members[r as usize];
-    match &c.topology {
-        Topology::Cart { dims, periods } => {
-            if 2 * dims.len() > 1 << ICOLL_PHASE_BITS {
-                return fail(class::TOPOLOGY, format!("{} dimensions are too many here", dims.len()));
-            }
-            let (mut sources, mut destinations) = (Vec::new(), Vec::new());
-            for d in 0..dims.len() {
-                let (s, t) = topology::shift(dims, periods, c.rank as i32, d, 1);
-                for n in [s, t] {
-                    sources.push(n.map(world));
-                    destinations.push(n.map(world));
-                }
-            }
-            Ok(Neighbors { sources, destinations, grid: true })
-        }
-        Topology::DistGraph { sources, destinations, .. } => Ok(Neighbors {
-            sources: sources.iter().map(|&r| Some(world(r))).collect(),
-            destinations: destinations.iter().map(|&r| Some(world(r))).collect(),
-            grid: false,
-        }),
-        Topology::None => fail(class::TOPOLOGY, "the communicator has no topology"),
-    }
-}
-
-/// Sends `blocks(j)` to each destination `j` and receives each source `k`'s block into
-/// `recv`'s block `k` (module docs).
-fn exchange(
-    c: &CommObj,
-    n: &Neighbors,
-    blocks: impl Fn(usize) -> MpiResult<Vec<u8>>,
-    recv: &VBuf<'_, '_>,
-) -> MpiResult<()> {
-    let core = mpi()?.core;
-    let base = c.next_icoll_tag();
-    let phase = |k: usize| if n.grid { k as u32 } else { 0 };
-    // No memory for an `MPI_PROC_NULL` source: nothing comes from it.
-    let mut staging: Vec<Vec<u8>> = (0..n.sources.len())
-        .map(|k| match n.sources[k] {
-            Some(_) => Ok(vec![0u8; recv.block(k)?.data_len()?]),
-            None => Ok(Vec::new()),
-        })
-        .collect::<MpiResult<_>>()?;
-    let mut receives = Vec::new();
-    for ((k, src), into) in n.sources.iter().enumerate().zip(staging.iter_mut()) {
-        if let Some(src) = *src {
-            let expect = TagMatch::Tag(base | phase(if n.grid { k ^ 1 } else { k }));
-            let len = into.len();
-            receives.push((len, core.irecv(Source::Rank(src), expect, into).map_err(recv_error)?));
-        }
-    }
-    let mut sends = Vec::new();
-    for (j, dest) in n.destinations.iter().enumerate() {
-        if let Some(dest) = *dest {
-            sends.push(core.isend(dest, base | phase(j), &blocks(j)?).map_err(send_error)?);
-        }
-    }
-    let mut first = Ok(());
-    for (len, r) in receives {
-        let got = r.wait().map_err(request_error).and_then(|s| match s.len == len {
-            true => Ok(()),
-            false => {
-                Err(MpiError::new(class::TRUNCATE, format!("a block of {} bytes for one of {len}", s.len)))
-            }
-        });
-        first = first.and(got);
-    }
-    for s in sends {
-        first = first.and(s.wait().map(drop).map_err(request_error));
-    }
-    first?;
-    for (k, data) in staging.iter().enumerate().filter(|(k, _)| n.sources[*k].is_some()) {
-        recv.block(k)?.unpack(data)?;
-    }
-    Ok(())
-}
+use crate::request::Pending;
+use crate::topology::Neighbors;
 
 /// Per-block counts and displacements, in elements.
 type Layout = (Vec<usize>, Vec<usize>);
@@ -128,36 +34,154 @@ fn uniform(n: usize, per: c_int) -> MpiResult<Layout> {
     Ok((vec![per; n], (0..n).map(|i| i * per).collect()))
 }
 
-/// What a neighbourhood call sends.
-enum Sends {
-    /// The same `count` elements to every destination (the allgathers).
-    Same(usize),
-    /// Block `j` to destination `j` (the alltoalls).
-    Blocks(Layout),
+/// `b` (of `map`) kept for the operation's completion; `None` if empty.
+fn target(b: Buffer<'_>, map: &TypeRef) -> Option<UserBuffer> {
+    // `buffer` checked that the element count fits a C int.
+    let count = c_int::try_from(b.count()).unwrap_or(c_int::MAX);
+    (count > 0).then(|| UserBuffer { base: b.base() as usize, count, map: map.clone() })
 }
 
-/// The calls' common body: `sends` and `receives` give the blocks of each side from the
-/// neighbours' counts.
-fn run(
+/// A buffer argument: its address, and, per block, counts and displacements in
+/// elements of one type.
+type VSide<'a> = (*const c_void, &'a Layout, c_int);
+
+/// The packed blocks of `side`, one per element of its layout.
+fn packed((p, lay, datatype): VSide<'_>) -> MpiResult<Vec<Vec<u8>>> {
+    let map = datatype::committed(datatype)?;
+    let v = vbuf(p, lay, &map)?;
+    (0..lay.0.len()).map(|j| Ok(v.block(j)?.bytes()?.into_owned())).collect()
+}
+
+/// The targets of `side`, one per element of its layout.
+fn targets((p, lay, datatype): VSide<'_>) -> MpiResult<Vec<Option<UserBuffer>>> {
+    let map = datatype::committed(datatype)?;
+    let v = vbuf(p, lay, &map)?;
+    (0..lay.0.len()).map(|k| Ok(target(v.block(k)?, &map))).collect()
+}
+
+/// Starts the exchange on `comm`: `receives` and `sends` give the targets and the
+/// blocks from the neighbours (receive side first: its errors come first, as in the
+/// other collectives).
+fn begin(
     comm: c_int,
-    (sendbuf, sendtype, sends): (*const c_void, c_int, impl FnOnce(&Neighbors) -> MpiResult<Sends>),
-    (recvbuf, recvtype, receives): (*const c_void, c_int, impl FnOnce(&Neighbors) -> MpiResult<Layout>),
-) -> MpiResult<()> {
+    receives: impl FnOnce(&Neighbors) -> MpiResult<Vec<Option<UserBuffer>>>,
+    sends: impl FnOnce(&Neighbors) -> MpiResult<Vec<Vec<u8>>>,
+) -> MpiResult<Box<dyn Pending>> {
     let c = comm::lookup(comm)?;
-    let n = neighbors(c)?;
-    let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
-    let rlay = receives(&n)?;
-    let recv = vbuf(recvbuf, &rlay, &rmap)?;
-    match sends(&n)? {
-        Sends::Same(k) => {
-            let data = buffer(sendbuf, k, &smap)?.bytes()?.into_owned();
-            exchange(c, &n, |_| Ok(data.clone()), &recv)
-        }
-        Sends::Blocks(slay) => {
-            let send = vbuf(sendbuf, &slay, &smap)?;
-            exchange(c, &n, |j| Ok(send.block(j)?.bytes()?.into_owned()), &recv)
-        }
-    }
+    let neighbors = neighbors(c)?;
+    let targets = receives(&neighbors)?;
+    let blocks = sends(&neighbors)?;
+    hood::start(c, Plan { neighbors, blocks, targets })
+}
+
+/// The same `count` elements of `datatype` at `p` to every destination.
+fn same(n: &Neighbors, (p, k, datatype): (*const c_void, c_int, c_int)) -> MpiResult<Vec<Vec<u8>>> {
+    let map = datatype::committed(datatype)?;
+    let data = buffer(p, count(k)?, &map)?.bytes()?.into_owned();
+    Ok(vec![data; n.destinations.len()])
+}
+
+/// Starts `MPI_(I)neighbor_allgather` (`send`: buffer, count, type; `recv`: buffer,
+/// count per source, type).
+pub(super) fn allgather(
+    send: (*const c_void, c_int, c_int),
+    (recvbuf, recvcount, recvtype): (*const c_void, c_int, c_int),
+    comm: c_int,
+) -> MpiResult<Box<dyn Pending>> {
+    begin(comm, |n| targets((recvbuf, &uniform(n.sources.len(), recvcount)?, recvtype)), |n| same(n, send))
+}
+
+/// Starts `MPI_(I)neighbor_allgatherv` (`recv`: buffer, counts, displacements, type).
+///
+/// # Safety
+/// `recvcounts` and `displs` hold one int per source.
+pub(super) unsafe fn allgatherv(
+    send: (*const c_void, c_int, c_int),
+    (recvbuf, recvcounts, displs, recvtype): VArgs,
+    comm: c_int,
+) -> MpiResult<Box<dyn Pending>> {
+    begin(
+        comm,
+        // SAFETY: this function's contract.
+        |n| targets((recvbuf, &unsafe { layout(recvcounts, displs, n.sources.len() as u32) }?, recvtype)),
+        |n| same(n, send),
+    )
+}
+
+/// Starts `MPI_(I)neighbor_alltoall` (each side: buffer, count per block, type).
+pub(super) fn alltoall(
+    (sendbuf, sendcount, sendtype): (*const c_void, c_int, c_int),
+    (recvbuf, recvcount, recvtype): (*const c_void, c_int, c_int),
+    comm: c_int,
+) -> MpiResult<Box<dyn Pending>> {
+    begin(
+        comm,
+        |n| targets((recvbuf, &uniform(n.sources.len(), recvcount)?, recvtype)),
+        |n| packed((sendbuf, &uniform(n.destinations.len(), sendcount)?, sendtype)),
+    )
+}
+
+/// One side of an alltoallv: buffer, counts, displacements, type.
+pub(super) type VArgs = (*const c_void, *const c_int, *const c_int, c_int);
+
+/// Starts `MPI_(I)neighbor_alltoallv`.
+///
+/// # Safety
+/// The send arrays hold one int per destination, the receive arrays one per source.
+pub(super) unsafe fn alltoallv(
+    (sendbuf, sendcounts, sdispls, sendtype): VArgs,
+    (recvbuf, recvcounts, rdispls, recvtype): VArgs,
+    comm: c_int,
+) -> MpiResult<Box<dyn Pending>> {
+    let receives = |n: &Neighbors| {
+        // SAFETY: this function's contract.
+        let lay = unsafe { layout(recvcounts, rdispls, n.sources.len() as u32) }?;
+        targets((recvbuf, &lay, recvtype))
+    };
+    let sends = |n: &Neighbors| {
+        // SAFETY: this function's contract.
+        let lay = unsafe { layout(sendcounts, sdispls, n.destinations.len() as u32) }?;
+        packed((sendbuf, &lay, sendtype))
+    };
+    begin(comm, receives, sends)
+}
+
+/// One side of an alltoallw: buffer, counts, byte displacements, types.
+pub(super) type WArgs = (*const c_void, *const c_int, *const isize, *const c_int);
+
+/// Starts `MPI_(I)neighbor_alltoallw`.
+///
+/// # Safety
+/// The send arrays hold one element per destination, the receive arrays one per
+/// source.
+pub(super) unsafe fn alltoallw(
+    (sendbuf, sendcounts, sdispls, sendtypes): WArgs,
+    (recvbuf, recvcounts, rdispls, recvtypes): WArgs,
+    comm: c_int,
+) -> MpiResult<Box<dyn Pending>> {
+    let receives = |n: &Neighbors| {
+        // SAFETY: this function's contract.
+        let side =
+            unsafe { WSide::with_aint(recvbuf, recvcounts, rdispls, recvtypes, n.sources.len() as u32) }?;
+        (0..n.sources.len())
+            .map(|k| match &side.maps[k] {
+                Some(map) => Ok(target(side.block(k)?, map)),
+                None => Ok(None),
+            })
+            .collect()
+    };
+    let sends = |n: &Neighbors| {
+        let len = n.destinations.len() as u32;
+        // SAFETY: this function's contract.
+        let side = unsafe { WSide::with_aint(sendbuf, sendcounts, sdispls, sendtypes, len) }?;
+        (0..len as usize).map(|j| Ok(side.block(j)?.bytes()?.into_owned())).collect()
+    };
+    begin(comm, receives, sends)
+}
+
+/// Runs a neighbourhood collective to its end.
+fn finish(op: MpiResult<Box<dyn Pending>>) -> MpiResult<()> {
+    op?.wait().map(drop)
 }
 
 /// `MPI_Neighbor_allgather`: the same block to every destination; block `k` of
@@ -177,9 +201,7 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_allgather", Scope::Comm(comm), || {
-        let sends = |_: &Neighbors| Ok(Sends::Same(count(sendcount)?));
-        let receives = |n: &Neighbors| uniform(n.sources.len(), recvcount);
-        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
+        finish(allgather((sendbuf, sendcount, sendtype), (recvbuf, recvcount, recvtype), comm))
     })
 }
 
@@ -200,10 +222,9 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_allgatherv", Scope::Comm(comm), || {
-        let sends = |_: &Neighbors| Ok(Sends::Same(count(sendcount)?));
+        let recv = (recvbuf.cast_const(), recvcounts, displs, recvtype);
         // SAFETY: this call's contract.
-        let receives = |n: &Neighbors| unsafe { layout(recvcounts, displs, n.sources.len() as u32) };
-        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
+        finish(unsafe { allgatherv((sendbuf, sendcount, sendtype), recv, comm) })
     })
 }
 
@@ -224,9 +245,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_alltoall", Scope::Comm(comm), || {
-        let sends = |n: &Neighbors| uniform(n.destinations.len(), sendcount).map(Sends::Blocks);
-        let receives = |n: &Neighbors| uniform(n.sources.len(), recvcount);
-        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
+        finish(alltoall((sendbuf, sendcount, sendtype), (recvbuf, recvcount, recvtype), comm))
     })
 }
 
@@ -249,12 +268,38 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Neighbor_alltoallv", Scope::Comm(comm), || {
-        let sends = |n: &Neighbors| {
-            // SAFETY: this call's contract.
-            unsafe { layout(sendcounts, sdispls, n.destinations.len() as u32) }.map(Sends::Blocks)
-        };
+        let (send, recv) =
+            ((sendbuf, sendcounts, sdispls, sendtype), (recvbuf.cast_const(), recvcounts, rdispls, recvtype));
         // SAFETY: this call's contract.
-        let receives = |n: &Neighbors| unsafe { layout(recvcounts, rdispls, n.sources.len() as u32) };
-        run(comm, (sendbuf, sendtype, sends), (recvbuf, recvtype, receives))
+        finish(unsafe { alltoallv(send, recv, comm) })
+    })
+}
+
+/// `MPI_Neighbor_alltoallw`: as [`MPI_Neighbor_alltoallv`], with a datatype per block
+/// on each side and displacements in bytes (`MPI_Aint`, which may be negative).
+///
+/// # Safety
+/// The send arrays hold one element per destination, the receive arrays one per
+/// source; `sendbuf` holds every block they describe, and `recvbuf` has room for every
+/// block they describe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const isize,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const isize,
+    recvtypes: *const c_int,
+    comm: c_int,
+) -> c_int {
+    entry("MPI_Neighbor_alltoallw", Scope::Comm(comm), || {
+        let (send, recv) = (
+            (sendbuf, sendcounts, sdispls, sendtypes),
+            (recvbuf.cast_const(), recvcounts, rdispls, recvtypes),
+        );
+        // SAFETY: this call's contract.
+        finish(unsafe { alltoallw(send, recv, comm) })
     })
 }

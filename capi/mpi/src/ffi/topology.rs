@@ -1,6 +1,7 @@
-//! Process topologies: `MPI_Topo_test`, Cartesian grids (`MPI_Dims_create`,
-//! `MPI_Cart_*`) and distributed graphs (`MPI_Dist_graph_*`). A topology rides on a
-//! communicator made by [`super::comm`]'s machinery.
+//! Process topologies: `MPI_Topo_test` and Cartesian grids (`MPI_Dims_create`,
+//! `MPI_Cart_*`); graphs are [`super::graph`]'s, distributed graphs
+//! [`super::dist_graph`]'s. A topology rides on a communicator made by
+//! [`super::comm`]'s machinery.
 
 use std::ffi::c_int;
 
@@ -19,6 +20,7 @@ pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int
     entry("MPI_Topo_test", Scope::Comm(comm), || {
         let t = match comm::lookup(comm)?.topology {
             Topology::None => UNDEFINED,
+            Topology::Graph { .. } => 1,
             Topology::Cart { .. } => 2,
             Topology::DistGraph { .. } => 3,
         };
@@ -49,6 +51,51 @@ fn cart(comm: c_int) -> MpiResult<(&'static comm::CommObj, Vec<i32>, Vec<bool>)>
     }
 }
 
+/// The grid of `ndims` dimensions `dims` gives, checked (`MPI_ERR_DIMS`), and its
+/// number of cells, which must fit in `c` (`MPI_ERR_TOPOLOGY`).
+///
+/// # Safety
+/// `dims` holds `ndims` ints.
+unsafe fn grid_of(c: &comm::CommObj, ndims: c_int, dims: *const c_int) -> MpiResult<(Vec<i32>, usize)> {
+    if ndims < 0 {
+        return fail(class::DIMS, format!("ndims {ndims}"));
+    }
+    let dims = c!(array(dims, ndims, "dims"))?.to_vec();
+    if let Some(d) = dims.iter().find(|&&d| d <= 0) {
+        return fail(class::DIMS, format!("dimension {d} is not positive"));
+    }
+    let cells = topology::grid_size(&dims).filter(|&n| n <= c.members.len()).ok_or_else(|| {
+        MpiError::new(
+            class::TOPOLOGY,
+            format!("a grid of {dims:?} needs more than {} processes", c.members.len()),
+        )
+    })?;
+    Ok((dims, cells))
+}
+
+/// `MPI_Cart_map`: the rank this process would have in `MPI_Cart_create`'s grid
+/// (its own: ranks are never reordered), `MPI_UNDEFINED` beyond the grid.
+///
+/// # Safety
+/// `dims` and `periods` hold `ndims` ints; `newrank` points to an int.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Cart_map(
+    comm: c_int,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
+    entry("MPI_Cart_map", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        // SAFETY: this call's contract.
+        let (_, cells) = unsafe { grid_of(c, ndims, dims) }?;
+        c!(array(periods, ndims, "periods"))?;
+        let rank = if (c.rank as usize) < cells { c.rank as c_int } else { UNDEFINED };
+        c!(out(newrank, rank, "newrank"))
+    })
+}
+
 /// `MPI_Cart_create`: ranks keep their order (`reorder` is allowed to do nothing);
 /// processes beyond the grid get `MPI_COMM_NULL`.
 ///
@@ -65,20 +112,9 @@ pub unsafe extern "C" fn MPI_Cart_create(
 ) -> c_int {
     entry("MPI_Cart_create", Scope::Comm(comm_old), || {
         let c = comm::lookup(comm_old)?;
-        if ndims < 0 {
-            return fail(class::DIMS, format!("ndims {ndims}"));
-        }
-        let dims = c!(array(dims, ndims, "dims"))?.to_vec();
+        // SAFETY: this call's contract.
+        let (dims, cells) = unsafe { grid_of(c, ndims, dims) }?;
         let periods: Vec<bool> = c!(array(periods, ndims, "periods"))?.iter().map(|&p| p != 0).collect();
-        if let Some(d) = dims.iter().find(|&&d| d <= 0) {
-            return fail(class::DIMS, format!("dimension {d} is not positive"));
-        }
-        let cells = topology::grid_size(&dims).filter(|&n| n <= c.members.len()).ok_or_else(|| {
-            MpiError::new(
-                class::TOPOLOGY,
-                format!("a grid of {dims:?} needs more than {} processes", c.members.len()),
-            )
-        })?;
         let inside = (c.rank as usize) < cells;
         let h = comm::split(c, inside.then_some(0), c.rank as c_int, Topology::Cart { dims, periods })?;
         new_comm(comm_old, h, comm_cart)
@@ -207,138 +243,5 @@ pub unsafe extern "C" fn MPI_Cart_shift(
         let (s, t) = topology::shift(&d, &p, c.rank as i32, dir, disp);
         c!(out(rank_source, s.unwrap_or(crate::p2p::PROC_NULL), "rank_source"))?;
         c!(out(rank_dest, t.unwrap_or(crate::p2p::PROC_NULL), "rank_dest"))
-    })
-}
-
-fn weights(p: *const c_int, n: c_int, what: &str) -> MpiResult<Option<Vec<i32>>> {
-    // MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are the addresses 2 and 3.
-    if matches!(p as usize, 2 | 3) || (n == 0 && p.is_null()) {
-        return Ok(None);
-    }
-    c!(array(p, n, what)).map(|w| Some(w.to_vec()))
-}
-
-/// `MPI_Dist_graph_create_adjacent`: ranks keep their order.
-///
-/// # Safety
-/// The arrays hold `indegree` and `outdegree` ints (or are `MPI_UNWEIGHTED`);
-/// `comm_dist_graph` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
-    comm_old: c_int,
-    indegree: c_int,
-    sources: *const c_int,
-    sourceweights: *const c_int,
-    outdegree: c_int,
-    destinations: *const c_int,
-    destweights: *const c_int,
-    info: c_int,
-    _reorder: c_int,
-    comm_dist_graph: *mut c_int,
-) -> c_int {
-    entry("MPI_Dist_graph_create_adjacent", Scope::Comm(comm_old), || {
-        let c = comm::lookup(comm_old)?;
-        crate::info::pairs(info)?;
-        let srcs = c!(array(sources, indegree, "sources"))?.to_vec();
-        let dsts = c!(array(destinations, outdegree, "destinations"))?.to_vec();
-        for &r in srcs.iter().chain(&dsts) {
-            c.world_rank(r)?;
-        }
-        let (sw, dw) = (
-            weights(sourceweights, indegree, "sourceweights")?,
-            weights(destweights, outdegree, "destweights")?,
-        );
-        let weighted = sw.is_some() || dw.is_some();
-        let topology = Topology::DistGraph {
-            source_weights: sw.unwrap_or_else(|| vec![1; srcs.len()]),
-            destination_weights: dw.unwrap_or_else(|| vec![1; dsts.len()]),
-            sources: srcs,
-            destinations: dsts,
-            weighted,
-        };
-        let h = comm::split(c, Some(0), c.rank as c_int, topology)?;
-        new_comm(comm_old, h, comm_dist_graph)
-    })
-}
-
-fn graph(comm: c_int) -> MpiResult<Topology> {
-    match comm::lookup(comm)?.topology.clone() {
-        t @ Topology::DistGraph { .. } => Ok(t),
-        _ => fail(class::TOPOLOGY, "the communicator has no distributed graph topology"),
-    }
-}
-
-/// `MPI_Dist_graph_neighbors_count`.
-///
-/// # Safety
-/// All three point to ints.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(
-    comm: c_int,
-    indegree: *mut c_int,
-    outdegree: *mut c_int,
-    weighted: *mut c_int,
-) -> c_int {
-    entry("MPI_Dist_graph_neighbors_count", Scope::Comm(comm), || {
-        let Topology::DistGraph { sources, destinations, weighted: w, .. } = graph(comm)? else {
-            unreachable!()
-        };
-        c!(out(indegree, sources.len() as c_int, "indegree"))?;
-        c!(out(outdegree, destinations.len() as c_int, "outdegree"))?;
-        c!(out(weighted, w as c_int, "weighted"))
-    })
-}
-
-/// `MPI_Dist_graph_neighbors`.
-///
-/// # Safety
-/// The arrays hold `maxindegree` and `maxoutdegree` ints (weights may be
-/// `MPI_UNWEIGHTED`).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
-    comm: c_int,
-    maxindegree: c_int,
-    sources: *mut c_int,
-    sourceweights: *mut c_int,
-    maxoutdegree: c_int,
-    destinations: *mut c_int,
-    destweights: *mut c_int,
-) -> c_int {
-    entry("MPI_Dist_graph_neighbors", Scope::Comm(comm), || {
-        let Topology::DistGraph {
-            sources: s,
-            source_weights: sw,
-            destinations: d,
-            destination_weights: dw,
-            ..
-        } = graph(comm)?
-        else {
-            unreachable!()
-        };
-        if (maxindegree as usize) < s.len()
-            || (maxoutdegree as usize) < d.len()
-            || maxindegree < 0
-            || maxoutdegree < 0
-        {
-            return fail(
-                class::ARG,
-                format!(
-                    "room for {maxindegree} and {maxoutdegree} neighbours, not {} and {}",
-                    s.len(),
-                    d.len()
-                ),
-            );
-        }
-        let copy = |p: *mut c_int, v: &[i32], what: &str| -> MpiResult<()> {
-            if matches!(p as usize, 2 | 3) {
-                return Ok(());
-            }
-            c!(array_mut(p, v.len(), what))?.copy_from_slice(v);
-            Ok(())
-        };
-        copy(sources, &s, "sources")?;
-        copy(sourceweights, &sw, "sourceweights")?;
-        copy(destinations, &d, "destinations")?;
-        copy(destweights, &dw, "destweights")
     })
 }

@@ -258,20 +258,23 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     })
 }
 
-/// One side of `MPI_Alltoallw`: per rank a count, a displacement in bytes and a type.
-struct WSide {
+/// One side of `MPI_Alltoallw` or `MPI_Neighbor_alltoallw`: per block a count, a
+/// displacement in bytes from `base` and a type.
+pub(super) struct WSide {
     base: *const c_void,
     counts: Vec<usize>,
-    displs: Vec<usize>,
-    maps: Vec<Option<TypeRef>>,
+    displs: Vec<isize>,
+    /// Per block its type; `None` for an empty block, whose type is not looked at.
+    pub(super) maps: Vec<Option<TypeRef>>,
 }
 
 impl WSide {
-    /// The side's arrays, checked (the types of empty blocks are not looked at).
+    /// The side's arrays of `n` blocks, with `int` displacements, which must not be
+    /// negative (as the v-calls' must not).
     ///
     /// # Safety
     /// `counts`, `displs` and `types` hold `n` ints each.
-    unsafe fn new(
+    pub(super) unsafe fn new(
         base: *const c_void,
         counts: *const c_int,
         displs: *const c_int,
@@ -280,24 +283,56 @@ impl WSide {
     ) -> MpiResult<WSide> {
         // SAFETY: this function's contract.
         let (counts, displs) = unsafe { layout(counts, displs, n) }?;
-        let types = c!(array(types, n as c_int, "datatypes"))?;
-        let maps = counts
-            .iter()
-            .zip(types)
-            .map(|(&k, &t)| if k == 0 { Ok(None) } else { datatype::committed(t).map(Some) })
-            .collect::<MpiResult<_>>()?;
+        let displs = displs.into_iter().map(|d| d as isize).collect();
+        // SAFETY: this function's contract.
+        let maps = unsafe { maps(&counts, types, n) }?;
         Ok(WSide { base, counts, displs, maps })
     }
 
-    /// Rank `i`'s block.
-    fn block(&self, i: usize) -> MpiResult<Buffer<'_>> {
+    /// The side's arrays of `n` blocks, with `MPI_Aint` displacements, which may be
+    /// negative (a byte offset, or an address from `MPI_BOTTOM`).
+    ///
+    /// # Safety
+    /// `counts` and `types` hold `n` ints, `displs` `n` `MPI_Aint`s.
+    pub(super) unsafe fn with_aint(
+        base: *const c_void,
+        counts: *const c_int,
+        displs: *const isize,
+        types: *const c_int,
+        n: u32,
+    ) -> MpiResult<WSide> {
+        let len = c_int::try_from(n).map_err(|_| MpiError::new(class::COUNT, "too many blocks"))?;
+        let counts =
+            c!(array(counts, len, "counts"))?.iter().map(|&k| count(k)).collect::<MpiResult<Vec<_>>>()?;
+        let displs = c!(array(displs, len, "displacements"))?.to_vec();
+        // SAFETY: this function's contract.
+        let maps = unsafe { maps(&counts, types, n) }?;
+        Ok(WSide { base, counts, displs, maps })
+    }
+
+    /// Block `i`.
+    pub(super) fn block(&self, i: usize) -> MpiResult<Buffer<'_>> {
         match &self.maps[i] {
             None => Ok(Buffer::empty()),
             Some(map) => {
-                buffer(self.base.cast::<u8>().wrapping_add(self.displs[i]).cast(), self.counts[i], map)
+                buffer(self.base.cast::<u8>().wrapping_offset(self.displs[i]).cast(), self.counts[i], map)
             }
         }
     }
+}
+
+/// The committed type of each non-empty block (the types of empty blocks are not
+/// looked at).
+///
+/// # Safety
+/// `types` holds `n` ints.
+unsafe fn maps(counts: &[usize], types: *const c_int, n: u32) -> MpiResult<Vec<Option<TypeRef>>> {
+    let types = c!(array(types, n as c_int, "datatypes"))?;
+    counts
+        .iter()
+        .zip(types)
+        .map(|(&k, &t)| if k == 0 { Ok(None) } else { datatype::committed(t).map(Some) })
+        .collect()
 }
 
 /// `MPI_Alltoallw`: `MPI_Alltoallv` with a datatype per block on each side and

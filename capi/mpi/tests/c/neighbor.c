@@ -1,10 +1,77 @@
-/* Neighbourhood collectives (allgather, allgatherv, alltoall, alltoallv) on Cartesian
- * grids (periodic and not, dimensions of 1 and 2 where a neighbour is both source and
- * destination) and on a distributed graph with repeated edges, checked against the
- * topology's own neighbours; and the error for a communicator without a topology. */
+/* Neighbourhood collectives (allgather, allgatherv, alltoall, alltoallv, alltoallw) on
+ * Cartesian grids (periodic and not, dimensions of 1 and 2 where a neighbour is both
+ * source and destination) and on a distributed graph with repeated edges, checked
+ * against the topology's own neighbours; alltoallw with another datatype per neighbour
+ * and absolute addresses from MPI_BOTTOM; and the errors of bad arguments, after which
+ * the communicator still works. */
 #include "test_check.h"
 
 static int rank, size;
+
+/* Byte storage for alltoallw's blocks, aligned for ints and doubles. */
+typedef union {
+    double d[64];
+    int i[128];
+    char c[512];
+} store_t;
+
+/* alltoallw on the grid of test_grid: blocks along dimension 0 are 3 ints, sent as a
+ * vector of stride 2 and received as 3 MPI_INTs; along dimension 1, 2 doubles, sent
+ * as 2 MPI_DOUBLEs and received as one contiguous pair. Block j goes at byte 64 * j. */
+static void test_alltoallw_grid(MPI_Comm grid, const int nb[4]) {
+    MPI_Datatype strided, pair;
+    CHECK_RC(MPI_Type_vector(3, 1, 2, MPI_INT, &strided));
+    CHECK_RC(MPI_Type_commit(&strided));
+    CHECK_RC(MPI_Type_contiguous(2, MPI_DOUBLE, &pair));
+    CHECK_RC(MPI_Type_commit(&pair));
+    store_t out, in;
+    int sc[4], rc[4];
+    MPI_Aint sd[4], rd[4];
+    MPI_Datatype st[4], rt[4];
+    for (int i = 0; i < 128; i++) out.i[i] = in.i[i] = -1;
+    for (int j = 0; j < 4; j++) {
+        sd[j] = rd[j] = 64 * j;
+        if (j / 2 == 0) {
+            for (int e = 0; e < 3; e++) out.i[16 * j + 2 * e] = rank * 100 + j * 10 + e;
+            sc[j] = 1, st[j] = strided, rc[j] = 3, rt[j] = MPI_INT;
+        } else {
+            for (int e = 0; e < 2; e++) out.d[8 * j + e] = rank * 100 + j * 10 + e + 0.5;
+            sc[j] = 2, st[j] = MPI_DOUBLE, rc[j] = 1, rt[j] = pair;
+        }
+    }
+    CHECK_RC(MPI_Neighbor_alltoallw(out.c, sc, sd, st, in.c, rc, rd, rt, grid));
+    /* Neighbour k sent its block k ^ 1 toward us. */
+    for (int k = 0; k < 4; k++) {
+        int from = nb[k], j = k ^ 1;
+        for (int e = 0; e < (k / 2 == 0 ? 3 : 2); e++) {
+            if (k / 2 == 0)
+                CHECK(in.i[16 * k + e] == (from == MPI_PROC_NULL ? -1 : from * 100 + j * 10 + e));
+            else if (from == MPI_PROC_NULL)
+                CHECK(in.i[16 * k + 2 * e] == -1 && in.i[16 * k + 2 * e + 1] == -1);
+            else
+                CHECK(in.d[8 * k + e] == from * 100 + j * 10 + e + 0.5);
+        }
+    }
+    /* Errors, on every member alike, then the call still works: an uncommitted type,
+     * a negative count, a null buffer for a non-empty block. */
+    MPI_Datatype loose;
+    CHECK_RC(MPI_Type_contiguous(2, MPI_INT, &loose));
+    rt[0] = loose;
+    CHECK_CLASS(MPI_Neighbor_alltoallw(out.c, sc, sd, st, in.c, rc, rd, rt, grid), MPI_ERR_TYPE);
+    rt[0] = MPI_INT;
+    sc[1] = -1;
+    CHECK_CLASS(MPI_Neighbor_alltoallw(out.c, sc, sd, st, in.c, rc, rd, rt, grid), MPI_ERR_COUNT);
+    sc[1] = 1;
+    CHECK_CLASS(MPI_Neighbor_alltoallw(NULL, sc, sd, st, in.c, rc, rd, rt, grid), MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Neighbor_alltoallw(out.c, sc, sd, st, in.c, rc, rd, rt, MPI_COMM_WORLD), MPI_ERR_TOPOLOGY);
+    for (int i = 0; i < 128; i++) in.i[i] = -1;
+    CHECK_RC(MPI_Neighbor_alltoallw(out.c, sc, sd, st, in.c, rc, rd, rt, grid));
+    for (int k = 0; k < 2; k++)
+        CHECK(in.i[16 * k] == (nb[k] == MPI_PROC_NULL ? -1 : nb[k] * 100 + (k ^ 1) * 10));
+    CHECK_RC(MPI_Type_free(&loose));
+    CHECK_RC(MPI_Type_free(&strided));
+    CHECK_RC(MPI_Type_free(&pair));
+}
 
 /* A 2-D grid, periodic in dimension 0 only. */
 static void test_grid(void) {
@@ -54,6 +121,7 @@ static void test_grid(void) {
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < counts[k]; i++)
             CHECK(many[displs[k] + i] == (nb[k] == MPI_PROC_NULL ? -5 : nb[k] * 10 + (k ^ 1) + 1000 * i));
+    test_alltoallw_grid(grid, nb);
     CHECK_RC(MPI_Comm_free(&grid));
 }
 
@@ -88,6 +156,26 @@ static void test_graph(void) {
     int all[3];
     CHECK_RC(MPI_Neighbor_allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, g));
     CHECK(all[0] == left && all[1] == right && all[2] == left);
+    /* alltoallw with another type per destination: 2 ints to the right, a double to
+     * the left, then 3 shorts to the right again; received at absolute addresses
+     * (MPI_BOTTOM), the shorts as a vector of stride 2. */
+    int two_ints[2] = {rank, -rank}, got_ints[2] = {-1, -1};
+    double one_d = rank + 0.25, got_d = -1;
+    short shorts[3] = {(short)(rank + 1), (short)(rank + 2), (short)(rank + 3)}, got_s[6] = {-1, -1, -1, -1, -1, -1};
+    MPI_Datatype every_other;
+    CHECK_RC(MPI_Type_vector(3, 1, 2, MPI_SHORT, &every_other));
+    CHECK_RC(MPI_Type_commit(&every_other));
+    int wsc[3] = {2, 1, 3}, wrc[3] = {2, 1, 1};
+    MPI_Aint wsd[3] = {0, (char *)&one_d - (char *)two_ints, (char *)shorts - (char *)two_ints}, wrd[3];
+    MPI_Datatype wst[3] = {MPI_INT, MPI_DOUBLE, MPI_SHORT}, wrt[3] = {MPI_INT, MPI_DOUBLE, every_other};
+    CHECK_RC(MPI_Get_address(got_ints, &wrd[0]));
+    CHECK_RC(MPI_Get_address(&got_d, &wrd[1]));
+    CHECK_RC(MPI_Get_address(got_s, &wrd[2]));
+    CHECK_RC(MPI_Neighbor_alltoallw(two_ints, wsc, wsd, wst, MPI_BOTTOM, wrc, wrd, wrt, g));
+    CHECK(got_ints[0] == left && got_ints[1] == -left && got_d == right + 0.25);
+    CHECK(got_s[0] == left + 1 && got_s[2] == left + 2 && got_s[4] == left + 3);
+    CHECK(got_s[1] == -1 && got_s[3] == -1 && got_s[5] == -1);
+    CHECK_RC(MPI_Type_free(&every_other));
     /* A receive block of another length than what arrives: MPI_ERR_TRUNCATE. */
     int two[6];
     int cls = -1;

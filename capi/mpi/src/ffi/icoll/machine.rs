@@ -4,8 +4,9 @@
 //! sccemu's nonblocking point-to-point messages. The protocols live by mechanism in
 //! the sibling modules: [`super::tree`] (barrier, broadcast tree, reductions and
 //! gathers to a root), [`super::spread`] (blocks exchanged directly between the ranks:
-//! scatter, alltoall, reduce-scatter and the v-forms) and [`super::chain`] (the prefix
-//! reductions).
+//! scatter, alltoall, reduce-scatter and the v-forms), [`super::chain`] (the prefix
+//! reductions) and [`super::neighbor`] (blocks exchanged with a topology's
+//! neighbours).
 //!
 //! Starting one posts its first messages and returns; [`Icoll`]'s `test` then advances
 //! it as far as the messages already in allow, never blocking, and `wait` sleeps on the
@@ -23,9 +24,11 @@
 //! barrier round `k` is phase `k`, a broadcast tree's messages phase [`PHASE_TREE`], a
 //! reduction's or gather's inputs phase [`PHASE_GATHER`], the blocks of a direct
 //! exchange phase [`PHASE_SPREAD`], a prefix chain's partial results phase
-//! [`PHASE_CHAIN`]. Every receive names its source and the exact tag, and each
-//! (source, tag) pair carries one message per operation, so two operations in flight
-//! never mix.
+//! [`PHASE_CHAIN`], a neighbourhood exchange's blocks phase 0, or on a grid their
+//! direction ([`super::neighbor`]). Every receive names its source and the exact tag,
+//! and each (source, tag) pair carries one message per operation (but for a graph's
+//! repeated edges, whose messages the channels' order pairs), so two operations in
+//! flight never mix.
 //!
 //! A receive expects a length: exactly (the equal-block calls, whose members' type
 //! signatures must match: anything else is `MPI_ERR_TRUNCATE` "the members' counts

@@ -7,7 +7,9 @@
 //! `MPI_Iallreduce`, `MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`);
 //! [`data`] the equal-block data calls (`MPI_Igather`, `MPI_Iallgather`,
 //! `MPI_Iscatter`, `MPI_Ialltoall`); [`vdata`] their v-forms (`MPI_Igatherv`,
-//! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`). Protocols, by mechanism:
+//! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`); [`neighbor`] the
+//! neighbourhood collectives (`MPI_Ineighbor_*`, and the blocking ones' protocol too).
+//! Protocols, by mechanism:
 //! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
 //! directly), [`chain`] (prefix reductions).
 //!
@@ -20,6 +22,7 @@
 pub mod chain;
 pub mod data;
 pub mod machine;
+pub mod neighbor;
 pub mod spread;
 pub mod tree;
 pub mod vdata;

@@ -1,8 +1,7 @@
 //! Requests: operations in flight, by handle, whatever started them.
 //!
 //! Each kind of non-blocking operation (a send, a receive, an `MPI_Rput`, ...)
-//! implements [`Pending`]; the table holds them as an [`Op`]: the point-to-point sends
-//! and receives in place, any other kind as a trait object. Completion
+//! implements [`Pending`]; the table holds them as trait objects. Completion
 //! ([`wait`], [`test`](fn@test), and the `*all`/`*any`/`*some` forms) removes a request and
 //! gives its [`Status`]. Waiting for one of several requests blocks on this core's
 //! doorbell, which every peer rings when it delivers, takes or frees something of this
@@ -23,7 +22,6 @@ use std::ffi::c_int;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{MpiError, MpiResult, class, fail};
-use crate::ffi::pending::{PendingRecv, PendingSend};
 use crate::handles::Table;
 use crate::state::mpi;
 
@@ -67,62 +65,29 @@ pub trait Pending: Send {
     }
 }
 
-/// A request's operation as the table holds it. The sends and receives that every
-/// point-to-point call starts are held in place: boxing them cost a `malloc` and a
-/// `free` per message, a fifth of the receiver's instructions when a window of 64
-/// `MPI_Irecv`s of 8 bytes is streamed (callgrind). Any other kind is boxed.
-pub enum Op {
-    /// A send whose data left or was copied (`MPI_Isend`, `MPI_Irsend`).
-    Send(PendingSend),
-    /// A receive (`MPI_Irecv`).
-    Recv(PendingRecv),
-    /// An operation that completed when it started, or whose result is kept.
-    Done(Status),
-    /// An operation that failed while it was tested in place: its completion reports
-    /// why.
-    Failed(MpiError),
-    /// Any other kind.
-    Other(Box<dyn Pending>),
+/// An operation that completed when it started.
+pub struct Done(pub Status);
+
+/// An operation that failed while `MPI_Cancel` looked at it: its completion reports why.
+struct Failed(MpiError);
+
+impl Pending for Failed {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        Err(self.0.clone())
+    }
+
+    fn wait(self: Box<Self>) -> MpiResult<Status> {
+        Err(self.0)
+    }
 }
 
-impl Op {
-    /// Drives the operation without blocking; `Some(status)` once it is complete.
-    pub fn test(&mut self) -> MpiResult<Option<Status>> {
-        match self {
-            Op::Send(p) => p.test(),
-            Op::Recv(p) => p.test(),
-            Op::Done(status) => Ok(Some(*status)),
-            Op::Failed(e) => Err(e.clone()),
-            Op::Other(p) => p.test(),
-        }
+impl Pending for Done {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
+        Ok(Some(self.0))
     }
 
-    /// Blocks until the operation completes.
-    pub fn wait(self) -> MpiResult<Status> {
-        match self {
-            Op::Send(p) => p.wait(),
-            Op::Recv(p) => p.wait(),
-            Op::Done(status) => Ok(status),
-            Op::Failed(e) => Err(e),
-            Op::Other(p) => p.wait(),
-        }
-    }
-
-    /// As [`Pending::cancel`].
-    fn cancel(&mut self) -> bool {
-        match self {
-            Op::Recv(p) => p.cancel(),
-            Op::Other(p) => p.cancel(),
-            Op::Send(_) | Op::Done(_) | Op::Failed(_) => false,
-        }
-    }
-
-    /// The result of a test in place, kept for the completion call.
-    fn settled(result: MpiResult<Status>) -> Op {
-        match result {
-            Ok(status) => Op::Done(status),
-            Err(e) => Op::Failed(e),
-        }
+    fn wait(self: Box<Self>) -> MpiResult<Status> {
+        Ok(self.0)
     }
 }
 
@@ -130,7 +95,7 @@ impl Op {
 const PERSISTENT_NULL: c_int = 0x4d00_0000;
 
 /// Starts a persistent request's operation.
-pub type Start = Box<dyn FnMut() -> MpiResult<Op> + Send>;
+pub type Start = Box<dyn FnMut() -> MpiResult<Box<dyn Pending>> + Send>;
 
 /// A persistent request: how to start it, and the request of its running operation.
 struct Persistent {
@@ -140,8 +105,8 @@ struct Persistent {
 }
 
 struct Requests {
-    table: Table<Op>,
-    detached: Vec<Op>,
+    table: Table<Box<dyn Pending>>,
+    detached: Vec<Box<dyn Pending>>,
     persistent: Table<Persistent>,
 }
 
@@ -156,13 +121,8 @@ fn requests() -> MutexGuard<'static, Requests> {
 }
 
 /// A handle for `op`.
-pub fn insert_op(op: Op) -> c_int {
-    requests().table.insert(op)
-}
-
-/// A handle for an operation of a kind the table does not hold in place.
 pub fn insert(op: Box<dyn Pending>) -> c_int {
-    insert_op(Op::Other(op))
+    requests().table.insert(op)
 }
 
 /// A new inactive persistent request that `start` starts.
@@ -239,7 +199,7 @@ pub fn is_inactive(handle: c_int) -> bool {
 /// Keeps the result of `handle`'s completed operation for a later completion call
 /// (`MPI_Testall` when not all are done): the handle to hand back.
 pub fn keep_completed(handle: c_int, status: Status) -> c_int {
-    let done = insert_op(Op::Done(status));
+    let done = insert(Box::new(Done(status)));
     if !is_persistent(handle) {
         return done;
     }
@@ -249,17 +209,17 @@ pub fn keep_completed(handle: c_int, status: Status) -> c_int {
     handle
 }
 
-fn take(handle: c_int) -> MpiResult<Op> {
+fn take(handle: c_int) -> MpiResult<Box<dyn Pending>> {
     take_from(&mut requests(), handle)
 }
 
-fn take_from(r: &mut Requests, handle: c_int) -> MpiResult<Op> {
+fn take_from(r: &mut Requests, handle: c_int) -> MpiResult<Box<dyn Pending>> {
     r.table
         .remove(handle)
         .ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))
 }
 
-fn put_back(handle: c_int, op: Op) {
+fn put_back(handle: c_int, op: Box<dyn Pending>) {
     let mut r = requests();
     let again = r.table.insert(op);
     // The index just freed is the first reused, so the handle stays the same.
@@ -333,8 +293,10 @@ pub fn drive_all() {
     let mut r = requests();
     for h in r.table.handles() {
         let Some(op) = r.table.get_mut(h) else { continue };
-        if let Some(result) = op.test().transpose() {
-            *op = Op::settled(result);
+        match op.test() {
+            Ok(Some(status)) => *op = Box::new(Done(status)),
+            Ok(None) => {}
+            Err(e) => *op = Box::new(Failed(e)),
         }
     }
 }
@@ -350,9 +312,17 @@ pub fn peek(handle: c_int) -> MpiResult<Option<Status>> {
         .get_mut(active)
         .ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))?;
     // In place under the table's lock, as `drive_all` tests.
-    let Some(result) = op.test().transpose() else { return Ok(None) };
-    *op = Op::settled(result.clone());
-    result.map(Some)
+    match op.test() {
+        Ok(Some(status)) => {
+            *op = Box::new(Done(status));
+            Ok(Some(status))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => {
+            *op = Box::new(Failed(e.clone()));
+            Err(e)
+        }
+    }
 }
 
 /// Checks that every handle is null, an active request or a persistent one, without
@@ -410,11 +380,11 @@ pub fn cancel(handle: c_int) -> MpiResult<()> {
     };
     let mut op = take(target)?;
     // Outside the table's lock, as `test`: it may move data.
-    let kept = match op.test() {
-        Ok(Some(status)) => Op::Done(status),
-        Ok(None) if op.cancel() => Op::Done(Status { cancelled: true, ..Status::EMPTY }),
+    let kept: Box<dyn Pending> = match op.test() {
+        Ok(Some(status)) => Box::new(Done(status)),
+        Ok(None) if op.cancel() => Box::new(Done(Status { cancelled: true, ..Status::EMPTY })),
         Ok(None) => op,
-        Err(e) => Op::Failed(e),
+        Err(e) => Box::new(Failed(e)),
     };
     put_back(target, kept);
     Ok(())
@@ -439,7 +409,7 @@ pub fn finish_detached() -> MpiResult<()> {
 }
 
 /// Tests each of `detached`, putting back those not complete.
-fn drive_detached(detached: Vec<Op>) -> MpiResult<()> {
+fn drive_detached(detached: Vec<Box<dyn Pending>>) -> MpiResult<()> {
     if detached.is_empty() {
         return Ok(());
     }

@@ -16,7 +16,7 @@ use crate::error::MpiResult;
 use crate::ffi::p2p::{MpiStatus, write_status};
 use crate::ffi::pending::{PendingRecv, PendingSend, UserBuffer};
 use crate::p2p::{self, ANY_SOURCE, recv_error, send_error};
-use crate::request::Op;
+use crate::request::Pending;
 use crate::state;
 
 /// The communicator and the byte count of `count` elements of contiguous predefined
@@ -86,12 +86,12 @@ pub unsafe fn isend(
     dest: c_int,
     tag: c_int,
     comm: c_int,
-) -> Option<MpiResult<Op>> {
+) -> Option<MpiResult<Box<dyn Pending>>> {
     // SAFETY: the data is read only during the call (`Core::isend` copies what stays).
     let (to, wire, data) = unsafe { send_args(buf, count, dt, dest, tag, comm) }?;
     let core = state::mpi().ok()?.core;
     Some(match core.isend(to, wire, data) {
-        Ok(request) => Ok(Op::Send(PendingSend { request })),
+        Ok(request) => Ok(Box::new(PendingSend { request })),
         Err(e) => Err(send_error(e)),
     })
 }
@@ -165,7 +165,7 @@ pub unsafe fn irecv(
     source: c_int,
     tag: c_int,
     comm: c_int,
-) -> Option<MpiResult<Op>> {
+) -> Option<MpiResult<Box<dyn Pending>>> {
     // SAFETY: MPI leaves the buffer to the library until the request completes, and the
     // request that borrows it lives in the `PendingRecv` that completes it.
     let (c, src, matching, into) = unsafe { recv_args::<'static>(buf, count, dt, source, tag, comm) }?;
@@ -173,7 +173,7 @@ pub unsafe fn irecv(
     let core = state::mpi().ok()?.core;
     let direct = Some((into.as_mut_ptr() as usize, into.len()));
     Some(match core.irecv(src, matching, into) {
-        Ok(request) => Ok(Op::Recv(PendingRecv {
+        Ok(request) => Ok(Box::new(PendingRecv {
             request: Some(request),
             staging: None,
             comm: c,

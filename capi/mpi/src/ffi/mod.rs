@@ -46,7 +46,7 @@ pub mod mprobe;
 pub mod neighbor;
 pub mod p2p;
 pub mod pack;
-pub(crate) mod pending;
+mod pending;
 pub mod persistent;
 pub mod registry;
 pub mod requests;

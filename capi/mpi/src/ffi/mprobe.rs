@@ -21,7 +21,7 @@ use crate::ffi::pending::UserBuffer;
 use crate::ffi::{Scope, WORLD, c, entry};
 use crate::handles::Table;
 use crate::p2p::{self, recv_error, request_error};
-use crate::request::{self, Op, Pending, Status};
+use crate::request::{self, Pending, Status};
 use crate::state::mpi;
 
 /// `MPI_MESSAGE_NULL`: the message table's base.
@@ -181,7 +181,12 @@ impl Pending for PendingMrecv {
 /// # Safety
 /// `message` points to an `MPI_Message`; `buf` has room for `count` elements of
 /// `datatype`, left to the library until the receive completes.
-unsafe fn start(buf: *mut c_void, count: c_int, datatype: c_int, message: *mut c_int) -> MpiResult<Op> {
+unsafe fn start(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    message: *mut c_int,
+) -> MpiResult<Box<dyn Pending>> {
     let handle = c!(read(message, "message"))?;
     let map = datatype::committed(datatype)?;
     let user = c!(user_buffer(buf, count, &map))?;
@@ -199,7 +204,7 @@ unsafe fn start(buf: *mut c_void, count: c_int, datatype: c_int, message: *mut c
     };
     c!(out(message, MESSAGE_NULL, "message"))?;
     let Some(Probed { matched, comm, .. }) = probed else {
-        return Ok(Op::Done(Status::EMPTY));
+        return Ok(Box::new(request::Done(Status::EMPTY)));
     };
     let len = matched.status().len;
     let mut pending = PendingMrecv { request: None, staging: vec![0u8; len], comm, user };
@@ -209,7 +214,7 @@ unsafe fn start(buf: *mut c_void, count: c_int, datatype: c_int, message: *mut c
     let target: &'static mut [u8] =
         unsafe { std::slice::from_raw_parts_mut(pending.staging.as_mut_ptr(), len) };
     pending.request = Some(matched.irecv(target));
-    Ok(Op::Other(Box::new(pending)))
+    Ok(Box::new(pending))
 }
 
 /// The error handler of a matched receive: its message's communicator's.
@@ -264,6 +269,6 @@ pub unsafe extern "C" fn MPI_Imrecv(
         }
         // SAFETY: this call's contract.
         let op = unsafe { start(buf, count, datatype, message) }?;
-        c!(out(request, request::insert_op(op), "request"))
+        c!(out(request, request::insert(op), "request"))
     })
 }

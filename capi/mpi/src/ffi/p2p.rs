@@ -9,7 +9,7 @@ use crate::ffi::buffer::Buffer;
 use crate::ffi::pending::{PendingRecv, PendingSend, PendingSsend, UserBuffer};
 use crate::ffi::{Scope, c, entry, fast, fast_p2p};
 use crate::p2p::{self, recv_error, send_error};
-use crate::request::{self, Op, Status};
+use crate::request::{self, Pending, Status};
 use crate::state::mpi;
 
 /// `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE`.
@@ -203,20 +203,25 @@ pub unsafe extern "C" fn MPI_Recv(
     })
 }
 
-pub(super) fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Op> {
+pub(super) fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
     let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
-        return Ok(Op::Done(Status::EMPTY));
+        return Ok(Box::new(request::Done(Status::EMPTY)));
     }
     let to = m.comm.world_rank(dest)?;
     let core = mpi()?.core;
     let request = core.isend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
-    Ok(Op::Send(PendingSend { request }))
+    Ok(Box::new(PendingSend { request }))
 }
 
-pub(super) fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag: c_int) -> MpiResult<Op> {
+pub(super) fn irecv(
+    m: &Message<'_>,
+    map: &datatype::TypeRef,
+    source: c_int,
+    tag: c_int,
+) -> MpiResult<Box<dyn Pending>> {
     let match_tag = p2p::tag_match(m.comm, tag)?;
-    let Some(src) = p2p::source(m.comm, source)? else { return Ok(Op::Done(Status::EMPTY)) };
+    let Some(src) = p2p::source(m.comm, source)? else { return Ok(Box::new(request::Done(Status::EMPTY))) };
     let core = mpi()?.core;
     let len = m.buf.data_len()?;
     let mut pending = PendingRecv {
@@ -240,7 +245,7 @@ pub(super) fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag
         }
     };
     pending.request = Some(core.irecv(src, match_tag, target).map_err(recv_error)?);
-    Ok(Op::Recv(pending))
+    Ok(Box::new(pending))
 }
 
 /// `MPI_Isend`.
@@ -266,7 +271,7 @@ pub unsafe extern "C" fn MPI_Isend(
                 isend(&message(buf, count, &map, comm)?, dest, tag)
             })?,
         };
-        c!(out(request, request::insert_op(op), "request"))
+        c!(out(request, request::insert(op), "request"))
     })
 }
 
@@ -287,19 +292,19 @@ pub unsafe extern "C" fn MPI_Issend(
     entry("MPI_Issend", Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
         let op = issend(&message(buf, count, &map, comm)?, dest, tag)?;
-        c!(out(request, request::insert_op(op), "request"))
+        c!(out(request, request::insert(op), "request"))
     })
 }
 
 /// Starts sccemu's synchronous send, as `MPI_Ssend` uses.
-pub(super) fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Op> {
+pub(super) fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
     let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
-        return Ok(Op::Done(Status::EMPTY));
+        return Ok(Box::new(request::Done(Status::EMPTY)));
     }
     let to = m.comm.world_rank(dest)?;
     let request = mpi()?.core.issend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
-    Ok(Op::Other(Box::new(PendingSsend { request })))
+    Ok(Box::new(PendingSsend { request }))
 }
 
 /// `MPI_Irecv`.
@@ -326,7 +331,7 @@ pub unsafe extern "C" fn MPI_Irecv(
                 irecv(&message(buf, count, &map, comm)?, &map, source, tag)
             })?,
         };
-        c!(out(request, request::insert_op(op), "request"))
+        c!(out(request, request::insert(op), "request"))
     })
 }
 

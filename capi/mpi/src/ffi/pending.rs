@@ -16,18 +16,16 @@ use crate::request::{Pending, Status};
 
 /// A send in flight: sccemu copies the data out at the start, so only the
 /// request is kept.
-pub struct PendingSend {
+pub(super) struct PendingSend {
     pub(super) request: sccemu::Request<'static>,
 }
 
-impl PendingSend {
-    /// As [`Pending::test`].
-    pub fn test(&mut self) -> MpiResult<Option<Status>> {
+impl Pending for PendingSend {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
         Ok(self.request.test().map_err(request_error)?.map(|_| Status::EMPTY))
     }
 
-    /// As [`Pending::wait`].
-    pub fn wait(self) -> MpiResult<Status> {
+    fn wait(self: Box<Self>) -> MpiResult<Status> {
         self.request.wait().map_err(request_error)?;
         Ok(Status::EMPTY)
     }
@@ -60,7 +58,7 @@ impl UserBuffer {
 
 /// A receive in flight, into the user's buffer or, for a non-contiguous datatype,
 /// into `staging`, unpacked at completion.
-pub struct PendingRecv {
+pub(super) struct PendingRecv {
     // Field order matters: the request borrows `staging`'s heap buffer and must drop
     // first.
     pub(super) request: Option<sccemu::Request<'static>>,
@@ -109,9 +107,8 @@ impl PendingRecv {
     }
 }
 
-impl PendingRecv {
-    /// As [`Pending::test`].
-    pub fn test(&mut self) -> MpiResult<Option<Status>> {
+impl Pending for PendingRecv {
+    fn test(&mut self) -> MpiResult<Option<Status>> {
         let Some(request) = &mut self.request else { return Ok(Some(Status::EMPTY)) };
         match request.test() {
             Ok(Some(s)) => self.finish(s).map(Some),
@@ -120,8 +117,7 @@ impl PendingRecv {
         }
     }
 
-    /// As [`Pending::wait`].
-    pub fn wait(mut self) -> MpiResult<Status> {
+    fn wait(mut self: Box<Self>) -> MpiResult<Status> {
         let Some(request) = self.request.take() else { return Ok(Status::EMPTY) };
         match request.wait() {
             Ok(s) => self.finish(s),
@@ -129,8 +125,7 @@ impl PendingRecv {
         }
     }
 
-    /// As [`Pending::cancel`].
-    pub fn cancel(&mut self) -> bool {
+    fn cancel(&mut self) -> bool {
         // Dropping sccemu's unfinished receive withdraws it; a message it held goes back
         // to the queue whole.
         self.request.take().is_some()

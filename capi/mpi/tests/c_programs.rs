@@ -19,6 +19,7 @@
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `icoll`       | nonblocking collectives, overlap with p2p, NBX        | 2, 3, 8    | srb, perpeer      |
 //! | `icoll_more`  | nonblocking scatter, alltoall, scans, v-forms; errors | 2, 3, 8    | srb, perpeer      |
+//! | `icoll_w`     | Ialltoallw (a type per block, in place), Ireduce_scatter; errors | 2, 3, 8 | srb, perpeer |
 //! | `reduce_ops`  | every reduction op on every basic type it applies to  | 2, 3, 8    | srb, perpeer      |
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
@@ -287,6 +288,11 @@ fn more_nonblocking_collectives() {
 }
 
 #[test]
+fn nonblocking_alltoallw_and_reduce_scatter() {
+    passes("icoll_w");
+}
+
+#[test]
 fn every_op_on_every_type() {
     passes("reduce_ops");
 }
@@ -375,6 +381,7 @@ fn checking_mode_accepts_correct_programs() {
         ("collectives", &[]),
         ("icoll", &[]),
         ("icoll_more", &[]),
+        ("icoll_w", &[]),
         ("reduce_ops", &[]),
         ("vcoll", &[]),
         ("comm_topo", &[]),

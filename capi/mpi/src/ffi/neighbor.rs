@@ -35,7 +35,7 @@ fn uniform(n: usize, per: c_int) -> MpiResult<Layout> {
 }
 
 /// `b` (of `map`) kept for the operation's completion; `None` if empty.
-fn target(b: Buffer<'_>, map: &TypeRef) -> Option<UserBuffer> {
+pub(super) fn target(b: Buffer<'_>, map: &TypeRef) -> Option<UserBuffer> {
     // `buffer` checked that the element count fits a C int.
     let count = c_int::try_from(b.count()).unwrap_or(c_int::MAX);
     (count > 0).then(|| UserBuffer { base: b.base() as usize, count, map: map.clone() })

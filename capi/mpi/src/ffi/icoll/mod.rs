@@ -4,10 +4,11 @@
 //! requests hold the user's buffers, as the point-to-point ones do).
 //!
 //! Entry points: here `MPI_Ibarrier`, `MPI_Ibcast` and the reductions (`MPI_Ireduce`,
-//! `MPI_Iallreduce`, `MPI_Ireduce_scatter_block`, `MPI_Iscan`, `MPI_Iexscan`);
+//! `MPI_Iallreduce`, `MPI_Ireduce_scatter_block`, `MPI_Ireduce_scatter`, `MPI_Iscan`,
+//! `MPI_Iexscan`);
 //! [`data`] the equal-block data calls (`MPI_Igather`, `MPI_Iallgather`,
 //! `MPI_Iscatter`, `MPI_Ialltoall`); [`vdata`] their v-forms (`MPI_Igatherv`,
-//! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`); [`neighbor`] the
+//! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ialltoallw`); [`neighbor`] the
 //! neighbourhood collectives (`MPI_Ineighbor_*`, and the blocking ones' protocol too).
 //! Protocols, by mechanism:
 //! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
@@ -230,6 +231,56 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
             let mut x = Exchange::new(n, true);
             x.from = vec![Some(block); n];
             x.equal_blocks(input);
+            x.delivery = Delivery::Fold { target: keep(recvbuf, &recv, &map), combine };
+            spread::exchange(c, x)
+        })
+    })
+}
+
+/// `MPI_Ireduce_scatter`: as [`MPI_Ireduce_scatter_block`], rank `i`'s block being
+/// `recvcounts[i]` elements long.
+///
+/// # Safety
+/// `recvcounts` holds one count per rank; `sendbuf` holds their sum of elements of
+/// `datatype` (or is `MPI_IN_PLACE`, the input then being in `recvbuf`); `recvbuf` has
+/// room for this rank's count (for the sum, in place), and is left to the library until
+/// the request completes; `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ireduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Ireduce_scatter", Scope::Comm(comm), || {
+        started(request, || {
+            let c = comm::lookup(comm)?;
+            let n = c.size() as usize;
+            let map = datatype::committed(datatype)?;
+            let combine = owned_combiner(op, map.clone(), datatype)?;
+            let counts = c!(array(recvcounts, c.size() as c_int, "recvcounts"))?
+                .iter()
+                .map(|&k| count(k))
+                .collect::<MpiResult<Vec<usize>>>()?;
+            let total: usize = counts.iter().sum();
+            let recv = buffer(recvbuf, counts[c.rank as usize], &map)?;
+            let input = if in_place(sendbuf) {
+                buffer(recvbuf, total, &map)?.bytes()?.into_owned()
+            } else {
+                buffer(sendbuf, total, &map)?.bytes()?.into_owned()
+            };
+            let element = if total == 0 { 0 } else { input.len() / total };
+            let mut x = Exchange::new(n, true);
+            x.from = vec![Some(recv.data_len()?); n];
+            let mut at = 0;
+            for (r, &k) in counts.iter().enumerate() {
+                x.to[r] = Some(at..at + k * element);
+                at += k * element;
+            }
+            x.data = input;
             x.delivery = Delivery::Fold { target: keep(recvbuf, &recv, &map), combine };
             spread::exchange(c, x)
         })

@@ -1,5 +1,7 @@
 //! The v-forms: `MPI_Igatherv`, `MPI_Iscatterv`, `MPI_Iallgatherv` and
-//! `MPI_Ialltoallv`, each a direct exchange of per-rank blocks ([`super::spread`]).
+//! `MPI_Ialltoallv`, each a direct exchange of per-rank blocks ([`super::spread`]);
+//! and `MPI_Ialltoallw`, whose blocks each have a type of their own: the exchange of
+//! the neighbourhood collectives ([`super::neighbor`]) over every rank.
 //!
 //! Counts and displacements are checked as the blocking v-calls check them
 //! (`ffi::vcoll`: a negative count is `MPI_ERR_COUNT`, a negative displacement
@@ -19,10 +21,13 @@ use crate::comm;
 use crate::datatype::{self, TypeRef};
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::coll::{in_place, missing};
-use crate::ffi::vcoll::{layout, map_of, plain, vbuf};
+use crate::ffi::neighbor::target;
+use crate::ffi::vcoll::{WSide, layout, map_of, plain, vbuf};
 use crate::ffi::{Scope, entry};
+use crate::topology::Neighbors;
 use crate::vcoll::VBuf;
 
+use super::neighbor::{self, Plan};
 use super::spread::{self, Delivery, Exchange};
 use super::{keep, started};
 
@@ -230,6 +235,54 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
             x.from = room(&recv)?;
             x.delivery = delivery(recvbuf, &recv, &rmap, None);
             spread::exchange(c, x)
+        })
+    })
+}
+
+/// `MPI_Ialltoallw`: as [`MPI_Ialltoallv`], with a type per block and displacements in
+/// bytes; each block must be exactly its receive block's length (MPI asks for equal
+/// type signatures). In place, the blocks sent are the receive buffer's as it is now.
+///
+/// # Safety
+/// As `MPI_Alltoallw`; `recvbuf` is left to the library until the request completes;
+/// `request` points to an `MPI_Request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Ialltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> c_int {
+    entry("MPI_Ialltoallw", Scope::Comm(comm), || {
+        started(request, || {
+            let c = comm::lookup(comm)?;
+            let n = c.size();
+            // SAFETY: this call's contract.
+            let recv = unsafe { WSide::new(recvbuf, recvcounts, rdispls, recvtypes, n) }?;
+            let send = match in_place(sendbuf) {
+                true => None,
+                // SAFETY: this call's contract.
+                false => Some(unsafe { WSide::new(sendbuf, sendcounts, sdispls, sendtypes, n) }?),
+            };
+            let from = send.as_ref().unwrap_or(&recv);
+            let ranks = n as usize;
+            let targets = (0..ranks)
+                .map(|k| match &recv.maps[k] {
+                    Some(map) => Ok(target(recv.block(k)?, map)),
+                    None => Ok(None),
+                })
+                .collect::<MpiResult<_>>()?;
+            let blocks =
+                (0..ranks).map(|j| Ok(from.block(j)?.bytes()?.into_owned())).collect::<MpiResult<_>>()?;
+            let everyone: Vec<Option<i32>> = (0..n as i32).map(Some).collect();
+            let neighbors = Neighbors { sources: everyone.clone(), destinations: everyone, grid: false };
+            neighbor::start(c, Plan { neighbors, blocks, targets })
         })
     })
 }

@@ -272,7 +272,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
             } else {
                 buffer(sendbuf, total, &map)?.bytes()?.into_owned()
             };
-            let element = if total == 0 { 0 } else { input.len() / total };
+            let element = input.len().checked_div(total).unwrap_or(0);
             let mut x = Exchange::new(n, true);
             x.from = vec![Some(recv.data_len()?); n];
             let mut at = 0;

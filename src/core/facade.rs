@@ -190,6 +190,49 @@ impl Core {
         self.endpoint().isend(dest, tag, data)
     }
 
+    /// [`Core::isend`] of a buffer handed over: a large message (the single-copy
+    /// threshold, see the README) is not copied at all; its receiver reads it straight
+    /// out of `data`, which the request's core keeps until then, whether or not the
+    /// request is waited for. Any other message is copied as by `isend`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sccemu::{Core, Job};
+    ///
+    /// fn stream(core: &Core, _: ()) -> Result<(), Box<dyn std::error::Error>> {
+    ///     if core.rank() == 0 {
+    ///         let sends = (0..4u8)
+    ///             .map(|i| core.isend_owned(1, 5, vec![i; 1 << 20]))
+    ///             .collect::<Result<Vec<_>, _>>()?;
+    ///         core.wait_all(sends)?;
+    ///     } else {
+    ///         for i in 0..4u8 {
+    ///             let (data, _) = core.recv_vec(0, 5)?;
+    ///             assert!(data.len() == 1 << 20 && data.iter().all(|&b| b == i));
+    ///         }
+    ///     }
+    ///     Ok(())
+    /// }
+    ///
+    /// fn main() {
+    ///     sccemu::job::init();
+    ///     Job::new(2).run(&(), stream).unwrap();
+    /// }
+    /// ```
+    pub fn isend_owned<B>(&self, dest: u32, tag: u32, data: B) -> Result<Request<'_>, SendError>
+    where
+        B: AsRef<[u8]> + Send + 'static,
+    {
+        self.endpoint().isend_owned(dest, tag, Box::new(data))
+    }
+
+    /// The size from which [`Core::isend_owned`] and blocking sends to another core take
+    /// the single-copy path (`None`: never), in this process.
+    pub fn single_copy_threshold(&self) -> Option<usize> {
+        self.p2p.single_copy().threshold()
+    }
+
     /// Sends synchronously, like `MPI_Ssend`: returns once a receive on `dest` has
     /// matched the message, whatever else `dest` is blocked in meanwhile.
     ///

@@ -102,6 +102,11 @@ impl SingleCopy {
         SingleCopy { threshold, state: AtomicU32::new(UNKNOWN) }
     }
 
+    /// The smallest message of the single-copy path (`None`: off).
+    pub(crate) fn threshold(&self) -> Option<usize> {
+        self.threshold
+    }
+
     /// Whether a message of `len` bytes is large enough for the single-copy path (and
     /// is charged as one copy in virtual time), whatever the host allows.
     pub(crate) fn applies(&self, len: usize) -> bool {

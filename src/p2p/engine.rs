@@ -108,7 +108,8 @@ impl Engine {
 
     /// The channel context of this core (its waits drive no background: they are it).
     pub(crate) fn ctx<'c>(&'c self, ctx: &'c CoreContext) -> Result<Ctx<'c>, ChannelUnavailable> {
-        Ok(Ctx::new(ctx.segment(), self.place()?, ctx.rank(), ctx.size(), ctx.plain_waiter()))
+        let who = (ctx.rank(), ctx.size());
+        Ok(Ctx::new(ctx.segment(), self.place()?, who, ctx.plain_waiter(), &self.single))
     }
 
     /// Locks the state, telling a holder that only polls to let go.
@@ -164,8 +165,10 @@ impl Engine {
 
     /// Before the core leaves the job: sends the answers it still owes (acknowledgements
     /// of synchronous messages it received, single-copy answers; see `rendezvous`),
-    /// waiting for room at their destinations as long as those are in the job. An
-    /// answer to a core that left is dropped: nothing of it waits any more. A leaving
+    /// waiting for room at their destinations as long as those are in the job, and waits
+    /// for the answers to its queued sends' announcements (their receivers read this
+    /// process's memory, which must still be there). An answer to or from a core that
+    /// left is not waited for: nothing of it waits any more. A leaving
     /// core rings its own doorbell once it is marked finalized
     /// (`CoreContext::leave`), which the wait here also sleeps on, so it never sleeps
     /// past its destination's departure. An aborted job ends it: then nobody waits.
@@ -176,7 +179,8 @@ impl Engine {
         let left = |rank: u32| ctx.segment().slot(rank).state.load(Ordering::Acquire) == slot_state::FINALIZED;
         loop {
             st.inbox.rdv.owed.retain(|o| !left(o.dest));
-            let Some(dest) = st.inbox.rdv.owed.front().map(|o| o.dest) else { return };
+            let owed = st.inbox.rdv.owed.front().map(|o| o.dest);
+            let Some(dest) = owed.or_else(|| st.announced_to(left)) else { return };
             match cx.progress(&mut st, None) {
                 Ok(true) => continue,
                 Ok(false) => {}

@@ -45,6 +45,30 @@ impl<'c> Endpoint<'c> {
         Ok(Request::send(*self, id, status, None))
     }
 
+    /// [`Endpoint::isend`] of a buffer the caller hands over: a large message to another
+    /// core (the single-copy threshold, `cma`) is not copied but announced in its turn,
+    /// and its receiver reads it out of `data`, which the engine holds until then
+    /// (`progress`); any other is sent as by `isend`.
+    pub(crate) fn isend_owned(&self, dest: u32, tag: u32, data: Box<dyn AsRef<[u8]> + Send>) -> Result<Request<'c>, SendError> {
+        let len = (*data).as_ref().len();
+        let single = self.engine.single_copy();
+        if dest == self.ctx.rank() || !single.applies(len) || !single.usable() {
+            return self.isend(dest, tag, (*data).as_ref());
+        }
+        let status = Status { source: self.ctx.rank(), tag, len, vtime: 0 };
+        let id = timing::in_call(Category::Send, "isend", || {
+            let total = self.check_dest(dest, len)?;
+            let (cx, mut st) = self.p2p().map_err(SendError::Unavailable)?;
+            let model = timed::message_sent(dest, len, cx.message_path(dest, len));
+            let id = st.enqueue_given(dest, (tag, total), data, model);
+            // Announced now if nothing is ahead of it.
+            cx.push_queued(&mut st)?;
+            st.changed();
+            Ok::<_, SendError>(id)
+        })?;
+        Ok(Request::send(*self, Some(id), status, None))
+    }
+
     /// Sends synchronously: returns once a receive has matched the message (module
     /// docs).
     pub(crate) fn ssend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {

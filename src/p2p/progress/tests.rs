@@ -14,7 +14,8 @@ fn a_reservation_that_does_not_fit_yet_stays_queued() {
     let seg = Segment::create(config).unwrap();
     let mut mpb = FreeList::new(config.mpb_bytes as usize, crate::segment::mpb::MPB_GRANULE);
     let place = Placement::setup(&config, &mut mpb).unwrap();
-    let ctx = |rank| Ctx::new(&seg, &place, rank, 3, Waiter::new(WaitPolicy::Spin, seg.job()));
+    let single = SingleCopy::new(None);
+    let ctx = |rank| Ctx::new(&seg, &place, (rank, 3), Waiter::new(WaitPolicy::Spin, seg.job()), &single);
     let (receiver, sender) = (ctx(0), ctx(1));
     let ring = place.srb(&seg, 0);
     let max = ring.max_payload();

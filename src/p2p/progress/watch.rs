@@ -31,15 +31,15 @@ impl Ctx<'_> {
             return;
         }
         let mut waiting = st.waiting_queues();
-        let dest = match (waiting.next(), waiting.next()) {
-            (Some(dest), None) => dest,
+        let (dest, bytes) = match (waiting.next(), waiting.next()) {
+            (Some(front), None) => front,
             _ => return,
         };
         drop(waiting);
         let p = st.outbox[dest].front_mut().expect("a waiting queue has a front");
         if p.reserved.is_none() {
             let ring = self.place.srb(self.seg, dest as u32);
-            let n = (p.data.len() - p.off).min(ring.max_payload() as usize);
+            let n = bytes.min(ring.max_payload() as usize);
             p.reserved = Some(ring.reserve(srb::entry_len(n as u32)));
         }
     }
@@ -53,7 +53,7 @@ impl Ctx<'_> {
     pub fn watch(&self, st: &State, extra: Option<Blocked>, bell: bool) -> Watch {
         let blocked: Vec<Blocked> = st
             .waiting_queues()
-            .filter_map(|d| st.outbox[d].front().map(|p| (d as u32, p.data.len() - p.off, p.reserved)))
+            .filter_map(|(d, bytes)| st.outbox[d].front().map(|p| (d as u32, bytes, p.reserved)))
             .chain(st.inbox.rdv.owed.iter().map(|o| (o.dest, 0, o.held)))
             .chain(extra)
             .collect();

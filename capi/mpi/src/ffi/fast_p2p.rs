@@ -6,6 +6,7 @@
 //! `crate::p2p::recv`, `Core::isend`, `Core::irecv`), whose results are returned as
 //! they are.
 
+use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
 
 use sccemu::{Source, TagMatch};
@@ -14,7 +15,7 @@ use crate::comm::{self, CommObj, TAG_UB};
 use crate::datatype;
 use crate::error::MpiResult;
 use crate::ffi::p2p::{MpiStatus, write_status};
-use crate::ffi::pending::{PendingRecv, PendingSend, UserBuffer};
+use crate::ffi::pending::{PendingRecv, PendingSend, UserBuffer, start_isend};
 use crate::p2p::{self, ANY_SOURCE, recv_error, send_error};
 use crate::request::Pending;
 use crate::state;
@@ -74,7 +75,8 @@ pub unsafe fn send(
     Some(core.send(to, wire, data).map_err(send_error))
 }
 
-/// `MPI_Isend`'s fast path: sccemu copies out what does not leave at once.
+/// `MPI_Isend`'s fast path: a large message is read in place by its receiver, a
+/// smaller one copied out where it does not leave at once (`start_isend`).
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` (the entry point's contract).
@@ -87,10 +89,12 @@ pub unsafe fn isend(
     tag: c_int,
     comm: c_int,
 ) -> Option<MpiResult<Box<dyn Pending>>> {
-    // SAFETY: the data is read only during the call (`Core::isend` copies what stays).
+    // SAFETY: MPI leaves the buffer to the library until the send completes, which is as
+    // long as `start_isend` needs it (what it does not hand over is copied).
     let (to, wire, data) = unsafe { send_args(buf, count, dt, dest, tag, comm) }?;
     let core = state::mpi().ok()?.core;
-    Some(match core.isend(to, wire, data) {
+    // SAFETY: `data` is the send buffer of this `MPI_Isend` (as above).
+    Some(match unsafe { start_isend(core, to, wire, Cow::Borrowed(data)) } {
         Ok(request) => Ok(Box::new(PendingSend { request })),
         Err(e) => Err(send_error(e)),
     })

@@ -6,7 +6,7 @@ use crate::comm::{self, CommObj};
 use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::ffi::pending::{PendingRecv, PendingSend, PendingSsend, UserBuffer};
+use crate::ffi::pending::{PendingRecv, PendingSend, PendingSsend, UserBuffer, start_isend};
 use crate::ffi::{Scope, c, entry, fast, fast_p2p};
 use crate::p2p::{self, recv_error, send_error};
 use crate::request::{self, Pending, Status};
@@ -210,7 +210,9 @@ pub(super) fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<d
     }
     let to = m.comm.world_rank(dest)?;
     let core = mpi()?.core;
-    let request = core.isend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
+    // SAFETY: the buffer is the send buffer of this non-blocking send (`isend`'s
+    // callers), which MPI leaves to the library until it completes.
+    let request = unsafe { start_isend(core, to, wire, m.buf.bytes()?) }.map_err(send_error)?;
     Ok(Box::new(PendingSend { request }))
 }
 

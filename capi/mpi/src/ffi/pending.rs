@@ -5,6 +5,7 @@
 //! at completion, and can be cancelled until it completes. `MPI_Isend` and `MPI_Irecv` build
 //! them on the general path ([`super::p2p`]) and on the fast one ([`super::fast_p2p`]).
 
+use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
 
 use crate::comm::CommObj;
@@ -14,8 +15,8 @@ use crate::ffi::buffer::Buffer;
 use crate::p2p::{self, request_error};
 use crate::request::{Pending, Status};
 
-/// A send in flight: sccemu copies the data out at the start, so only the
-/// request is kept.
+/// A send in flight: sccemu copied the data out at the start, or holds the large
+/// buffer it reads in place (`start_isend`), so only the request is kept.
 pub(super) struct PendingSend {
     pub(super) request: sccemu::Request<'static>,
 }
@@ -28,6 +29,49 @@ impl Pending for PendingSend {
     fn wait(self: Box<Self>) -> MpiResult<Status> {
         self.request.wait().map_err(request_error)?;
         Ok(Status::EMPTY)
+    }
+}
+
+/// A user's send buffer of a started non-blocking send, handed to sccemu as it is
+/// (`Core::isend_owned`): built only by [`start_isend`].
+struct UserBytes {
+    at: usize,
+    len: usize,
+}
+
+// SAFETY: the address is a user send buffer, which MPI leaves to the library until the
+// send completes, from whichever thread completes it.
+unsafe impl Send for UserBytes {}
+
+impl AsRef<[u8]> for UserBytes {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `start_isend`'s contract: `len` bytes at `at`, unchanged and valid until
+        // the send completes; sccemu holds this no longer (it drops it once the receiver
+        // read the bytes or they left through the channel).
+        unsafe { std::slice::from_raw_parts(self.at as *const u8, self.len) }
+    }
+}
+
+/// Starts sccemu's non-blocking send of `data` to `to`: a large message is handed over
+/// rather than copied (`Core::isend_owned`, read by the receiver in place): the user's
+/// buffer itself, or the packed copy of a non-contiguous one.
+///
+/// # Safety
+/// A borrowed `data` is the user's buffer of a non-blocking send (`MPI_Isend` and the
+/// like), which MPI leaves to the library, unchanged, until the send completes.
+pub(super) unsafe fn start_isend(
+    core: &'static sccemu::Core,
+    to: u32,
+    wire: u32,
+    data: Cow<'_, [u8]>,
+) -> Result<sccemu::Request<'static>, sccemu::SendError> {
+    let large = core.single_copy_threshold().is_some_and(|t| data.len() >= t);
+    match data {
+        Cow::Borrowed(b) if large => {
+            core.isend_owned(to, wire, UserBytes { at: b.as_ptr() as usize, len: b.len() })
+        }
+        Cow::Owned(v) if large => core.isend_owned(to, wire, v),
+        data => core.isend(to, wire, &data),
     }
 }
 

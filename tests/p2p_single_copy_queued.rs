@@ -1,0 +1,132 @@
+//! Large non-blocking sends of buffers handed over (`Core::isend_owned`, see
+//! `p2p::progress`): never copied, announced in their turn, read by the receiver
+//! straight out of the sender's buffer. Over real processes and both channels: windows
+//! of them in order with small messages between, every way of receiving, all-to-all
+//! exchanges, a refused copy, and a sender that leaves without waiting.
+
+use sccemu::{ANY_SOURCE, ChannelKind, Core, Job, Request};
+
+const BOTH: [ChannelKind; 2] = [ChannelKind::PerPeer, ChannelKind::Srb];
+
+/// Above the default single-copy threshold and the default 64 KiB ring.
+const LARGE: usize = 200_003;
+
+fn pattern(seed: u32, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u32).wrapping_mul(2654435761).wrapping_add(seed).to_le_bytes()[1]).collect()
+}
+
+fn e(x: impl std::fmt::Display) -> String {
+    x.to_string()
+}
+
+fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if ok { Ok(()) } else { Err(what()) }
+}
+
+/// Rank 1 sends a window of large messages, a small one after each. Rank 0 takes them
+/// in every way: a receive posted before, a blocking receive, `ANY_SOURCE`, by size;
+/// order must hold.
+fn window(core: &Core, len: usize) -> Result<(), String> {
+    const N: u32 = 6;
+    if core.rank() == 1 {
+        let mut requests: Vec<Request<'_>> = Vec::new();
+        for i in 0..N {
+            requests.push(core.isend_owned(0, 7, pattern(i, len)).map_err(e)?);
+            requests.push(core.isend(0, 7, &[i as u8; 3]).map_err(e)?);
+        }
+        core.wait_all(requests).map_err(e)?;
+        return core.barrier().map_err(e);
+    }
+    let mut first = vec![0u8; len];
+    let posted = core.irecv(1, 7, &mut first).map_err(e)?;
+    posted.wait().map_err(e)?;
+    expect(first == pattern(0, len), || "posted receive damaged".into())?;
+    for i in 0..N {
+        if i > 0 {
+            let (got, st) = match i % 3 {
+                0 => core.recv_vec(ANY_SOURCE, 7).map_err(e)?,
+                _ => core.recv_vec(1, 7).map_err(e)?,
+            };
+            expect(st.len == len && got == pattern(i, len), || format!("large message {i} damaged: {st:?}"))?;
+        }
+        let mut small = [0u8; 3];
+        let st = core.recv(1, 7, &mut small).map_err(e)?;
+        expect(st.len == 3 && small == [i as u8; 3], || {
+            format!("small message {i} out of order: {small:?}")
+        })?;
+    }
+    core.barrier().map_err(e)
+}
+
+#[test]
+fn windows_of_isends_arrive_whole_and_in_order() {
+    for kind in BOTH {
+        Job::new(2).channel(kind).run(&LARGE, window).unwrap();
+    }
+}
+
+/// Every core isends a large message to every other, then receives them all, then
+/// waits for its sends: each send completes only once its receiver read it.
+fn all_to_all(core: &Core, len: usize) -> Result<(), String> {
+    let (me, n) = (core.rank(), core.size());
+    let sends = (1..n)
+        .map(|k| core.isend_owned((me + k) % n, 3, pattern(me * 100 + k, len)).map_err(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    for k in 1..n {
+        let src = (me + n - k) % n;
+        let (got, _) = core.recv_vec(src, 3).map_err(e)?;
+        expect(got == pattern(src * 100 + k, len), || format!("message from {src} damaged"))?;
+    }
+    core.wait_all(sends).map_err(e)?;
+    Ok(())
+}
+
+#[test]
+fn all_to_all_isends_complete() {
+    for kind in BOTH {
+        Job::new(4).channel(kind).run(&LARGE, all_to_all).unwrap();
+    }
+}
+
+/// Makes this process unreadable by its peers: not dumpable, and no CAP_SYS_PTRACE.
+fn refuse_readers() -> Result<(), String> {
+    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
+    use rustix::thread::{CapabilitySet, capabilities, set_capabilities};
+    set_dumpable_behavior(DumpableBehavior::NotDumpable).map_err(e)?;
+    let mut caps = capabilities(None).map_err(e)?;
+    caps.effective.remove(CapabilitySet::SYS_PTRACE);
+    set_capabilities(None, caps).map_err(e)
+}
+
+/// Nobody can read anybody: each queued announcement is refused, and its copy goes
+/// through the channel in its place; the window still arrives whole and in order.
+fn refused_window(core: &Core, len: usize) -> Result<(), String> {
+    refuse_readers()?;
+    window(core, len)
+}
+
+#[test]
+fn a_refused_queued_copy_goes_through_the_channel() {
+    for kind in BOTH {
+        Job::new(2).channel(kind).run(&LARGE, refused_window).unwrap();
+    }
+}
+
+/// Rank 1 isends and leaves the job without waiting (the request dropped): its exit
+/// waits until rank 0, which receives only later, has read the copy out of it.
+fn sender_leaves(core: &Core, len: usize) -> Result<(), String> {
+    if core.rank() == 1 {
+        drop(core.isend_owned(0, 9, pattern(9, len)).map_err(e)?);
+        return Ok(());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let (got, _) = core.recv_vec(1, 9).map_err(e)?;
+    expect(got == pattern(9, len), || "the message of a sender that left is damaged".into())
+}
+
+#[test]
+fn a_sender_that_leaves_waits_until_its_copy_is_read() {
+    for kind in BOTH {
+        Job::new(2).channel(kind).run(&LARGE, sender_leaves).unwrap();
+    }
+}

@@ -9,7 +9,8 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `create_group` (communicators that a group's
-//! members create alone), `group`, `topology`, `datatype`, `op`,
+//! members create alone), `intercomm` (intercommunicators) and `intercoll` (their
+//! collectives), `group`, `topology`, `datatype`, `op`,
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
 //! datatypes), `decode` (how each was made), `win` (windows), `rma` (put, get,
@@ -29,6 +30,8 @@ pub mod ffi;
 pub mod group;
 pub mod handles;
 pub mod info;
+pub mod intercoll;
+pub mod intercomm;
 pub mod launcher;
 pub mod op;
 pub mod ordered;

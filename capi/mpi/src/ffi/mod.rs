@@ -8,7 +8,7 @@
 //! C: `entry` catches it and aborts the job the same way.
 //!
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`handlers`] (error
-//! handlers), [`comm`] (communicators, groups), [`group_ops`] (groups from groups),
+//! handlers), [`comm`] (communicators, groups), [`intercomm`] (intercommunicators), [`group_ops`] (groups from groups),
 //! [`topology`] (and its [`neighbor`]hood collectives), [`attr`] (attributes and their
 //! keys), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking sends),
 //! [`mprobe`] (matched probes), `pending` (requests in flight), [`requests`] (request
@@ -39,6 +39,7 @@ pub mod group_ops;
 pub mod handlers;
 pub mod icoll;
 pub mod info;
+pub mod intercomm;
 pub mod modes;
 pub mod mprobe;
 pub mod neighbor;

@@ -143,7 +143,7 @@ fn run(
     (sendbuf, sendtype, sends): (*const c_void, c_int, impl FnOnce(&Neighbors) -> MpiResult<Sends>),
     (recvbuf, recvtype, receives): (*const c_void, c_int, impl FnOnce(&Neighbors) -> MpiResult<Layout>),
 ) -> MpiResult<()> {
-    let c = comm::lookup(comm)?;
+    let c = comm::lookup_intra(comm)?;
     let n = neighbors(c)?;
     let (smap, rmap) = (datatype::committed(sendtype)?, datatype::committed(recvtype)?);
     let rlay = receives(&n)?;

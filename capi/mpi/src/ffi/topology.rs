@@ -39,7 +39,7 @@ pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut
 }
 
 fn cart(comm: c_int) -> MpiResult<(&'static comm::CommObj, Vec<i32>, Vec<bool>)> {
-    let c = comm::lookup(comm)?;
+    let c = comm::lookup_intra(comm)?;
     match &c.topology {
         Topology::Cart { dims, periods } => {
             let (d, p) = (dims.clone(), periods.clone());
@@ -64,7 +64,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
     comm_cart: *mut c_int,
 ) -> c_int {
     entry("MPI_Cart_create", Scope::Comm(comm_old), || {
-        let c = comm::lookup(comm_old)?;
+        let c = comm::lookup_intra(comm_old)?;
         if ndims < 0 {
             return fail(class::DIMS, format!("ndims {ndims}"));
         }
@@ -237,7 +237,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
     comm_dist_graph: *mut c_int,
 ) -> c_int {
     entry("MPI_Dist_graph_create_adjacent", Scope::Comm(comm_old), || {
-        let c = comm::lookup(comm_old)?;
+        let c = comm::lookup_intra(comm_old)?;
         crate::info::pairs(info)?;
         let srcs = c!(array(sources, indegree, "sources"))?.to_vec();
         let dsts = c!(array(destinations, outdegree, "destinations"))?.to_vec();
@@ -262,7 +262,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
 }
 
 fn graph(comm: c_int) -> MpiResult<Topology> {
-    match comm::lookup(comm)?.topology.clone() {
+    match comm::lookup_intra(comm)?.topology.clone() {
         t @ Topology::DistGraph { .. } => Ok(t),
         _ => fail(class::TOPOLOGY, "the communicator has no distributed graph topology"),
     }

@@ -23,6 +23,7 @@
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `comm_create_group` | MPI_Comm_create_group: disjoint, reversed, overlapping, repeated groups; errors | 2, 3, 8 | srb, perpeer |
+//! | `intercomm`   | intercommunicators: create, p2p across groups, merge, dup, collectives; errors | 2, 3, 8 | srb, perpeer |
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
 //! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local, Alltoallw | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
@@ -289,6 +290,11 @@ fn communicators_created_by_their_groups_alone() {
 }
 
 #[test]
+fn intercommunicators() {
+    passes("intercomm");
+}
+
+#[test]
 fn environment_and_error_classes() {
     passes("env_errors");
 }
@@ -358,6 +364,7 @@ fn checking_mode_accepts_correct_programs() {
         ("vcoll", &[]),
         ("comm_topo", &[]),
         ("comm_create_group", &[]),
+        ("intercomm", &[]),
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),
         ("rma_atomics", &[]),

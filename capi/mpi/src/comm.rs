@@ -16,7 +16,10 @@
 //! `MPI_Comm_create_group` chooses its id over the new communicator's members alone
 //! (`crate::create_group`, which says why that keeps the ids apart), and its messages
 //! travel in a context of their own, [`CREATE_GROUP_CONTEXT`], reserved at `MPI_Init`
-//! like the upper half.
+//! like the upper half, as is [`INTERCOMM_CONTEXT`], that of `MPI_Intercomm_create`'s
+//! leaders. An intercommunicator's id is free on every process of both its groups
+//! (`crate::intercomm`), and its own messages use its nonblocking collectives' context,
+//! which nothing else uses since intercommunicators refuse nonblocking collectives.
 //!
 //! An intercommunicator (`crate::intercomm`) is a `CommObj` too: `members` and the
 //! sccemu communicator are its local group's, so that the local group's collectives

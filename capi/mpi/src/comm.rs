@@ -16,7 +16,17 @@
 //! `MPI_Comm_create_group` chooses its id over the new communicator's members alone
 //! (`crate::create_group`, which says why that keeps the ids apart), and its messages
 //! travel in a context of their own, [`CREATE_GROUP_CONTEXT`], reserved at `MPI_Init`
-//! like the upper half.
+//! like the upper half, as is [`INTERCOMM_CONTEXT`], that of `MPI_Intercomm_create`'s
+//! leaders. An intercommunicator's id is free on every process of both its groups
+//! (`crate::intercomm`), and its own messages use its nonblocking collectives' context,
+//! which nothing else uses since intercommunicators refuse nonblocking collectives.
+//!
+//! An intercommunicator (`crate::intercomm`) is a `CommObj` too: `members` and the
+//! sccemu communicator are its local group's, so that the local group's collectives
+//! run on it unchanged, while point-to-point ranks name its remote group: every rank
+//! translation of a message (`world_rank`, `rank_of_world`, the fast paths) reads
+//! [`CommObj::peers`], which is `members` again for an intracommunicator. Calls that
+//! take intracommunicators only look the handle up with [`lookup_intra`].
 //!
 //! The collectives' state is not `Sync`, so it sits in a `Serial` per communicator: a
 //! mutex under `MPI_THREAD_MULTIPLE`, and nothing below it (where no two threads call
@@ -61,6 +71,9 @@ pub const ICOLL_PHASE_BITS: u32 = 6;
 /// highest below the nonblocking collectives' half, marked in use in every process at
 /// `MPI_Init`, so that no communicator gets it and no user message carries it.
 pub const CREATE_GROUP_CONTEXT: u32 = ICOLL_CONTEXT_BIT - 1;
+/// The context of `MPI_Intercomm_create`'s leader-to-leader messages
+/// (`crate::intercomm`), reserved at `MPI_Init` as [`CREATE_GROUP_CONTEXT`] is.
+pub const INTERCOMM_CONTEXT: u32 = CREATE_GROUP_CONTEXT - 1;
 /// Words of a process's context bitmap.
 pub const CONTEXT_WORDS: usize = CONTEXTS / 64;
 /// A process's context bitmap: bit `c` set while one of its communicators uses id `c`.
@@ -72,11 +85,18 @@ pub struct CommObj {
     pub context: u32,
     /// This process's rank in it.
     pub rank: u32,
-    /// World ranks of the members, by rank.
+    /// World ranks of the members (an intercommunicator's local group), by rank.
     pub members: Vec<u32>,
-    /// The inverse of `members`: the rank here of each world rank up to the largest
-    /// member's (`u32::MAX` for non-members), so that a receive names its source in O(1).
+    /// World ranks of the processes that point-to-point ranks name, by rank: the
+    /// members, or an intercommunicator's remote group. A copy of `members` for an
+    /// intracommunicator, so that the hot paths translate a rank without asking which
+    /// kind of communicator they have.
+    pub peers: Vec<u32>,
+    /// The inverse of `peers`: the rank there of each world rank up to the largest
+    /// peer's (`u32::MAX` for others), so that a receive names its source in O(1).
     ranks_of_world: Vec<u32>,
+    /// Whether an intercommunicator (`peers` then is the remote group).
+    inter: bool,
     /// Cartesian or graph topology, if it has one.
     pub topology: Topology,
     coll: Serial<Comm<'static>>,
@@ -98,9 +118,30 @@ impl CommObj {
         *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name;
     }
 
-    /// Members.
+    /// Members (of the local group, for an intercommunicator).
     pub fn size(&self) -> u32 {
         self.members.len() as u32
+    }
+
+    /// Whether an intercommunicator.
+    #[inline]
+    pub fn is_inter(&self) -> bool {
+        self.inter
+    }
+
+    /// An intercommunicator's remote group (world ranks, by rank); `None` for an
+    /// intracommunicator.
+    pub fn remote(&self) -> Option<&[u32]> {
+        self.inter.then_some(&self.peers[..])
+    }
+
+    /// The wire tag of an intercommunicator's own messages of `phase` (its
+    /// collectives', `crate::intercomm`'s): its context with the nonblocking
+    /// collectives' bit, which no intercommunicator's nonblocking collective uses (they
+    /// are refused), so no user message or other operation carries it.
+    pub fn inter_tag(&self, phase: u32) -> u32 {
+        debug_assert!(self.inter && phase < 1 << CONTEXT_SHIFT);
+        (self.context | ICOLL_CONTEXT_BIT) << CONTEXT_SHIFT | phase
     }
 
     /// The collectives' state.
@@ -132,15 +173,20 @@ impl CommObj {
         (wire & ((1 << TAG_BITS) - 1)) as c_int
     }
 
-    /// Checks a peer rank and gives its world rank.
+    /// Checks a peer rank (of the remote group, for an intercommunicator) and gives its
+    /// world rank.
     pub fn world_rank(&self, rank: c_int) -> MpiResult<u32> {
-        match usize::try_from(rank).ok().and_then(|r| self.members.get(r)) {
+        match usize::try_from(rank).ok().and_then(|r| self.peers.get(r)) {
             Some(&w) => Ok(w),
-            None => fail(class::RANK, format!("rank {rank} is not in a communicator of {}", self.size())),
+            None => {
+                let group = if self.inter { "remote group" } else { "communicator" };
+                fail(class::RANK, format!("rank {rank} is not in a {group} of {}", self.peers.len()))
+            }
         }
     }
 
-    /// The rank here of world rank `world`, if a member.
+    /// The peer rank (in the remote group, for an intercommunicator) of world rank
+    /// `world`, if a peer: a received message's source.
     #[inline]
     pub fn rank_of_world(&self, world: u32) -> Option<u32> {
         self.ranks_of_world.get(world as usize).copied().filter(|&r| r != u32::MAX)
@@ -193,37 +239,49 @@ fn register(obj: CommObj) -> MpiResult<c_int> {
     Ok(handle)
 }
 
+/// The `MPI_Intercomm_create` leaders' wire tag for user tag `tag` (checked by the
+/// caller to be in `0..=TAG_UB`).
+pub fn intercomm_tag(tag: c_int) -> u32 {
+    INTERCOMM_CONTEXT << CONTEXT_SHIFT | tag as u32
+}
+
 /// Builds `MPI_COMM_WORLD` (context 0) and `MPI_COMM_SELF` (context 1) at `MPI_Init`.
 pub fn init_predefined(core: &'static sccemu::Core) -> MpiResult<()> {
     let world = Comm::world(core).map_err(coll_error)?;
     let me = core.rank();
     let single = world.split(Some(me), 0).map_err(coll_error)?.expect("every rank has a colour");
-    let (world, single) = (obj(0, world), obj(1, single));
+    let (world, single) = (obj(0, world, None), obj(1, single, None));
     world.set_name("MPI_COMM_WORLD".into());
     single.set_name("MPI_COMM_SELF".into());
     let world = register(world)?;
     let single = register(single)?;
     debug_assert_eq!((world, single), (WORLD, SELF));
-    // The upper half is the nonblocking collectives' (`ICOLL_CONTEXT_BIT`), and one id
-    // below it `MPI_Comm_create_group`'s.
+    // The upper half is the nonblocking collectives' (`ICOLL_CONTEXT_BIT`), and the two
+    // ids below it `MPI_Comm_create_group`'s and `MPI_Intercomm_create`'s.
     let mut bits = contexts();
-    for context in CREATE_GROUP_CONTEXT..CONTEXTS as u32 {
+    for context in INTERCOMM_CONTEXT..CONTEXTS as u32 {
         bits[context as usize / 64] |= 1 << (context % 64);
     }
     Ok(())
 }
 
-fn obj(context: u32, comm: Comm<'static>) -> CommObj {
+/// The object of communicator `comm` with id `context`; an intercommunicator if
+/// `remote` (its remote group, `comm` being the local group's).
+fn obj(context: u32, comm: Comm<'static>, remote: Option<Vec<u32>>) -> CommObj {
     let members = comm.members().to_vec();
-    let mut ranks_of_world = vec![u32::MAX; members.iter().max().map_or(0, |&m| m as usize + 1)];
-    for (rank, &world) in members.iter().enumerate() {
+    let inter = remote.is_some();
+    let peers = remote.unwrap_or_else(|| members.clone());
+    let mut ranks_of_world = vec![u32::MAX; peers.iter().max().map_or(0, |&m| m as usize + 1)];
+    for (rank, &world) in peers.iter().enumerate() {
         ranks_of_world[world as usize] = rank as u32;
     }
     CommObj {
         context,
         rank: comm.rank(),
         members,
+        peers,
         ranks_of_world,
+        inter,
         topology: Topology::None,
         coll: Serial::new(comm),
         icoll_started: AtomicU32::new(0),
@@ -245,6 +303,24 @@ pub fn lookup(handle: c_int) -> MpiResult<&'static CommObj> {
         None if handle == COMM_NULL => fail(class::COMM, "MPI_COMM_NULL is not a communicator"),
         None => fail(class::COMM, format!("{handle:#x} is not a communicator handle")),
     }
+}
+
+/// The intracommunicator `handle` names: for the calls that MPI (or this library)
+/// does not define on intercommunicators, which refuse one with `MPI_ERR_COMM`.
+#[inline]
+pub fn lookup_intra(handle: c_int) -> MpiResult<&'static CommObj> {
+    let c = lookup(handle)?;
+    if c.inter {
+        return fail(
+            class::COMM,
+            format!(
+                "{handle:#x} is an intercommunicator: this call takes an intracommunicator (on \
+                 intercommunicators only point-to-point, MPI_Barrier, MPI_Bcast, MPI_Allreduce and \
+                 MPI_Allgather work)"
+            ),
+        );
+    }
+    Ok(c)
 }
 
 /// Maps an sccemu collective error to an MPI error.
@@ -274,13 +350,20 @@ pub fn lowest_free(bits: &ContextBits) -> MpiResult<u32> {
             return Ok((w * 64) as u32 + word.trailing_ones());
         }
     }
-    fail(class::INTERN, format!("all {CREATE_GROUP_CONTEXT} communicator context ids are in use"))
+    fail(class::INTERN, format!("all {INTERCOMM_CONTEXT} communicator context ids are in use"))
 }
 
 /// Registers the communicator `comm`, whose members chose id `context` together: its
 /// handle. The id is marked in use here until the communicator is freed.
 pub fn adopt(context: u32, comm: Comm<'static>) -> MpiResult<c_int> {
-    register(obj(context, comm))
+    register(obj(context, comm, None))
+}
+
+/// Registers an intercommunicator whose local group is `local` and remote group
+/// `remote` (world ranks, by rank), with the id both groups chose together
+/// (`crate::intercomm`): its handle.
+pub fn adopt_inter(context: u32, local: Comm<'static>, remote: Vec<u32>) -> MpiResult<c_int> {
+    register(obj(context, local, Some(remote)))
 }
 
 /// Collective over `parent`: the communicator of the members with this `color`
@@ -293,7 +376,7 @@ pub fn split(
 ) -> MpiResult<Option<c_int>> {
     let context = agree_context(parent)?;
     let Some(child) = parent.coll().split(color, key).map_err(coll_error)? else { return Ok(None) };
-    let mut obj = obj(context, child);
+    let mut obj = obj(context, child, None);
     obj.topology = topology;
     register(obj).map(Some)
 }

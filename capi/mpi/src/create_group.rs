@@ -143,14 +143,22 @@ fn receive(from: u32, wire: u32, words: &mut [u64]) -> MpiResult<()> {
     if status.len != bytes.len() {
         return fail(class::INTERN, format!("a group-creation message of {} bytes from {from}", status.len));
     }
-    for (word, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
-        *word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+    for (word, read) in words.iter_mut().zip(from_bytes(&bytes)) {
+        *word = read;
     }
     Ok(())
 }
 
-fn to_bytes(words: &[u64]) -> Vec<u8> {
+/// Words as the bytes of a message (little-endian), for the creation protocols' messages
+/// (here and `crate::intercomm`).
+pub fn to_bytes(words: &[u64]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// The words of a message's bytes ([`to_bytes`]' inverse; a trailing partial word is
+/// dropped).
+pub fn from_bytes(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(8).map(|chunk| u64::from_le_bytes(chunk.try_into().expect("eight bytes")))
 }
 
 /// FNV-1a over the group's world ranks: members that passed different groups (an

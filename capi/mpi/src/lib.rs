@@ -9,8 +9,9 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `create_group` (communicators that a group's
-//! members create alone), `group`, `topology` (with `distgraph`,
-//! `MPI_Dist_graph_create`'s exchange), `datatype`, `op`,
+//! members create alone), `intercomm` (intercommunicators) and `intercoll` (their
+//! collectives), `group`, `topology` (with `distgraph`, `MPI_Dist_graph_create`'s
+//! exchange), `datatype`, `op`,
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
 //! datatypes), `decode` (how each was made), `win` (windows), `rma` (put, get,
@@ -31,6 +32,8 @@ pub mod ffi;
 pub mod group;
 pub mod handles;
 pub mod info;
+pub mod intercoll;
+pub mod intercomm;
 pub mod launcher;
 pub mod op;
 pub mod ordered;

@@ -24,6 +24,7 @@
 //! | `vcoll`       | v-collectives, scan/exscan, user ops; their errors    | 2, 3, 8    | srb, perpeer      |
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `comm_create_group` | MPI_Comm_create_group: disjoint, reversed, overlapping, repeated groups; errors | 2, 3, 8 | srb, perpeer |
+//! | `intercomm`   | intercommunicators: create, p2p across groups, merge, dup, collectives; errors | 2, 3, 8 | srb, perpeer |
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
 //! | `graph_topo`  | graph topologies, their queries and collectives; errors | 2, 3, 8  | srb, perpeer      |
 //! | `dist_graph`  | MPI_Dist_graph_create's general form, weights; errors | 2, 3, 8    | srb, perpeer      |
@@ -313,6 +314,11 @@ fn communicators_created_by_their_groups_alone() {
 }
 
 #[test]
+fn intercommunicators() {
+    passes("intercomm");
+}
+
+#[test]
 fn environment_and_error_classes() {
     passes("env_errors");
 }
@@ -386,6 +392,7 @@ fn checking_mode_accepts_correct_programs() {
         ("vcoll", &[]),
         ("comm_topo", &[]),
         ("comm_create_group", &[]),
+        ("intercomm", &[]),
         ("threads", &["-pthread"]),
         ("rma_basic", &[]),
         ("rma_atomics", &[]),

@@ -3,6 +3,10 @@
 //! Arguments that MPI makes significant at the root only (a gather's receive buffer,
 //! a scatter's send buffer) are not looked at elsewhere, so garbage there is no error.
 //! Reductions with a user op go to `ffi::userop`.
+//!
+//! On an intercommunicator `MPI_Barrier`, `MPI_Bcast`, `MPI_Allreduce` (predefined ops)
+//! and `MPI_Allgather` go to `crate::intercoll`; every other call here refuses one
+//! (`comm::lookup_intra`).
 
 use std::ffi::{c_int, c_void};
 
@@ -13,7 +17,7 @@ use crate::error::MpiResult;
 use crate::ffi::buffer::Buffer;
 use crate::ffi::userop::{Kind, user_reduction};
 use crate::ffi::{Scope, c, entry};
-use crate::op;
+use crate::{intercoll, op};
 
 /// `MPI_IN_PLACE`, `(void *)-1`.
 pub(super) fn in_place(p: *const c_void) -> bool {
@@ -34,13 +38,20 @@ pub(super) fn count(n: c_int) -> MpiResult<usize> {
 /// `MPI_Barrier`.
 #[unsafe(no_mangle)]
 pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
-    entry("MPI_Barrier", Scope::Comm(comm), || comm::lookup(comm)?.coll().barrier().map_err(coll_error))
+    entry("MPI_Barrier", Scope::Comm(comm), || {
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            return intercoll::barrier(c);
+        }
+        c.coll().barrier().map_err(coll_error)
+    })
 }
 
-/// `MPI_Bcast`.
+/// `MPI_Bcast`; on an intercommunicator `root` is `MPI_ROOT` at the root,
+/// `MPI_PROC_NULL` in the rest of its group, the root's remote rank in the other group.
 ///
 /// # Safety
-/// `buffer` holds `count` elements of `datatype`.
+/// `buffer` holds `count` elements of `datatype` (where it is significant).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Bcast(
     buffer_: *mut c_void,
@@ -52,6 +63,11 @@ pub unsafe extern "C" fn MPI_Bcast(
     entry("MPI_Bcast", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
         let map = datatype::committed(datatype)?;
+        if c.is_inter() {
+            // The rest of the root's group does not look at its buffer.
+            let n = if root == crate::p2p::PROC_NULL { 0 } else { count(count_)? };
+            return intercoll::bcast(c, &buffer(buffer_, n, &map)?, root);
+        }
         let root = root_of(c, root)?;
         coll::bcast(c, &buffer(buffer_, count(count_)?, &map)?, root)
     })
@@ -91,7 +107,7 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Reduce", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let root = root_of(c, root)?;
         if let Some(u) = op::user(op) {
             return user_reduction(c, Kind::Reduce(root), (sendbuf, recvbuf), count, datatype, u);
@@ -127,6 +143,15 @@ pub unsafe extern "C" fn MPI_Allreduce(
         }
         crate::ffi::fast::general(|| {
             let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                if op::user(op).is_some() {
+                    return Err(crate::error::MpiError::new(
+                        crate::error::class::COMM,
+                        "MPI_Allreduce with a user op is not offered on intercommunicators",
+                    ));
+                }
+                return reduction(c, sendbuf, recvbuf, count, datatype, op, intercoll::allreduce);
+            }
             if let Some(u) = op::user(op) {
                 return user_reduction(c, Kind::Allreduce, (sendbuf, recvbuf), count, datatype, u);
             }
@@ -153,6 +178,10 @@ unsafe fn fast_allreduce(
     comm: c_int,
 ) -> Option<MpiResult<()>> {
     let c = comm::get(comm)?;
+    // An intercommunicator's reduction is another algorithm (`crate::intercoll`).
+    if c.is_inter() {
+        return None;
+    }
     let prim = datatype::contiguous_prim(datatype)?;
     let op = op::predefined(op)?;
     // A C int count times at most 16 bytes cannot overflow a usize.
@@ -200,7 +229,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Reduce_scatter_block", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         if let Some(u) = op::user(op_handle) {
             let kind = Kind::ReduceScatterBlock;
             return user_reduction(c, kind, (sendbuf, recvbuf), recvcount, datatype, u);
@@ -273,7 +302,7 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Gather", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
@@ -303,7 +332,7 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Scatter", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
@@ -335,8 +364,14 @@ pub unsafe extern "C" fn MPI_Allgather(
         let c = comm::lookup(comm)?;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
         let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };
-        data_call(send, recv, (1, c.size() as usize), (true, true), |s, r| {
-            coll::allgather(c, s, r.ok_or_else(missing)?)
+        // One block per member of the group whose data arrives: the remote one, on an
+        // intercommunicator.
+        let blocks = c.peers.len();
+        data_call(send, recv, (1, blocks), (true, true), |s, r| match c.is_inter() {
+            true => {
+                intercoll::allgather(c, s.ok_or_else(intercoll::in_place_refused)?, r.ok_or_else(missing)?)
+            }
+            false => coll::allgather(c, s, r.ok_or_else(missing)?),
         })
     })
 }
@@ -357,7 +392,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Alltoall", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let n = c.size() as usize;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
         let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };

@@ -40,8 +40,8 @@ pub(super) fn new_comm(parent: c_int, handle: Option<c_int>, newcomm: *mut c_int
     c!(out(newcomm, handle.unwrap_or(COMM_NULL), "newcomm"))
 }
 
-/// `MPI_Comm_dup`: same members and order, a new context, the parent's topology and
-/// error handler.
+/// `MPI_Comm_dup`: same members and order (both groups, for an intercommunicator), a
+/// new context, the parent's topology and error handler.
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
@@ -49,7 +49,10 @@ pub(super) fn new_comm(parent: c_int, handle: Option<c_int>, newcomm: *mut c_int
 pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int {
     entry("MPI_Comm_dup", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let h = comm::split(c, Some(0), c.rank as c_int, c.topology.clone())?;
+        let h = match c.is_inter() {
+            true => Some(crate::intercomm::dup(c)?),
+            false => comm::split(c, Some(0), c.rank as c_int, c.topology.clone())?,
+        };
         if let Some(h) = h {
             // The attributes' copy callbacks decide what the new one gets.
             if let Err(e) = keyval::copy_all(comm, h) {
@@ -83,7 +86,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
     newcomm: *mut c_int,
 ) -> c_int {
     entry("MPI_Comm_split", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let h = comm::split(c, color(colour)?, key, Topology::None)?;
         new_comm(comm, h, newcomm)
     })
@@ -103,7 +106,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     newcomm: *mut c_int,
 ) -> c_int {
     entry("MPI_Comm_split_type", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         crate::info::pairs(info)?;
         let colour = match split_type {
             UNDEFINED => None,
@@ -127,7 +130,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, grp: c_int, newcomm: *mut c_int) -> c_int {
     entry("MPI_Comm_create", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let g = group::lookup(grp)?;
         if let Some(w) = g.iter().find(|&&w| c.rank_of_world(w).is_none()) {
             return fail(class::GROUP, format!("world rank {w} of the group is not in the communicator"));
@@ -153,7 +156,7 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
     newcomm: *mut c_int,
 ) -> c_int {
     entry("MPI_Comm_create_group", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let g = group::lookup(grp)?;
         let h = crate::create_group::create_group(c, &g, tag)?;
         new_comm(comm, Some(h), newcomm)
@@ -178,7 +181,7 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Comm_group`.
+/// `MPI_Comm_group`: the local group, for an intercommunicator.
 ///
 /// # Safety
 /// `group` points to an `MPI_Group`.
@@ -190,7 +193,9 @@ pub unsafe extern "C" fn MPI_Comm_group(comm: c_int, grp: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Comm_compare`.
+/// `MPI_Comm_compare`: for two intercommunicators, both groups are compared (congruent
+/// if both are identical, similar if both are at least similar); an intercommunicator
+/// and an intracommunicator are unequal.
 ///
 /// # Safety
 /// `result` points to an int.
@@ -198,9 +203,15 @@ pub unsafe extern "C" fn MPI_Comm_group(comm: c_int, grp: *mut c_int) -> c_int {
 pub unsafe extern "C" fn MPI_Comm_compare(comm1: c_int, comm2: c_int, result: *mut c_int) -> c_int {
     entry("MPI_Comm_compare", Scope::Comm(comm1), || {
         let (a, b) = (comm::lookup(comm1)?, comm::lookup(comm2)?);
-        let r = match group::compare(&a.members, &b.members) {
+        // Group comparisons: 0 identical, 2 similar, 3 unequal; so the larger decides.
+        let remote = match (a.remote(), b.remote()) {
+            (Some(x), Some(y)) => group::compare(x, y),
+            (None, None) => 0,
+            _ => 3,
+        };
+        let r = match group::compare(&a.members, &b.members).max(remote) {
             _ if comm1 == comm2 => 0,
-            0 => 1, // same members and order: congruent
+            0 => 1, // same groups and order: congruent
             r => r,
         };
         c!(out(result, r, "result"))

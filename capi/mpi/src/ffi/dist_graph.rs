@@ -48,7 +48,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
     comm_dist_graph: *mut c_int,
 ) -> c_int {
     entry("MPI_Dist_graph_create_adjacent", Scope::Comm(comm_old), || {
-        let c = comm::lookup(comm_old)?;
+        let c = comm::lookup_intra(comm_old)?;
         crate::info::pairs(info)?;
         let srcs = c!(array(sources, indegree, "sources"))?.to_vec();
         let dsts = c!(array(destinations, outdegree, "destinations"))?.to_vec();
@@ -143,7 +143,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
     comm_dist_graph: *mut c_int,
 ) -> c_int {
     entry("MPI_Dist_graph_create", Scope::Comm(comm_old), || {
-        let c = comm::lookup(comm_old)?;
+        let c = comm::lookup_intra(comm_old)?;
         let mine = crate::info::pairs(info).and_then(|_| {
             if comm_dist_graph.is_null() {
                 return fail(class::ARG, "comm_dist_graph is a null pointer");
@@ -158,7 +158,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
 }
 
 fn graph(comm: c_int) -> MpiResult<Topology> {
-    match comm::lookup(comm)?.topology.clone() {
+    match comm::lookup_intra(comm)?.topology.clone() {
         t @ Topology::DistGraph { .. } => Ok(t),
         _ => fail(class::TOPOLOGY, "the communicator has no distributed graph topology"),
     }

@@ -5,6 +5,9 @@
 //! and otherwise the very calls the general path makes (`Core::send`,
 //! `crate::p2p::recv`, `Core::isend`, `Core::irecv`), whose results are returned as
 //! they are.
+//!
+//! Ranks translate through `CommObj::peers`, the remote group of an intercommunicator
+//! and the members of an intracommunicator alike, so neither kind costs a test here.
 
 use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
@@ -46,7 +49,7 @@ unsafe fn send_args<'b>(
     if !(0..=TAG_UB).contains(&tag) {
         return None;
     }
-    let to = *c.members.get(usize::try_from(dest).ok()?)?;
+    let to = *c.peers.get(usize::try_from(dest).ok()?)?;
     let data: &[u8] = match bytes {
         0 => &[],
         _ if buf.is_null() => return None,
@@ -122,7 +125,7 @@ unsafe fn recv_args<'b>(
     };
     let src = match source {
         ANY_SOURCE => Source::Any,
-        r => Source::Rank(*c.members.get(usize::try_from(r).ok()?)?),
+        r => Source::Rank(*c.peers.get(usize::try_from(r).ok()?)?),
     };
     let into: &mut [u8] = match bytes {
         0 => &mut [],

@@ -58,7 +58,7 @@ pub unsafe extern "C" fn MPI_Graph_create(
     comm_graph: *mut c_int,
 ) -> c_int {
     entry("MPI_Graph_create", Scope::Comm(comm_old), || {
-        let c = comm::lookup(comm_old)?;
+        let c = comm::lookup_intra(comm_old)?;
         // SAFETY: this call's contract.
         let (index, edges) = unsafe { graph_of(c, nnodes, index, edges) }?;
         if comm_graph.is_null() {
@@ -84,7 +84,7 @@ pub unsafe extern "C" fn MPI_Graph_map(
     newrank: *mut c_int,
 ) -> c_int {
     entry("MPI_Graph_map", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         // SAFETY: this call's contract.
         unsafe { graph_of(c, nnodes, index, edges) }?;
         let rank = if (c.rank as c_int) < nnodes { c.rank as c_int } else { UNDEFINED };
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn MPI_Graph_map(
 
 /// `comm`'s graph: `MPI_ERR_TOPOLOGY` if it has none.
 fn graph(comm: c_int) -> MpiResult<(&'static [i32], &'static [i32])> {
-    match &comm::lookup(comm)?.topology {
+    match &comm::lookup_intra(comm)?.topology {
         Topology::Graph { index, edges } => Ok((index, edges)),
         _ => fail(class::TOPOLOGY, "the communicator has no graph topology"),
     }

@@ -8,7 +8,7 @@
 //! C: `entry` catches it and aborts the job the same way.
 //!
 //! Files: [`env`](mod@env) (start-up, errors, info, memory), [`handlers`] (error
-//! handlers), [`comm`] (communicators, groups), [`group_ops`] (groups from groups),
+//! handlers), [`comm`] (communicators, groups), [`intercomm`] (intercommunicators), [`group_ops`] (groups from groups),
 //! [`topology`], [`graph`] and [`dist_graph`] (and their [`neighbor`]hood collectives), [`attr`] (attributes and their
 //! keys), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking sends),
 //! [`mprobe`] (matched probes), `pending` (requests in flight), [`requests`] (request
@@ -41,6 +41,7 @@ pub mod group_ops;
 pub mod handlers;
 pub mod icoll;
 pub mod info;
+pub mod intercomm;
 pub mod modes;
 pub mod mprobe;
 pub mod neighbor;

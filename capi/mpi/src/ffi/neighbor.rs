@@ -67,7 +67,7 @@ fn begin(
     receives: impl FnOnce(&Neighbors) -> MpiResult<Vec<Option<UserBuffer>>>,
     sends: impl FnOnce(&Neighbors) -> MpiResult<Vec<Vec<u8>>>,
 ) -> MpiResult<Box<dyn Pending>> {
-    let c = comm::lookup(comm)?;
+    let c = comm::lookup_intra(comm)?;
     let neighbors = neighbors(c)?;
     let targets = receives(&neighbors)?;
     let blocks = sends(&neighbors)?;

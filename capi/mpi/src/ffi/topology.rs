@@ -41,7 +41,7 @@ pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut
 }
 
 fn cart(comm: c_int) -> MpiResult<(&'static comm::CommObj, Vec<i32>, Vec<bool>)> {
-    let c = comm::lookup(comm)?;
+    let c = comm::lookup_intra(comm)?;
     match &c.topology {
         Topology::Cart { dims, periods } => {
             let (d, p) = (dims.clone(), periods.clone());
@@ -87,7 +87,7 @@ pub unsafe extern "C" fn MPI_Cart_map(
     newrank: *mut c_int,
 ) -> c_int {
     entry("MPI_Cart_map", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         // SAFETY: this call's contract.
         let (_, cells) = unsafe { grid_of(c, ndims, dims) }?;
         c!(array(periods, ndims, "periods"))?;
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
     comm_cart: *mut c_int,
 ) -> c_int {
     entry("MPI_Cart_create", Scope::Comm(comm_old), || {
-        let c = comm::lookup(comm_old)?;
+        let c = comm::lookup_intra(comm_old)?;
         // SAFETY: this call's contract.
         let (dims, cells) = unsafe { grid_of(c, ndims, dims) }?;
         let periods: Vec<bool> = c!(array(periods, ndims, "periods"))?.iter().map(|&p| p != 0).collect();

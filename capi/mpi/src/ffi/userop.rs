@@ -177,7 +177,7 @@ fn prefix(
     comm: c_int,
     exclusive: bool,
 ) -> MpiResult<()> {
-    let c = comm::lookup(comm)?;
+    let c = comm::lookup_intra(comm)?;
     let map = datatype::committed(datatype)?;
     let n = count(n)?;
     let send = if in_place(sendbuf) { None } else { Some(buffer(sendbuf, n, &map)?) };

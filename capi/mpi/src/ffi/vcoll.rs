@@ -98,7 +98,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Gatherv", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let smap = or_abstain!(c, map_of(sendbuf, sendtype));
@@ -133,7 +133,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Scatterv", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let root = root_of(c, root)?;
         let rmap = or_abstain!(c, map_of(recvbuf, recvtype));
         let recv = or_abstain!(c, plain(recvbuf, recvcount, rmap.as_ref()));
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Allgatherv", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let smap = or_abstain!(c, map_of(sendbuf, sendtype));
         let send = or_abstain!(c, plain(sendbuf, sendcount, smap.as_ref()));
         let rmap = or_abstain!(c, datatype::committed(recvtype));
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Alltoallv", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let n = c.size();
         let smap = or_abstain!(c, map_of(sendbuf, sendtype));
         // In place, the send counts, displacements and type are ignored.
@@ -236,7 +236,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Reduce_scatter", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let map = or_abstain!(c, datatype::committed(datatype));
         let counts = or_abstain!(c, c!(array(recvcounts, c.size() as c_int, "recvcounts")));
         let counts = or_abstain!(c, counts.iter().map(|&k| count(k)).collect::<MpiResult<Vec<_>>>());
@@ -355,7 +355,7 @@ pub unsafe extern "C" fn MPI_Alltoallw(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Alltoallw", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let n = c.size();
         // SAFETY: this call's contract.
         let recv = or_abstain!(c, unsafe { WSide::new(recvbuf, recvcounts, rdispls, recvtypes, n) });

@@ -69,7 +69,7 @@ pub unsafe extern "C" fn MPI_Win_create(
     win: *mut c_int,
 ) -> c_int {
     entry("MPI_Win_create", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let prepared = (|| {
             let (size, disp_unit) = (size_arg(size)?, disp_arg(disp_unit)?);
             let (part, own) = share(mpi()?.core.context(), base, size)?;
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn MPI_Win_allocate(
     win: *mut c_int,
 ) -> c_int {
     entry("MPI_Win_allocate", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let prepared = (|| {
             Ok(Prepared {
                 part: None,
@@ -132,7 +132,7 @@ pub unsafe extern "C" fn MPI_Win_allocate_shared(
     win: *mut c_int,
 ) -> c_int {
     entry("MPI_Win_allocate_shared", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let prepared = win::prepare_shared(c, size_arg(size), disp_arg(disp_unit))?;
         let handle = win::create(c, Flavor::Shared, info, Ok(prepared))?;
         out_base(handle, baseptr)?;
@@ -167,7 +167,7 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: c_int, win: *mut c_int) -> c_int {
     entry("MPI_Win_create_dynamic", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
+        let c = comm::lookup_intra(comm)?;
         let ctx = mpi()?.core.context();
         let whole = HeapRegion { offset: 0, len: ctx.heap_len() };
         let prepared =

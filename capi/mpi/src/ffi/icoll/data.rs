@@ -67,7 +67,7 @@ pub unsafe extern "C" fn MPI_Igather(
 ) -> c_int {
     entry("MPI_Igather", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let root = root_of(c, root)?;
             let send = (sendbuf, sendcount, sendtype);
             let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), c.rank == root)?;
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn MPI_Iallgather(
 ) -> c_int {
     entry("MPI_Iallgather", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let send = (sendbuf, sendcount, sendtype);
             let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), true)?;
             tree::collect(c, None, mine, None, target)
@@ -121,7 +121,7 @@ pub unsafe extern "C" fn MPI_Iscatter(
 ) -> c_int {
     entry("MPI_Iscatter", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let root = root_of(c, root)?;
             let (me, n, at_root) = (c.rank as usize, c.size() as usize, c.rank == root);
             // In place at the root, it keeps its block where it is.
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn MPI_Ialltoall(
 ) -> c_int {
     entry("MPI_Ialltoall", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let n = c.size() as usize;
             if in_place(recvbuf) {
                 return Err(missing());

@@ -73,7 +73,7 @@ fn kept(p: *const c_void, n: usize, map: &TypeRef) -> MpiResult<UserBuffer> {
 /// `request` points to an `MPI_Request`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || tree::barrier(comm::lookup(comm)?)))
+    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || tree::barrier(comm::lookup_intra(comm)?)))
 }
 
 /// `MPI_Ibcast`.
@@ -92,7 +92,7 @@ pub unsafe extern "C" fn MPI_Ibcast(
 ) -> c_int {
     entry("MPI_Ibcast", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let map = datatype::committed(datatype)?;
             let root = root_of(c, root)?;
             let buf = buffer(buffer_, count(count_)?, &map)?;
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn MPI_Ireduce(
 ) -> c_int {
     entry("MPI_Ireduce", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let root = root_of(c, root)?;
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn MPI_Iallreduce(
 ) -> c_int {
     entry("MPI_Iallreduce", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, true)?;
@@ -209,7 +209,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
 ) -> c_int {
     entry("MPI_Ireduce_scatter_block", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let n = c.size() as usize;
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
@@ -257,7 +257,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
 ) -> c_int {
     entry("MPI_Ireduce_scatter", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let n = c.size() as usize;
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
@@ -296,7 +296,7 @@ fn prefix(
     comm: c_int,
     exclusive: bool,
 ) -> MpiResult<Box<dyn Pending>> {
-    let c = comm::lookup(comm)?;
+    let c = comm::lookup_intra(comm)?;
     let map = datatype::committed(datatype)?;
     let combine = owned_combiner(op, map.clone(), datatype)?;
     let (mine, target) = reduction_input((sendbuf, recvbuf), n, &map, true)?;

@@ -66,7 +66,7 @@ pub unsafe extern "C" fn MPI_Igatherv(
 ) -> c_int {
     entry("MPI_Igatherv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let root = root_of(c, root)?;
             let (me, n, at_root) = (c.rank as usize, c.size() as usize, c.rank == root);
             if in_place(sendbuf) && !at_root {
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn MPI_Iscatterv(
 ) -> c_int {
     entry("MPI_Iscatterv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let root = root_of(c, root)?;
             let (me, n, at_root) = (c.rank as usize, c.size() as usize, c.rank == root);
             if in_place(recvbuf) && !at_root {
@@ -163,7 +163,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
 ) -> c_int {
     entry("MPI_Iallgatherv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let (me, n) = (c.rank as usize, c.size() as usize);
             let smap = map_of(sendbuf, sendtype)?;
             let send = plain(sendbuf, sendcount, smap.as_ref())?;
@@ -209,7 +209,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
 ) -> c_int {
     entry("MPI_Ialltoallv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let n = c.size() as usize;
             if in_place(recvbuf) {
                 return Err(missing());
@@ -261,7 +261,7 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
 ) -> c_int {
     entry("MPI_Ialltoallw", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup(comm)?;
+            let c = comm::lookup_intra(comm)?;
             let n = c.size();
             // SAFETY: this call's contract.
             let recv = unsafe { WSide::new(recvbuf, recvcounts, rdispls, recvtypes, n) }?;

@@ -157,6 +157,30 @@ fn collectives_on_split_communicators() {
     assert_eq!(results[1].1, 3);
 }
 
+/// Sixteen communicators of every process, all alive at once, each making a collective
+/// call (which gives it its staging): each takes at most a sixteenth of the heap, so at
+/// 48 processes they fit (with a quarter each, the fifth ran out of heap).
+fn many_communicators(core: &Core, _: ()) -> Result<(), String> {
+    let e = |e: CollError| e.to_string();
+    let world = Comm::world(core).map_err(e)?;
+    let mut held = Vec::new();
+    for i in 0..16u32 {
+        let comm = world.split(Some(0), (core.rank() as i32) * if i % 2 == 0 { 1 } else { -1 }).map_err(e)?;
+        let comm = comm.expect("colour given");
+        let mut total = [0u64];
+        comm.allreduce(&[u64::from(core.rank() + i)], &mut total, Op::Sum).map_err(e)?;
+        let n = u64::from(core.size());
+        check(total[0] == n * (n - 1) / 2 + n * u64::from(i), || format!("allreduce on communicator {i}"))?;
+        held.push(comm);
+    }
+    Ok(())
+}
+
+#[test]
+fn sixteen_communicators_with_collectives_fit_at_48_cores() {
+    Job::new(48).run(&(), many_communicators).unwrap();
+}
+
 /// A split whose leader cannot allocate the new area: every member of that part gets
 /// the leader's error, with what was really free, and the world goes on.
 fn split_out_of_heap(core: &Core, _: ()) -> Result<String, String> {

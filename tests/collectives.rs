@@ -157,27 +157,35 @@ fn collectives_on_split_communicators() {
     assert_eq!(results[1].1, 3);
 }
 
-/// Sixteen communicators of every process, all alive at once, each making a collective
-/// call (which gives it its staging): each takes at most a sixteenth of the heap, so at
-/// 48 processes they fit (with a quarter each, the fifth ran out of heap).
+/// Forty communicators of every process alive at once, each making small collective
+/// calls, and every eighth a large one too (its first round in the small staging, the
+/// rest after it grew): small calls keep small staging, so they all fit at 48 processes
+/// (with full staging for each, the fifth ran out of heap).
 fn many_communicators(core: &Core, _: ()) -> Result<(), String> {
     let e = |e: CollError| e.to_string();
     let world = Comm::world(core).map_err(e)?;
+    let n = u64::from(core.size());
     let mut held = Vec::new();
-    for i in 0..16u32 {
+    for i in 0..40u32 {
         let comm = world.split(Some(0), (core.rank() as i32) * if i % 2 == 0 { 1 } else { -1 }).map_err(e)?;
         let comm = comm.expect("colour given");
         let mut total = [0u64];
         comm.allreduce(&[u64::from(core.rank() + i)], &mut total, Op::Sum).map_err(e)?;
-        let n = u64::from(core.size());
         check(total[0] == n * (n - 1) / 2 + n * u64::from(i), || format!("allreduce on communicator {i}"))?;
+        if i % 8 == 0 {
+            let mine: Vec<u64> = (0..20_000).map(|k| k + u64::from(core.rank())).collect();
+            let mut sum = vec![0u64; mine.len()];
+            comm.allreduce(&mine, &mut sum, Op::Sum).map_err(e)?;
+            let bad = (0..20_000u64).position(|k| sum[k as usize] != n * k + n * (n - 1) / 2);
+            check(bad.is_none(), || format!("large allreduce on communicator {i}: element {bad:?}"))?;
+        }
         held.push(comm);
     }
     Ok(())
 }
 
 #[test]
-fn sixteen_communicators_with_collectives_fit_at_48_cores() {
+fn forty_communicators_with_collectives_fit_at_48_cores() {
     Job::new(48).run(&(), many_communicators).unwrap();
 }
 

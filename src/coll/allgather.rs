@@ -105,10 +105,9 @@ impl Comm<'_> {
                 return self.allgather_published(send, out, local);
             }
             // Blocks packed side by side in the round's array (see `comm`): n rounds of
-            // `per_round` fit it, since each half holds `per_round`.
-            let per_round = self.half_payload() / whole * whole;
+            // a half's payload fit it.
             let me = self.rank() as usize;
-            return self.in_rounds(block, local, per_round, |round, r, phase| {
+            return self.in_rounds(block, local, |p| p / whole * whole, |round, r, phase| {
                 let chunk = r.len();
                 match phase {
                     Phase::Write => {
@@ -132,9 +131,8 @@ impl Comm<'_> {
             });
         }
         self.ensure_step_flags()?;
-        let per_round = self.half_payload() / n / whole * whole;
         let me = self.rank();
-        self.in_rounds(block, local, per_round, |round, r, phase| {
+        self.in_rounds(block, local, |p| p / n / whole * whole, |round, r, phase| {
             let chunk = r.len();
             match phase {
                 Phase::Write => round.put_own(me as usize * chunk, &send[r]),
@@ -177,7 +175,7 @@ impl Comm<'_> {
         let _call = Comm::timed_call("allgather");
         let (n, me) = (self.size(), self.rank());
         let block = send.len();
-        let round = self.round()?;
+        let round = self.round(self.half_payload())?;
         // Each block in its member's own half, not packed: these members run at once,
         // and packed blocks of under a line would share lines between writers.
         if local.is_ok() {

@@ -40,6 +40,9 @@ const HEADER_BYTES: usize = 16;
 /// Where the payload starts in a half: after the line that holds the member's header
 /// when members run at once ([`Round::packs_headers`]).
 const HEADER: usize = shm_layout::LINE;
+/// Payload bytes of a half that a communicator's first round needs at least: its
+/// staging's smallest size (`comm`'s staging rounds up to 4 KiB halves).
+const FIRST_PAYLOAD: usize = 4096 - HEADER;
 
 /// Bytes of staging's table of packed headers for one parity (see `comm`): whole pages,
 /// so that the halves after it start on a page.
@@ -55,20 +58,21 @@ pub(crate) struct Round<'a, 'c> {
 }
 
 impl<'c> Comm<'c> {
-    /// Payload bytes of one staging half, the same on every member: large enough for
+    /// Payload bytes of a full staging half, the same on every member: large enough for
     /// bandwidth, small enough that 1024 members fit in the default heap, and that a
-    /// communicator's staging (both parities of every member's half) takes at most a
-    /// sixteenth of the heap: with a quarter, a 48-process MPI program ran out of heap
-    /// at its fifth communicator that made a collective call.
+    /// communicator's full staging (both parities of every member's half) takes at most
+    /// a sixteenth of the heap: with a quarter, a 48-process MPI program ran out of heap
+    /// at its fifth communicator that made a large collective call.
     pub(crate) fn half_payload(&self) -> usize {
         let heap = self.context().segment().config().heap_bytes as usize;
         let per_member = (heap / (32 * self.size() as usize)).clamp(16 * 1024, 1 << 20);
         (1usize << per_member.ilog2()) - HEADER
     }
 
-    /// Starts a round: staging for this call, halves chosen by its parity.
-    pub(crate) fn round(&self) -> Result<Round<'_, 'c>, CollError> {
-        let staging = self.staging(self.half_payload() + HEADER)?;
+    /// Starts a round: staging with halves of at least `payload` bytes (the staging as
+    /// it is, if it has them), halves chosen by the call's parity.
+    pub(crate) fn round(&self, payload: usize) -> Result<Round<'_, 'c>, CollError> {
+        let staging = self.staging(payload + HEADER)?;
         Ok(Round { comm: self, staging, call: self.next_call() })
     }
 
@@ -77,19 +81,25 @@ impl<'c> Comm<'c> {
     /// in [`Phase::Read`]. The first round also agrees on `block_bytes` and on each
     /// member's local validity before anyone reads, so a bad call changes no buffer and
     /// every member returns an error.
+    ///
+    /// `per_round` gives the bytes of the block a round moves from the payload bytes of
+    /// the round's halves. The first round takes the staging as it is, a small one at a
+    /// communicator's first call ([`FIRST_PAYLOAD`]): its size must not depend on this
+    /// call's arguments, which the members have not agreed on yet. Later rounds, after
+    /// the agreement, grow it to full halves ([`Comm::half_payload`]); so a
+    /// communicator whose calls are all small keeps a small staging (module docs).
     pub(crate) fn in_rounds(
         &self,
         block_bytes: usize,
         local: Result<(), CollError>,
-        per_round: usize,
+        per_round: impl Fn(usize) -> usize,
         mut body: impl FnMut(&Round<'_, 'c>, std::ops::Range<usize>, Phase) -> Result<(), CollError>,
     ) -> Result<(), CollError> {
         let _call = Comm::timed_call("collective");
-        let per_round = per_round.max(1);
         let mut lo = 0;
         loop {
-            let round = self.round()?;
-            let hi = (lo + per_round).min(block_bytes);
+            let round = self.round(if lo == 0 { FIRST_PAYLOAD } else { self.half_payload() })?;
+            let hi = (lo + per_round(round.payload()).max(1)).min(block_bytes);
             if lo == 0 {
                 round.write_header(block_bytes, &local);
             }
@@ -185,6 +195,11 @@ impl<'c> Round<'_, 'c> {
         self.call
     }
 
+    /// Payload bytes of each member's half in this round.
+    pub fn payload(&self) -> usize {
+        self.staging.1 - HEADER
+    }
+
     pub(crate) fn write_header(&self, block_bytes: usize, local: &Result<(), CollError>) {
         let mut header = [0u8; HEADER_BYTES];
         header[..8].copy_from_slice(&(block_bytes as u64).to_le_bytes());
@@ -260,7 +275,7 @@ impl Comm<'_> {
         self.check_rank(root)?;
         let me = self.rank();
         let data = bytes_mut(buf);
-        self.in_rounds(data.len(), Ok(()), per_round::<T>(self.half_payload()), |round, r, phase| {
+        self.in_rounds(data.len(), Ok(()), per_round::<T>, |round, r, phase| {
             match phase {
                 Write if me == root => round.put_own(0, &data[r]),
                 Read if me != root => round.get(root, 0, &mut data[r]),
@@ -278,7 +293,7 @@ impl Comm<'_> {
         let (n, me, block) = (self.size() as usize, self.rank(), size_of_val(send));
         let local = if me == root { expect_len(recv.len(), send.len() * n) } else { Ok(()) };
         let out = bytes_mut(recv);
-        self.in_rounds(block, local, per_round::<T>(self.half_payload()), |round, r, phase| {
+        self.in_rounds(block, local, per_round::<T>, |round, r, phase| {
             match phase {
                 Write => round.put_own(0, &bytes(send)[r]),
                 Read if me == root => {
@@ -299,7 +314,7 @@ impl Comm<'_> {
         let (n, me, block) = (self.size() as usize, self.rank() as usize, size_of_val(recv));
         let local = if me as u32 == root { expect_len(send.len(), recv.len() * n) } else { Ok(()) };
         let out = bytes_mut(recv);
-        self.in_rounds(block, local, per_round::<T>(self.half_payload() / n), |round, r, phase| {
+        self.in_rounds(block, local, |p| per_round::<T>(p / n), |round, r, phase| {
             match phase {
                 Write if me as u32 == root => {
                     for rank in 0..n {
@@ -324,7 +339,7 @@ impl Comm<'_> {
             .and_then(|()| expect_len(send.len(), send.len().div_ceil(n) * n));
         let block = size_of_val(send) / n;
         let out = bytes_mut(recv);
-        self.in_rounds(block, local, per_round::<T>(self.half_payload() / n), |round, r, phase| {
+        self.in_rounds(block, local, |p| per_round::<T>(p / n), |round, r, phase| {
             for j in 0..n {
                 let (lo, hi) = (j * block + r.start, j * block + r.end);
                 match phase {
@@ -345,7 +360,7 @@ impl Comm<'_> {
         let local = T::check(op)
             .map_err(CollError::Op)
             .and_then(|()| if me == root { expect_len(recv.len(), send.len()) } else { Ok(()) });
-        self.in_rounds(size_of_val(send), local, per_round::<T>(self.half_payload()), |round, r, phase| {
+        self.in_rounds(size_of_val(send), local, per_round::<T>, |round, r, phase| {
             match phase {
                 Write => round.put_own(0, &bytes(send)[r]),
                 Read if me == root => reduce_all(round, 0, elems_mut(recv, &r), op),
@@ -368,8 +383,8 @@ impl Comm<'_> {
         let (n, me) = (self.size() as usize, self.rank() as usize);
         let elem = size_of::<T>();
         // Contributions fill the first half of the payload, reduced slices the second.
-        let slices_at = self.half_payload() / 2;
-        self.in_rounds(size_of_val(send), local, per_round::<T>(slices_at), |round, r, phase| {
+        self.in_rounds(size_of_val(send), local, |p| per_round::<T>(p / 2), |round, r, phase| {
+            let slices_at = round.payload() / 2;
             if phase == Write {
                 round.put_own(0, &bytes(send)[r]);
                 return Ok(());
@@ -414,7 +429,7 @@ impl Comm<'_> {
         let elem = size_of::<T>();
         let mine_at = counts.iter().take(me).sum::<usize>() * elem;
         let mine_end = mine_at + size_of_val(recv);
-        self.in_rounds(size_of_val(send), local, per_round::<T>(self.half_payload()), |round, r, phase| {
+        self.in_rounds(size_of_val(send), local, per_round::<T>, |round, r, phase| {
             match phase {
                 Write => round.put_own(0, &bytes(send)[r]),
                 Read => {

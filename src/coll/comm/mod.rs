@@ -36,7 +36,11 @@
 //! rewritten two calls later; every collective ends after a barrier or after receiving
 //! from every member, so by then every reader of it has finished with it (see `coll`).
 //! Staging grows collectively: a barrier, then the leader frees the old block and
-//! publishes a new one.
+//! publishes a new one. It starts with 4 KiB halves, and grows to full halves
+//! (`Comm::half_payload`, at most a sixteenth of the heap in all) only at the second
+//! round of a call that moves more, once the members agreed on the sizes; so a
+//! communicator whose collectives are all small keeps a small staging (at 48 members,
+//! 20 live communicators with full staging took the whole default heap).
 //!
 //! Packed headers and side-by-side halves: a member reads every header in a call's first
 //! round, and the shared allgather every member's block. With a header atop each half

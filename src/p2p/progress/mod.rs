@@ -52,16 +52,15 @@ use rustc_hash::FxHashSet;
 use crate::p2p::channel::{Placement, ShmRing};
 use crate::p2p::cma::SingleCopy;
 use crate::p2p::matching::{Inbox, Target, TargetState};
-use crate::p2p::rendezvous::Book;
 use crate::p2p::spare::Spare;
 use crate::p2p::timed::{self, Model};
 use crate::protocol::abort::JobAborted;
-use crate::protocol::ring::frag::{
-    CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT, RENDEZVOUS_BYTES, Rendezvous,
-};
+use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, MAX_FRAGMENT};
 use crate::protocol::ring::srb::{self, Srb};
 use crate::protocol::waiter::Waiter;
 use crate::segment::mapping::Segment;
+
+use self::outbox::Pending;
 
 /// Why progress stopped.
 #[derive(Clone, Copy, Debug)]
@@ -80,62 +79,6 @@ impl From<JobAborted> for Fail {
     fn from(e: JobAborted) -> Self {
         Fail::Aborted(e)
     }
-}
-
-/// The bytes of a queued send: a copy of its own, or the buffer its caller handed over.
-enum Bytes {
-    Copy(Vec<u8>),
-    Given(Box<dyn AsRef<[u8]> + Send>),
-}
-
-impl Bytes {
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Bytes::Copy(v) => v,
-            Bytes::Given(b) => (**b).as_ref(),
-        }
-    }
-}
-
-/// A non-blocking send that has not left completely; owns the bytes still to go.
-struct Pending {
-    id: u64,
-    tag: u32,
-    total: u32,
-    data: Bytes,
-    off: usize,
-    started: bool,
-    /// Announced as a single copy when its turn comes (module docs).
-    single: bool,
-    /// A synchronous message (its first fragment says so, see `synchronous`).
-    sync: bool,
-    /// SRB space reserved for the next fragment that did not fit yet (module docs).
-    reserved: Option<srb::Reservation>,
-    /// How its fragments are charged in virtual time.
-    model: Model,
-}
-
-impl Pending {
-    /// The bytes its next fragment carries at most: the announcement's, for a single
-    /// copy not announced yet; none for one announced, which waits for its answer (an
-    /// incoming fragment), not for room.
-    fn next_push(&self) -> Option<usize> {
-        match (self.single, self.started) {
-            (true, true) => None,
-            (true, false) => Some(RENDEZVOUS_BYTES as usize),
-            (false, _) => Some(self.data.as_slice().len() - self.off),
-        }
-    }
-}
-
-/// Where a queued single-copy send stands (`Ctx::announce_queued`).
-enum Announced {
-    /// Not announced yet, or not answered yet (`true`: the announcement left now).
-    Waiting(bool),
-    /// The receiver read it: the send is finished.
-    Read,
-    /// The receiver may not read this process: the bytes go through the channel.
-    Refused,
 }
 
 /// The header fields of a fragment a sender pushes (the source is the sender).
@@ -222,58 +165,6 @@ impl State {
             || !self.inbox.rdv.owed.is_empty()
     }
 
-    /// Queues a copy of the rest of a send (synchronous if `sync`), with the space
-    /// reserved for its next fragment if any; returns its id.
-    pub fn enqueue(
-        &mut self,
-        dest: u32,
-        (tag, total, sync): (u32, u32, bool),
-        rest: &[u8],
-        (started, model): (bool, Model),
-        reserved: Option<srb::Reservation>,
-    ) -> u64 {
-        let data = Bytes::Copy(self.spare.copy_of(rest));
-        let p = Pending { id: 0, tag, total, data, off: 0, started, single: false, sync, reserved, model };
-        self.queue(dest, p)
-    }
-
-    /// Queues a large message whose buffer the caller hands over, to be announced as a
-    /// single copy in its turn (module docs); returns its id.
-    pub fn enqueue_given(
-        &mut self,
-        dest: u32,
-        (tag, total): (u32, u32),
-        data: Box<dyn AsRef<[u8]> + Send>,
-        model: Model,
-    ) -> u64 {
-        let data = Bytes::Given(data);
-        let p = Pending { id: 0, tag, total, data, off: 0, started: false, single: true, sync: false, reserved: None, model };
-        self.queue(dest, p)
-    }
-
-    fn queue(&mut self, dest: u32, mut p: Pending) -> u64 {
-        p.id = self.next_send;
-        self.next_send += 1;
-        if self.outbox.len() <= dest as usize {
-            self.outbox.resize_with(dest as usize + 1, VecDeque::new);
-        }
-        self.unfinished.insert(p.id);
-        let id = p.id;
-        self.outbox[dest as usize].push_back(p);
-        id
-    }
-
-    /// A destination still in the job (not `left`) that a queued send has announced
-    /// itself to and whose answer has not come.
-    pub fn announced_to(&self, left: impl Fn(u32) -> bool) -> Option<u32> {
-        (0..self.outbox.len() as u32).find(|&d| {
-            self.outbox[d as usize].front().is_some_and(|p| p.single && p.started) && !left(d)
-        })
-    }
-
-    pub fn send_finished(&self, id: u64) -> bool {
-        !self.unfinished.contains(&id)
-    }
 }
 
 /// What a core needs to move fragments.
@@ -491,89 +382,6 @@ impl<'c> Ctx<'c> {
         Ok(Some(n))
     }
 
-    /// Pushes queued non-blocking sends as far as they go; true if any fragment left.
-    /// Skips destinations that a blocking send is in the middle of.
-    pub fn push_queued(&self, st: &mut State) -> Result<bool, Fail> {
-        let mut any = self.push_answers(&mut st.inbox)?;
-        let State { outbox, unfinished, busy, spare, inbox, .. } = st;
-        for (dest, queue) in outbox.iter_mut().enumerate() {
-            if queue.is_empty() || busy.get(dest).is_some_and(|&b| b) {
-                continue;
-            }
-            while let Some(p) = queue.front_mut() {
-                if p.single {
-                    match self.announce_queued(dest as u32, p, &mut inbox.rdv)? {
-                        Announced::Waiting(moved) => {
-                            any |= moved;
-                            break;
-                        }
-                        Announced::Read => {
-                            any = true;
-                            unfinished.remove(&p.id);
-                            queue.pop_front();
-                            continue;
-                        }
-                        // Through the channel after all, as continuation fragments.
-                        Announced::Refused => any = true,
-                    }
-                }
-                let rest = &p.data.as_slice()[p.off..];
-                let frag = Frag::message(p.tag, p.total, !p.started, p.sync);
-                match self.push(dest as u32, (frag, false), rest, &mut p.reserved, p.model)? {
-                    None => break,
-                    Some(n) => {
-                        any = true;
-                        p.off += n;
-                        p.started = true;
-                        if p.off == p.data.as_slice().len() {
-                            unfinished.remove(&p.id);
-                            if let Some(Pending { data: Bytes::Copy(buffer), .. }) = queue.pop_front() {
-                                spare.keep(buffer);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Ok(any)
-    }
-
-    /// Announces queued send `p` to `dest` as a single copy, or looks for the answer to
-    /// its announcement (module docs).
-    fn announce_queued(&self, dest: u32, p: &mut Pending, rdv: &mut Book) -> Result<Announced, Fail> {
-        let mut moved = false;
-        if !p.started {
-            // A blocking send of another thread may hold an announcement to `dest` still
-            // (it started before this send was queued): this one waits its turn.
-            if rdv.open(dest) {
-                return Ok(Announced::Waiting(false));
-            }
-            // The buffer stays where it is, held by this queue, until the answer.
-            let at = Rendezvous { addr: p.data.as_slice().as_ptr() as u64, token: rdv.announce(dest) };
-            let frag = Frag { tag: p.tag, total: p.total, first: true, kind: FragKind::Rendezvous };
-            if self.push(dest, (frag, false), &at.to_bytes(), &mut p.reserved, p.model)?.is_none() {
-                // No room for the announcement yet; it is made again, with the same
-                // reservation if it took one.
-                rdv.close(dest);
-                return Ok(Announced::Waiting(false));
-            }
-            (p.started, moved) = (true, true);
-        }
-        let answer = rdv.answer(dest);
-        if answer.is_some() {
-            rdv.close(dest);
-        }
-        Ok(match answer {
-            None => Announced::Waiting(moved),
-            Some(FragKind::Done) => Announced::Read,
-            Some(_) => {
-                self.single.refused();
-                p.single = false;
-                Announced::Refused
-            }
-        })
-    }
-
     /// Drains, then pushes queued sends; true if anything moved.
     pub fn progress(&self, st: &mut State, target: Tgt<'_, '_>) -> Result<bool, Fail> {
         let drained = self.drain(&mut st.inbox, target, false)?;
@@ -582,6 +390,7 @@ impl<'c> Ctx<'c> {
 
 }
 
+mod outbox;
 mod watch;
 
 pub(crate) use watch::Watch;

@@ -39,6 +39,7 @@
 //! | `rma_fast`    | the hot one-sided calls' fast paths: results, errors  | 2, 3, 8    | srb, perpeer      |
 //! | `win_subcomm` | windows on split, reversed and self communicators     | 2, 3, 8    | srb, perpeer      |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
+//! | `grequest`    | generalized requests completed by a thread (`-pthread`) | 2, 3, 8  | srb, perpeer      |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
 //! one-sided traffic does not use them: the RMA programs' collectives and messages do.
@@ -350,6 +351,11 @@ fn thread_multiple_with_pthreads() {
     passes_with("threads", &["-pthread"], &CORES, &BOTH);
 }
 
+#[test]
+fn generalized_requests() {
+    passes_with("grequest", &["-pthread"], &CORES, &BOTH);
+}
+
 /// The programs that wait the most, under both explicit wait policies.
 #[test]
 fn wait_policies() {
@@ -394,6 +400,7 @@ fn checking_mode_accepts_correct_programs() {
         ("comm_create_group", &[]),
         ("intercomm", &[]),
         ("threads", &["-pthread"]),
+        ("grequest", &["-pthread"]),
         ("rma_basic", &[]),
         ("rma_atomics", &[]),
         ("rma_fast", &[]),

@@ -37,6 +37,7 @@ pub mod env;
 pub mod fast;
 pub mod fast_p2p;
 pub mod graph;
+pub mod grequest;
 pub mod group_ops;
 pub mod handlers;
 pub mod icoll;

@@ -3,7 +3,8 @@
 //! and running collectives; overlapping subsets built in turn; the same subset again
 //! and again, freed or dropped, with the heap back where it was; a one-member subset;
 //! a failed allocation reaching every member; the member lists refused; and
-//! `Comm::release`, counting a member out once, as the MPI library's free does. The grant
+//! `Comm::release`, counting a member out once, as the MPI library's free does, and
+//! refusing collective calls after. The grant
 //! travels as a point-to-point message from the leader, as the MPI library sends it.
 
 use sccemu::coll::Grant;
@@ -234,6 +235,12 @@ fn released(core: &Core, _: ()) -> Result<(usize, usize, usize), String> {
                 exercise(core, &comm)?;
                 comm.release();
                 comm.release();
+                // Its memory may be another's now: collective calls are refused.
+                let mut out = [0u32];
+                match (comm.allreduce(&[1u32], &mut out, Op::Sum), comm.barrier()) {
+                    (Err(CollError::Released), Err(CollError::Released)) => {}
+                    other => return Err(format!("calls on a released communicator: {other:?}")),
+                }
                 Ok(comm)
             })
             .collect::<Result<Vec<_>, String>>()?;

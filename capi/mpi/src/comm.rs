@@ -330,6 +330,7 @@ pub fn coll_error(e: sccemu::CollError) -> MpiError {
         E::RankOutOfRange { .. } => class::RANK,
         E::Mismatch { .. } => class::NOT_SAME,
         E::Op(_) => class::OP,
+        E::Released => class::COMM,
         _ => class::OTHER,
     };
     MpiError::new(class, e.to_string())

@@ -58,6 +58,9 @@ pub enum CollError {
     Alloc(AllocError),
     /// The job aborted (some core died) while the call waited.
     Aborted(JobAborted),
+    /// The communicator was released ([`crate::coll::Comm::release`]): its memory may be
+    /// another's now, and nothing can be called on it.
+    Released,
 }
 
 impl fmt::Display for CollError {
@@ -80,6 +83,7 @@ impl fmt::Display for CollError {
             Self::Op(e) => e.fmt(f),
             Self::Alloc(e) => write!(f, "no shared memory for the collective: {e}"),
             Self::Aborted(e) => e.fmt(f),
+            Self::Released => write!(f, "the communicator was released; nothing can be called on it"),
         }
     }
 }

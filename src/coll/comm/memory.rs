@@ -137,8 +137,8 @@ impl Comm<'_> {
     /// docs), for a holder that cannot drop it: the MPI library keeps a freed
     /// communicator's object alive for threads that may still hold a reference (an
     /// erroneous program's), so it releases the memory at `MPI_Comm_free` instead.
-    /// Calling anything on the communicator afterwards is an error: the last member's
-    /// release returns the area. Later releases and the drop count nothing.
+    /// Collective calls on it afterwards return [`CollError::Released`] (the last
+    /// member's release returned the area). Later releases and the drop count nothing.
     pub fn release(&self) {
         if self.released.replace(true) {
             return;

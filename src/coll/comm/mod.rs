@@ -244,7 +244,13 @@ impl<'c> Comm<'c> {
     /// The communicator's barrier, without the checking-mode agreement: for the
     /// collectives' own synchronisation, after their entry point checked.
     pub(crate) fn barrier_unchecked(&self) -> Result<(), CollError> {
+        self.check_live()?;
         Ok(self.wait_barrier()?)
+    }
+
+    /// `Released` once this member released the communicator ([`Comm::release`]).
+    fn check_live(&self) -> Result<(), CollError> {
+        if self.released.get() { Err(CollError::Released) } else { Ok(()) }
     }
 
     fn wait_barrier(&self) -> Result<(), JobAborted> {
@@ -260,6 +266,9 @@ impl<'c> Comm<'c> {
     /// [`CollError::Mismatch`] on every member if they disagree; nothing otherwise.
     /// Every collective entry point calls it first.
     pub(crate) fn agree(&self, fingerprint: Fingerprint) -> Result<(), CollError> {
+        // Every collective call begins here (or at the barrier), so this is where a
+        // released communicator refuses it.
+        self.check_live()?;
         Ok(self.compare(&fingerprint)??)
     }
 

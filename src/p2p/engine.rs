@@ -168,10 +168,10 @@ impl Engine {
     /// waiting for room at their destinations as long as those are in the job, and waits
     /// for the answers to its queued sends' announcements (their receivers read this
     /// process's memory, which must still be there). An answer to or from a core that
-    /// left is not waited for: nothing of it waits any more. A leaving
-    /// core rings its own doorbell once it is marked finalized
-    /// (`CoreContext::leave`), which the wait here also sleeps on, so it never sleeps
-    /// past its destination's departure. An aborted job ends it: then nobody waits.
+    /// left is not waited for: nothing of it waits any more. A leaving core rings its
+    /// own doorbell once it is marked finalized (`CoreContext::leave`), which the wait
+    /// here also sleeps on, so it never sleeps past its destination's departure. An
+    /// aborted job ends it: then nobody waits.
     pub(crate) fn settle(&self, ctx: &CoreContext) {
         let Ok(cx) = self.ctx(ctx) else { return };
         let mut st = self.lock(ctx);

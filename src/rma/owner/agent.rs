@@ -13,6 +13,7 @@ use crate::protocol::atomic::stripes::{Stripe, Striping, for_each_granule_locked
 use crate::protocol::payload::Payload;
 use crate::protocol::waiter::Waiter;
 use crate::rma::acc_view::combine_staged;
+use crate::segment::adopt::pages_stay;
 use crate::segment::mapping::{Segment, SharedBytes};
 use crate::sync::{Ordering, fence};
 
@@ -26,7 +27,8 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
     let queue = block.queue(seg, me);
     let part = seg.bytes(part);
     let mut consumer = Consumer::new();
-    let mut msg = vec![0u8; SLOT_BYTES];
+    // On the stack: it is written while waiting, when pages may move (`adopt`).
+    let mut msg = [0u8; SLOT_BYTES];
     // Scratch for the operands and previous values, in words so that every element
     // type is aligned in it.
     let mut scratch = Scratch::default();
@@ -42,6 +44,9 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
             seg.abort(Some(me), AbortCause::Corrupted);
             return;
         }
+        // From here to the next wait this thread writes its heap (the scratch): pages
+        // must not move meanwhile (`segment::adopt`).
+        let _stay = pages_stay();
         let req = Req::decode(&msg[..HEADER]);
         let (Some(kind), Some(op)) = (ElemKind::from_code(req.elem), Op::from_code(req.op, req.alpha)) else {
             seg.abort(Some(me), AbortCause::Corrupted);

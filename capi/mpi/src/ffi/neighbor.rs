@@ -35,7 +35,7 @@ fn uniform(n: usize, per: c_int) -> MpiResult<Layout> {
 }
 
 /// `b` (of `map`) kept for the operation's completion; `None` if empty.
-pub(super) fn target(b: Buffer<'_>, map: &TypeRef) -> Option<UserBuffer> {
+fn target(b: Buffer<'_>, map: &TypeRef) -> Option<UserBuffer> {
     // `buffer` checked that the element count fits a C int.
     let count = c_int::try_from(b.count()).unwrap_or(c_int::MAX);
     (count > 0).then(|| UserBuffer { base: b.base() as usize, count, map: map.clone() })
@@ -161,22 +161,31 @@ pub(super) unsafe fn alltoallw(
 ) -> MpiResult<Box<dyn Pending>> {
     let receives = |n: &Neighbors| {
         // SAFETY: this function's contract.
-        let side =
-            unsafe { WSide::with_aint(recvbuf, recvcounts, rdispls, recvtypes, n.sources.len() as u32) }?;
-        (0..n.sources.len())
-            .map(|k| match &side.maps[k] {
-                Some(map) => Ok(target(side.block(k)?, map)),
-                None => Ok(None),
-            })
-            .collect()
+        w_targets(&unsafe {
+            WSide::with_aint(recvbuf, recvcounts, rdispls, recvtypes, n.sources.len() as u32)
+        }?)
     };
     let sends = |n: &Neighbors| {
         let len = n.destinations.len() as u32;
         // SAFETY: this function's contract.
-        let side = unsafe { WSide::with_aint(sendbuf, sendcounts, sdispls, sendtypes, len) }?;
-        (0..len as usize).map(|j| Ok(side.block(j)?.bytes()?.into_owned())).collect()
+        w_blocks(&unsafe { WSide::with_aint(sendbuf, sendcounts, sdispls, sendtypes, len) }?)
     };
     begin(comm, receives, sends)
+}
+
+/// The targets of an alltoallw's receive side, one per block.
+pub(super) fn w_targets(side: &WSide) -> MpiResult<Vec<Option<UserBuffer>>> {
+    (0..side.maps.len())
+        .map(|k| match &side.maps[k] {
+            Some(map) => Ok(target(side.block(k)?, map)),
+            None => Ok(None),
+        })
+        .collect()
+}
+
+/// The packed blocks of an alltoallw's send side, one per block.
+pub(super) fn w_blocks(side: &WSide) -> MpiResult<Vec<Vec<u8>>> {
+    (0..side.maps.len()).map(|j| Ok(side.block(j)?.bytes()?.into_owned())).collect()
 }
 
 /// Runs a neighbourhood collective to its end.

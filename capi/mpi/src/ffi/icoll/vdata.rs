@@ -21,7 +21,7 @@ use crate::comm;
 use crate::datatype::{self, TypeRef};
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::coll::{in_place, missing};
-use crate::ffi::neighbor::target;
+use crate::ffi::neighbor::{w_blocks, w_targets};
 use crate::ffi::vcoll::{WSide, layout, map_of, plain, vbuf};
 use crate::ffi::{Scope, entry};
 use crate::topology::Neighbors;
@@ -270,16 +270,7 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
                 // SAFETY: this call's contract.
                 false => Some(unsafe { WSide::new(sendbuf, sendcounts, sdispls, sendtypes, n) }?),
             };
-            let from = send.as_ref().unwrap_or(&recv);
-            let ranks = n as usize;
-            let targets = (0..ranks)
-                .map(|k| match &recv.maps[k] {
-                    Some(map) => Ok(target(recv.block(k)?, map)),
-                    None => Ok(None),
-                })
-                .collect::<MpiResult<_>>()?;
-            let blocks =
-                (0..ranks).map(|j| Ok(from.block(j)?.bytes()?.into_owned())).collect::<MpiResult<_>>()?;
+            let (targets, blocks) = (w_targets(&recv)?, w_blocks(send.as_ref().unwrap_or(&recv))?);
             let everyone: Vec<Option<i32>> = (0..n as i32).map(Some).collect();
             let neighbors = Neighbors { sources: everyone.clone(), destinations: everyone, grid: false };
             neighbor::start(c, Plan { neighbors, blocks, targets })

@@ -37,6 +37,11 @@ fn added() -> std::sync::MutexGuard<'static, Vec<Added>> {
     ADDED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Where `value` is in `ADDED`, if it is one of the program's values.
+fn index(value: c_int) -> Option<usize> {
+    usize::try_from(value.checked_sub(FIRST)?).ok()
+}
+
 fn add(list: &mut Vec<Added>, class: Option<c_int>) -> MpiResult<c_int> {
     let Some(value) = c_int::try_from(list.len()).ok().and_then(|n| FIRST.checked_add(n)) else {
         return fail(class::OTHER, "no error values are left to add");
@@ -57,9 +62,9 @@ pub fn add_class() -> MpiResult<c_int> {
 /// the program added.
 pub fn add_code(error_class: c_int) -> MpiResult<c_int> {
     let mut list = added();
-    let is_class = match usize::try_from(error_class.wrapping_sub(FIRST)) {
-        Ok(i) if error_class >= FIRST => list.get(i).is_some_and(|a| a.class == error_class),
-        _ => class::text(error_class).is_some() && error_class != class::SUCCESS,
+    let is_class = match index(error_class) {
+        Some(i) => list.get(i).is_some_and(|a| a.class == error_class),
+        None => class::text(error_class).is_some() && error_class != class::SUCCESS,
     };
     if !is_class {
         return fail(class::ARG, format!("{error_class} is not an error class"));
@@ -73,11 +78,7 @@ pub fn set_text(value: c_int, text: &str) -> MpiResult<()> {
         return fail(class::ARG, format!("an error string of {} bytes (at most {MAX_TEXT})", text.len()));
     }
     let mut list = added();
-    match usize::try_from(value.wrapping_sub(FIRST))
-        .ok()
-        .filter(|_| value >= FIRST)
-        .and_then(|i| list.get_mut(i))
-    {
+    match index(value).and_then(|i| list.get_mut(i)) {
         Some(a) => {
             a.text = text.to_owned();
             Ok(())
@@ -88,8 +89,7 @@ pub fn set_text(value: c_int, text: &str) -> MpiResult<()> {
 
 /// The class and text of `value`, if the program added it.
 pub fn lookup(value: c_int) -> Option<(c_int, String)> {
-    let i = usize::try_from(value.checked_sub(FIRST)?).ok()?;
-    added().get(i).map(|a| (a.class, a.text.clone()))
+    added().get(index(value)?).map(|a| (a.class, a.text.clone()))
 }
 
 /// Where `MPI_LASTUSEDCODE`'s value lives.

@@ -5,21 +5,16 @@
 
 use sccemu::{ANY_SOURCE, ANY_TAG, ChannelKind, Core, Job, RecvError, SendError};
 
+mod common;
+use common::{check, pattern, refuse_readers};
+
 const BOTH: [ChannelKind; 2] = [ChannelKind::PerPeer, ChannelKind::Srb];
 
 /// Above the default single-copy threshold and the default 64 KiB ring.
 const LARGE: usize = 300_001;
 
-fn pattern(seed: u32, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i as u32).wrapping_mul(2654435761).wrapping_add(seed).to_le_bytes()[1]).collect()
-}
-
 fn e(x: impl std::fmt::Display) -> String {
     x.to_string()
-}
-
-fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if ok { Ok(()) } else { Err(what()) }
 }
 
 /// Every way of sending to oneself: blocking before the receive, into a posted
@@ -29,7 +24,7 @@ fn to_self(core: &Core, len: usize) -> Result<(), String> {
     let big = pattern(me, len);
     core.send(me, 1, &big).map_err(e)?;
     let st = core.probe(me, 1).map_err(e)?;
-    expect(st.len == len && st.source == me, || format!("probe of a message to self: {st:?}"))?;
+    check(st.len == len && st.source == me, || format!("probe of a message to self: {st:?}"))?;
     let mut small = vec![0u8; len - 1];
     match core.recv(me, 1, &mut small) {
         Err(RecvError::Truncated { status, .. }) if status.len == len => {}
@@ -37,13 +32,13 @@ fn to_self(core: &Core, len: usize) -> Result<(), String> {
     }
     let mut buf = vec![0u8; len];
     core.recv(me, 1, &mut buf).map_err(e)?;
-    expect(buf == big, || "blocking self message damaged".into())?;
+    check(buf == big, || "blocking self message damaged".into())?;
 
     let mut posted = vec![0u8; len];
     let r = core.irecv(me, 2, &mut posted).map_err(e)?;
     core.send(me, 2, &big).map_err(e)?;
     r.wait().map_err(e)?;
-    expect(posted == big, || "self message into a posted receive damaged".into())?;
+    check(posted == big, || "self message into a posted receive damaged".into())?;
 
     let mut data = pattern(me + 7, len);
     let s = core.isend(me, 3, &data).map_err(e)?;
@@ -51,7 +46,7 @@ fn to_self(core: &Core, len: usize) -> Result<(), String> {
     data.fill(0);
     s.wait().map_err(e)?;
     let (got, st) = core.recv_vec(me, 3).map_err(e)?;
-    expect(got == pattern(me + 7, len) && st.len == len, || "isend to self damaged".into())
+    check(got == pattern(me + 7, len) && st.len == len, || "isend to self damaged".into())
 }
 
 #[test]
@@ -80,7 +75,7 @@ fn any_source_order(core: &Core, len: usize) -> Result<(), String> {
     let mut buf = vec![0u8; len];
     for (want_src, seed) in [(1, 1), (0, 0), (1, 2)] {
         let st = core.recv(ANY_SOURCE, ANY_TAG, &mut buf).map_err(e)?;
-        expect(st.source == want_src && st.tag == 5 && buf == pattern(seed, len), || {
+        check(st.source == want_src && st.tag == 5 && buf == pattern(seed, len), || {
             format!("expected the message from {want_src} (seed {seed}), got {st:?}")
         })?;
     }
@@ -111,14 +106,14 @@ fn announced(core: &Core, len: usize) -> Result<(), String> {
         return core.send(0, 9, &pattern(23, len)).map_err(e);
     }
     let st = core.probe(ANY_SOURCE, 1).map_err(e)?;
-    expect(st.len == len && st.source == 1, || format!("probe: {st:?}"))?;
+    check(st.len == len && st.source == 1, || format!("probe: {st:?}"))?;
     let mut small = vec![0u8; 10];
     match core.recv(1, 1, &mut small) {
         Err(RecvError::Truncated { status, capacity: 10 }) if status.len == len => {}
         other => return Err(format!("truncation: {other:?}")),
     }
     let (got, _) = core.recv_vec(1, 1).map_err(e)?;
-    expect(got == pattern(10, len), || "probed message damaged".into())?;
+    check(got == pattern(10, len), || "probed message damaged".into())?;
     let (mut a, mut b, mut c) = (vec![0u8; len], vec![0u8; len], vec![0u8; len]);
     let ra = core.irecv(1, 9, &mut a).map_err(e)?;
     let rb = core.irecv(ANY_SOURCE, ANY_TAG, &mut b).map_err(e)?;
@@ -129,8 +124,8 @@ fn announced(core: &Core, len: usize) -> Result<(), String> {
     let mut d = vec![0u8; len];
     core.recv(1, 9, &mut d).map_err(e)?;
     let (last, _) = core.recv_vec(1, 9).map_err(e)?;
-    expect(a == pattern(20, len) && b == pattern(21, len), || "posted receives damaged".into())?;
-    expect(d == pattern(22, len) && last == pattern(23, len), || "given-back message out of order".into())
+    check(a == pattern(20, len) && b == pattern(21, len), || "posted receives damaged".into())?;
+    check(d == pattern(22, len) && last == pattern(23, len), || "given-back message out of order".into())
 }
 
 #[test]
@@ -151,7 +146,7 @@ fn all_send_first(core: &Core, len: usize) -> Result<(), String> {
     for k in 1..n {
         let src = (me + n - k) % n;
         let (got, _) = core.recv_vec(src, 3).map_err(e)?;
-        expect(got == pattern(src * 100 + k, len), || format!("message from {src} damaged"))?;
+        check(got == pattern(src * 100 + k, len), || format!("message from {src} damaged"))?;
     }
     Ok(())
 }
@@ -161,16 +156,6 @@ fn blocking_sends_before_any_receive_complete() {
     for kind in BOTH {
         Job::new(4).channel(kind).run(&LARGE, all_send_first).unwrap();
     }
-}
-
-/// Makes this process unreadable by its peers: not dumpable, and no CAP_SYS_PTRACE.
-fn refuse_readers() -> Result<(), String> {
-    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
-    use rustix::thread::{CapabilitySet, capabilities, set_capabilities};
-    set_dumpable_behavior(DumpableBehavior::NotDumpable).map_err(e)?;
-    let mut caps = capabilities(None).map_err(e)?;
-    caps.effective.remove(CapabilitySet::SYS_PTRACE);
-    set_capabilities(None, caps).map_err(e)
 }
 
 /// No core can read another (each makes itself unreadable and gives up its right to
@@ -195,19 +180,19 @@ fn refused(core: &Core, len: usize) -> Result<(), String> {
     }
     let mut buf = vec![0u8; len];
     core.recv(1, 4, &mut buf).map_err(e)?;
-    expect(buf == pattern(1, len), || "running receive damaged".into())?;
+    check(buf == pattern(1, len), || "running receive damaged".into())?;
     let mut posted = vec![0u8; len];
     let r = core.irecv(2, 4, &mut posted).map_err(e)?;
     core.barrier().map_err(e)?;
     r.wait().map_err(e)?;
-    expect(posted == pattern(2, len), || "posted receive damaged".into())?;
+    check(posted == pattern(2, len), || "posted receive damaged".into())?;
     let st = core.probe(3, 4).map_err(e)?;
-    expect(st.len == len, || format!("probe: {st:?}"))?;
+    check(st.len == len, || format!("probe: {st:?}"))?;
     let (got, _) = core.recv_vec(3, 4).map_err(e)?;
-    expect(got == pattern(3, len), || "probed receive damaged".into())?;
+    check(got == pattern(3, len), || "probed receive damaged".into())?;
     for src in 1..4 {
         let (got, _) = core.recv_vec(src, 5).map_err(e)?;
-        expect(got == pattern(src + 10, len), || format!("second message of {src} damaged"))?;
+        check(got == pattern(src + 10, len), || format!("second message of {src} damaged"))?;
     }
     Ok(())
 }

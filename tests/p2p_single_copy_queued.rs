@@ -6,21 +6,16 @@
 
 use sccemu::{ANY_SOURCE, ChannelKind, Core, Job, Request};
 
+mod common;
+use common::{check, pattern, refuse_readers};
+
 const BOTH: [ChannelKind; 2] = [ChannelKind::PerPeer, ChannelKind::Srb];
 
 /// Above the default single-copy threshold and the default 64 KiB ring.
 const LARGE: usize = 200_003;
 
-fn pattern(seed: u32, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i as u32).wrapping_mul(2654435761).wrapping_add(seed).to_le_bytes()[1]).collect()
-}
-
 fn e(x: impl std::fmt::Display) -> String {
     x.to_string()
-}
-
-fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if ok { Ok(()) } else { Err(what()) }
 }
 
 /// Rank 1 sends a window of large messages, a small one after each. Rank 0 takes them
@@ -40,20 +35,18 @@ fn window(core: &Core, len: usize) -> Result<(), String> {
     let mut first = vec![0u8; len];
     let posted = core.irecv(1, 7, &mut first).map_err(e)?;
     posted.wait().map_err(e)?;
-    expect(first == pattern(0, len), || "posted receive damaged".into())?;
+    check(first == pattern(0, len), || "posted receive damaged".into())?;
     for i in 0..N {
         if i > 0 {
             let (got, st) = match i % 3 {
                 0 => core.recv_vec(ANY_SOURCE, 7).map_err(e)?,
                 _ => core.recv_vec(1, 7).map_err(e)?,
             };
-            expect(st.len == len && got == pattern(i, len), || format!("large message {i} damaged: {st:?}"))?;
+            check(st.len == len && got == pattern(i, len), || format!("large message {i} damaged: {st:?}"))?;
         }
         let mut small = [0u8; 3];
         let st = core.recv(1, 7, &mut small).map_err(e)?;
-        expect(st.len == 3 && small == [i as u8; 3], || {
-            format!("small message {i} out of order: {small:?}")
-        })?;
+        check(st.len == 3 && small == [i as u8; 3], || format!("small message {i} out of order: {small:?}"))?;
     }
     core.barrier().map_err(e)
 }
@@ -75,7 +68,7 @@ fn all_to_all(core: &Core, len: usize) -> Result<(), String> {
     for k in 1..n {
         let src = (me + n - k) % n;
         let (got, _) = core.recv_vec(src, 3).map_err(e)?;
-        expect(got == pattern(src * 100 + k, len), || format!("message from {src} damaged"))?;
+        check(got == pattern(src * 100 + k, len), || format!("message from {src} damaged"))?;
     }
     core.wait_all(sends).map_err(e)?;
     Ok(())
@@ -86,16 +79,6 @@ fn all_to_all_isends_complete() {
     for kind in BOTH {
         Job::new(4).channel(kind).run(&LARGE, all_to_all).unwrap();
     }
-}
-
-/// Makes this process unreadable by its peers: not dumpable, and no CAP_SYS_PTRACE.
-fn refuse_readers() -> Result<(), String> {
-    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
-    use rustix::thread::{CapabilitySet, capabilities, set_capabilities};
-    set_dumpable_behavior(DumpableBehavior::NotDumpable).map_err(e)?;
-    let mut caps = capabilities(None).map_err(e)?;
-    caps.effective.remove(CapabilitySet::SYS_PTRACE);
-    set_capabilities(None, caps).map_err(e)
 }
 
 /// Nobody can read anybody: each queued announcement is refused, and its copy goes
@@ -121,7 +104,7 @@ fn sender_leaves(core: &Core, len: usize) -> Result<(), String> {
     }
     std::thread::sleep(std::time::Duration::from_millis(50));
     let (got, _) = core.recv_vec(1, 9).map_err(e)?;
-    expect(got == pattern(9, len), || "the message of a sender that left is damaged".into())
+    check(got == pattern(9, len), || "the message of a sender that left is damaged".into())
 }
 
 #[test]

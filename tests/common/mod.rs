@@ -54,3 +54,19 @@ pub fn halves<'c>(core: &'c Core) -> Result<(Comm<'c>, Comm<'c>), String> {
     let team = world.split(Some(me % 2), key).s()?.ok_or("every core has a colour")?;
     Ok((world, team))
 }
+
+/// `len` bytes that differ with `seed` and along the message.
+pub fn pattern(seed: u32, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u32).wrapping_mul(2654435761).wrapping_add(seed).to_le_bytes()[1]).collect()
+}
+
+/// Makes this process unreadable by its peers: not dumpable, and no CAP_SYS_PTRACE (so
+/// their single copies out of it are refused).
+pub fn refuse_readers() -> Result<(), String> {
+    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
+    use rustix::thread::{CapabilitySet, capabilities, set_capabilities};
+    set_dumpable_behavior(DumpableBehavior::NotDumpable).map_err(|e| e.to_string())?;
+    let mut caps = capabilities(None).map_err(|e| e.to_string())?;
+    caps.effective.remove(CapabilitySet::SYS_PTRACE);
+    set_capabilities(None, caps).map_err(|e| e.to_string())
+}

@@ -96,3 +96,55 @@ fn without_it_the_sender_waits_for_the_receivers_next_call() {
         assert!(!run(kind, WaitPolicy::Block, false, 1_000), "{kind:?}: the sends finished without progress");
     }
 }
+
+/// Rank 1 adopts and releases a buffer of its own, again and again, while rank 0's
+/// messages stream in and its progress thread drains them: each adoption must wait for
+/// that thread to let go of the process's pages (`segment::pages_still`), and get them.
+fn adopt_while_draining(core: &Core, _: ()) -> Result<(), String> {
+    const ROUNDS: usize = 200;
+    if core.rank() == 0 {
+        for data in messages() {
+            core.send(1, TAG, &data).s()?;
+        }
+        return core.barrier().s();
+    }
+    let ctx = core.context();
+    let mut buf = vec![0u8; 3 * 4096];
+    let mut adopt_and_release = |round: usize| {
+        buf[5000] = round as u8;
+        let base = buf.as_mut_ptr();
+        // SAFETY: `buf` is this thread's private heap memory, reached only through
+        // `base` until released; the library's own threads keep off its pages while
+        // they move (what this test checks).
+        unsafe { ctx.adopt(base.wrapping_add(100), 8000) }.s()?;
+        // SAFETY: as above; adopted just now, and no window uses it.
+        unsafe { ctx.release_adopted(base.wrapping_add(100)) }.s()?;
+        check(buf[5000] == round as u8, || format!("round {round}: the buffer lost its contents"))
+    };
+    // While the messages stream in, then with the thread asleep on an idle core.
+    (0..ROUNDS).try_for_each(&mut adopt_and_release)?;
+    for (k, data) in messages().enumerate() {
+        let mut got = vec![0u8; data.len()];
+        let status = core.recv(0, TAG, &mut got).s()?;
+        check(status.len == data.len() && got == data, || format!("message {k} damaged: {status:?}"))?;
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    (0..ROUNDS).try_for_each(adopt_and_release)?;
+    core.barrier().s()
+}
+
+#[test]
+fn memory_is_adopted_while_the_progress_thread_runs() {
+    for kind in [ChannelKind::Srb, ChannelKind::PerPeer] {
+        // An adoption that waits for a thread nobody wakes hangs: fail instead.
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let job = Job::new(2).channel(kind).async_progress(true);
+            let _ = done.send(job.run(&(), adopt_while_draining).map_err(|e| e.to_string()));
+        });
+        match finished.recv_timeout(Duration::from_secs(120)) {
+            Ok(result) => result.unwrap_or_else(|e| panic!("{kind:?}: {e}")),
+            Err(_) => panic!("{kind:?}: an adoption hung beside the progress thread"),
+        };
+    }
+}

@@ -18,6 +18,9 @@
 //! finds it held retries after a yield. In virtual time the thread's work carries no
 //! charge: draining and pushing fragments only copy stamps that the calls set.
 //!
+//! Adoption (`segment::pages_still`): the thread holds the process's pages still for
+//! the whole wait, and lets go, yields and waits again whenever a mover asks.
+//!
 //! Stopping: the stop flag, then a ring of the doorbell (its fence pairs with the
 //! sleeper's, `protocol::waiter`), then a join. An abort ends the wait too.
 
@@ -25,7 +28,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::segment::CoreContext;
-use crate::sync::{AtomicU32, Ordering};
+use crate::segment::pages_still::{StillSleeper, pages_stay};
+use crate::sync::{AtomicU32, Ordering, yield_now};
 
 /// The environment variable that turns asynchronous progress on for a core (`1`).
 pub const ASYNC_PROGRESS_VAR: &str = "SCCEMU_ASYNC_PROGRESS";
@@ -50,11 +54,24 @@ impl ProgressThread {
         let (thread_ctx, thread_stop) = (ctx.clone(), stop.clone());
         let handle = std::thread::Builder::new().name(format!("sccemu-progress-{}", ctx.rank())).spawn(move || {
             let own = &thread_ctx.segment().slot(thread_ctx.rank()).bell;
+            let sleeper = StillSleeper::register(thread_ctx.clone());
             // Relaxed: the flag publishes nothing; the doorbell's fences make its store
             // visible to the sleeper, and the join orders everything else.
-            let stopped = || (thread_stop.load(Ordering::Relaxed) != 0).then_some(());
-            // An abort also ends the wait: the core's own calls report it.
-            let _ = thread_ctx.background_waiter().wait_until(own, stopped);
+            let stopped = || thread_stop.load(Ordering::Relaxed) != 0;
+            loop {
+                // The work writes the process's memory, sleeps included (the Box of an
+                // armed sleep): pages stay until a mover asks (`segment::pages_still`).
+                let stay = pages_stay();
+                let waited = thread_ctx.background_waiter().wait_until(own, || (stopped() || sleeper.asked()).then_some(()));
+                drop(stay);
+                // An abort also ends the wait: the core's own calls report it.
+                if waited.is_err() || stopped() {
+                    break;
+                }
+                // Until the mover holds the pages, taking them again would only end
+                // the wait at once.
+                yield_now();
+            }
         })?;
         Ok(ProgressThread { ctx, stop, handle })
     }

@@ -22,20 +22,13 @@
 //! back at the last release. A range that overlaps an adoption without lying inside it
 //! is refused: its pages cannot map two places of the heap at once.
 //!
-//! The library's own threads write memory of the process too, and malloc may give their
-//! allocations pages that a program's buffer shares (threads share arenas): an
-//! owner-computes agent applying a request could write such a page between the copy and
-//! the switch, and the write would be lost (a CI run saw the agent's allocator cache
-//! corrupted at its exit). So pages move under `PAGES_MOVING` held for writing, and
-//! such a thread holds it for reading (`pages_stay`) while it may write the process's
-//! memory, letting go only while it waits, with what it receives on its stack.
+//! The library's own threads must keep off the pages while they move (`pages_still`).
 //!
 //! Invariant: every adopted page range maps `block`'s pages, in order, until its count
 //! drops to zero.
 
 use std::num::NonZeroUsize;
 use std::os::fd::AsRawFd;
-use std::sync::{RwLock, RwLockReadGuard};
 
 use nix::libc;
 use nix::sys::mman::{MapFlags, ProtFlags, mmap_anonymous, munmap};
@@ -44,17 +37,7 @@ use shm_layout::{PAGE, Region};
 use crate::protocol::alloc::freelist::AllocError;
 use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::context::CoreContext;
-
-/// Held for writing while pages move, for reading while a library thread writes the
-/// process's memory (module docs).
-static PAGES_MOVING: RwLock<()> = RwLock::new(());
-
-/// Keeps adopted pages from moving while the calling library thread writes memory of
-/// the process (module docs); it must let go before it waits for anything that an
-/// adoption or release could wait for.
-pub(crate) fn pages_stay() -> RwLockReadGuard<'static, ()> {
-    PAGES_MOVING.read().unwrap_or_else(|e| e.into_inner())
-}
+use crate::segment::pages_still::pages_moving;
 
 /// One adopted page range of this process.
 #[derive(Debug)]
@@ -136,7 +119,7 @@ impl CoreContext {
         let first = addr as usize;
         let end = first.checked_add(len).ok_or(AdoptError::Empty)?;
         let (start, stop) = (first & !(PAGE - 1), end.next_multiple_of(PAGE));
-        let _moving = PAGES_MOVING.write().unwrap_or_else(|e| e.into_inner());
+        let _moving = pages_moving();
         let mut adoptions = self.adoptions.lock().unwrap_or_else(|e| e.into_inner());
         for a in adoptions.iter_mut() {
             if first >= a.start && end <= a.start + a.len {
@@ -176,7 +159,7 @@ impl CoreContext {
     /// No window (of any core) uses the heap bytes of this adoption any more, and no
     /// other thread of this process accesses its pages while this call runs.
     pub unsafe fn release_adopted(&self, addr: *const u8) -> Result<(), AdoptError> {
-        let _moving = PAGES_MOVING.write().unwrap_or_else(|e| e.into_inner());
+        let _moving = pages_moving();
         let mut adoptions = self.adoptions.lock().unwrap_or_else(|e| e.into_inner());
         let a = addr as usize;
         let i = adoptions.iter().position(|x| a >= x.start && a < x.start + x.len).ok_or(AdoptError::NotAdopted)?;

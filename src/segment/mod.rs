@@ -3,7 +3,7 @@
 //! Owns the mapping and its validation ([`mapping`]), typed views of shared memory and
 //! the byte copies in and out of it ([`view`]), the per-core message-passing buffers
 //! ([`mpb`]) and the MPB window pool of windows over communicators ([`mpb_pool`]), the shared heap's collective allocation ([`collective_alloc`]), private
-//! memory mapped onto heap pages ([`adopt`]), the reclaiming of windows dropped without
+//! memory mapped onto heap pages ([`adopt`]) and keeping the library's threads off pages while they move (`pages_still`), the reclaiming of windows dropped without
 //! free ([`reclaim`]), the window table ([`wintable`]) and the job's host clock
 //! (`clock`).
 //!
@@ -18,6 +18,7 @@ pub mod context;
 pub mod mapping;
 pub mod mpb;
 pub mod mpb_pool;
+pub(crate) mod pages_still;
 pub mod reclaim;
 pub mod view;
 pub mod wait_mark;

@@ -13,7 +13,7 @@ use crate::protocol::atomic::stripes::{Stripe, Striping, for_each_granule_locked
 use crate::protocol::payload::Payload;
 use crate::protocol::waiter::Waiter;
 use crate::rma::acc_view::combine_staged;
-use crate::segment::adopt::pages_stay;
+use crate::segment::pages_still::pages_stay;
 use crate::segment::mapping::{Segment, SharedBytes};
 use crate::sync::{Ordering, fence};
 
@@ -45,7 +45,7 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
             return;
         }
         // From here to the next wait this thread writes its heap (the scratch): pages
-        // must not move meanwhile (`segment::adopt`).
+        // must not move meanwhile (`segment::pages_still`).
         let _stay = pages_stay();
         let req = Req::decode(&msg[..HEADER]);
         let (Some(kind), Some(op)) = (ElemKind::from_code(req.elem), Op::from_code(req.op, req.alpha)) else {

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use crate::datatype::{self, TypeMap, TypeRef};
 use crate::error::{MpiError, MpiResult, class, fail};
 
-/// `MPI_COMBINER_*`, with `mpi.h`'s values. `MPI_COMBINER_DARRAY` (12) and the
-/// Fortran 90 combiners (13 to 15) have values in `mpi.h` but no constructor here.
+/// `MPI_COMBINER_*`, with `mpi.h`'s values. The Fortran 90 combiners (13 to 15) have
+/// values in `mpi.h` but no constructor here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Combiner {
     /// A predefined type.
@@ -42,6 +42,8 @@ pub enum Combiner {
     Struct = 10,
     /// `MPI_Type_create_subarray`.
     Subarray = 11,
+    /// `MPI_Type_create_darray`.
+    Darray = 12,
     /// `MPI_Type_create_resized`.
     Resized = 16,
 }
@@ -159,6 +161,21 @@ impl Recipe {
     ) -> Recipe {
         let integers = [&[len(sizes)], sizes, subsizes, starts, &[order]].concat();
         Recipe::new(Combiner::Subarray, integers, vec![], vec![old])
+    }
+
+    /// `MPI_Type_create_darray(size, rank, ndims, gsizes, distribs, dargs, psizes,
+    /// order, old)`, `header` holding the first three.
+    pub fn darray(
+        header: &[c_int; 3],
+        gsizes: &[c_int],
+        distribs: &[c_int],
+        dargs: &[c_int],
+        psizes: &[c_int],
+        order: c_int,
+        old: TypeArg,
+    ) -> Recipe {
+        let integers = [header, gsizes, distribs, dargs, psizes, &[order]].concat();
+        Recipe::new(Combiner::Darray, integers, vec![], vec![old])
     }
 
     /// `MPI_Type_create_resized(old, lb, extent)`.

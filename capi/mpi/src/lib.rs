@@ -21,6 +21,7 @@
 pub mod coll;
 pub mod comm;
 pub mod create_group;
+pub mod darray;
 pub mod datatype;
 pub mod decode;
 pub mod derived;

@@ -15,6 +15,7 @@
 //! | `mprobe`      | matched probes and receives, with threads (`-pthread`) | 2, 3, 8   | srb, perpeer      |
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `type_decode` | MPI_Type_get_envelope/contents, rebuilt types; errors | 2, 3, 8    | srb, perpeer      |
+//! | `darray`      | MPI_Type_create_darray in both orders, decoded; errors | 2, 3, 8   | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `icoll`       | nonblocking collectives, overlap with p2p, NBX        | 2, 3, 8    | srb, perpeer      |
@@ -138,6 +139,11 @@ fn datatype_decoding() {
 }
 
 #[test]
+fn distributed_arrays() {
+    passes("darray");
+}
+
+#[test]
 fn subarrays_packing_and_attributes() {
     passes("pack_attr");
 }
@@ -257,6 +263,7 @@ fn checking_mode_accepts_correct_programs() {
         ("keyvals", &[]),
         ("datatypes", &[]),
         ("type_decode", &[]),
+        ("darray", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),
         ("icoll", &[]),

@@ -150,10 +150,8 @@ pub unsafe extern "C" fn MPI_Allreduce(
             let c = comm::lookup(comm)?;
             if c.is_inter() {
                 if op::user(op).is_some() {
-                    return Err(crate::error::MpiError::new(
-                        crate::error::class::COMM,
-                        "MPI_Allreduce with a user op is not offered on intercommunicators",
-                    ));
+                    // SAFETY: this call's contract.
+                    return unsafe { inter::allreduce_user(c, (sendbuf, recvbuf), count, datatype, op) };
                 }
                 return reduction(c, sendbuf, recvbuf, count, datatype, op, intercoll::allreduce);
             }

@@ -192,3 +192,24 @@ pub(super) unsafe fn reduce_scatter(
     let blocks: Vec<usize> = counts.iter().map(|&k| k * map.size).collect();
     with_combiner(op, &map, dt, |comb| exchange::reduce_scatter(c, input, &blocks, &recv, comb))
 }
+
+/// `MPI_Allreduce` with a user op on an intercommunicator.
+///
+/// # Safety
+/// As `MPI_Allreduce`'s.
+pub(super) unsafe fn allreduce_user(
+    c: &CommObj,
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
+    n: c_int,
+    dt: c_int,
+    op: c_int,
+) -> MpiResult<()> {
+    if in_place(sendbuf) {
+        return Err(in_place_refused());
+    }
+    let map = datatype::committed(dt)?;
+    let n = count(n)?;
+    let input = buffer(sendbuf, n, &map)?.bytes()?.into_owned();
+    let recv = buffer(recvbuf, n, &map)?;
+    with_combiner(op, &map, dt, |comb| exchange::allreduce_folded(c, input, &recv, comb))
+}

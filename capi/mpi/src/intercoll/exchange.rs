@@ -104,6 +104,27 @@ pub fn reduce_scatter(
     recv.unpack(&mine)
 }
 
+/// `MPI_Allreduce` with a user op on an intercommunicator: every member gets the remote
+/// group's packed inputs folded in rank order in `recv`. (A predefined op takes
+/// sccemu's reduction instead, `super::allreduce`.)
+pub fn allreduce_folded(ic: &CommObj, input: Vec<u8>, recv: &Buffer<'_>, c: &dyn Combine) -> MpiResult<()> {
+    let ours = reduce_to_leader(ic, Ok(input), c);
+    let theirs = swap(ic, phase::ALLREDUCE, &ours);
+    let theirs = match ic.rank {
+        0 => ours.and(theirs),
+        _ => ours.and(Ok(Vec::new())),
+    };
+    let theirs = bcast_bytes(ic, 0, theirs)?;
+    let room = recv.data_len()?;
+    if theirs.len() != room {
+        return fail(
+            class::TRUNCATE,
+            format!("the remote group reduced {} bytes where {room} were expected", theirs.len()),
+        );
+    }
+    recv.unpack(&theirs)
+}
+
 /// `data` cut into consecutive parts of `blocks[i]` bytes, which must add up to it.
 fn cut(data: &[u8], blocks: &[usize]) -> MpiResult<Vec<Vec<u8>>> {
     let total: usize = blocks.iter().sum();

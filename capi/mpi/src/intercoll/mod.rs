@@ -16,7 +16,8 @@
 //!   its group (`MPI_PROC_NULL`) does nothing, and the other group's leader receives it
 //!   from the root and broadcasts it over its group;
 //! - allreduce: each group reduces its input to its leader (sccemu's rank-order
-//!   reduction), the leaders swap the results, and each leader broadcasts the *other*
+//!   reduction; a user op's fold, [`exchange::allreduce_folded`]), the leaders swap the
+//!   results, and each leader broadcasts the *other*
 //!   group's result over its group;
 //! - allgather: each group gathers its blocks to its leader, in rank order, the leaders
 //!   swap them, and each leader broadcasts the other group's blocks over its group;
@@ -37,7 +38,8 @@
 //! landed. Reductions fold each group's inputs at its leader in rank order
 //! (`ordered::fold`), so user ops work and a non-commutative op gets the standard's
 //! order. MPI does not allow `MPI_IN_PLACE` on intercommunicators for these calls
-//! (`MPI_ERR_BUFFER`).
+//! (`MPI_ERR_BUFFER`). `MPI_Comm_split` and `MPI_Comm_create` of an intercommunicator
+//! still refuse one.
 
 use std::ffi::c_int;
 

@@ -74,6 +74,14 @@ static void reduce(MPI_Comm ic, int from, int root_local, MPI_Op polyop, MPI_Dat
             for (int j = 1; j < rn; j++) want[k] = 3 * want[k] + remote(j) * 7 + k;
             CHECK(out[k] == want[k]);
         }
+    /* Allreduce with the user op: every member gets the remote group's fold. */
+    for (int k = 0; k < 4; k++) out[k] = -1;
+    CHECK_RC(MPI_Allreduce(in, out, 4, MPI_LONG, polyop, ic));
+    for (int k = 0; k < 4; k++) {
+        want[k] = remote(0) * 7 + k;
+        for (int j = 1; j < rn; j++) want[k] = 3 * want[k] + remote(j) * 7 + k;
+        CHECK(out[k] == want[k]);
+    }
     /* MPI_MAX on a derived type (pairs of ints). */
     int pin[4] = {wrank, -wrank, 100 - wrank, wrank * wrank}, pout[4] = {-1, -1, -1, -1};
     CHECK_RC(MPI_Reduce(pin, pout, 2, pair, MPI_MAX, root, ic));

@@ -67,6 +67,18 @@ pub mod phase {
     pub const ALLREDUCE: u32 = 5;
     /// `MPI_Allgather`.
     pub const ALLGATHER: u32 = 6;
+    /// `MPI_Reduce`.
+    pub const REDUCE: u32 = 7;
+    /// `MPI_Gather` and `MPI_Gatherv`.
+    pub const GATHER: u32 = 8;
+    /// `MPI_Scatter` and `MPI_Scatterv`.
+    pub const SCATTER: u32 = 9;
+    /// `MPI_Allgatherv`.
+    pub const ALLGATHERV: u32 = 10;
+    /// `MPI_Alltoall` and `MPI_Alltoallv`.
+    pub const ALLTOALL: u32 = 11;
+    /// `MPI_Reduce_scatter_block` and `MPI_Reduce_scatter`.
+    pub const REDUCE_SCATTER: u32 = 12;
 }
 
 /// Sends `mine` to world rank `other` and receives its message with the same `wire`

@@ -91,7 +91,11 @@ fn payload(block: &[u8]) -> &[u8] {
 
 /// Unpacks one received block into `dest`: `MPI_ERR_TRUNCATE` if it does not fit.
 fn take_block(block: &[u8], dest: &Buffer<'_>, from: usize) -> MpiResult<()> {
-    let data = payload(block);
+    land(payload(block), dest, from)
+}
+
+/// Unpacks `data`, rank `from`'s, into `dest`: `MPI_ERR_TRUNCATE` if it does not fit.
+pub fn land(data: &[u8], dest: &Buffer<'_>, from: usize) -> MpiResult<()> {
     let room = dest.data_len()?;
     if data.len() > room {
         return fail(
@@ -169,28 +173,61 @@ pub fn scatterv(
 ) -> MpiResult<()> {
     let at_root = comm.rank == root;
     let n = comm.size() as usize;
-    let blocks: MpiResult<Vec<Cow<'_, [u8]>>> = match (at_root, send, recv) {
+    let blocks: MpiResult<Vec<Vec<u8>>> = match (at_root, send, recv) {
         (false, _, None) => fail(class::BUFFER, "MPI_IN_PLACE is the root's alone in MPI_Scatterv"),
         (true, None, _) => fail(class::BUFFER, "no send buffer at the root"),
-        (true, Some(s), _) => {
-            (0..n).map(|i| s.block(i)?.bytes().map(|b| Cow::Owned(b.into_owned()))).collect()
-        }
+        (true, Some(s), _) => (0..n).map(|i| s.block(i)?.bytes().map(Cow::into_owned)).collect(),
         (false, _, Some(_)) => Ok(Vec::new()),
     };
-    let longest = blocks.as_ref().map(|b| b.iter().map(|b| b.len()).max().unwrap_or(0));
+    let mine = scatter_bytes(comm, root, blocks)?;
+    match recv {
+        Some(r) => land(&mine, r, root as usize),
+        None => Ok(()),
+    }
+}
+
+/// Member `root`'s `blocks[i]` (significant there only) to each member `i`, or the
+/// error of any member to every member: the agreement, then a scatter of framed blocks.
+pub fn scatter_bytes(comm: &CommObj, root: u32, blocks: MpiResult<Vec<Vec<u8>>>) -> MpiResult<Vec<u8>> {
+    let longest = blocks.as_ref().map(|b| b.iter().map(Vec::len).max().unwrap_or(0));
     let stride = agree(comm, longest);
     let blocks = blocks?;
     let stride = stride?;
-    let mut all = vec![0u8; if at_root { n * stride } else { 0 }];
+    let at_root = comm.rank == root;
+    let mut all = vec![0u8; if at_root { comm.size() as usize * stride } else { 0 }];
     for (out, data) in all.chunks_exact_mut(stride).zip(&blocks) {
         put_block(out, data);
     }
     let mut mine = vec![0u8; stride];
     comm.coll().scatter(root, &all, &mut mine).map_err(coll_error)?;
-    match recv {
-        Some(r) => take_block(&mine, r, root as usize),
-        None => Ok(()),
+    Ok(payload(&mine).to_vec())
+}
+
+/// Every member's `mine` to member `root` (by rank; nothing elsewhere), or the error of
+/// any member to every member: the agreement, then a gather of framed blocks.
+pub fn gather_bytes(comm: &CommObj, root: u32, mine: MpiResult<Vec<u8>>) -> MpiResult<Vec<Vec<u8>>> {
+    let stride = agree(comm, mine.as_ref().map(Vec::len));
+    let mine = mine?;
+    let stride = stride?;
+    let mut block = vec![0u8; stride];
+    put_block(&mut block, &mine);
+    let mut all = vec![0u8; if comm.rank == root { comm.size() as usize * stride } else { 0 }];
+    comm.coll().gather(root, &block, &mut all).map_err(coll_error)?;
+    Ok(all.chunks_exact(stride).map(|b| payload(b).to_vec()).collect())
+}
+
+/// Member `root`'s `data` (significant there only) to every member, or the error of any
+/// member to every member: the agreement, then a broadcast.
+pub fn bcast_bytes(comm: &CommObj, root: u32, data: MpiResult<Vec<u8>>) -> MpiResult<Vec<u8>> {
+    let stride = agree(comm, data.as_ref().map(Vec::len));
+    let data = data?;
+    let stride = stride?;
+    let mut block = vec![0u8; stride];
+    if comm.rank == root {
+        put_block(&mut block, &data);
     }
+    comm.coll().bcast(root, &mut block).map_err(coll_error)?;
+    Ok(payload(&block).to_vec())
 }
 
 /// `MPI_Allgatherv`: `send` `None` is `MPI_IN_PLACE` (each member's block is already

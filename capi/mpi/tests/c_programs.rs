@@ -26,6 +26,7 @@
 //! | `comm_topo`   | communicators, groups, Cartesian and graph topologies | 2, 3, 8    | srb, perpeer      |
 //! | `comm_create_group` | MPI_Comm_create_group: disjoint, reversed, overlapping, repeated groups; errors | 2, 3, 8 | srb, perpeer |
 //! | `intercomm`   | intercommunicators: create, p2p across groups, merge, dup, collectives; errors | 2, 3, 8 | srb, perpeer |
+//! | `intercoll`   | rooted, v- and reduce-scatter collectives on intercommunicators; errors | 2, 3, 5, 8 | srb, perpeer |
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
 //! | `graph_topo`  | graph topologies, their queries and collectives; errors | 2, 3, 8  | srb, perpeer      |
 //! | `dist_graph`  | MPI_Dist_graph_create's general form, weights; errors | 2, 3, 8    | srb, perpeer      |
@@ -194,6 +195,11 @@ fn intercommunicators() {
 }
 
 #[test]
+fn intercommunicator_rooted_and_varied_collectives() {
+    passes_with("intercoll", &[], &[2, 3, 5, 8], &BOTH);
+}
+
+#[test]
 fn environment_and_error_classes() {
     passes("env_errors");
 }
@@ -274,6 +280,7 @@ fn checking_mode_accepts_correct_programs() {
         ("comm_topo", &[]),
         ("comm_create_group", &[]),
         ("intercomm", &[]),
+        ("intercoll", &[]),
         ("threads", &["-pthread"]),
         ("grequest", &["-pthread"]),
         ("rma_basic", &[]),

@@ -5,8 +5,8 @@
 //! Reductions with a user op go to `ffi::userop`.
 //!
 //! On an intercommunicator `MPI_Barrier`, `MPI_Bcast`, `MPI_Allreduce` (predefined ops)
-//! and `MPI_Allgather` go to `crate::intercoll`; every other call here refuses one
-//! (`comm::lookup_intra`).
+//! and `MPI_Allgather` go to `crate::intercoll`, the other calls here to
+//! `ffi::intercoll`.
 
 use std::ffi::{c_int, c_void};
 
@@ -15,6 +15,7 @@ use crate::comm::{self, CommObj, coll_error};
 use crate::datatype::{self, TypeMap, TypeRef};
 use crate::error::MpiResult;
 use crate::ffi::buffer::Buffer;
+use crate::ffi::intercoll as inter;
 use crate::ffi::userop::{Kind, user_reduction};
 use crate::ffi::{Scope, c, entry};
 use crate::{intercoll, op};
@@ -107,7 +108,11 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Reduce", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            // SAFETY: this call's contract.
+            return unsafe { inter::reduce(c, (sendbuf, recvbuf), count, datatype, op, root) };
+        }
         let root = root_of(c, root)?;
         if let Some(u) = op::user(op) {
             return user_reduction(c, Kind::Reduce(root), (sendbuf, recvbuf), count, datatype, u);
@@ -145,10 +150,8 @@ pub unsafe extern "C" fn MPI_Allreduce(
             let c = comm::lookup(comm)?;
             if c.is_inter() {
                 if op::user(op).is_some() {
-                    return Err(crate::error::MpiError::new(
-                        crate::error::class::COMM,
-                        "MPI_Allreduce with a user op is not offered on intercommunicators",
-                    ));
+                    // SAFETY: this call's contract.
+                    return unsafe { inter::allreduce_user(c, (sendbuf, recvbuf), count, datatype, op) };
                 }
                 return reduction(c, sendbuf, recvbuf, count, datatype, op, intercoll::allreduce);
             }
@@ -229,7 +232,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Reduce_scatter_block", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let counts = inter::Counts::Each(recvcount);
+            // SAFETY: this call's contract.
+            return unsafe { inter::reduce_scatter(c, (sendbuf, recvbuf), counts, datatype, op_handle) };
+        }
         if let Some(u) = op::user(op_handle) {
             let kind = Kind::ReduceScatterBlock;
             return user_reduction(c, kind, (sendbuf, recvbuf), recvcount, datatype, u);
@@ -280,6 +288,16 @@ fn data_call(
     run(sbuf.as_ref(), rbuf.as_ref())
 }
 
+/// An intercommunicator call's two sides of `(buffer, count, datatype)`, one count per
+/// block.
+fn inter_sides(
+    (sp, sk, st): (*const c_void, c_int, c_int),
+    (rp, rk, rt): (*mut c_void, c_int, c_int),
+) -> (inter::Side, inter::Side) {
+    let side = |p, k, datatype| inter::Side { p, counts: inter::Counts::Each(k), datatype };
+    (side(sp, sk, st), side(rp.cast_const(), rk, rt))
+}
+
 pub(super) fn missing() -> crate::error::MpiError {
     crate::error::MpiError::new(crate::error::class::BUFFER, "MPI_IN_PLACE where this call needs a buffer")
 }
@@ -302,7 +320,12 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Gather", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let (send, recv) = inter_sides((sendbuf, sendcount, sendtype), (recvbuf, recvcount, recvtype));
+            // SAFETY: this call's contract.
+            return unsafe { inter::gather(c, send, recv, root) };
+        }
         let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
@@ -332,7 +355,12 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Scatter", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let (send, recv) = inter_sides((sendbuf, sendcount, sendtype), (recvbuf, recvcount, recvtype));
+            // SAFETY: this call's contract.
+            return unsafe { inter::scatter(c, send, recv, root) };
+        }
         let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
@@ -392,7 +420,12 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Alltoall", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let (send, recv) = inter_sides((sendbuf, sendcount, sendtype), (recvbuf, recvcount, recvtype));
+            // SAFETY: this call's contract.
+            return unsafe { inter::alltoall(c, send, recv) };
+        }
         let n = c.size() as usize;
         let send = Side { p: sendbuf, count: sendcount, datatype: sendtype };
         let recv = Side { p: recvbuf, count: recvcount, datatype: recvtype };

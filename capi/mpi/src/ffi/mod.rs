@@ -42,6 +42,7 @@ pub mod group_ops;
 pub mod handlers;
 pub mod icoll;
 pub mod info;
+mod intercoll;
 pub mod intercomm;
 pub mod modes;
 pub mod mprobe;

@@ -1,6 +1,10 @@
 //! The v-collectives' entry points: counts and displacements checked and turned into
 //! [`VBuf`]s, then `crate::vcoll`.
 //!
+//! On an intercommunicator `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`,
+//! `MPI_Alltoallv` and `MPI_Reduce_scatter` go to `ffi::intercoll`; `MPI_Alltoallw`
+//! refuses one (`comm::lookup_intra`).
+//!
 //! An argument error found here still joins the call's first collective step
 //! (`vcoll::abstain`), so that the other members return an error instead of waiting.
 //! Arguments significant at the root only are not looked at elsewhere. Displacements
@@ -15,6 +19,7 @@ use crate::datatype::{self, TypeMap, TypeRef};
 use crate::error::{MpiError, MpiResult, class};
 use crate::ffi::buffer::Buffer;
 use crate::ffi::coll::{buffer, count, in_place};
+use crate::ffi::intercoll::{self as inter, Counts, Side};
 use crate::ffi::userop::with_combiner;
 use crate::ffi::{Scope, c, entry};
 use crate::vcoll::{self, VBuf};
@@ -98,7 +103,13 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Gatherv", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let send = Side { p: sendbuf, counts: Counts::Each(sendcount), datatype: sendtype };
+            let recv = Side { p: recvbuf, counts: Counts::Per(recvcounts, displs), datatype: recvtype };
+            // SAFETY: this call's contract.
+            return unsafe { inter::gather(c, send, recv, root) };
+        }
         let root = root_of(c, root)?;
         let at_root = c.rank == root;
         let smap = or_abstain!(c, map_of(sendbuf, sendtype));
@@ -133,7 +144,13 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Scatterv", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let send = Side { p: sendbuf, counts: Counts::Per(sendcounts, displs), datatype: sendtype };
+            let recv = Side { p: recvbuf, counts: Counts::Each(recvcount), datatype: recvtype };
+            // SAFETY: this call's contract.
+            return unsafe { inter::scatter(c, send, recv, root) };
+        }
         let root = root_of(c, root)?;
         let rmap = or_abstain!(c, map_of(recvbuf, recvtype));
         let recv = or_abstain!(c, plain(recvbuf, recvcount, rmap.as_ref()));
@@ -166,7 +183,13 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Allgatherv", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let send = Side { p: sendbuf, counts: Counts::Each(sendcount), datatype: sendtype };
+            let recv = Side { p: recvbuf, counts: Counts::Per(recvcounts, displs), datatype: recvtype };
+            // SAFETY: this call's contract.
+            return unsafe { inter::allgatherv(c, send, recv) };
+        }
         let smap = or_abstain!(c, map_of(sendbuf, sendtype));
         let send = or_abstain!(c, plain(sendbuf, sendcount, smap.as_ref()));
         let rmap = or_abstain!(c, datatype::committed(recvtype));
@@ -196,7 +219,13 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Alltoallv", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let send = Side { p: sendbuf, counts: Counts::Per(sendcounts, sdispls), datatype: sendtype };
+            let recv = Side { p: recvbuf, counts: Counts::Per(recvcounts, rdispls), datatype: recvtype };
+            // SAFETY: this call's contract.
+            return unsafe { inter::alltoall(c, send, recv) };
+        }
         let n = c.size();
         let smap = or_abstain!(c, map_of(sendbuf, sendtype));
         // In place, the send counts, displacements and type are ignored.
@@ -236,7 +265,12 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Reduce_scatter", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            let counts = Counts::Per(recvcounts, std::ptr::null());
+            // SAFETY: this call's contract.
+            return unsafe { inter::reduce_scatter(c, (sendbuf, recvbuf), counts, datatype, op_handle) };
+        }
         let map = or_abstain!(c, datatype::committed(datatype));
         let counts = or_abstain!(c, c!(array(recvcounts, c.size() as c_int, "recvcounts")));
         let counts = or_abstain!(c, counts.iter().map(|&k| count(k)).collect::<MpiResult<Vec<_>>>());

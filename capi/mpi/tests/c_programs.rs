@@ -16,6 +16,7 @@
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `type_decode` | MPI_Type_get_envelope/contents, rebuilt types; errors | 2, 3, 8    | srb, perpeer      |
 //! | `darray`      | MPI_Type_create_darray in both orders, decoded; errors | 2, 3, 8   | srb, perpeer      |
+//! | `profiling`   | the program's own MPI_ functions over the PMPI_ names  | 2, 3, 8   | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
 //! | `icoll`       | nonblocking collectives, overlap with p2p, NBX        | 2, 3, 8    | srb, perpeer      |
@@ -145,6 +146,11 @@ fn distributed_arrays() {
 }
 
 #[test]
+fn profiling_interface() {
+    passes("profiling");
+}
+
+#[test]
 fn subarrays_packing_and_attributes() {
     passes("pack_attr");
 }
@@ -270,6 +276,7 @@ fn checking_mode_accepts_correct_programs() {
         ("datatypes", &[]),
         ("type_decode", &[]),
         ("darray", &[]),
+        ("profiling", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),
         ("icoll", &[]),

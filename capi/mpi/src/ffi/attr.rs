@@ -74,7 +74,7 @@ fn predefined(keyval: c_int) -> MpiResult<*mut c_void> {
 ///
 /// # Safety
 /// `attribute_val` points to a `void *`; `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_get_attr")]
 pub unsafe extern "C" fn MPI_Comm_get_attr(
     comm: c_int,
     comm_keyval: c_int,
@@ -98,7 +98,7 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
 ///
 /// # Safety
 /// As [`MPI_Comm_get_attr`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Attr_get")]
 pub unsafe extern "C" fn MPI_Attr_get(
     comm: c_int,
     keyval: c_int,

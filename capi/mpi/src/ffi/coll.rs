@@ -37,7 +37,7 @@ pub(super) fn count(n: c_int) -> MpiResult<usize> {
 }
 
 /// `MPI_Barrier`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Barrier")]
 pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     entry("MPI_Barrier", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
@@ -53,7 +53,7 @@ pub extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
 ///
 /// # Safety
 /// `buffer` holds `count` elements of `datatype` (where it is significant).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Bcast")]
 pub unsafe extern "C" fn MPI_Bcast(
     buffer_: *mut c_void,
     count_: c_int,
@@ -97,7 +97,7 @@ fn reduction(
 /// # Safety
 /// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE` at the root);
 /// at the root `recvbuf` has room for as many.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Reduce")]
 pub unsafe extern "C" fn MPI_Reduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -132,7 +132,7 @@ pub unsafe extern "C" fn MPI_Reduce(
 /// # Safety
 /// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE`); `recvbuf` has
 /// room for as many.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Allreduce")]
 pub unsafe extern "C" fn MPI_Allreduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -222,7 +222,7 @@ unsafe fn fast_allreduce(
 /// # Safety
 /// `sendbuf` holds `size * recvcount` elements of `datatype` (or is `MPI_IN_PLACE`,
 /// the input then being in `recvbuf`); `recvbuf` has room for `recvcount`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Reduce_scatter_block")]
 pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -308,7 +308,7 @@ pub(super) fn missing() -> crate::error::MpiError {
 /// As the standard: `sendbuf` holds `sendcount` elements of `sendtype` (or is
 /// `MPI_IN_PLACE` at the root); at the root `recvbuf` has room for `size * recvcount`
 /// elements of `recvtype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Gather")]
 pub unsafe extern "C" fn MPI_Gather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -343,7 +343,7 @@ pub unsafe extern "C" fn MPI_Gather(
 /// # Safety
 /// At the root `sendbuf` holds `size * sendcount` elements of `sendtype`; `recvbuf`
 /// has room for `recvcount` elements of `recvtype` (or is `MPI_IN_PLACE` at the root).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Scatter")]
 pub unsafe extern "C" fn MPI_Scatter(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -378,7 +378,7 @@ pub unsafe extern "C" fn MPI_Scatter(
 /// # Safety
 /// `sendbuf` holds `sendcount` elements of `sendtype` (or is `MPI_IN_PLACE`);
 /// `recvbuf` has room for `size * recvcount` elements of `recvtype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Allgather")]
 pub unsafe extern "C" fn MPI_Allgather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -409,7 +409,7 @@ pub unsafe extern "C" fn MPI_Allgather(
 /// # Safety
 /// `sendbuf` holds `size * sendcount` elements of `sendtype` (or is `MPI_IN_PLACE`);
 /// `recvbuf` has room for `size * recvcount` elements of `recvtype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Alltoall")]
 pub unsafe extern "C" fn MPI_Alltoall(
     sendbuf: *const c_void,
     sendcount: c_int,

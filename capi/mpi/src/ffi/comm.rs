@@ -19,7 +19,7 @@ pub const UNDEFINED: c_int = -32766;
 ///
 /// # Safety
 /// `rank` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_rank")]
 pub unsafe extern "C" fn MPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
     entry("MPI_Comm_rank", Scope::Comm(comm), || c!(out(rank, comm::lookup(comm)?.rank as c_int, "rank")))
 }
@@ -28,7 +28,7 @@ pub unsafe extern "C" fn MPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `size` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_size")]
 pub unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
     entry("MPI_Comm_size", Scope::Comm(comm), || c!(out(size, comm::lookup(comm)?.size() as c_int, "size")))
 }
@@ -45,7 +45,7 @@ pub(super) fn new_comm(parent: c_int, handle: Option<c_int>, newcomm: *mut c_int
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_dup")]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int {
     entry("MPI_Comm_dup", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
@@ -78,7 +78,7 @@ fn color(color: c_int) -> MpiResult<Option<u32>> {
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_split")]
 pub unsafe extern "C" fn MPI_Comm_split(
     comm: c_int,
     colour: c_int,
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_split_type")]
 pub unsafe extern "C" fn MPI_Comm_split_type(
     comm: c_int,
     split_type: c_int,
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_create")]
 pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, grp: c_int, newcomm: *mut c_int) -> c_int {
     entry("MPI_Comm_create", Scope::Comm(comm), || {
         let c = comm::lookup_intra(comm)?;
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, grp: c_int, newcomm: *mut 
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_create_group")]
 pub unsafe extern "C" fn MPI_Comm_create_group(
     comm: c_int,
     grp: c_int,
@@ -167,7 +167,7 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
 ///
 /// # Safety
 /// `comm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_free")]
 pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     let handle = if comm.is_null() { COMM_NULL } else { c!(read(comm, "comm")).unwrap_or(COMM_NULL) };
     entry("MPI_Comm_free", Scope::Comm(handle), || {
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `group` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_group")]
 pub unsafe extern "C" fn MPI_Comm_group(comm: c_int, grp: *mut c_int) -> c_int {
     entry("MPI_Comm_group", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
@@ -199,7 +199,7 @@ pub unsafe extern "C" fn MPI_Comm_group(comm: c_int, grp: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `result` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_compare")]
 pub unsafe extern "C" fn MPI_Comm_compare(comm1: c_int, comm2: c_int, result: *mut c_int) -> c_int {
     entry("MPI_Comm_compare", Scope::Comm(comm1), || {
         let (a, b) = (comm::lookup(comm1)?, comm::lookup(comm2)?);
@@ -222,7 +222,7 @@ pub unsafe extern "C" fn MPI_Comm_compare(comm1: c_int, comm2: c_int, result: *m
 ///
 /// # Safety
 /// `size` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_size")]
 pub unsafe extern "C" fn MPI_Group_size(grp: c_int, size: *mut c_int) -> c_int {
     entry("MPI_Group_size", WORLD, || c!(out(size, group::lookup(grp)?.len() as c_int, "size")))
 }
@@ -231,7 +231,7 @@ pub unsafe extern "C" fn MPI_Group_size(grp: c_int, size: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `rank` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_rank")]
 pub unsafe extern "C" fn MPI_Group_rank(grp: c_int, rank: *mut c_int) -> c_int {
     entry("MPI_Group_rank", WORLD, || {
         let me = comm::my_world_rank()?;
@@ -244,7 +244,7 @@ pub unsafe extern "C" fn MPI_Group_rank(grp: c_int, rank: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `ranks` holds `n` ints; `newgroup` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_incl")]
 pub unsafe extern "C" fn MPI_Group_incl(
     grp: c_int,
     n: c_int,
@@ -262,7 +262,7 @@ pub unsafe extern "C" fn MPI_Group_incl(
 ///
 /// # Safety
 /// `ranks` holds `n` ints; `newgroup` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_excl")]
 pub unsafe extern "C" fn MPI_Group_excl(
     grp: c_int,
     n: c_int,
@@ -280,7 +280,7 @@ pub unsafe extern "C" fn MPI_Group_excl(
 ///
 /// # Safety
 /// `ranks1` and `ranks2` hold `n` ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_translate_ranks")]
 pub unsafe extern "C" fn MPI_Group_translate_ranks(
     group1: c_int,
     n: c_int,
@@ -311,7 +311,7 @@ pub unsafe extern "C" fn MPI_Group_translate_ranks(
 ///
 /// # Safety
 /// `result` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_compare")]
 pub unsafe extern "C" fn MPI_Group_compare(group1: c_int, group2: c_int, result: *mut c_int) -> c_int {
     entry("MPI_Group_compare", WORLD, || {
         c!(out(result, group::compare(&group::lookup(group1)?, &group::lookup(group2)?), "result"))
@@ -322,7 +322,7 @@ pub unsafe extern "C" fn MPI_Group_compare(group1: c_int, group2: c_int, result:
 ///
 /// # Safety
 /// `group` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_free")]
 pub unsafe extern "C" fn MPI_Group_free(grp: *mut c_int) -> c_int {
     entry("MPI_Group_free", WORLD, || {
         let h = c!(read(grp, "group"))?;
@@ -338,7 +338,7 @@ pub unsafe extern "C" fn MPI_Group_free(grp: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `comm_name` is a NUL-terminated string.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_set_name")]
 pub unsafe extern "C" fn MPI_Comm_set_name(comm: c_int, comm_name: *const std::ffi::c_char) -> c_int {
     entry("MPI_Comm_set_name", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
@@ -352,7 +352,7 @@ pub unsafe extern "C" fn MPI_Comm_set_name(comm: c_int, comm_name: *const std::f
 ///
 /// # Safety
 /// `comm_name` has room for `MPI_MAX_OBJECT_NAME` chars; `resultlen` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_get_name")]
 pub unsafe extern "C" fn MPI_Comm_get_name(
     comm: c_int,
     comm_name: *mut std::ffi::c_char,

@@ -20,7 +20,7 @@ fn new_type(map: MpiResult<TypeMap>, recipe: Recipe, newtype: *mut c_int) -> Mpi
 ///
 /// # Safety
 /// `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_contiguous")]
 pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: c_int, newtype: *mut c_int) -> c_int {
     entry("MPI_Type_contiguous", WORLD, || {
         let old = datatype::lookup(oldtype)?;
@@ -33,7 +33,7 @@ pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: c_int, newty
 ///
 /// # Safety
 /// `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_vector")]
 pub unsafe extern "C" fn MPI_Type_vector(
     count: c_int,
     blocklength: c_int,
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn MPI_Type_vector(
 ///
 /// # Safety
 /// `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_hvector")]
 pub unsafe extern "C" fn MPI_Type_create_hvector(
     count: c_int,
     blocklength: c_int,
@@ -88,7 +88,7 @@ fn indexed(
 ///
 /// # Safety
 /// The arrays hold `count` ints; `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_indexed")]
 pub unsafe extern "C" fn MPI_Type_indexed(
     count: c_int,
     array_of_blocklengths: *const c_int,
@@ -108,7 +108,7 @@ pub unsafe extern "C" fn MPI_Type_indexed(
 ///
 /// # Safety
 /// The arrays hold `count` values; `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_hindexed")]
 pub unsafe extern "C" fn MPI_Type_create_hindexed(
     count: c_int,
     array_of_blocklengths: *const c_int,
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
 ///
 /// # Safety
 /// `array_of_displacements` holds `count` ints; `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_indexed_block")]
 pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     count: c_int,
     blocklength: c_int,
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
 /// # Safety
 /// `array_of_displacements` holds `count` values; `newtype` points to an
 /// `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_hindexed_block")]
 pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
     count: c_int,
     blocklength: c_int,
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
 ///
 /// # Safety
 /// The arrays hold `count` values; `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_struct")]
 pub unsafe extern "C" fn MPI_Type_create_struct(
     count: c_int,
     array_of_blocklengths: *const c_int,
@@ -191,7 +191,7 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
 ///
 /// # Safety
 /// `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_resized")]
 pub unsafe extern "C" fn MPI_Type_create_resized(
     oldtype: c_int,
     lb: isize,
@@ -223,7 +223,7 @@ fn storage_order(order: c_int) -> MpiResult<derived::Order> {
 /// # Safety
 /// `sizes`, `subsizes` and `starts` hold `ndims` ints; `newtype` points to an
 /// `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_subarray")]
 pub unsafe extern "C" fn MPI_Type_create_subarray(
     ndims: c_int,
     sizes: *const c_int,
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
 /// # Safety
 /// `gsizes`, `distribs`, `dargs` and `psizes` hold `ndims` ints; `newtype` points to
 /// an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_create_darray")]
 #[allow(clippy::too_many_arguments)] // MPI_Type_create_darray's
 pub unsafe extern "C" fn MPI_Type_create_darray(
     size: c_int,
@@ -305,7 +305,7 @@ pub unsafe extern "C" fn MPI_Type_create_darray(
 ///
 /// # Safety
 /// `newtype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_dup")]
 pub unsafe extern "C" fn MPI_Type_dup(oldtype: c_int, newtype: *mut c_int) -> c_int {
     entry("MPI_Type_dup", WORLD, || {
         let old = datatype::lookup(oldtype)?;
@@ -318,7 +318,7 @@ pub unsafe extern "C" fn MPI_Type_dup(oldtype: c_int, newtype: *mut c_int) -> c_
 ///
 /// # Safety
 /// `datatype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_commit")]
 pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
     entry("MPI_Type_commit", WORLD, || {
         let handle = c!(read(datatype, "datatype"))?;
@@ -334,7 +334,7 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `datatype` points to an `MPI_Datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_free")]
 pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
     entry("MPI_Type_free", WORLD, || {
         datatype::free(c!(read(datatype, "datatype"))?)?;
@@ -346,7 +346,7 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `size` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_size")]
 pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_int {
     entry("MPI_Type_size", WORLD, || {
         let bytes = datatype::lookup(datatype)?.size;
@@ -359,7 +359,7 @@ pub unsafe extern "C" fn MPI_Type_size(datatype: c_int, size: *mut c_int) -> c_i
 ///
 /// # Safety
 /// `lb` and `extent` point to `MPI_Aint`s.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_get_extent")]
 pub unsafe extern "C" fn MPI_Type_get_extent(datatype: c_int, lb: *mut isize, extent: *mut isize) -> c_int {
     entry("MPI_Type_get_extent", WORLD, || {
         let map = datatype::lookup(datatype)?;
@@ -372,7 +372,7 @@ pub unsafe extern "C" fn MPI_Type_get_extent(datatype: c_int, lb: *mut isize, ex
 ///
 /// # Safety
 /// `true_lb` and `true_extent` point to `MPI_Aint`s.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_get_true_extent")]
 pub unsafe extern "C" fn MPI_Type_get_true_extent(
     datatype: c_int,
     true_lb: *mut isize,
@@ -389,7 +389,7 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent(
 ///
 /// # Safety
 /// `size` points to an `MPI_Count`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_size_x")]
 pub unsafe extern "C" fn MPI_Type_size_x(datatype: c_int, size: *mut i64) -> c_int {
     entry("MPI_Type_size_x", WORLD, || c!(out(size, datatype::lookup(datatype)?.size as i64, "size")))
 }
@@ -398,7 +398,7 @@ pub unsafe extern "C" fn MPI_Type_size_x(datatype: c_int, size: *mut i64) -> c_i
 ///
 /// # Safety
 /// `lb` and `extent` point to `MPI_Count`s.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_get_extent_x")]
 pub unsafe extern "C" fn MPI_Type_get_extent_x(datatype: c_int, lb: *mut i64, extent: *mut i64) -> c_int {
     entry("MPI_Type_get_extent_x", WORLD, || {
         let map = datatype::lookup(datatype)?;
@@ -411,7 +411,7 @@ pub unsafe extern "C" fn MPI_Type_get_extent_x(datatype: c_int, lb: *mut i64, ex
 ///
 /// # Safety
 /// `true_lb` and `true_extent` point to `MPI_Count`s.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_get_true_extent_x")]
 pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
     datatype: c_int,
     true_lb: *mut i64,
@@ -428,7 +428,7 @@ pub unsafe extern "C" fn MPI_Type_get_true_extent_x(
 ///
 /// # Safety
 /// `type_name` holds `MPI_MAX_OBJECT_NAME` chars; `resultlen` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_get_name")]
 pub unsafe extern "C" fn MPI_Type_get_name(
     datatype: c_int,
     type_name: *mut c_char,
@@ -447,7 +447,7 @@ pub(super) const MAX_OBJECT_NAME: usize = 128;
 ///
 /// # Safety
 /// `type_name` is a NUL-terminated string.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_set_name")]
 pub unsafe extern "C" fn MPI_Type_set_name(datatype: c_int, type_name: *const c_char) -> c_int {
     entry("MPI_Type_set_name", WORLD, || {
         let name = c!(string(type_name, "type_name"))?;
@@ -463,19 +463,19 @@ pub unsafe extern "C" fn MPI_Type_set_name(datatype: c_int, type_name: *const c_
 ///
 /// # Safety
 /// `address` points to an `MPI_Aint`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_address")]
 pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut isize) -> c_int {
     entry("MPI_Get_address", WORLD, || c!(out(address, location as isize, "address")))
 }
 
 /// `MPI_Aint_add`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Aint_add")]
 pub extern "C" fn MPI_Aint_add(base: isize, disp: isize) -> isize {
     base.wrapping_add(disp)
 }
 
 /// `MPI_Aint_diff`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Aint_diff")]
 pub extern "C" fn MPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
     addr1.wrapping_sub(addr2)
 }

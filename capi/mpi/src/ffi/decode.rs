@@ -18,7 +18,7 @@ fn count(n: usize) -> MpiResult<c_int> {
 ///
 /// # Safety
 /// `num_integers`, `num_addresses`, `num_datatypes` and `combiner` point to ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_get_envelope")]
 pub unsafe extern "C" fn MPI_Type_get_envelope(
     datatype: c_int,
     num_integers: *mut c_int,
@@ -43,7 +43,7 @@ pub unsafe extern "C" fn MPI_Type_get_envelope(
 /// `array_of_integers`, `array_of_addresses` and `array_of_datatypes` hold
 /// `max_integers`, `max_addresses` and `max_datatypes` writable values (or are null
 /// where that count is 0), and do not overlap.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Type_get_contents")]
 pub unsafe extern "C" fn MPI_Type_get_contents(
     datatype: c_int,
     max_integers: c_int,

@@ -34,7 +34,7 @@ fn weights(p: *const c_int, n: c_int, what: &str) -> MpiResult<Option<Vec<i32>>>
 /// # Safety
 /// The arrays hold `indegree` and `outdegree` ints (or are `MPI_UNWEIGHTED`);
 /// `comm_dist_graph` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Dist_graph_create_adjacent")]
 pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
     comm_old: c_int,
     indegree: c_int,
@@ -130,7 +130,7 @@ unsafe fn edges_given(
 /// `sources` and `degrees` hold `n` ints; `destinations` and `weights` (unless
 /// `MPI_UNWEIGHTED` or `MPI_WEIGHTS_EMPTY`) as many as `degrees` add up to;
 /// `comm_dist_graph` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Dist_graph_create")]
 pub unsafe extern "C" fn MPI_Dist_graph_create(
     comm_old: c_int,
     n: c_int,
@@ -168,7 +168,7 @@ fn graph(comm: c_int) -> MpiResult<Topology> {
 ///
 /// # Safety
 /// All three point to ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Dist_graph_neighbors_count")]
 pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(
     comm: c_int,
     indegree: *mut c_int,
@@ -190,7 +190,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(
 /// # Safety
 /// The arrays hold `maxindegree` and `maxoutdegree` ints (weights may be
 /// `MPI_UNWEIGHTED`).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Dist_graph_neighbors")]
 pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
     comm: c_int,
     maxindegree: c_int,

@@ -38,7 +38,7 @@ fn init(required: c_int) -> crate::error::MpiResult<c_int> {
 ///
 /// # Safety
 /// `argc` and `argv` are null or `main`'s (they are not read).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Init")]
 pub unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
     entry("MPI_Init", WORLD, || init(0).map(drop))
 }
@@ -47,7 +47,7 @@ pub unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_cha
 ///
 /// # Safety
 /// As [`MPI_Init`]; `provided` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Init_thread")]
 pub unsafe extern "C" fn MPI_Init_thread(
     _argc: *mut c_int,
     _argv: *mut *mut *mut c_char,
@@ -67,7 +67,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
 ///
 /// # Safety
 /// `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Initialized")]
 pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
     entry("MPI_Initialized", WORLD, || c!(out(flag, state::initialized() as c_int, "flag")))
 }
@@ -76,14 +76,14 @@ pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Finalized")]
 pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
     entry("MPI_Finalized", WORLD, || c!(out(flag, state::finalized() as c_int, "flag")))
 }
 
 /// `MPI_Finalize`: a barrier of `MPI_COMM_WORLD` (so that no process leaves while
 /// another may still target its windows), then every later call is an error.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Finalize")]
 pub extern "C" fn MPI_Finalize() -> c_int {
     entry("MPI_Finalize", WORLD, || {
         // Libraries hook their clean-up on MPI_COMM_SELF's attributes: deleted first.
@@ -103,7 +103,7 @@ pub extern "C" fn MPI_Finalize() -> c_int {
 ///
 /// # Safety
 /// `provided` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Query_thread")]
 pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
     entry("MPI_Query_thread", WORLD, || c!(out(provided, state::mpi()?.thread_level, "provided")))
 }
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Is_thread_main")]
 pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
     entry("MPI_Is_thread_main", WORLD, || {
         c!(out(flag, (state::mpi()?.main_thread == std::thread::current().id()) as c_int, "flag"))
@@ -120,7 +120,7 @@ pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
 }
 
 /// `MPI_Abort`: aborts the whole job (whatever `comm`), exiting with `errorcode`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Abort")]
 pub extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
     use std::io::Write;
     let _ = std::io::stdout().flush();
@@ -135,7 +135,7 @@ pub extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
 
 /// `MPI_Wtime`: seconds since an arbitrary point of this process's past (virtual
 /// seconds since the job started, under `sccrun --timing`).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Wtime")]
 pub extern "C" fn MPI_Wtime() -> f64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     sccemu::timing::wtime()
@@ -144,7 +144,7 @@ pub extern "C" fn MPI_Wtime() -> f64 {
 
 /// `MPI_Wtick`: `MPI_Wtime`'s resolution (a nanosecond clock; a picosecond one in
 /// virtual time).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Wtick")]
 pub extern "C" fn MPI_Wtick() -> f64 {
     if sccemu::timing::clock().is_some() { 1e-12 } else { 1e-9 }
 }
@@ -153,7 +153,7 @@ pub extern "C" fn MPI_Wtick() -> f64 {
 ///
 /// # Safety
 /// `name` holds `MPI_MAX_PROCESSOR_NAME` chars; `resultlen` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_processor_name")]
 pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     entry("MPI_Get_processor_name", WORLD, || {
         let core = state::mpi()?.core;
@@ -166,7 +166,7 @@ pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *m
 ///
 /// # Safety
 /// Both point to ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_version")]
 pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
     entry("MPI_Get_version", WORLD, || {
         c!(out(version, 3, "version"))?;
@@ -178,7 +178,7 @@ pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c
 ///
 /// # Safety
 /// `version` holds `MPI_MAX_LIBRARY_VERSION_STRING` chars; `resultlen` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_library_version")]
 pub unsafe extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
     entry("MPI_Get_library_version", WORLD, || {
         let text = concat!("sccemu MPI ", env!("CARGO_PKG_VERSION"), " (MPI 3.1 subset on sccemu)");
@@ -190,7 +190,7 @@ pub unsafe extern "C" fn MPI_Get_library_version(version: *mut c_char, resultlen
 ///
 /// # Safety
 /// `string` holds `MPI_MAX_ERROR_STRING` chars; `resultlen` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Error_string")]
 pub unsafe extern "C" fn MPI_Error_string(
     errorcode: c_int,
     string: *mut c_char,
@@ -207,7 +207,7 @@ pub unsafe extern "C" fn MPI_Error_string(
 ///
 /// # Safety
 /// `errorclass` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Error_class")]
 pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
     entry("MPI_Error_class", WORLD, || {
         let c = crate::error::class_of(errorcode)
@@ -220,7 +220,7 @@ pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_in
 ///
 /// # Safety
 /// `errorclass` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Add_error_class")]
 pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
     entry("MPI_Add_error_class", WORLD, || {
         c!(out(errorclass, crate::user_errors::add_class()?, "errorclass"))
@@ -231,7 +231,7 @@ pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `errorcode` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Add_error_code")]
 pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
     entry("MPI_Add_error_code", WORLD, || {
         c!(out(errorcode, crate::user_errors::add_code(errorclass)?, "errorcode"))
@@ -243,7 +243,7 @@ pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c
 ///
 /// # Safety
 /// `string` is a NUL-terminated string.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Add_error_string")]
 pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
     entry("MPI_Add_error_string", WORLD, || {
         crate::user_errors::set_text(errorcode, &c!(string(string, "string"))?)
@@ -255,7 +255,7 @@ pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c
 ///
 /// # Safety
 /// `baseptr` points to a `void *`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Alloc_mem")]
 pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, info: c_int, baseptr: *mut c_void) -> c_int {
     entry("MPI_Alloc_mem", WORLD, || {
         info::pairs(info)?;
@@ -269,7 +269,7 @@ pub unsafe extern "C" fn MPI_Alloc_mem(size: isize, info: c_int, baseptr: *mut c
 ///
 /// # Safety
 /// `base` came from `MPI_Alloc_mem` and is not used after.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Free_mem")]
 pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
     entry("MPI_Free_mem", WORLD, || crate::win::free_mem(base))
 }

@@ -48,7 +48,7 @@ unsafe fn graph_of(
 /// # Safety
 /// `index` holds `nnodes` ints, and `edges` as many as `index`'s last; `comm_graph`
 /// points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Graph_create")]
 pub unsafe extern "C" fn MPI_Graph_create(
     comm_old: c_int,
     nnodes: c_int,
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn MPI_Graph_create(
 ///
 /// # Safety
 /// As [`MPI_Graph_create`]; `newrank` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Graph_map")]
 pub unsafe extern "C" fn MPI_Graph_map(
     comm: c_int,
     nnodes: c_int,
@@ -116,7 +116,7 @@ unsafe fn copy_out(to: *mut c_int, max: c_int, from: &[i32], what: &str) -> MpiR
 ///
 /// # Safety
 /// `nnodes` and `nedges` point to ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Graphdims_get")]
 pub unsafe extern "C" fn MPI_Graphdims_get(comm: c_int, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
     entry("MPI_Graphdims_get", Scope::Comm(comm), || {
         let (index, edges) = graph(comm)?;
@@ -129,7 +129,7 @@ pub unsafe extern "C" fn MPI_Graphdims_get(comm: c_int, nnodes: *mut c_int, nedg
 ///
 /// # Safety
 /// `index` holds `maxindex` ints, `edges` `maxedges`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Graph_get")]
 pub unsafe extern "C" fn MPI_Graph_get(
     comm: c_int,
     maxindex: c_int,
@@ -159,7 +159,7 @@ fn neighbors_of(comm: c_int, rank: c_int) -> MpiResult<&'static [i32]> {
 ///
 /// # Safety
 /// `nneighbors` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Graph_neighbors_count")]
 pub unsafe extern "C" fn MPI_Graph_neighbors_count(
     comm: c_int,
     rank: c_int,
@@ -175,7 +175,7 @@ pub unsafe extern "C" fn MPI_Graph_neighbors_count(
 ///
 /// # Safety
 /// `neighbors` holds `maxneighbors` ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Graph_neighbors")]
 pub unsafe extern "C" fn MPI_Graph_neighbors(
     comm: c_int,
     rank: c_int,

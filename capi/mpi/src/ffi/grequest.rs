@@ -128,7 +128,7 @@ impl Pending for Generalized {
 /// # Safety
 /// The functions are the program's callbacks of the C types `mpi.h` declares;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Grequest_start")]
 pub unsafe extern "C" fn MPI_Grequest_start(
     query_fn: Option<QueryFunction>,
     free_fn: Option<FreeFunction>,
@@ -154,7 +154,7 @@ pub unsafe extern "C" fn MPI_Grequest_start(
 }
 
 /// `MPI_Grequest_complete`: the operation of generalized request `request` is done.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Grequest_complete")]
 pub extern "C" fn MPI_Grequest_complete(request: c_int) -> c_int {
     entry("MPI_Grequest_complete", WORLD, || {
         let progress = started().as_ref().and_then(|m| m.get(&request).cloned());
@@ -208,7 +208,7 @@ unsafe fn set_elements(status: *mut MpiStatus, datatype: c_int, count: i64) -> M
 ///
 /// # Safety
 /// `status` points to an `MPI_Status`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Status_set_elements")]
 pub unsafe extern "C" fn MPI_Status_set_elements(
     status: *mut MpiStatus,
     datatype: c_int,
@@ -222,7 +222,7 @@ pub unsafe extern "C" fn MPI_Status_set_elements(
 ///
 /// # Safety
 /// `status` points to an `MPI_Status`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Status_set_elements_x")]
 pub unsafe extern "C" fn MPI_Status_set_elements_x(
     status: *mut MpiStatus,
     datatype: c_int,
@@ -236,7 +236,7 @@ pub unsafe extern "C" fn MPI_Status_set_elements_x(
 ///
 /// # Safety
 /// `status` points to an `MPI_Status`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Status_set_cancelled")]
 pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MpiStatus, flag: c_int) -> c_int {
     entry("MPI_Status_set_cancelled", WORLD, || {
         let mut s = c!(status_of(status))?;

@@ -22,7 +22,7 @@ pub(super) unsafe fn give(members: Vec<u32>, newgroup: *mut c_int) -> MpiResult<
 ///
 /// # Safety
 /// `newgroup` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_union")]
 pub unsafe extern "C" fn MPI_Group_union(group1: c_int, group2: c_int, newgroup: *mut c_int) -> c_int {
     entry("MPI_Group_union", WORLD, || {
         let members = group::union(&group::lookup(group1)?, &group::lookup(group2)?);
@@ -35,7 +35,7 @@ pub unsafe extern "C" fn MPI_Group_union(group1: c_int, group2: c_int, newgroup:
 ///
 /// # Safety
 /// `newgroup` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_intersection")]
 pub unsafe extern "C" fn MPI_Group_intersection(group1: c_int, group2: c_int, newgroup: *mut c_int) -> c_int {
     entry("MPI_Group_intersection", WORLD, || {
         let members = group::filter(&group::lookup(group1)?, &group::lookup(group2)?, true);
@@ -48,7 +48,7 @@ pub unsafe extern "C" fn MPI_Group_intersection(group1: c_int, group2: c_int, ne
 ///
 /// # Safety
 /// `newgroup` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_difference")]
 pub unsafe extern "C" fn MPI_Group_difference(group1: c_int, group2: c_int, newgroup: *mut c_int) -> c_int {
     entry("MPI_Group_difference", WORLD, || {
         let members = group::filter(&group::lookup(group1)?, &group::lookup(group2)?, false);
@@ -79,7 +79,7 @@ unsafe fn by_ranges(
 ///
 /// # Safety
 /// `ranges` holds `n` triplets of ints; `newgroup` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_range_incl")]
 pub unsafe extern "C" fn MPI_Group_range_incl(
     grp: c_int,
     n: c_int,
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn MPI_Group_range_incl(
 ///
 /// # Safety
 /// As [`MPI_Group_range_incl`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Group_range_excl")]
 pub unsafe extern "C" fn MPI_Group_range_excl(
     grp: c_int,
     n: c_int,

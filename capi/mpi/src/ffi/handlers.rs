@@ -39,7 +39,7 @@ fn call(name: &'static str, object: c_int, code: c_int) -> MpiResult<()> {
 
 /// `MPI_Comm_set_errhandler`: `MPI_ERRORS_ARE_FATAL`, `MPI_ERRORS_RETURN` or one of
 /// the program's.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_set_errhandler")]
 pub extern "C" fn MPI_Comm_set_errhandler(comm: c_int, errhandler: c_int) -> c_int {
     entry("MPI_Comm_set_errhandler", Scope::Comm(comm), || {
         comm::lookup(comm)?;
@@ -51,7 +51,7 @@ pub extern "C" fn MPI_Comm_set_errhandler(comm: c_int, errhandler: c_int) -> c_i
 ///
 /// # Safety
 /// `errhandler` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_get_errhandler")]
 pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, errhandler: *mut c_int) -> c_int {
     entry("MPI_Comm_get_errhandler", Scope::Comm(comm), || {
         comm::lookup(comm)?;
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, errhandler: *mut c
 }
 
 /// `MPI_Win_set_errhandler`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_set_errhandler")]
 pub extern "C" fn MPI_Win_set_errhandler(w: c_int, errhandler: c_int) -> c_int {
     entry("MPI_Win_set_errhandler", Scope::Win(w), || {
         win::check_handle(w)?;
@@ -72,7 +72,7 @@ pub extern "C" fn MPI_Win_set_errhandler(w: c_int, errhandler: c_int) -> c_int {
 ///
 /// # Safety
 /// `errhandler` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_get_errhandler")]
 pub unsafe extern "C" fn MPI_Win_get_errhandler(w: c_int, errhandler: *mut c_int) -> c_int {
     entry("MPI_Win_get_errhandler", Scope::Win(w), || {
         win::check_handle(w)?;
@@ -94,7 +94,7 @@ unsafe fn create(function: Option<UserFunction>, kind: Kind, errhandler: *mut c_
 ///
 /// # Safety
 /// `function` is an `MPI_Comm_errhandler_function`; `errhandler` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_create_errhandler")]
 pub unsafe extern "C" fn MPI_Comm_create_errhandler(
     function: Option<UserFunction>,
     errhandler: *mut c_int,
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn MPI_Comm_create_errhandler(
 ///
 /// # Safety
 /// `function` is an `MPI_Win_errhandler_function`; `errhandler` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_create_errhandler")]
 pub unsafe extern "C" fn MPI_Win_create_errhandler(
     function: Option<UserFunction>,
     errhandler: *mut c_int,
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn MPI_Win_create_errhandler(
 }
 
 /// `MPI_Comm_call_errhandler`: runs the communicator's handler on `errorcode`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_call_errhandler")]
 pub extern "C" fn MPI_Comm_call_errhandler(comm: c_int, errorcode: c_int) -> c_int {
     entry("MPI_Comm_call_errhandler", Scope::Comm(comm), || {
         comm::lookup(comm)?;
@@ -126,7 +126,7 @@ pub extern "C" fn MPI_Comm_call_errhandler(comm: c_int, errorcode: c_int) -> c_i
 }
 
 /// `MPI_Win_call_errhandler`: runs the window's handler on `errorcode`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_call_errhandler")]
 pub extern "C" fn MPI_Win_call_errhandler(w: c_int, errorcode: c_int) -> c_int {
     entry("MPI_Win_call_errhandler", Scope::Win(w), || {
         win::check_handle(w)?;
@@ -139,7 +139,7 @@ pub extern "C" fn MPI_Win_call_errhandler(w: c_int, errorcode: c_int) -> c_int {
 ///
 /// # Safety
 /// `errhandler` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Errhandler_free")]
 pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut c_int) -> c_int {
     entry("MPI_Errhandler_free", WORLD, || {
         let h = c!(read(errhandler, "errhandler"))?;

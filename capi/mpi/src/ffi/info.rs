@@ -12,7 +12,7 @@ use crate::info;
 ///
 /// # Safety
 /// `info` points to an `MPI_Info`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_create")]
 pub unsafe extern "C" fn MPI_Info_create(info_out: *mut c_int) -> c_int {
     entry("MPI_Info_create", WORLD, || c!(out(info_out, info::create(), "info")))
 }
@@ -21,7 +21,7 @@ pub unsafe extern "C" fn MPI_Info_create(info_out: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `key` and `value` are NUL-terminated strings.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_set")]
 pub unsafe extern "C" fn MPI_Info_set(handle: c_int, key: *const c_char, value: *const c_char) -> c_int {
     entry("MPI_Info_set", WORLD, || info::set(handle, &c!(string(key, "key"))?, &c!(string(value, "value"))?))
 }
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn MPI_Info_set(handle: c_int, key: *const c_char, value: 
 /// # Safety
 /// `key` is a NUL-terminated string; `value` holds `valuelen + 1` chars; `flag`
 /// points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_get")]
 pub unsafe extern "C" fn MPI_Info_get(
     handle: c_int,
     key: *const c_char,
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn MPI_Info_get(
 ///
 /// # Safety
 /// `key` is a NUL-terminated string.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_delete")]
 pub unsafe extern "C" fn MPI_Info_delete(handle: c_int, key: *const c_char) -> c_int {
     entry("MPI_Info_delete", WORLD, || info::delete(handle, &c!(string(key, "key"))?))
 }
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn MPI_Info_delete(handle: c_int, key: *const c_char) -> c
 ///
 /// # Safety
 /// `nkeys` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_get_nkeys")]
 pub unsafe extern "C" fn MPI_Info_get_nkeys(handle: c_int, nkeys: *mut c_int) -> c_int {
     entry("MPI_Info_get_nkeys", WORLD, || c!(out(nkeys, info::pairs(handle)?.len() as c_int, "nkeys")))
 }
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn MPI_Info_get_nkeys(handle: c_int, nkeys: *mut c_int) ->
 ///
 /// # Safety
 /// `info` points to an `MPI_Info`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_free")]
 pub unsafe extern "C" fn MPI_Info_free(handle: *mut c_int) -> c_int {
     entry("MPI_Info_free", WORLD, || {
         info::free(c!(read(handle, "info"))?)?;
@@ -87,7 +87,7 @@ pub unsafe extern "C" fn MPI_Info_free(handle: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `newinfo` points to an `MPI_Info`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_dup")]
 pub unsafe extern "C" fn MPI_Info_dup(handle: c_int, newinfo: *mut c_int) -> c_int {
     entry("MPI_Info_dup", WORLD, || {
         if handle == info::INFO_NULL {
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn MPI_Info_dup(handle: c_int, newinfo: *mut c_int) -> c_i
 ///
 /// # Safety
 /// `key` is a NUL-terminated string; `valuelen` and `flag` point to ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_get_valuelen")]
 pub unsafe extern "C" fn MPI_Info_get_valuelen(
     handle: c_int,
     key: *const c_char,
@@ -121,7 +121,7 @@ pub unsafe extern "C" fn MPI_Info_get_valuelen(
 ///
 /// # Safety
 /// `key` holds `MPI_MAX_INFO_KEY + 1` chars.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Info_get_nthkey")]
 pub unsafe extern "C" fn MPI_Info_get_nthkey(handle: c_int, n: c_int, key: *mut c_char) -> c_int {
     entry("MPI_Info_get_nthkey", WORLD, || {
         let pairs = info::pairs(handle)?;

@@ -29,7 +29,7 @@ fn lookup_inter(handle: c_int) -> MpiResult<&'static CommObj> {
 ///
 /// # Safety
 /// `newintercomm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Intercomm_create")]
 pub unsafe extern "C" fn MPI_Intercomm_create(
     local_comm: c_int,
     local_leader: c_int,
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
 ///
 /// # Safety
 /// `newintracomm` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Intercomm_merge")]
 pub unsafe extern "C" fn MPI_Intercomm_merge(
     intercomm: c_int,
     high: c_int,
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
 ///
 /// # Safety
 /// `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_test_inter")]
 pub unsafe extern "C" fn MPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int {
     entry("MPI_Comm_test_inter", Scope::Comm(comm), || {
         c!(out(flag, c_int::from(comm::lookup(comm)?.is_inter()), "flag"))
@@ -78,7 +78,7 @@ pub unsafe extern "C" fn MPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c
 ///
 /// # Safety
 /// `size` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_remote_size")]
 pub unsafe extern "C" fn MPI_Comm_remote_size(comm: c_int, size: *mut c_int) -> c_int {
     entry("MPI_Comm_remote_size", Scope::Comm(comm), || {
         c!(out(size, lookup_inter(comm)?.peers.len() as c_int, "size"))
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn MPI_Comm_remote_size(comm: c_int, size: *mut c_int) -> 
 ///
 /// # Safety
 /// `group` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_remote_group")]
 pub unsafe extern "C" fn MPI_Comm_remote_group(comm: c_int, grp: *mut c_int) -> c_int {
     entry("MPI_Comm_remote_group", Scope::Comm(comm), || {
         c!(out(grp, group::insert(lookup_inter(comm)?.peers.clone()), "group"))

@@ -1,5 +1,6 @@
-//! The C boundary: every exported `MPI_*` symbol, and the only unsafe code of the
-//! library.
+//! The C boundary: every exported `MPI_*` symbol (each exported as `PMPI_*`, with a
+//! weak `MPI_*` beside it: `pmpi`, the profiling interface), and the only unsafe code
+//! of the library.
 //!
 //! Each entry point runs its body through [`entry`]: the body checks its arguments,
 //! turns C pointers into slices (see [`buffer`]) and calls the safe logic; `entry`
@@ -18,6 +19,9 @@
 //! names), [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and
 //! [`fast_p2p`] (the fast paths of the hottest calls), [`registry`] (lock-free handle
 //! lookup), [`buffer`] (user buffers).
+
+// The entry points keep their C names in Rust too.
+#![allow(non_snake_case)]
 
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;
@@ -51,6 +55,7 @@ pub mod p2p;
 pub mod pack;
 mod pending;
 pub mod persistent;
+mod pmpi;
 pub mod registry;
 pub mod requests;
 pub mod rma;

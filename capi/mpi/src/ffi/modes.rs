@@ -83,7 +83,7 @@ pub fn drain() -> MpiResult<()> {
 ///
 /// # Safety
 /// `buffer` holds `size` bytes, left to the library until detached.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Buffer_attach")]
 pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
     entry("MPI_Buffer_attach", WORLD, || {
         let Ok(size) = usize::try_from(size) else {
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> 
 ///
 /// # Safety
 /// `buffer_addr` points to a pointer; `size` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Buffer_detach")]
 pub unsafe extern "C" fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
     entry("MPI_Buffer_detach", WORLD, || {
         let (addr_out, size_out) = (buffer_addr.cast::<*mut c_void>(), size);
@@ -172,7 +172,7 @@ pub(super) fn ibsend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Bsend")]
 pub unsafe extern "C" fn MPI_Bsend(
     buf: *const c_void,
     count: c_int,
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn MPI_Bsend(
 ///
 /// # Safety
 /// As [`MPI_Bsend`]; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ibsend")]
 pub unsafe extern "C" fn MPI_Ibsend(
     buf: *const c_void,
     count: c_int,
@@ -213,7 +213,7 @@ pub unsafe extern "C" fn MPI_Ibsend(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Irsend")]
 pub unsafe extern "C" fn MPI_Irsend(
     buf: *const c_void,
     count: c_int,

@@ -73,7 +73,7 @@ unsafe fn hand_out(
 ///
 /// # Safety
 /// `message` points to an `MPI_Message`; `status` is an `MPI_Status` or ignored.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Mprobe")]
 pub unsafe extern "C" fn MPI_Mprobe(
     source: c_int,
     tag: c_int,
@@ -100,7 +100,7 @@ pub unsafe extern "C" fn MPI_Mprobe(
 ///
 /// # Safety
 /// As [`MPI_Mprobe`]; `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Improbe")]
 pub unsafe extern "C" fn MPI_Improbe(
     source: c_int,
     tag: c_int,
@@ -233,7 +233,7 @@ unsafe fn scope_of(message: *const c_int) -> Scope {
 /// # Safety
 /// `buf` has room for `count` elements of `datatype`; `message` points to an
 /// `MPI_Message`; `status` is an `MPI_Status` or ignored.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Mrecv")]
 pub unsafe extern "C" fn MPI_Mrecv(
     buf: *mut c_void,
     count: c_int,
@@ -254,7 +254,7 @@ pub unsafe extern "C" fn MPI_Mrecv(
 /// # Safety
 /// As [`MPI_Mrecv`], the buffer left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Imrecv")]
 pub unsafe extern "C" fn MPI_Imrecv(
     buf: *mut c_void,
     count: c_int,

@@ -199,7 +199,7 @@ fn finish(op: MpiResult<Box<dyn Pending>>) -> MpiResult<()> {
 /// # Safety
 /// `sendbuf` holds `sendcount` elements of `sendtype`; `recvbuf` has room for one
 /// block of `recvcount` elements of `recvtype` per source.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Neighbor_allgather")]
 pub unsafe extern "C" fn MPI_Neighbor_allgather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -219,7 +219,7 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather(
 ///
 /// # Safety
 /// As [`MPI_Neighbor_allgather`]; `recvcounts` and `displs` hold one int per source.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Neighbor_allgatherv")]
 pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -243,7 +243,7 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
 /// # Safety
 /// `sendbuf` holds a block of `sendcount` elements of `sendtype` per destination;
 /// `recvbuf` has room for a block of `recvcount` elements of `recvtype` per source.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Neighbor_alltoall")]
 pub unsafe extern "C" fn MPI_Neighbor_alltoall(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -264,7 +264,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall(
 /// # Safety
 /// As [`MPI_Neighbor_alltoall`]; `sendcounts` and `sdispls` hold one int per
 /// destination, `recvcounts` and `rdispls` one per source.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Neighbor_alltoallv")]
 pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -291,7 +291,7 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
 /// The send arrays hold one element per destination, the receive arrays one per
 /// source; `sendbuf` holds every block they describe, and `recvbuf` has room for every
 /// block they describe.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Neighbor_alltoallw")]
 pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
     sendbuf: *const c_void,
     sendcounts: *const c_int,

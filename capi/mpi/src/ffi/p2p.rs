@@ -115,7 +115,7 @@ fn send_call(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Send")]
 pub unsafe extern "C" fn MPI_Send(
     buf: *const c_void,
     count: c_int,
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn MPI_Send(
 ///
 /// # Safety
 /// As [`MPI_Send`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Rsend")]
 pub unsafe extern "C" fn MPI_Rsend(
     buf: *const c_void,
     count: c_int,
@@ -147,7 +147,7 @@ pub unsafe extern "C" fn MPI_Rsend(
 ///
 /// # Safety
 /// As [`MPI_Send`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ssend")]
 pub unsafe extern "C" fn MPI_Ssend(
     buf: *const c_void,
     count: c_int,
@@ -179,7 +179,7 @@ fn recv_into(m: &Message<'_>, source: c_int, tag: c_int) -> MpiResult<Status> {
 /// # Safety
 /// `buf` has room for `count` elements of `datatype`; `status` is an `MPI_Status` or
 /// `MPI_STATUS_IGNORE`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Recv")]
 pub unsafe extern "C" fn MPI_Recv(
     buf: *mut c_void,
     count: c_int,
@@ -254,7 +254,7 @@ pub(super) fn irecv(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Isend")]
 pub unsafe extern "C" fn MPI_Isend(
     buf: *const c_void,
     count: c_int,
@@ -281,7 +281,7 @@ pub unsafe extern "C" fn MPI_Isend(
 ///
 /// # Safety
 /// As [`MPI_Isend`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Issend")]
 pub unsafe extern "C" fn MPI_Issend(
     buf: *const c_void,
     count: c_int,
@@ -314,7 +314,7 @@ pub(super) fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<
 /// # Safety
 /// `buf` has room for `count` elements of `datatype` and is not touched until the
 /// request completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Irecv")]
 pub unsafe extern "C" fn MPI_Irecv(
     buf: *mut c_void,
     count: c_int,
@@ -341,7 +341,7 @@ pub unsafe extern "C" fn MPI_Irecv(
 ///
 /// # Safety
 /// As [`MPI_Send`] and [`MPI_Recv`]; the buffers do not overlap.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Sendrecv")]
 pub unsafe extern "C" fn MPI_Sendrecv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -372,7 +372,7 @@ pub unsafe extern "C" fn MPI_Sendrecv(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Sendrecv_replace")]
 pub unsafe extern "C" fn MPI_Sendrecv_replace(
     buf: *mut c_void,
     count: c_int,
@@ -401,7 +401,7 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 ///
 /// # Safety
 /// `status` is an `MPI_Status` or `MPI_STATUS_IGNORE`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Probe")]
 pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: c_int, status: *mut MpiStatus) -> c_int {
     entry("MPI_Probe", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
@@ -416,7 +416,7 @@ pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: c_int, statu
 ///
 /// # Safety
 /// `flag` points to an int; `status` is an `MPI_Status` or `MPI_STATUS_IGNORE`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iprobe")]
 pub unsafe extern "C" fn MPI_Iprobe(
     source: c_int,
     tag: c_int,

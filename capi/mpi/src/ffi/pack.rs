@@ -41,7 +41,7 @@ fn advance(at: usize, bytes: usize, size: usize) -> MpiResult<c_int> {
 /// # Safety
 /// `inbuf` holds `incount` elements of `datatype`; `outbuf` has `outsize` bytes;
 /// `position` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Pack")]
 pub unsafe extern "C" fn MPI_Pack(
     inbuf: *const c_void,
     incount: c_int,
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn MPI_Pack(
 /// # Safety
 /// `inbuf` has `insize` bytes; `outbuf` has room for `outcount` elements of `datatype`;
 /// `position` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Unpack")]
 pub unsafe extern "C" fn MPI_Unpack(
     inbuf: *const c_void,
     insize: c_int,
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn MPI_Unpack(
 ///
 /// # Safety
 /// `size` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Pack_size")]
 pub unsafe extern "C" fn MPI_Pack_size(
     incount: c_int,
     datatype: c_int,

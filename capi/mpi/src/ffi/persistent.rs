@@ -52,7 +52,7 @@ fn send_init(
 /// # Safety
 /// `buf` holds `count` elements of `datatype` whenever the request is started, until
 /// that operation completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Send_init")]
 pub unsafe extern "C" fn MPI_Send_init(
     buf: *const c_void,
     count: c_int,
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn MPI_Send_init(
 ///
 /// # Safety
 /// As [`MPI_Send_init`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Rsend_init")]
 pub unsafe extern "C" fn MPI_Rsend_init(
     buf: *const c_void,
     count: c_int,
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn MPI_Rsend_init(
 ///
 /// # Safety
 /// As [`MPI_Send_init`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ssend_init")]
 pub unsafe extern "C" fn MPI_Ssend_init(
     buf: *const c_void,
     count: c_int,
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn MPI_Ssend_init(
 ///
 /// # Safety
 /// As [`MPI_Send_init`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Bsend_init")]
 pub unsafe extern "C" fn MPI_Bsend_init(
     buf: *const c_void,
     count: c_int,
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn MPI_Bsend_init(
 /// # Safety
 /// `buf` has room for `count` elements of `datatype`, untouched while a started
 /// receive runs; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Recv_init")]
 pub unsafe extern "C" fn MPI_Recv_init(
     buf: *mut c_void,
     count: c_int,
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn MPI_Recv_init(
 ///
 /// # Safety
 /// `request` points to a persistent request's `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Start")]
 pub unsafe extern "C" fn MPI_Start(request: *mut c_int) -> c_int {
     entry("MPI_Start", WORLD, || request::start(c!(read(request, "request"))?))
 }
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn MPI_Start(request: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `array_of_requests` holds `count` persistent requests.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Startall")]
 pub unsafe extern "C" fn MPI_Startall(count: c_int, array_of_requests: *mut c_int) -> c_int {
     entry("MPI_Startall", WORLD, || {
         let handles = c!(array(array_of_requests.cast_const(), count, "array_of_requests"))?;

@@ -13,7 +13,7 @@ use crate::request::{self, REQUEST_NULL, Status};
 ///
 /// # Safety
 /// `request` points to an `MPI_Request`; `status` is an `MPI_Status` or ignored.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Wait")]
 pub unsafe extern "C" fn MPI_Wait(request: *mut c_int, status: *mut MpiStatus) -> c_int {
     entry("MPI_Wait", WORLD, || {
         let h = c!(read(request, "request"))?;
@@ -29,7 +29,7 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut c_int, status: *mut MpiStatus) -
 ///
 /// # Safety
 /// As [`MPI_Wait`]; `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Test")]
 pub unsafe extern "C" fn MPI_Test(request: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
     entry("MPI_Test", WORLD, || {
         let h = c!(read(request, "request"))?;
@@ -68,7 +68,7 @@ fn statuses<'a>(count: usize, array: *mut MpiStatus) -> MpiResult<Option<&'a mut
 /// # Safety
 /// `array_of_requests` holds `count` requests; `array_of_statuses` holds `count`
 /// statuses or is `MPI_STATUSES_IGNORE`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Waitall")]
 pub unsafe extern "C" fn MPI_Waitall(
     count: c_int,
     array_of_requests: *mut c_int,
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn MPI_Waitall(
 ///
 /// # Safety
 /// As [`MPI_Waitall`]; `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Testall")]
 pub unsafe extern "C" fn MPI_Testall(
     count: c_int,
     array_of_requests: *mut c_int,
@@ -152,7 +152,7 @@ pub unsafe extern "C" fn MPI_Testall(
 /// # Safety
 /// `array_of_requests` holds `count` requests; `index` points to an int; `status` is
 /// an `MPI_Status` or ignored.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Waitany")]
 pub unsafe extern "C" fn MPI_Waitany(
     count: c_int,
     array_of_requests: *mut c_int,
@@ -179,7 +179,7 @@ pub unsafe extern "C" fn MPI_Waitany(
 ///
 /// # Safety
 /// As [`MPI_Waitany`]; `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Testany")]
 pub unsafe extern "C" fn MPI_Testany(
     count: c_int,
     array_of_requests: *mut c_int,
@@ -209,7 +209,7 @@ pub unsafe extern "C" fn MPI_Testany(
 ///
 /// # Safety
 /// As [`MPI_Waitall`]; `outcount` points to an int; `array_of_indices` holds `incount`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Waitsome")]
 pub unsafe extern "C" fn MPI_Waitsome(
     incount: c_int,
     array_of_requests: *mut c_int,
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn MPI_Waitsome(
 ///
 /// # Safety
 /// As [`MPI_Waitsome`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Testsome")]
 pub unsafe extern "C" fn MPI_Testsome(
     incount: c_int,
     array_of_requests: *mut c_int,
@@ -292,7 +292,7 @@ unsafe fn report_some(
 ///
 /// # Safety
 /// `flag` points to an int; `status` is an `MPI_Status` or ignored.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Request_get_status")]
 pub unsafe extern "C" fn MPI_Request_get_status(
     request: c_int,
     flag: *mut c_int,
@@ -312,7 +312,7 @@ pub unsafe extern "C" fn MPI_Request_get_status(
 ///
 /// # Safety
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Request_free")]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
     entry("MPI_Request_free", WORLD, || {
         request::detach(c!(read(request, "request"))?)?;
@@ -325,7 +325,7 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cancel")]
 pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
     entry("MPI_Cancel", WORLD, || request::cancel(c!(read(request, "request"))?))
 }
@@ -334,7 +334,7 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `status` is a filled `MPI_Status`; `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Test_cancelled")]
 pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
     entry("MPI_Test_cancelled", WORLD, || {
         let s = c!(status_of(status))?;
@@ -346,7 +346,7 @@ pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MpiStatus, flag: *mut
 ///
 /// # Safety
 /// `status` is a filled `MPI_Status`; `count` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_count")]
 pub unsafe extern "C" fn MPI_Get_count(
     status: *const MpiStatus,
     datatype: c_int,
@@ -368,7 +368,7 @@ pub unsafe extern "C" fn MPI_Get_count(
 ///
 /// # Safety
 /// As [`MPI_Get_count`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_elements")]
 pub unsafe extern "C" fn MPI_Get_elements(
     status: *const MpiStatus,
     datatype: c_int,
@@ -387,7 +387,7 @@ pub unsafe extern "C" fn MPI_Get_elements(
 ///
 /// # Safety
 /// `status` is an `MPI_Status`; `count` points to an `MPI_Count`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_elements_x")]
 pub unsafe extern "C" fn MPI_Get_elements_x(
     status: *const MpiStatus,
     datatype: c_int,

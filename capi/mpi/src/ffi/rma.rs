@@ -26,7 +26,7 @@ fn origin<'m>(addr: *const c_void, count: c_int, map: &'m datatype::TypeMap) -> 
 ///
 /// # Safety
 /// `origin_addr` holds `origin_count` elements of `origin_datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Put")]
 pub unsafe extern "C" fn MPI_Put(
     origin_addr: *const c_void,
     origin_count: c_int,
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn MPI_Put(
 ///
 /// # Safety
 /// `origin_addr` has room for `origin_count` elements of `origin_datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get")]
 pub unsafe extern "C" fn MPI_Get(
     origin_addr: *mut c_void,
     origin_count: c_int,
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn MPI_Get(
 ///
 /// # Safety
 /// As [`MPI_Put`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Accumulate")]
 pub unsafe extern "C" fn MPI_Accumulate(
     origin_addr: *const c_void,
     origin_count: c_int,
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn MPI_Accumulate(
 /// # Safety
 /// `origin_addr` holds `origin_count` elements of `origin_datatype` (unless `op` is
 /// `MPI_NO_OP`); `result_addr` has room for `result_count` of `result_datatype`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Get_accumulate")]
 pub unsafe extern "C" fn MPI_Get_accumulate(
     origin_addr: *const c_void,
     origin_count: c_int,
@@ -188,7 +188,7 @@ fn one_out(p: *mut c_void, map: &datatype::TypeMap, e: &rma::Element) -> MpiResu
 /// # Safety
 /// `origin_addr` holds one element of `datatype` (unless `op` is `MPI_NO_OP`);
 /// `result_addr` has room for one.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Fetch_and_op")]
 pub unsafe extern "C" fn MPI_Fetch_and_op(
     origin_addr: *const c_void,
     result_addr: *mut c_void,
@@ -223,7 +223,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
 /// # Safety
 /// `origin_addr` and `compare_addr` hold one element of `datatype`; `result_addr` has
 /// room for one.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Compare_and_swap")]
 pub unsafe extern "C" fn MPI_Compare_and_swap(
     origin_addr: *const c_void,
     compare_addr: *const c_void,
@@ -270,7 +270,7 @@ fn request_based(
 ///
 /// # Safety
 /// As [`MPI_Put`]; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Rput")]
 pub unsafe extern "C" fn MPI_Rput(
     origin_addr: *const c_void,
     origin_count: c_int,
@@ -294,7 +294,7 @@ pub unsafe extern "C" fn MPI_Rput(
 ///
 /// # Safety
 /// As [`MPI_Get`]; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Rget")]
 pub unsafe extern "C" fn MPI_Rget(
     origin_addr: *mut c_void,
     origin_count: c_int,
@@ -318,7 +318,7 @@ pub unsafe extern "C" fn MPI_Rget(
 ///
 /// # Safety
 /// As [`MPI_Accumulate`]; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Raccumulate")]
 pub unsafe extern "C" fn MPI_Raccumulate(
     origin_addr: *const c_void,
     origin_count: c_int,
@@ -344,7 +344,7 @@ pub unsafe extern "C" fn MPI_Raccumulate(
 ///
 /// # Safety
 /// As [`MPI_Get_accumulate`]; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Rget_accumulate")]
 pub unsafe extern "C" fn MPI_Rget_accumulate(
     origin_addr: *const c_void,
     origin_count: c_int,

@@ -15,7 +15,7 @@ use crate::topology::{self, Topology};
 ///
 /// # Safety
 /// `status` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Topo_test")]
 pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int {
     entry("MPI_Topo_test", Scope::Comm(comm), || {
         let t = match comm::lookup(comm)?.topology {
@@ -32,7 +32,7 @@ pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int
 ///
 /// # Safety
 /// `dims` holds `ndims` ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Dims_create")]
 pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
     entry("MPI_Dims_create", WORLD, || {
         let n = usize::try_from(ndims).map_err(|_| MpiError::new(class::DIMS, format!("ndims {ndims}")))?;
@@ -78,7 +78,7 @@ unsafe fn grid_of(c: &comm::CommObj, ndims: c_int, dims: *const c_int) -> MpiRes
 ///
 /// # Safety
 /// `dims` and `periods` hold `ndims` ints; `newrank` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cart_map")]
 pub unsafe extern "C" fn MPI_Cart_map(
     comm: c_int,
     ndims: c_int,
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn MPI_Cart_map(
 ///
 /// # Safety
 /// `dims` and `periods` hold `ndims` ints; `comm_cart` points to an `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cart_create")]
 pub unsafe extern "C" fn MPI_Cart_create(
     comm_old: c_int,
     ndims: c_int,
@@ -129,7 +129,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
 /// # Safety
 /// `remain_dims` holds one int per dimension of `comm`'s grid; `newcomm` points to an
 /// `MPI_Comm`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cart_sub")]
 pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain_dims: *const c_int, newcomm: *mut c_int) -> c_int {
     entry("MPI_Cart_sub", Scope::Comm(comm), || {
         let (c, dims, periods) = cart(comm)?;
@@ -156,7 +156,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain_dims: *const c_int, ne
 ///
 /// # Safety
 /// `ndims` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cartdim_get")]
 pub unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_int {
     entry("MPI_Cartdim_get", Scope::Comm(comm), || c!(out(ndims, cart(comm)?.1.len() as c_int, "ndims")))
 }
@@ -165,7 +165,7 @@ pub unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_in
 ///
 /// # Safety
 /// `dims`, `periods` and `coords` hold `maxdims` ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cart_get")]
 pub unsafe extern "C" fn MPI_Cart_get(
     comm: c_int,
     maxdims: c_int,
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn MPI_Cart_get(
 ///
 /// # Safety
 /// `coords` holds `maxdims` ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cart_coords")]
 pub unsafe extern "C" fn MPI_Cart_coords(
     comm: c_int,
     rank: c_int,
@@ -214,7 +214,7 @@ pub unsafe extern "C" fn MPI_Cart_coords(
 ///
 /// # Safety
 /// `coords` holds one int per dimension; `rank` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cart_rank")]
 pub unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int, rank: *mut c_int) -> c_int {
     entry("MPI_Cart_rank", Scope::Comm(comm), || {
         let (_, d, p) = cart(comm)?;
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int, rank: 
 ///
 /// # Safety
 /// `rank_source` and `rank_dest` point to ints.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Cart_shift")]
 pub unsafe extern "C" fn MPI_Cart_shift(
     comm: c_int,
     direction: c_int,

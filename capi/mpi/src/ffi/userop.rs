@@ -190,7 +190,7 @@ fn prefix(
 /// # Safety
 /// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE`); `recvbuf`
 /// has room for as many.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Scan")]
 pub unsafe extern "C" fn MPI_Scan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn MPI_Scan(
 ///
 /// # Safety
 /// As [`MPI_Scan`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Exscan")]
 pub unsafe extern "C" fn MPI_Exscan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -223,7 +223,7 @@ pub unsafe extern "C" fn MPI_Exscan(
 /// # Safety
 /// `function` is null or an `MPI_User_function`; `op` is null or points to an
 /// `MPI_Op`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Op_create")]
 pub unsafe extern "C" fn MPI_Op_create(
     function: Option<UserFunction>,
     commute: c_int,
@@ -245,7 +245,7 @@ pub unsafe extern "C" fn MPI_Op_create(
 ///
 /// # Safety
 /// `op` is null or points to an `MPI_Op`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Op_free")]
 pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
     entry("MPI_Op_free", crate::ffi::WORLD, || {
         let handle = c!(read(op, "op"))?;
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
 /// # Safety
 /// `inbuf` holds `count` elements of `datatype`; so does `inoutbuf`, which is
 /// overwritten.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Reduce_local")]
 pub unsafe extern "C" fn MPI_Reduce_local(
     inbuf: *const c_void,
     inoutbuf: *mut c_void,
@@ -283,7 +283,7 @@ pub unsafe extern "C" fn MPI_Reduce_local(
 ///
 /// # Safety
 /// `commute` is null or points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Op_commutative")]
 pub unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int {
     entry("MPI_Op_commutative", crate::ffi::WORLD, || {
         let yes = op::commutative(op)?;

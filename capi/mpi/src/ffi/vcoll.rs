@@ -90,7 +90,7 @@ pub(super) fn plain<'m>(
 /// `sendbuf` holds `sendcount` elements of `sendtype` (or is `MPI_IN_PLACE` at the
 /// root); at the root `recvcounts` and `displs` hold `size` ints and `recvbuf` has
 /// room for every block they describe.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Gatherv")]
 pub unsafe extern "C" fn MPI_Gatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
 /// At the root `sendcounts` and `displs` hold `size` ints and `sendbuf` every block
 /// they describe; `recvbuf` has room for `recvcount` elements of `recvtype` (or is
 /// `MPI_IN_PLACE` at the root).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Scatterv")]
 pub unsafe extern "C" fn MPI_Scatterv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -171,7 +171,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
 /// `sendbuf` holds `sendcount` elements of `sendtype` (or is `MPI_IN_PLACE`);
 /// `recvcounts` and `displs` hold `size` ints, and `recvbuf` has room for every block
 /// they describe.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Allgatherv")]
 pub unsafe extern "C" fn MPI_Allgatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn MPI_Allgatherv(
 /// The four count and displacement arrays hold `size` ints each; `sendbuf` holds
 /// every block its counts describe (or is `MPI_IN_PLACE`), and `recvbuf` has room for
 /// every block its counts describe.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Alltoallv")]
 pub unsafe extern "C" fn MPI_Alltoallv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -255,7 +255,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
 /// `recvcounts` holds `size` ints; `sendbuf` holds their sum of elements of `datatype`
 /// (or is `MPI_IN_PLACE`, the input then being in `recvbuf`); `recvbuf` has room for
 /// this member's count (for the sum, in place).
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Reduce_scatter")]
 pub unsafe extern "C" fn MPI_Reduce_scatter(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -376,7 +376,7 @@ unsafe fn maps(counts: &[usize], types: *const c_int, n: u32) -> MpiResult<Vec<O
 /// The six count, displacement and type arrays hold `size` ints each; `sendbuf` holds
 /// every block its arrays describe (or is `MPI_IN_PLACE`), and `recvbuf` has room for
 /// every block its arrays describe.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Alltoallw")]
 pub unsafe extern "C" fn MPI_Alltoallw(
     sendbuf: *const c_void,
     sendcounts: *const c_int,

@@ -34,7 +34,7 @@ static UNIFIED: c_int = 2;
 ///
 /// # Safety
 /// `attribute_val` points to a `void *`; `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_get_attr")]
 pub unsafe extern "C" fn MPI_Win_get_attr(
     w: c_int,
     win_keyval: c_int,
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn MPI_Win_get_attr(
 ///
 /// # Safety
 /// `win_name` is a NUL-terminated string.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_set_name")]
 pub unsafe extern "C" fn MPI_Win_set_name(w: c_int, win_name: *const c_char) -> c_int {
     entry("MPI_Win_set_name", Scope::Win(w), || {
         let obj = win::lookup(w)?;
@@ -80,7 +80,7 @@ pub unsafe extern "C" fn MPI_Win_set_name(w: c_int, win_name: *const c_char) -> 
 ///
 /// # Safety
 /// `win_name` has room for `MPI_MAX_OBJECT_NAME` chars; `resultlen` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_get_name")]
 pub unsafe extern "C" fn MPI_Win_get_name(w: c_int, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
     entry("MPI_Win_get_name", Scope::Win(w), || {
         let name = win::lookup(w)?.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -93,7 +93,7 @@ pub unsafe extern "C" fn MPI_Win_get_name(w: c_int, win_name: *mut c_char, resul
 ///
 /// # Safety
 /// `info_used` points to an `MPI_Info`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_get_info")]
 pub unsafe extern "C" fn MPI_Win_get_info(handle: c_int, info_used: *mut c_int) -> c_int {
     entry("MPI_Win_get_info", Scope::Win(handle), || {
         let obj = win::lookup(handle)?;

@@ -59,7 +59,7 @@ fn share(ctx: &CoreContext, base: *mut c_void, size: usize) -> MpiResult<(HeapRe
 /// `base` holds `size` bytes of this process's memory, which no other thread uses
 /// (nor anything else on its first and last page) during the call; `win` points to an
 /// `MPI_Win`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_create")]
 pub unsafe extern "C" fn MPI_Win_create(
     base: *mut c_void,
     size: isize,
@@ -92,7 +92,7 @@ fn out_base(handle: c_int, baseptr: *mut c_void) -> MpiResult<()> {
 ///
 /// # Safety
 /// `baseptr` points to a `void *`; `win` to an `MPI_Win`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_allocate")]
 pub unsafe extern "C" fn MPI_Win_allocate(
     size: isize,
     disp_unit: c_int,
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn MPI_Win_allocate(
 ///
 /// # Safety
 /// As [`MPI_Win_allocate`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_allocate_shared")]
 pub unsafe extern "C" fn MPI_Win_allocate_shared(
     size: isize,
     disp_unit: c_int,
@@ -144,7 +144,7 @@ pub unsafe extern "C" fn MPI_Win_allocate_shared(
 ///
 /// # Safety
 /// `size` points to an `MPI_Aint`, `disp_unit` to an int, `baseptr` to a `void *`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_shared_query")]
 pub unsafe extern "C" fn MPI_Win_shared_query(
     win: c_int,
     rank: c_int,
@@ -164,7 +164,7 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
 ///
 /// # Safety
 /// `win` points to an `MPI_Win`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_create_dynamic")]
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: c_int, win: *mut c_int) -> c_int {
     entry("MPI_Win_create_dynamic", Scope::Comm(comm), || {
         let c = comm::lookup_intra(comm)?;
@@ -188,7 +188,7 @@ fn dynamic(obj: &WinObj) -> MpiResult<()> {
 ///
 /// # Safety
 /// As [`MPI_Win_create`] for `base` and `size`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_attach")]
 pub unsafe extern "C" fn MPI_Win_attach(win: c_int, base: *mut c_void, size: isize) -> c_int {
     entry("MPI_Win_attach", Scope::Win(win), || {
         let obj = win::lookup(win)?;
@@ -211,7 +211,7 @@ pub unsafe extern "C" fn MPI_Win_attach(win: c_int, base: *mut c_void, size: isi
 ///
 /// # Safety
 /// `base` is what an `MPI_Win_attach` of this window was given.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_detach")]
 pub unsafe extern "C" fn MPI_Win_detach(win: c_int, base: *const c_void) -> c_int {
     entry("MPI_Win_detach", Scope::Win(win), || {
         let obj = win::lookup(win)?;
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn MPI_Win_detach(win: c_int, base: *const c_void) -> c_in
 ///
 /// # Safety
 /// `win` points to an `MPI_Win`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_free")]
 pub unsafe extern "C" fn MPI_Win_free(win: *mut c_int) -> c_int {
     let handle = c!(read(win, "win")).unwrap_or(win::WIN_NULL);
     entry("MPI_Win_free", Scope::Win(handle), || {
@@ -240,7 +240,7 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// `group` points to an `MPI_Group`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_get_group")]
 pub unsafe extern "C" fn MPI_Win_get_group(win: c_int, group: *mut c_int) -> c_int {
     entry("MPI_Win_get_group", Scope::Win(win), || {
         let members = win::lookup(win)?.comm.members.clone();

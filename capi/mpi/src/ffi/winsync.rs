@@ -7,31 +7,31 @@ use crate::win;
 use crate::winsync;
 
 /// `MPI_Win_fence`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_fence")]
 pub extern "C" fn MPI_Win_fence(assert: c_int, win: c_int) -> c_int {
     entry("MPI_Win_fence", Scope::Win(win), || winsync::fence(win::lookup(win)?, assert))
 }
 
 /// `MPI_Win_post`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_post")]
 pub extern "C" fn MPI_Win_post(group: c_int, assert: c_int, win: c_int) -> c_int {
     entry("MPI_Win_post", Scope::Win(win), || winsync::post(win::lookup(win)?, group, assert))
 }
 
 /// `MPI_Win_start`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_start")]
 pub extern "C" fn MPI_Win_start(group: c_int, assert: c_int, win: c_int) -> c_int {
     entry("MPI_Win_start", Scope::Win(win), || winsync::start(win::lookup(win)?, group, assert))
 }
 
 /// `MPI_Win_complete`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_complete")]
 pub extern "C" fn MPI_Win_complete(win: c_int) -> c_int {
     entry("MPI_Win_complete", Scope::Win(win), || winsync::complete(win::lookup(win)?))
 }
 
 /// `MPI_Win_wait`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_wait")]
 pub extern "C" fn MPI_Win_wait(win: c_int) -> c_int {
     entry("MPI_Win_wait", Scope::Win(win), || winsync::wait(win::lookup(win)?))
 }
@@ -40,7 +40,7 @@ pub extern "C" fn MPI_Win_wait(win: c_int) -> c_int {
 ///
 /// # Safety
 /// `flag` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_test")]
 pub unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
     entry("MPI_Win_test", Scope::Win(win), || {
         let done = winsync::test(win::lookup(win)?)?;
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
 }
 
 /// `MPI_Win_lock`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_lock")]
 pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
     entry("MPI_Win_lock", Scope::Win(win), || {
         fast::lock(lock_type, rank, assert, win)
@@ -58,7 +58,7 @@ pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win
 }
 
 /// `MPI_Win_unlock`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_unlock")]
 pub extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
     entry("MPI_Win_unlock", Scope::Win(win), || {
         fast::unlock(rank, win).unwrap_or_else(|| fast::general(|| winsync::unlock(win::lookup(win)?, rank)))
@@ -66,19 +66,19 @@ pub extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
 }
 
 /// `MPI_Win_lock_all`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_lock_all")]
 pub extern "C" fn MPI_Win_lock_all(assert: c_int, win: c_int) -> c_int {
     entry("MPI_Win_lock_all", Scope::Win(win), || winsync::lock_all(win::lookup(win)?, assert))
 }
 
 /// `MPI_Win_unlock_all`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_unlock_all")]
 pub extern "C" fn MPI_Win_unlock_all(win: c_int) -> c_int {
     entry("MPI_Win_unlock_all", Scope::Win(win), || winsync::unlock_all(win::lookup(win)?))
 }
 
 /// `MPI_Win_flush`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_flush")]
 pub extern "C" fn MPI_Win_flush(rank: c_int, win: c_int) -> c_int {
     entry("MPI_Win_flush", Scope::Win(win), || {
         fast::flush(rank, win)
@@ -87,25 +87,25 @@ pub extern "C" fn MPI_Win_flush(rank: c_int, win: c_int) -> c_int {
 }
 
 /// `MPI_Win_flush_all`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_flush_all")]
 pub extern "C" fn MPI_Win_flush_all(win: c_int) -> c_int {
     entry("MPI_Win_flush_all", Scope::Win(win), || winsync::flush_all(win::lookup(win)?, false))
 }
 
 /// `MPI_Win_flush_local`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_flush_local")]
 pub extern "C" fn MPI_Win_flush_local(rank: c_int, win: c_int) -> c_int {
     entry("MPI_Win_flush_local", Scope::Win(win), || winsync::flush(win::lookup(win)?, rank, true))
 }
 
 /// `MPI_Win_flush_local_all`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_flush_local_all")]
 pub extern "C" fn MPI_Win_flush_local_all(win: c_int) -> c_int {
     entry("MPI_Win_flush_local_all", Scope::Win(win), || winsync::flush_all(win::lookup(win)?, true))
 }
 
 /// `MPI_Win_sync`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Win_sync")]
 pub extern "C" fn MPI_Win_sync(win: c_int) -> c_int {
     entry("MPI_Win_sync", Scope::Win(win), || winsync::sync(win::lookup(win)?))
 }

@@ -185,7 +185,7 @@ unsafe fn free(keyval: *mut c_int) -> MpiResult<()> {
 ///
 /// # Safety
 /// The callbacks are null or functions of their C types; `keyval` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_create_keyval")]
 pub unsafe extern "C" fn MPI_Comm_create_keyval(
     copy: Option<CopyFunction>,
     delete: Option<DeleteFunction>,
@@ -200,7 +200,7 @@ pub unsafe extern "C" fn MPI_Comm_create_keyval(
 ///
 /// # Safety
 /// As [`MPI_Comm_create_keyval`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Keyval_create")]
 pub unsafe extern "C" fn MPI_Keyval_create(
     copy: Option<CopyFunction>,
     delete: Option<DeleteFunction>,
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn MPI_Keyval_create(
 ///
 /// # Safety
 /// `keyval` points to an int.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_free_keyval")]
 pub unsafe extern "C" fn MPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
     // SAFETY: this call's contract.
     entry("MPI_Comm_free_keyval", WORLD, || unsafe { free(keyval) })
@@ -225,7 +225,7 @@ pub unsafe extern "C" fn MPI_Comm_free_keyval(keyval: *mut c_int) -> c_int {
 ///
 /// # Safety
 /// As [`MPI_Comm_free_keyval`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Keyval_free")]
 pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
     // SAFETY: this call's contract.
     entry("MPI_Keyval_free", WORLD, || unsafe { free(keyval) })
@@ -233,25 +233,25 @@ pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
 
 /// `MPI_Comm_set_attr`: attaches `attribute_val` (a value, not read) under `keyval`;
 /// an earlier value's delete callback runs first.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_set_attr")]
 pub extern "C" fn MPI_Comm_set_attr(comm: c_int, keyval: c_int, attribute_val: *mut c_void) -> c_int {
     entry("MPI_Comm_set_attr", Scope::Comm(comm), || set(comm, keyval, attribute_val as usize))
 }
 
 /// `MPI_Attr_put`, MPI-1's name for [`MPI_Comm_set_attr`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Attr_put")]
 pub extern "C" fn MPI_Attr_put(comm: c_int, keyval: c_int, attribute_val: *mut c_void) -> c_int {
     entry("MPI_Attr_put", Scope::Comm(comm), || set(comm, keyval, attribute_val as usize))
 }
 
 /// `MPI_Comm_delete_attr`: removes the attribute, running its delete callback.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Comm_delete_attr")]
 pub extern "C" fn MPI_Comm_delete_attr(comm: c_int, keyval: c_int) -> c_int {
     entry("MPI_Comm_delete_attr", Scope::Comm(comm), || delete(comm, keyval))
 }
 
 /// `MPI_Attr_delete`, MPI-1's name for [`MPI_Comm_delete_attr`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Attr_delete")]
 pub extern "C" fn MPI_Attr_delete(comm: c_int, keyval: c_int) -> c_int {
     entry("MPI_Attr_delete", Scope::Comm(comm), || delete(comm, keyval))
 }

@@ -53,7 +53,7 @@ fn gather_input(
 /// # Safety
 /// As `MPI_Gather`; at the root `recvbuf` is left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Igather")]
 pub unsafe extern "C" fn MPI_Igather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn MPI_Igather(
 /// # Safety
 /// As `MPI_Allgather`; `recvbuf` is left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iallgather")]
 pub unsafe extern "C" fn MPI_Iallgather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn MPI_Iallgather(
 /// # Safety
 /// As `MPI_Scatter`; `recvbuf` is left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iscatter")]
 pub unsafe extern "C" fn MPI_Iscatter(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn MPI_Iscatter(
 /// # Safety
 /// As `MPI_Alltoall`; `recvbuf` is left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ialltoall")]
 pub unsafe extern "C" fn MPI_Ialltoall(
     sendbuf: *const c_void,
     sendcount: c_int,

@@ -71,7 +71,7 @@ fn kept(p: *const c_void, n: usize, map: &TypeRef) -> MpiResult<UserBuffer> {
 ///
 /// # Safety
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ibarrier")]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
     entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || tree::barrier(comm::lookup_intra(comm)?)))
 }
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int
 /// # Safety
 /// `buffer` holds `count` elements of `datatype`, left to the library until the
 /// request completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ibcast")]
 pub unsafe extern "C" fn MPI_Ibcast(
     buffer_: *mut c_void,
     count_: c_int,
@@ -140,7 +140,7 @@ fn reduction_input(
 /// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE` at the root);
 /// at the root `recvbuf` has room for as many, left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ireduce")]
 pub unsafe extern "C" fn MPI_Ireduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn MPI_Ireduce(
 /// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE`); `recvbuf` has
 /// room for as many, left to the library until the request completes; `request`
 /// points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iallreduce")]
 pub unsafe extern "C" fn MPI_Iallreduce(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -197,7 +197,7 @@ pub unsafe extern "C" fn MPI_Iallreduce(
 /// `sendbuf` holds `size * recvcount` elements of `datatype` (or is `MPI_IN_PLACE`,
 /// the input then being in `recvbuf`); `recvbuf` has room for `recvcount`, and is left
 /// to the library until the request completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ireduce_scatter_block")]
 pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -245,7 +245,7 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
 /// `datatype` (or is `MPI_IN_PLACE`, the input then being in `recvbuf`); `recvbuf` has
 /// room for this rank's count (for the sum, in place), and is left to the library until
 /// the request completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ireduce_scatter")]
 pub unsafe extern "C" fn MPI_Ireduce_scatter(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -311,7 +311,7 @@ fn prefix(
 /// `sendbuf` holds `count` elements of `datatype` (or is `MPI_IN_PLACE`); `recvbuf` has
 /// room for as many, left to the library until the request completes; `request`
 /// points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iscan")]
 pub unsafe extern "C" fn MPI_Iscan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn MPI_Iscan(
 ///
 /// # Safety
 /// As [`MPI_Iscan`].
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iexscan")]
 pub unsafe extern "C" fn MPI_Iexscan(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,

@@ -130,7 +130,7 @@ pub fn start(c: &CommObj, plan: Plan) -> MpiResult<Box<dyn Pending>> {
 /// # Safety
 /// As `MPI_Neighbor_allgather`; `recvbuf` is left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ineighbor_allgather")]
 pub unsafe extern "C" fn MPI_Ineighbor_allgather(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgather(
 /// # Safety
 /// As `MPI_Neighbor_allgatherv`; `recvbuf` is left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ineighbor_allgatherv")]
 pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
 /// # Safety
 /// As `MPI_Neighbor_alltoall`; `recvbuf` is left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ineighbor_alltoall")]
 pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -204,7 +204,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
 /// # Safety
 /// As `MPI_Neighbor_alltoallv`; `recvbuf` is left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ineighbor_alltoallv")]
 pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -230,7 +230,7 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
 /// # Safety
 /// As `MPI_Neighbor_alltoallw`; `recvbuf` is left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ineighbor_alltoallw")]
 pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
     sendbuf: *const c_void,
     sendcounts: *const c_int,

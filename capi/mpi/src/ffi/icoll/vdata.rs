@@ -51,7 +51,7 @@ fn delivery(p: *const c_void, v: &VBuf<'_, '_>, map: &TypeRef, skip: Option<usiz
 /// # Safety
 /// As `MPI_Gatherv`; at the root `recvbuf` is left to the library until the request
 /// completes; `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Igatherv")]
 pub unsafe extern "C" fn MPI_Igatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -98,7 +98,7 @@ pub unsafe extern "C" fn MPI_Igatherv(
 /// # Safety
 /// As `MPI_Scatterv`; `recvbuf` is left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iscatterv")]
 pub unsafe extern "C" fn MPI_Iscatterv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -149,7 +149,7 @@ pub unsafe extern "C" fn MPI_Iscatterv(
 /// # Safety
 /// As `MPI_Allgatherv`; `recvbuf` is left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Iallgatherv")]
 pub unsafe extern "C" fn MPI_Iallgatherv(
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
 /// # Safety
 /// As `MPI_Alltoallv`; `recvbuf` is left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ialltoallv")]
 pub unsafe extern "C" fn MPI_Ialltoallv(
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -246,7 +246,7 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
 /// # Safety
 /// As `MPI_Alltoallw`; `recvbuf` is left to the library until the request completes;
 /// `request` points to an `MPI_Request`.
-#[unsafe(no_mangle)]
+#[unsafe(export_name = "PMPI_Ialltoallw")]
 pub unsafe extern "C" fn MPI_Ialltoallw(
     sendbuf: *const c_void,
     sendcounts: *const c_int,

@@ -362,6 +362,32 @@ int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn
 int MPI_Keyval_free(int *keyval);
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
 int MPI_Attr_delete(MPI_Comm comm, int keyval);
+/* Window and datatype attributes. Every handle is an int, so the communicator
+ * callbacks above serve as the predefined ones of these kinds too. */
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+#define MPI_WIN_NULL_COPY_FN sccemu_comm_null_copy_fn
+#define MPI_WIN_DUP_FN sccemu_comm_dup_fn
+#define MPI_WIN_NULL_DELETE_FN sccemu_comm_null_delete_fn
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                          void *extra_state);
+#define MPI_TYPE_NULL_COPY_FN sccemu_comm_null_copy_fn
+#define MPI_TYPE_DUP_FN sccemu_comm_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN sccemu_comm_null_delete_fn
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 int MPI_Comm_free(MPI_Comm *comm);
@@ -493,6 +519,7 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
@@ -747,6 +774,15 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_f
 int PMPI_Keyval_free(int *keyval);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
 int PMPI_Attr_delete(MPI_Comm comm, int keyval);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int PMPI_Win_free_keyval(int *win_keyval);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state);
+int PMPI_Type_free_keyval(int *type_keyval);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 int PMPI_Comm_free(MPI_Comm *comm);
@@ -830,6 +866,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);

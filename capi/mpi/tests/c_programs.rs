@@ -35,6 +35,7 @@
 //! | `groups_reduce` | group set ops and ranges, Cart_sub, names, Reduce_scatter, Reduce_local, Alltoallw | 2, 3, 8 | srb, perpeer |
 //! | `env_errors`  | environment, info, memory; error classes of each area | 2, 3, 8    | srb, perpeer      |
 //! | `keyvals`     | attribute caching: keys, callbacks, dup, free, finalize | 2, 3, 8  | srb, perpeer      |
+//! | `win_type_attrs` | attributes of datatypes and windows, MPI_Type_match_size; errors | 2, 3 | srb, perpeer |
 //! | `errhandlers` | the program's error handlers on communicators, windows | 2, 3, 8   | srb, perpeer      |
 //! | `fatal`       | MPI_ERRORS_ARE_FATAL: a bad send aborts the job       | 2, 3, 8    | srb, perpeer      |
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
@@ -98,6 +99,11 @@ fn matched_probes() {
 #[test]
 fn attribute_caching() {
     passes("keyvals");
+}
+
+#[test]
+fn datatype_and_window_attributes() {
+    passes_with("win_type_attrs", &[], &[2, 3], &BOTH);
 }
 
 #[test]

@@ -7,15 +7,22 @@
 //! it), but for `MPI_LASTUSEDCODE`, which grows as the program adds error classes and
 //! codes. On a communicator other than `MPI_COMM_WORLD` they are absent (flag false), as
 //! they are attached to `MPI_COMM_WORLD` alone; the program cannot set them.
+//!
+//! The program's own attributes, of communicators, windows and datatypes, are kept by
+//! [`store`], whose entry points are [`keyval`] (communicators), [`win_keyval`] and
+//! [`type_keyval`].
 
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 
 use crate::comm;
 use crate::error::{MpiResult, class, fail};
-use crate::ffi::{Scope, c, entry};
+use crate::ffi::{Scope, entry};
 
 pub mod keyval;
+pub mod store;
+pub mod type_keyval;
+pub mod win_keyval;
 
 /// `MPI_TAG_UB`, `MPI_HOST`, `MPI_IO`, `MPI_WTIME_IS_GLOBAL`, `MPI_UNIVERSE_SIZE`,
 /// `MPI_LASTUSEDCODE` and `MPI_APPNUM` (mpi.h).
@@ -88,9 +95,8 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
             true => Some(predefined(comm_keyval)?),
             false => keyval::get(comm, comm_keyval)?.map(|v| v as *mut c_void),
         };
-        let Some(value) = value else { return c!(out(flag, 0, "flag")) };
-        c!(out(attribute_val.cast::<*mut c_void>(), value, "attribute_val"))?;
-        c!(out(flag, 1, "flag"))
+        // SAFETY: this call's contract.
+        unsafe { store::get_out(value, attribute_val, flag) }
     })
 }
 

@@ -7,6 +7,7 @@ use crate::datatype::{self, DATATYPE_NULL, TypeMap};
 use crate::decode::{self, Recipe, TypeArg};
 use crate::derived::{self, count_arg};
 use crate::error::{MpiError, MpiResult, class, fail};
+use crate::ffi::attr::type_keyval;
 use crate::ffi::{WORLD, c, entry};
 
 /// Stores `map`, made as `recipe` says (for `MPI_Type_get_contents`), and writes its
@@ -301,7 +302,9 @@ pub unsafe extern "C" fn MPI_Type_create_darray(
     })
 }
 
-/// `MPI_Type_dup`: a committed copy if the original is committed.
+/// `MPI_Type_dup`: a committed copy if the original is committed, with the attributes
+/// its keys' copy callbacks give it (a callback's error fails the call, and the copy
+/// is `MPI_DATATYPE_NULL`).
 ///
 /// # Safety
 /// `newtype` points to an `MPI_Datatype`.
@@ -310,7 +313,14 @@ pub unsafe extern "C" fn MPI_Type_dup(oldtype: c_int, newtype: *mut c_int) -> c_
     entry("MPI_Type_dup", WORLD, || {
         let old = datatype::lookup(oldtype)?;
         let recipe = Recipe::dup(TypeArg::of(oldtype, &old));
-        new_type(Ok(TypeMap { predefined: false, ..(*old).clone() }), recipe, newtype)
+        let new = decode::store(TypeMap { predefined: false, ..(*old).clone() }, recipe);
+        let copied = type_keyval::copy_all(oldtype, new);
+        if copied.is_err() {
+            let _ = type_keyval::delete_all(new);
+            let _ = datatype::free(new);
+        }
+        c!(out(newtype, if copied.is_ok() { new } else { DATATYPE_NULL }, "newtype"))?;
+        copied
     })
 }
 
@@ -329,15 +339,22 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Type_free`: the handle becomes `MPI_DATATYPE_NULL`. Operations already started
-/// with the type keep their own copy of its map.
+/// `MPI_Type_free`: the handle becomes `MPI_DATATYPE_NULL`, after the delete callbacks
+/// of its attributes ran. Operations already started with the type keep their own
+/// copy of its map.
 ///
 /// # Safety
 /// `datatype` points to an `MPI_Datatype`.
 #[unsafe(export_name = "PMPI_Type_free")]
 pub unsafe extern "C" fn MPI_Type_free(datatype: *mut c_int) -> c_int {
     entry("MPI_Type_free", WORLD, || {
-        datatype::free(c!(read(datatype, "datatype"))?)?;
+        let handle = c!(read(datatype, "datatype"))?;
+        // Its attributes go first (a predefined type, which cannot be freed, keeps
+        // them); a delete callback's error fails the free.
+        if !datatype::lookup(handle)?.predefined {
+            type_keyval::delete_all(handle)?;
+        }
+        datatype::free(handle)?;
         c!(out(datatype, DATATYPE_NULL, "datatype"))
     })
 }
@@ -478,4 +495,37 @@ pub extern "C" fn MPI_Aint_add(base: isize, disp: isize) -> isize {
 #[unsafe(export_name = "PMPI_Aint_diff")]
 pub extern "C" fn MPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
     addr1.wrapping_sub(addr2)
+}
+
+/// `MPI_TYPECLASS_REAL`, `MPI_TYPECLASS_INTEGER` and `MPI_TYPECLASS_COMPLEX` (mpi.h).
+const TYPECLASS_REAL: c_int = 1;
+const TYPECLASS_INTEGER: c_int = 2;
+const TYPECLASS_COMPLEX: c_int = 3;
+
+/// `MPI_Type_match_size`: the predefined type of `typeclass` whose values take `size`
+/// bytes (not a copy: it cannot be freed). A C program asks with `sizeof`, so the
+/// candidates are C's signed integers and floating types; this library has no
+/// complex type, and a class or size with no type is `MPI_ERR_ARG`.
+///
+/// # Safety
+/// `datatype` points to an `MPI_Datatype`.
+#[unsafe(export_name = "PMPI_Type_match_size")]
+pub unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut c_int) -> c_int {
+    entry("MPI_Type_match_size", WORLD, || {
+        let candidates: &[&str] = match typeclass {
+            TYPECLASS_INTEGER => &["MPI_SIGNED_CHAR", "MPI_SHORT", "MPI_INT", "MPI_LONG_LONG"],
+            TYPECLASS_REAL => &["MPI_FLOAT", "MPI_DOUBLE"],
+            TYPECLASS_COMPLEX => &[],
+            other => return fail(class::ARG, format!("{other} is not an MPI_TYPECLASS_* value")),
+        };
+        let found = (1..)
+            .map_while(|i| Some((DATATYPE_NULL | i, datatype::predefined_map(DATATYPE_NULL | i)?)))
+            .find(|(_, map)| {
+                candidates.contains(&map.name.as_str()) && usize::try_from(size) == Ok(map.size)
+            });
+        match found {
+            Some((handle, _)) => c!(out(datatype, handle, "datatype")),
+            None => fail(class::ARG, format!("no predefined type of class {typeclass} has {size} bytes")),
+        }
+    })
 }

@@ -1,7 +1,8 @@
-//! What a program can ask of a window besides its parts: the attributes MPI
-//! predefines on every window (`MPI_Win_get_attr` with `MPI_WIN_BASE`,
-//! `MPI_WIN_SIZE`, `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR`, `MPI_WIN_MODEL`) and
-//! its name (`MPI_Win_set_name`, `MPI_Win_get_name`) and the hints it uses
+//! What a program can ask of a window besides its parts: its attributes
+//! (`MPI_Win_get_attr`: those MPI predefines on every window, `MPI_WIN_BASE`,
+//! `MPI_WIN_SIZE`, `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR` and `MPI_WIN_MODEL`,
+//! answered here, and the program's own, kept by [`crate::ffi::attr::store`]), its
+//! name (`MPI_Win_set_name`, `MPI_Win_get_name`) and the hints it uses
 //! (`MPI_Win_get_info`).
 //!
 //! As for communicators, an attribute is handed out as a pointer to its value, except
@@ -12,7 +13,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use crate::error::{class, fail};
+use crate::ffi::attr::{store, win_keyval};
 use crate::ffi::datatype::MAX_OBJECT_NAME;
 use crate::ffi::{Scope, c, entry};
 use crate::win::{self, Flavor};
@@ -30,7 +31,8 @@ static FLAVORS: [c_int; 5] = [0, 1, 2, 3, 4];
 static UNIFIED: c_int = 2;
 
 /// `MPI_Win_get_attr`: stores the attribute through `attribute_val` (a `void **`
-/// passed as `void *`) and sets `flag`.
+/// passed as `void *`) and sets `flag`: a predefined one, or the program's own
+/// ([`crate::ffi::attr::win_keyval`]).
 ///
 /// # Safety
 /// `attribute_val` points to a `void *`; `flag` points to an int.
@@ -53,10 +55,15 @@ pub unsafe extern "C" fn MPI_Win_get_attr(
             DISP_UNIT => std::ptr::from_ref(&obj.own_part.1).cast(),
             CREATE_FLAVOR => std::ptr::from_ref(&FLAVORS[obj.flavor as usize]).cast(),
             MODEL => std::ptr::from_ref(&UNIFIED).cast(),
-            other => return fail(class::KEYVAL, format!("{other:#x} is not a window attribute key")),
+            // The program's own (`MPI_ERR_KEYVAL` for a key of another kind).
+            other => match win_keyval::get(w, other)? {
+                Some(value) => value as *const c_void,
+                // SAFETY: this call's contract.
+                None => return unsafe { store::get_out(None, attribute_val, flag) },
+            },
         };
-        c!(out(attribute_val.cast::<*mut c_void>(), value.cast_mut(), "attribute_val"))?;
-        c!(out(flag, 1, "flag"))
+        // SAFETY: this call's contract.
+        unsafe { store::get_out(Some(value.cast_mut()), attribute_val, flag) }
     })
 }
 

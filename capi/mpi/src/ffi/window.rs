@@ -223,7 +223,8 @@ pub unsafe extern "C" fn MPI_Win_detach(win: c_int, base: *const c_void) -> c_in
     })
 }
 
-/// `MPI_Win_free`: the handle becomes `MPI_WIN_NULL`.
+/// `MPI_Win_free`: the window's attributes go first (their delete callbacks run; an
+/// error fails the free), then the window; the handle becomes `MPI_WIN_NULL`.
 ///
 /// # Safety
 /// `win` points to an `MPI_Win`.
@@ -231,6 +232,7 @@ pub unsafe extern "C" fn MPI_Win_detach(win: c_int, base: *const c_void) -> c_in
 pub unsafe extern "C" fn MPI_Win_free(win: *mut c_int) -> c_int {
     let handle = c!(read(win, "win")).unwrap_or(win::WIN_NULL);
     entry("MPI_Win_free", Scope::Win(handle), || {
+        crate::ffi::attr::win_keyval::delete_all(handle)?;
         win::free(handle)?;
         c!(out(win, win::WIN_NULL, "win"))
     })

@@ -250,12 +250,17 @@ impl Clock {
     }
 
     fn record(&self, category: Category, name: &'static str, start: Ps, dur: Ps, flow: Option<(u64, bool)>) {
-        if dur == 0 && flow.is_none() {
-            return;
-        }
         if let Some(trace) = &self.trace {
             trace.lock().unwrap_or_else(|e| e.into_inner()).push(category, name, start, dur, flow);
         }
+    }
+
+    /// Sets how much of this core's operations the trace records from now on
+    /// (`trace`'s module docs); false when no trace is kept.
+    pub fn set_trace_level(&self, level: u32) -> bool {
+        let Some(trace) = &self.trace else { return false };
+        trace.lock().unwrap_or_else(|e| e.into_inner()).set_level(level, self.now());
+        true
     }
 
     /// Publishes the times to this core's control slot (for `sccrun`'s report).

@@ -5,6 +5,13 @@
 //! Each core keeps its events in memory and writes them, one JSON object a line, to
 //! `FILE.<rank>` when it leaves the job; the launcher then merges the cores' files into
 //! `FILE` ([`merge`]). Times are virtual microseconds.
+//!
+//! The program sets how much is recorded (`MPI_Pcontrol`, [`Trace::set_level`]), with
+//! MPI's levels: at 0 nothing; at 1 (the start) every operation that takes virtual time
+//! or sends a message; 2 asks to flush, which changes nothing here (the trace is
+//! written at exit) and records as 1 does; sccemu's own level 3 and above also records
+//! operations that took no time. Each change is an instant event on the core's track,
+//! so the gaps it leaves are visible.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -86,9 +93,18 @@ struct Event {
 }
 
 /// One core's events.
-#[derive(Default)]
 pub struct Trace {
     events: Vec<Event>,
+    /// How much is recorded (module docs).
+    level: u32,
+    /// The level changes: when, and to what.
+    levels: Vec<(Ps, u32)>,
+}
+
+impl Default for Trace {
+    fn default() -> Trace {
+        Trace { events: Vec::new(), level: 1, levels: Vec::new() }
+    }
 }
 
 fn us(ps: Ps) -> f64 {
@@ -96,9 +112,22 @@ fn us(ps: Ps) -> f64 {
 }
 
 impl Trace {
-    /// Records an operation.
+    /// Records an operation, if the level asks for it (module docs).
     pub fn push(&mut self, category: Category, name: &'static str, start: Ps, dur: Ps, flow: Option<(u64, bool)>) {
-        self.events.push(Event { category, name, start, dur, flow });
+        let wanted = match self.level {
+            0 => false,
+            1 | 2 => dur > 0 || flow.is_some(),
+            _ => true,
+        };
+        if wanted {
+            self.events.push(Event { category, name, start, dur, flow });
+        }
+    }
+
+    /// Records from `at` on at `level` (module docs).
+    pub fn set_level(&mut self, level: u32, at: Ps) {
+        self.level = level;
+        self.levels.push((at, level));
     }
 
     /// The events as JSON objects, one a line, on track `rank`.
@@ -108,6 +137,13 @@ impl Trace {
             out,
             r#"{{"ph":"M","name":"thread_name","pid":0,"tid":{rank},"args":{{"name":"core {rank}"}}}}"#
         );
+        for &(at, level) in &self.levels {
+            let _ = writeln!(
+                out,
+                r#"{{"ph":"i","name":"profiling level {level}","cat":"profiling","s":"t","pid":0,"tid":{rank},"ts":{:.6}}}"#,
+                us(at)
+            );
+        }
         for e in &self.events {
             let _ = writeln!(
                 out,

@@ -58,7 +58,9 @@
 //! - `sccmpiexec_options` checks that the options reach the job and bad ones are
 //!   refused;
 //! - `virtual_time_pingpong_repeats_exactly` runs `vtime_pingpong` under
-//!   `sccmpiexec --timing` twice and compares its `MPI_Wtime` figures.
+//!   `sccmpiexec --timing` twice and compares its `MPI_Wtime` figures;
+//! - `pcontrol_pauses_the_trace` runs `pcontrol` under `--timing --trace` and reads
+//!   the trace.
 //!
 //! The whole harness takes about a minute on a 2-CPU machine (`harness` builds and runs
 //! the programs).
@@ -439,5 +441,54 @@ fn virtual_time_pingpong_repeats_exactly() {
         out.status.success() && String::from_utf8_lossy(&out.stderr).contains("makespan"),
         "{}",
         text(&out)
+    );
+}
+
+/// The `ts` (virtual µs) of a trace line.
+fn trace_time(line: &str) -> f64 {
+    let ts = line.split("\"ts\":").nth(1).and_then(|t| t.split([',', '}']).next());
+    ts.and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("no ts in {line}"))
+}
+
+/// `MPI_Pcontrol(0)` stops sccemu's trace of the calling process and `MPI_Pcontrol(1)`
+/// resumes it, with both changes marked on the process's track.
+#[test]
+fn pcontrol_pauses_the_trace() {
+    let exe = build("pcontrol", &[]);
+    let chip = build_dir().join("pcontrol_chip.toml");
+    std::fs::write(&chip, "[compute]\nsource = \"none\"\n").unwrap();
+    let trace = build_dir().join("pcontrol.json");
+    let _ = std::fs::remove_file(&trace);
+    let timing = format!("--timing=scc={}", chip.display());
+    let (out, _) = sccmpiexec(&["-n", "2", &timing, "--trace", trace.to_str().unwrap()], &exe);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok pcontrol"),
+        "{}",
+        text(&out)
+    );
+    let json = std::fs::read_to_string(&trace).unwrap();
+    let rank0: Vec<&str> = json.lines().filter(|l| l.contains("\"tid\":0,")).collect();
+    let marker = |level: u32| {
+        let name = format!("\"name\":\"profiling level {level}\"");
+        let found: Vec<f64> = rank0.iter().filter(|l| l.contains(&name)).map(|l| trace_time(l)).collect();
+        assert_eq!(found.len(), 1, "level {level} markers: {found:?}");
+        found[0]
+    };
+    let (off, on) = (marker(0), marker(1));
+    assert!(off < on, "profiling turned off at {off} µs, on at {on} µs");
+    let sends: Vec<f64> = rank0
+        .iter()
+        .filter(|l| l.contains("\"cat\":\"send\"") && l.contains("\"ph\":\"X\""))
+        .map(|l| trace_time(l))
+        .collect();
+    let before = sends.iter().filter(|&&t| t < off).count();
+    let during = sends.iter().filter(|&&t| t >= off && t < on).count();
+    let after = sends.iter().filter(|&&t| t >= on).count();
+    // A send may be more than one slice (the call, and the message inside it): the
+    // same number per round on either side of the pause, and none in it.
+    let per_round = before / 3;
+    assert!(
+        per_round > 0 && before == 3 * per_round && during == 0 && after == 2 * per_round,
+        "rank 0's sends: {sends:?}, off {off}, on {on}"
     );
 }

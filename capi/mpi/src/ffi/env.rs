@@ -149,6 +149,27 @@ pub extern "C" fn MPI_Wtick() -> f64 {
     if sccemu::timing::clock().is_some() { 1e-12 } else { 1e-9 }
 }
 
+/// `MPI_Pcontrol`: how much sccemu's profiler, the virtual-time trace (`sccmpiexec
+/// --timing scc --trace FILE`), records of this process from now on: nothing at level 0
+/// (or below), every operation that takes virtual time at 1 (the start) and 2 (a flush,
+/// which changes nothing: the trace is written at exit), and also those that took none
+/// at 3 and above; each change is marked on the core's track. Without a trace there is
+/// nothing to control, and the call only returns. A profiling layer of the program's
+/// own sees the call first (`ffi::pmpi`).
+///
+/// `mpi.h` declares it variadic, as MPI does; the further arguments are not read (on
+/// x86_64 and aarch64 a variadic call passes `level` where this function reads it).
+#[unsafe(export_name = "PMPI_Pcontrol")]
+pub extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
+    entry("MPI_Pcontrol", WORLD, || {
+        state::mpi()?;
+        if let Some(clock) = sccemu::timing::clock() {
+            clock.set_trace_level(u32::try_from(level).unwrap_or(0));
+        }
+        Ok(())
+    })
+}
+
 /// `MPI_Get_processor_name`: the emulated core, e.g. `sccemu core 5 (tile 2)`.
 ///
 /// # Safety

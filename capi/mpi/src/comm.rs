@@ -105,6 +105,10 @@ pub struct CommObj {
     icoll_started: AtomicU32,
     /// `MPI_Comm_set_name`'s name (this process's; MPI does not share it).
     name: Mutex<String>,
+    /// The hints the program gave it (`MPI_Comm_set_info`, `MPI_Comm_dup_with_info`, or
+    /// its parent's at `MPI_Comm_dup`), for `MPI_Comm_get_info`; sccemu tunes nothing
+    /// by them.
+    hints: Mutex<crate::info::Pairs>,
 }
 
 impl CommObj {
@@ -116,6 +120,22 @@ impl CommObj {
     /// Names it, for this process.
     pub fn set_name(&self, name: String) {
         *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name;
+    }
+
+    /// Its hints (see the field).
+    pub fn hints(&self) -> crate::info::Pairs {
+        self.hints.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Sets the hints in `pairs`, keeping the others.
+    pub fn set_hints(&self, pairs: crate::info::Pairs) {
+        let mut hints = self.hints.lock().unwrap_or_else(|p| p.into_inner());
+        for (key, value) in pairs {
+            match hints.iter_mut().find(|(k, _)| *k == key) {
+                Some(hint) => hint.1 = value,
+                None => hints.push((key, value)),
+            }
+        }
     }
 
     /// Members (of the local group, for an intercommunicator).
@@ -286,6 +306,7 @@ fn obj(context: u32, comm: Comm<'static>, remote: Option<Vec<u32>>) -> CommObj {
         coll: Serial::new(comm),
         icoll_started: AtomicU32::new(0),
         name: Mutex::new(String::new()),
+        hints: Mutex::new(Vec::new()),
     }
 }
 

@@ -16,6 +16,7 @@
 //! | `datatypes`   | derived datatypes, their queries, typed messages      | 2, 3, 8    | srb, perpeer      |
 //! | `type_decode` | MPI_Type_get_envelope/contents, rebuilt types; errors | 2, 3, 8    | srb, perpeer      |
 //! | `darray`      | MPI_Type_create_darray in both orders, decoded; errors | 2, 3, 8   | srb, perpeer      |
+//! | `comm_info`   | communicator hints: set, get, dup, dup_with_info; errors | 2, 3, 8  | srb, perpeer      |
 //! | `profiling`   | the program's own MPI_ functions over the PMPI_ names  | 2, 3, 8   | srb, perpeer      |
 //! | `pack_attr`   | subarrays, MPI_Pack/Unpack, attributes of the world   | 2, 3, 8    | srb, perpeer      |
 //! | `collectives` | every collective; world, split and dup communicators  | 2, 3, 8    | srb, perpeer      |
@@ -154,6 +155,11 @@ fn distributed_arrays() {
 }
 
 #[test]
+fn communicator_hints() {
+    passes("comm_info");
+}
+
+#[test]
 fn profiling_interface() {
     passes("profiling");
 }
@@ -285,6 +291,7 @@ fn checking_mode_accepts_correct_programs() {
         ("type_decode", &[]),
         ("darray", &[]),
         ("profiling", &[]),
+        ("comm_info", &[]),
         ("pack_attr", &[]),
         ("collectives", &[]),
         ("icoll", &[]),

@@ -41,28 +41,42 @@ pub(super) fn new_comm(parent: c_int, handle: Option<c_int>, newcomm: *mut c_int
 }
 
 /// `MPI_Comm_dup`: same members and order (both groups, for an intercommunicator), a
-/// new context, the parent's topology and error handler.
+/// new context, the parent's topology, error handler and hints.
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
 #[unsafe(export_name = "PMPI_Comm_dup")]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, newcomm: *mut c_int) -> c_int {
-    entry("MPI_Comm_dup", Scope::Comm(comm), || {
-        let c = comm::lookup(comm)?;
-        let h = match c.is_inter() {
-            true => Some(crate::intercomm::dup(c)?),
-            false => comm::split(c, Some(0), c.rank as c_int, c.topology.clone())?,
-        };
-        if let Some(h) = h {
-            // The attributes' copy callbacks decide what the new one gets.
-            if let Err(e) = keyval::copy_all(comm, h) {
-                let _ = keyval::delete_all(h);
-                let _ = comm::free(h);
-                return Err(e);
-            }
+    entry("MPI_Comm_dup", Scope::Comm(comm), || dup(comm, comm::lookup(comm)?.hints(), newcomm))
+}
+
+/// `MPI_Comm_dup_with_info`: as `MPI_Comm_dup`, with the hints of `info` instead of the
+/// parent's.
+///
+/// # Safety
+/// `newcomm` points to an `MPI_Comm`.
+#[unsafe(export_name = "PMPI_Comm_dup_with_info")]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, info: c_int, newcomm: *mut c_int) -> c_int {
+    entry("MPI_Comm_dup_with_info", Scope::Comm(comm), || dup(comm, crate::info::pairs(info)?, newcomm))
+}
+
+/// A duplicate of `comm` with `hints`, written through `newcomm`.
+fn dup(comm: c_int, hints: crate::info::Pairs, newcomm: *mut c_int) -> MpiResult<()> {
+    let c = comm::lookup(comm)?;
+    let h = match c.is_inter() {
+        true => Some(crate::intercomm::dup(c)?),
+        false => comm::split(c, Some(0), c.rank as c_int, c.topology.clone())?,
+    };
+    if let Some(h) = h {
+        comm::lookup(h)?.set_hints(hints);
+        // The attributes' copy callbacks decide what the new one gets.
+        if let Err(e) = keyval::copy_all(comm, h) {
+            let _ = keyval::delete_all(h);
+            let _ = comm::free(h);
+            return Err(e);
         }
-        new_comm(comm, h, newcomm)
-    })
+    }
+    new_comm(comm, h, newcomm)
 }
 
 fn color(color: c_int) -> MpiResult<Option<u32>> {

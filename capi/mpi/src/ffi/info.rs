@@ -131,3 +131,27 @@ pub unsafe extern "C" fn MPI_Info_get_nthkey(handle: c_int, n: c_int, key: *mut 
         c!(out_string(key, std::ptr::null_mut(), info::MAX_KEY + 1, &nth.0))
     })
 }
+
+/// `MPI_Comm_set_info`: sets the hints `info` holds, keeping the others. sccemu tunes
+/// nothing by a communicator's hints; `MPI_Comm_get_info` returns them.
+#[unsafe(export_name = "PMPI_Comm_set_info")]
+pub extern "C" fn MPI_Comm_set_info(comm: c_int, handle: c_int) -> c_int {
+    entry("MPI_Comm_set_info", crate::ffi::Scope::Comm(comm), || {
+        let obj = crate::comm::lookup(comm)?;
+        obj.set_hints(info::pairs(handle)?);
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_get_info`: a new info with the communicator's hints (those the program
+/// set, on it or on the communicator it was duplicated from).
+///
+/// # Safety
+/// `info_used` points to an `MPI_Info`.
+#[unsafe(export_name = "PMPI_Comm_get_info")]
+pub unsafe extern "C" fn MPI_Comm_get_info(comm: c_int, info_used: *mut c_int) -> c_int {
+    entry("MPI_Comm_get_info", crate::ffi::Scope::Comm(comm), || {
+        let hints = crate::comm::lookup(comm)?.hints();
+        c!(out(info_used, info::with_pairs(hints), "info_used"))
+    })
+}

@@ -1,4 +1,5 @@
-//! Intercommunicators (MPI-3.1 section 6.6): creation, duplication and merging.
+//! Intercommunicators (MPI-3.1 section 6.6): creation, duplication and merging (their
+//! splits are `crate::intersplit`).
 //!
 //! An intercommunicator is a [`CommObj`] whose `members` and sccemu communicator are
 //! its local group's and whose `peers` are its remote group (`crate::comm`). Its context
@@ -79,6 +80,9 @@ pub mod phase {
     pub const ALLTOALL: u32 = 11;
     /// `MPI_Reduce_scatter_block` and `MPI_Reduce_scatter`.
     pub const REDUCE_SCATTER: u32 = 12;
+    /// `MPI_Comm_split` and `MPI_Comm_create` of an intercommunicator
+    /// (`crate::intersplit`).
+    pub const SPLIT: u32 = 13;
 }
 
 /// Sends `mine` to world rank `other` and receives its message with the same `wire`
@@ -110,7 +114,7 @@ pub fn swap_exact(comm: &CommObj, phase: u32, mine: &[u8], theirs: &mut [u8]) ->
 
 /// Step 1 (module docs), collective over the local group `local`: the OR of its
 /// members' context bitmaps, and whether every member passed the same `word`.
-fn local_bits(local: &CommObj, word: u64) -> MpiResult<(ContextBits, bool)> {
+pub(crate) fn local_bits(local: &CommObj, word: u64) -> MpiResult<(ContextBits, bool)> {
     let mut mine = Vec::with_capacity(CONTEXT_WORDS + 2);
     mine.extend(comm::context_bits());
     mine.extend([word, !word]);
@@ -122,7 +126,7 @@ fn local_bits(local: &CommObj, word: u64) -> MpiResult<(ContextBits, bool)> {
 }
 
 /// The lowest id free in both bitmaps.
-fn lowest_free_in(mut ours: ContextBits, theirs: &[u64]) -> MpiResult<u32> {
+pub(crate) fn lowest_free_in(mut ours: ContextBits, theirs: &[u64]) -> MpiResult<u32> {
     for (word, t) in ours.iter_mut().zip(theirs) {
         *word |= t;
     }
@@ -132,7 +136,11 @@ fn lowest_free_in(mut ours: ContextBits, theirs: &[u64]) -> MpiResult<u32> {
 /// Step 3 (module docs), collective over `local`: the leader `root`'s outcome (`Ok`:
 /// `words`, which its caller fills) on every member. The leader keeps its own error,
 /// with its message; the others learn the class.
-fn share<const N: usize>(local: &CommObj, root: u32, outcome: MpiResult<[u64; N]>) -> MpiResult<[u64; N]> {
+pub(crate) fn share<const N: usize>(
+    local: &CommObj,
+    root: u32,
+    outcome: MpiResult<[u64; N]>,
+) -> MpiResult<[u64; N]> {
     let mut words = vec![0u64; N + 1];
     match &outcome {
         Ok(w) => words[1..].copy_from_slice(w),

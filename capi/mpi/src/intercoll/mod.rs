@@ -42,8 +42,7 @@
 //! landed. Reductions fold each group's inputs at its leader in rank order
 //! (`ordered::fold`), so user ops work and a non-commutative op gets the standard's
 //! order. MPI does not allow `MPI_IN_PLACE` on intercommunicators for these calls
-//! (`MPI_ERR_BUFFER`). `MPI_Comm_split` and `MPI_Comm_create` of an intercommunicator
-//! still refuse one.
+//! (`MPI_ERR_BUFFER`).
 
 use std::ffi::c_int;
 

@@ -341,8 +341,15 @@ static void creation_errors(const struct split *s, MPI_Comm local) {
     CHECK_CLASS(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, wsize, 3, &nc), MPI_ERR_RANK);
     CHECK_CLASS(MPI_Intercomm_create(local, lsize, MPI_COMM_WORLD, rleader, 3, &nc), MPI_ERR_RANK);
     CHECK_CLASS(MPI_Intercomm_create(local, 0, MPI_COMM_NULL, rleader, 3, &nc), MPI_ERR_COMM);
-    if (lsize > 1) /* members that disagree on the leader */
+    if (s->n[0] > 1 || s->n[1] > 1) /* members that disagree on the leader (in either group) */
         CHECK_CLASS(MPI_Intercomm_create(local, lrank, MPI_COMM_WORLD, rleader, 3, &nc), MPI_ERR_ARG);
+    /* One group's members disagree on the leader, the other group is right: both
+     * groups get the error (none waits for a leader), and nothing is left queued. */
+    int odd = s->n[0] > 1 ? 0 : 1;
+    if (s->n[odd] > 1) {
+        int lleader = me == odd && lrank == lsize - 1 ? 1 : 0;
+        CHECK_CLASS(MPI_Intercomm_create(local, lleader, MPI_COMM_WORLD, rleader, 4, &nc), MPI_ERR_ARG);
+    }
     CHECK(nc == MPI_COMM_NULL);
     /* Overlapping groups: the remote leader is in the local group. */
     CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 1, 3, &nc), MPI_ERR_COMM);

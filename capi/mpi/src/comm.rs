@@ -336,8 +336,8 @@ pub fn lookup_intra(handle: c_int) -> MpiResult<&'static CommObj> {
             class::COMM,
             format!(
                 "{handle:#x} is an intercommunicator: this call takes an intracommunicator (on \
-                 intercommunicators point-to-point and the blocking collectives but MPI_Alltoallw, \
-                 the scans and the neighbourhood ones work)"
+                 intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create and the \
+                 blocking collectives but MPI_Alltoallw, the scans and the neighbourhood ones work)"
             ),
         );
     }

@@ -1,4 +1,5 @@
-//! Intercommunicators (MPI-3.1 section 6.6): creation, duplication and merging.
+//! Intercommunicators (MPI-3.1 section 6.6): creation, duplication and merging (their
+//! splits are `crate::intersplit`).
 //!
 //! An intercommunicator is a [`CommObj`] whose `members` and sccemu communicator are
 //! its local group's and whose `peers` are its remote group (`crate::comm`). Its context
@@ -20,6 +21,13 @@
 //!    for none), the id, and what else the members need. So every member of a group
 //!    returns the same error, and an error found by a comparison both leaders make
 //!    (overlapping groups, no free id) reaches both groups.
+//!
+//! A group whose members passed different `local_leader`s fails, and its member named
+//! by the lowest of them still swaps with the remote leader, its ask carrying the error
+//! class, so that the remote group fails too instead of waiting for a leader. A leader
+//! whose own `tag`, `peer_comm` or `remote_leader` is bad cannot name the other leader
+//! or match its message, so that group alone gets the error: the other group's leader
+//! waits, as MPI offers no way out there.
 //!
 //! Why the id stays apart from every live communicator of every member is
 //! `crate::create_group`'s argument with "the leader" read as "the two leaders": every
@@ -79,6 +87,9 @@ pub mod phase {
     pub const ALLTOALL: u32 = 11;
     /// `MPI_Reduce_scatter_block` and `MPI_Reduce_scatter`.
     pub const REDUCE_SCATTER: u32 = 12;
+    /// `MPI_Comm_split` and `MPI_Comm_create` of an intercommunicator
+    /// (`crate::intersplit`).
+    pub const SPLIT: u32 = 13;
 }
 
 /// Sends `mine` to world rank `other` and receives its message with the same `wire`
@@ -110,7 +121,7 @@ pub fn swap_exact(comm: &CommObj, phase: u32, mine: &[u8], theirs: &mut [u8]) ->
 
 /// Step 1 (module docs), collective over the local group `local`: the OR of its
 /// members' context bitmaps, and whether every member passed the same `word`.
-fn local_bits(local: &CommObj, word: u64) -> MpiResult<(ContextBits, bool)> {
+pub(crate) fn local_bits(local: &CommObj, word: u64) -> MpiResult<(ContextBits, bool)> {
     let mut mine = Vec::with_capacity(CONTEXT_WORDS + 2);
     mine.extend(comm::context_bits());
     mine.extend([word, !word]);
@@ -122,7 +133,7 @@ fn local_bits(local: &CommObj, word: u64) -> MpiResult<(ContextBits, bool)> {
 }
 
 /// The lowest id free in both bitmaps.
-fn lowest_free_in(mut ours: ContextBits, theirs: &[u64]) -> MpiResult<u32> {
+pub(crate) fn lowest_free_in(mut ours: ContextBits, theirs: &[u64]) -> MpiResult<u32> {
     for (word, t) in ours.iter_mut().zip(theirs) {
         *word |= t;
     }
@@ -132,7 +143,11 @@ fn lowest_free_in(mut ours: ContextBits, theirs: &[u64]) -> MpiResult<u32> {
 /// Step 3 (module docs), collective over `local`: the leader `root`'s outcome (`Ok`:
 /// `words`, which its caller fills) on every member. The leader keeps its own error,
 /// with its message; the others learn the class.
-fn share<const N: usize>(local: &CommObj, root: u32, outcome: MpiResult<[u64; N]>) -> MpiResult<[u64; N]> {
+pub(crate) fn share<const N: usize>(
+    local: &CommObj,
+    root: u32,
+    outcome: MpiResult<[u64; N]>,
+) -> MpiResult<[u64; N]> {
     let mut words = vec![0u64; N + 1];
     match &outcome {
         Ok(w) => words[1..].copy_from_slice(w),
@@ -148,7 +163,9 @@ fn share<const N: usize>(local: &CommObj, root: u32, outcome: MpiResult<[u64; N]
 
 /// `MPI_Intercomm_create`, collective over `local` (an intracommunicator): the new
 /// intercommunicator's handle. `peer`, `remote_leader` and `tag` matter at the leader
-/// only (MPI's rule), which checks them; an error there reaches its group alone.
+/// only (MPI's rule), which checks them; an error there reaches its group alone, as
+/// the leader cannot reach the other. Errors found once it can (members that disagree
+/// on the leader, overlapping groups, no free id) reach both groups.
 pub fn create(
     local: &CommObj,
     leader: c_int,
@@ -158,7 +175,7 @@ pub fn create(
 ) -> MpiResult<c_int> {
     let (bits, same) = local_bits(local, u64::from(leader as u32))?;
     if !same {
-        return fail(class::ARG, "the members of the local group passed different local_leader arguments");
+        return disagree(local, bits, leader, (peer, remote_leader, tag));
     }
     let leader = match u32::try_from(leader) {
         Ok(l) if l < local.size() => l,
@@ -171,7 +188,7 @@ pub fn create(
     };
     let mut remote = Vec::new();
     let outcome = if local.rank == leader {
-        lead_create(local, bits, peer, remote_leader, tag).map(|(context, group)| {
+        lead_create(local, bits, (peer, remote_leader, tag), None).map(|(context, group)| {
             remote = group;
             [u64::from(context), remote.len() as u64]
         })
@@ -186,15 +203,44 @@ pub fn create(
     comm::adopt_inter(context as u32, child, remote.iter().map(|&w| w as u32).collect())
 }
 
-/// The creating leader's part: checks its own arguments, swaps its group (size,
-/// bitmap, members) with the remote leader, checks that the groups are disjoint and
-/// chooses the id; the id and the remote group.
+/// `MPI_Intercomm_create` where the local group's members passed different
+/// `local_leader`s (`mine` here): an error on every member, and, so that the remote
+/// group learns it instead of waiting for a leader, the member that the lowest valid
+/// argument names swaps an ask that carries the error with the remote leader its own
+/// arguments name (the remote group then fails too; if it waits on another member, it
+/// waits still: MPI gives no way to tell which member it expects).
+fn disagree(
+    local: &CommObj,
+    bits: ContextBits,
+    mine: c_int,
+    remote: (c_int, c_int, c_int),
+) -> MpiResult<c_int> {
+    let named = match u32::try_from(mine) {
+        Ok(l) if l < local.size() => u64::from(l),
+        _ => u64::MAX,
+    };
+    let mut lowest = [0u64];
+    local.coll().allreduce(&[named], &mut lowest, Op::Min).map_err(coll_error)?;
+    let error =
+        MpiError::new(class::ARG, "the members of the local group passed different local_leader arguments");
+    if u64::from(local.rank) == lowest[0] {
+        // Its own error is the point; the swap's outcome only tells whether the remote
+        // leader was reached.
+        let _ = lead_create(local, bits, remote, Some(error.clone()));
+    }
+    Err(error)
+}
+
+/// The creating leader's part: checks its own arguments, swaps its group (error class,
+/// size, bitmap, members) with the remote leader, checks that the groups are disjoint
+/// and chooses the id; the id and the remote group. `failed`, an error the local group
+/// found, travels in the ask instead (and is returned): the remote leader fails with
+/// its class, and the remote ask is taken, so none is left queued.
 fn lead_create(
     local: &CommObj,
     bits: ContextBits,
-    peer: c_int,
-    remote_leader: c_int,
-    tag: c_int,
+    (peer, remote_leader, tag): (c_int, c_int, c_int),
+    failed: Option<MpiError>,
 ) -> MpiResult<(u32, Vec<u64>)> {
     if !(0..=TAG_UB).contains(&tag) {
         return fail(class::TAG, format!("tag {tag} is outside 0..={TAG_UB}"));
@@ -206,22 +252,29 @@ fn lead_create(
             format!("the remote leader (world rank {other}) is in the local group: the groups overlap"),
         );
     }
-    let mut ask = Vec::with_capacity(1 + CONTEXT_WORDS + local.members.len());
+    let mut ask = Vec::with_capacity(2 + CONTEXT_WORDS + local.members.len());
+    ask.push(failed.as_ref().map_or(0, |e| e.class as u64));
     ask.push(local.size() as u64);
     ask.extend(bits);
     ask.extend(local.members.iter().map(|&w| u64::from(w)));
-    let most = 1 + CONTEXT_WORDS + mpi()?.core.size() as usize;
+    let most = 2 + CONTEXT_WORDS + mpi()?.core.size() as usize;
     let mut theirs = vec![0u8; most * 8];
     let got = swap(local, other, comm::intercomm_tag(tag), &to_bytes(&ask), &mut theirs)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
     let theirs: Vec<u64> = from_bytes(&theirs[..got]).collect();
-    if theirs.first().is_none_or(|&n| theirs.len() as u64 != 1 + CONTEXT_WORDS as u64 + n) {
+    if theirs.len() < 2 || theirs[1].checked_add(2 + CONTEXT_WORDS as u64) != Some(theirs.len() as u64) {
         return fail(class::INTERN, format!("a leader's message of {got} bytes from world rank {other}"));
     }
-    let remote = theirs[1 + CONTEXT_WORDS..].to_vec();
+    if theirs[0] != 0 {
+        return fail(theirs[0] as c_int, "the remote group failed the creation (see its leader's error)");
+    }
+    let remote = theirs[2 + CONTEXT_WORDS..].to_vec();
     if let Some(w) = remote.iter().find(|&&w| local.members.contains(&(w as u32))) {
         return fail(class::COMM, format!("world rank {w} is in both groups: the groups overlap"));
     }
-    Ok((lowest_free_in(bits, &theirs[1..1 + CONTEXT_WORDS])?, remote))
+    Ok((lowest_free_in(bits, &theirs[2..2 + CONTEXT_WORDS])?, remote))
 }
 
 /// Steps 1 to 3 (module docs) on the intercommunicator `ic`, with `extra` from each

@@ -35,6 +35,7 @@ pub mod handles;
 pub mod info;
 pub mod intercoll;
 pub mod intercomm;
+pub mod intersplit;
 pub mod launcher;
 pub mod op;
 pub mod ordered;

@@ -63,12 +63,11 @@ pub unsafe extern "C" fn MPI_Bcast(
 ) -> c_int {
     entry("MPI_Bcast", Scope::Comm(comm), || {
         let c = comm::lookup(comm)?;
-        let map = datatype::committed(datatype)?;
         if c.is_inter() {
-            // The rest of the root's group does not look at its buffer.
-            let n = if root == crate::p2p::PROC_NULL { 0 } else { count(count_)? };
-            return intercoll::bcast(c, &buffer(buffer_, n, &map)?, root);
+            // SAFETY: this call's contract.
+            return unsafe { inter::bcast(c, buffer_, count_, datatype, root) };
         }
+        let map = datatype::committed(datatype)?;
         let root = root_of(c, root)?;
         coll::bcast(c, &buffer(buffer_, count(count_)?, &map)?, root)
     })

@@ -88,7 +88,8 @@ fn color(color: c_int) -> MpiResult<Option<u32>> {
     }
 }
 
-/// `MPI_Comm_split`.
+/// `MPI_Comm_split`; of an intercommunicator, an intercommunicator per colour
+/// (`crate::intersplit`).
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
@@ -100,8 +101,11 @@ pub unsafe extern "C" fn MPI_Comm_split(
     newcomm: *mut c_int,
 ) -> c_int {
     entry("MPI_Comm_split", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
-        let h = comm::split(c, color(colour)?, key, Topology::None)?;
+        let c = comm::lookup(comm)?;
+        let h = match c.is_inter() {
+            true => crate::intersplit::split(c, color(colour)?, key)?,
+            false => comm::split(c, color(colour)?, key, Topology::None)?,
+        };
         new_comm(comm, h, newcomm)
     })
 }
@@ -137,15 +141,21 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     })
 }
 
-/// `MPI_Comm_create`: the members of `group` (a subgroup of `comm`'s), in its order.
+/// `MPI_Comm_create`: the members of `group` (a subgroup of `comm`'s), in its order; of
+/// an intercommunicator, the intercommunicator between the groups each side passed
+/// (`crate::intersplit`).
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
 #[unsafe(export_name = "PMPI_Comm_create")]
 pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, grp: c_int, newcomm: *mut c_int) -> c_int {
     entry("MPI_Comm_create", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
         let g = group::lookup(grp)?;
+        if c.is_inter() {
+            let h = crate::intersplit::create(c, &g)?;
+            return new_comm(comm, h, newcomm);
+        }
         if let Some(w) = g.iter().find(|&&w| c.rank_of_world(w).is_none()) {
             return fail(class::GROUP, format!("world rank {w} of the group is not in the communicator"));
         }

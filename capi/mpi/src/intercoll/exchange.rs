@@ -90,7 +90,7 @@ pub fn reduce_scatter(
         true => Ok(input),
         false => fail(class::TRUNCATE, format!("an input of {} bytes for blocks of {total}", input.len())),
     };
-    let ours = reduce_to_leader(ic, input, c);
+    let ours = reduce_to_leader(ic, input, Ok(c));
     let theirs = swap(ic, phase::REDUCE_SCATTER, &ours);
     let parts = match ic.rank {
         0 => ours.and(theirs).and_then(|t| cut(&t, blocks)),
@@ -108,7 +108,7 @@ pub fn reduce_scatter(
 /// group's packed inputs folded in rank order in `recv`. (A predefined op takes
 /// sccemu's reduction instead, `super::allreduce`.)
 pub fn allreduce_folded(ic: &CommObj, input: Vec<u8>, recv: &Buffer<'_>, c: &dyn Combine) -> MpiResult<()> {
-    let ours = reduce_to_leader(ic, Ok(input), c);
+    let ours = reduce_to_leader(ic, Ok(input), Ok(c));
     let theirs = swap(ic, phase::ALLREDUCE, &ours);
     let theirs = match ic.rank {
         0 => ours.and(theirs),

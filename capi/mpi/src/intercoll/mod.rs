@@ -12,9 +12,9 @@
 //! - barrier: a local barrier (every local member has entered), the leaders swap an
 //!   empty message (every remote member has entered), a local barrier again (no
 //!   member leaves before its leader has learnt that);
-//! - bcast: the root (`MPI_ROOT`) sends its buffer to the remote leader, the rest of
-//!   its group (`MPI_PROC_NULL`) does nothing, and the other group's leader receives it
-//!   from the root and broadcasts it over its group;
+//! - bcast: the root (`MPI_ROOT`) sends its buffer (or its argument error, `wire`) to
+//!   the remote leader, the rest of its group (`MPI_PROC_NULL`) does nothing, and the
+//!   other group's leader receives it from the root and broadcasts it over its group;
 //! - allreduce: each group reduces its input to its leader (sccemu's rank-order
 //!   reduction; a user op's fold, [`exchange::allreduce_folded`]), the leaders swap the
 //!   results, and each leader broadcasts the *other*
@@ -30,20 +30,21 @@
 //! A process takes part in the communication in every case once its arguments passed
 //! the local checks (root, count, datatype, op), which fail before any message moves
 //! (so a program that passes bad arguments everywhere gets the error everywhere and
-//! stays usable). Errors found later travel with the data: the local steps agree on
-//! errors (`vcoll::gather_bytes` and friends) and the messages between the groups
-//! carry an error class (`wire`), so a member that fails never leaves another
-//! waiting. A block that does not match its receive buffer (the groups' type
+//! stays usable); in the rooted calls and bcast a process whose buffer, count,
+//! datatype or op failed takes part still, carrying its error (`crate::ffi::intercoll`,
+//! [`rooted`]), so that a bad argument at the root alone leaves no message queued
+//! and no process waiting. Errors found later travel with the data: the local steps
+//! agree on errors (`vcoll::gather_bytes` and friends, which the broadcast of the other
+//! group's data to the members uses too, so every member learns its leader's error) and
+//! the messages between the groups carry an error class (`wire`), so a member that
+//! fails never leaves another waiting. A block that does not match its receive buffer (the groups' type
 //! signatures differ) is `MPI_ERR_TRUNCATE` where it lands, after every other block
 //! landed. Reductions fold each group's inputs at its leader in rank order
 //! (`ordered::fold`), so user ops work and a non-commutative op gets the standard's
 //! order. MPI does not allow `MPI_IN_PLACE` on intercommunicators for these calls
-//! (`MPI_ERR_BUFFER`). `MPI_Comm_split` and `MPI_Comm_create` of an intercommunicator
-//! still refuse one.
+//! (`MPI_ERR_BUFFER`).
 
 use std::ffi::c_int;
-
-use sccemu::{Source, TagMatch};
 
 use crate::coll::Reduction;
 use crate::comm::{CommObj, coll_error};
@@ -52,9 +53,8 @@ use crate::ffi::buffer::Buffer;
 use crate::intercomm::{phase, swap_exact};
 use crate::op::{elems, packed, prim_for};
 use crate::ordered::{Combine, fold};
-use crate::p2p::{self, PROC_NULL, send_error};
-use crate::state::mpi;
-use crate::vcoll::gather_bytes;
+use crate::p2p::PROC_NULL;
+use crate::vcoll::{bcast_bytes, gather_bytes};
 use crate::with_prim;
 
 pub mod exchange;
@@ -70,13 +70,25 @@ pub fn in_place_refused() -> MpiError {
     MpiError::new(class::BUFFER, "MPI_IN_PLACE is not allowed on an intercommunicator")
 }
 
-/// Gives every member the leader's `theirs` (the other group's data, packed) in `buf`:
-/// the leader broadcasts it over the local group, and every member unpacks it.
-/// `swapped` is the leader's exchange's outcome, returned after the broadcast.
-fn spread(ic: &CommObj, buf: &Buffer<'_>, mut theirs: Vec<u8>, swapped: MpiResult<()>) -> MpiResult<()> {
-    let spread = ic.coll().bcast(0, &mut theirs).map_err(coll_error);
-    swapped?;
-    spread?;
+/// Gives every member the leader's `theirs` (the other group's data, packed, or the
+/// leader's error) in `buf` (this member's checked buffer, or its error): the leader
+/// broadcasts it over the local group with its outcome (`vcoll::bcast_bytes`, which
+/// agrees on errors), so every member returns an error if the leader or any member
+/// failed, and data of the wrong length is `MPI_ERR_TRUNCATE` on every member.
+fn spread(ic: &CommObj, buf: MpiResult<&Buffer<'_>>, theirs: MpiResult<Vec<u8>>) -> MpiResult<()> {
+    let outcome = match &buf {
+        Err(e) => Err(e.clone()),
+        Ok(_) => theirs,
+    };
+    let theirs = bcast_bytes(ic, 0, outcome)?;
+    let buf = buf?;
+    let room = buf.data_len()?;
+    if theirs.len() != room {
+        return fail(
+            class::TRUNCATE,
+            format!("the remote group sent {} bytes where {room} were expected", theirs.len()),
+        );
+    }
     buf.unpack(&theirs)
 }
 
@@ -88,32 +100,26 @@ pub fn barrier(ic: &CommObj) -> MpiResult<()> {
     swapped.and(after)
 }
 
-/// `MPI_Bcast` on an intercommunicator: `root` is `MPI_ROOT` at the root,
-/// `MPI_PROC_NULL` in the rest of its group, and the root's rank in the remote group
-/// on the other group.
-pub fn bcast(ic: &CommObj, buf: &Buffer<'_>, root: c_int) -> MpiResult<()> {
-    let core = mpi()?.core;
-    let wire = ic.inter_tag(phase::BCAST);
-    match role(ic, root)? {
-        Role::Root => core.send(ic.peers[0], wire, &buf.bytes()?).map_err(send_error),
+/// `MPI_Bcast` on an intercommunicator (`role` from the root argument, [`role`]): the
+/// root's `buf` reaches every member of the other group. `buf` is the checks' outcome:
+/// a root whose buffer failed sends its error instead, and the other group's leader
+/// takes the root's message whatever its own buffer, so nothing is left queued.
+pub fn bcast(ic: &CommObj, buf: MpiResult<&Buffer<'_>>, role: Role) -> MpiResult<()> {
+    match role {
+        Role::Root => {
+            let data = buf.and_then(bytes);
+            let sent = wire::transfer(ic, phase::BCAST, Some(ic.peers[0]), &data, None);
+            data?;
+            sent.map(drop)
+        }
         Role::Idle => Ok(()),
         Role::Remote(r) => {
-            let from = ic.peers[r as usize];
-            let mut data = vec![0u8; buf.data_len()?];
-            let got = match ic.rank {
-                0 => p2p::recv(ic, Source::Rank(from), TagMatch::Tag(wire), &mut data).and_then(|s| {
-                    if s.bytes == data.len() {
-                        Ok(())
-                    } else {
-                        fail(
-                            class::TRUNCATE,
-                            format!("the root sent {} bytes where {} were expected", s.bytes, data.len()),
-                        )
-                    }
-                }),
-                _ => Ok(()),
+            let from = Some(ic.peers[r as usize]);
+            let theirs = match ic.rank {
+                0 => wire::transfer(ic, phase::BCAST, None, &Ok(Vec::new()), from),
+                _ => Ok(Vec::new()),
             };
-            spread(ic, buf, data, got)
+            spread(ic, buf, theirs)
         }
     }
 }
@@ -194,10 +200,20 @@ fn bytes(buf: &Buffer<'_>) -> MpiResult<Vec<u8>> {
 }
 
 /// Collective over the local group: every member's packed `input` folded in rank order
-/// at the leader (empty elsewhere), or the error of any member everywhere (a fold's
-/// error, the members' inputs differing in length, at the leader alone).
-fn reduce_to_leader(ic: &CommObj, input: MpiResult<Vec<u8>>, c: &dyn Combine) -> MpiResult<Vec<u8>> {
+/// with `c` at the leader (empty elsewhere), or the error of any member everywhere
+/// (`input`'s or `c`'s; a fold's error, the members' inputs differing in length, at the
+/// leader alone).
+fn reduce_to_leader(
+    ic: &CommObj,
+    input: MpiResult<Vec<u8>>,
+    c: MpiResult<&dyn Combine>,
+) -> MpiResult<Vec<u8>> {
+    let input = match &c {
+        Err(e) => Err(e.clone()),
+        Ok(_) => input,
+    };
     let all = gather_bytes(ic, 0, input)?;
+    let c = c?;
     let Some(len) = all.first().map(Vec::len) else { return Ok(Vec::new()) };
     if let Some((rank, b)) = all.iter().enumerate().find(|(_, b)| b.len() != len) {
         return fail(class::TRUNCATE, format!("rank {rank} reduces {} bytes, rank 0 {len}", b.len()));
@@ -222,7 +238,7 @@ pub fn allreduce(ic: &CommObj, r: &Reduction<'_, '_>) -> MpiResult<()> {
         ic.coll().reduce(0, &input, &mut ours, r.op).map_err(coll_error)?;
         if leader { swap_exact(ic, phase::ALLREDUCE, &packed(&ours, prim), &mut theirs) } else { Ok(()) }
     });
-    spread(ic, r.recv, theirs, swapped)
+    spread(ic, Ok(r.recv), swapped.map(|()| theirs))
 }
 
 /// `MPI_Allgather` on an intercommunicator: every member gets the remote group's
@@ -234,5 +250,5 @@ pub fn allgather(ic: &CommObj, send: &Buffer<'_>, recv: &Buffer<'_>) -> MpiResul
     ic.coll().gather(0, &mine, &mut ours).map_err(coll_error)?;
     let mut theirs = vec![0u8; recv.data_len()?];
     let swapped = if leader { swap_exact(ic, phase::ALLGATHER, &ours, &mut theirs) } else { Ok(()) };
-    spread(ic, recv, theirs, swapped)
+    spread(ic, Ok(recv), swapped.map(|()| theirs))
 }

@@ -3,7 +3,9 @@
  * Allgatherv, Alltoall(v), Reduce_scatter(_block), each with either group as the root
  * or sending group, against a sequential computation of what MPI specifies; then the
  * error classes of bad arguments and mismatched signatures, after which the
- * intercommunicator still works. Splits: evens/odds, the last rank against the rest,
+ * intercommunicator still works, and of a bad argument at one process of a rooted call
+ * (the root, or one member of the other group), after which a correct call of the same
+ * kind gets its own data. Splits: evens/odds, the last rank against the rest,
  * the first rank against the rest. Needs >= 2 processes. */
 #include <string.h>
 #include "test_check.h"
@@ -289,6 +291,72 @@ static void errors(MPI_Comm ic) {
     allgatherv(ic);
 }
 
+/* One process's bad argument (the root's, or one member's of the other group): the
+ * call still moves its messages, every process that learns of it gets the class, and a
+ * correct call of the same kind that follows gets its own data, not the failed one's.
+ * Group 0's first member is the root; group 1's last member, or its leader, errs. */
+static void lone_errors(MPI_Comm ic) {
+    int root = root_arg(0, 0), isroot = root == MPI_ROOT, g1 = me == 1, last = g1 && lrank == ln - 1;
+    int a[BIG], b[BIG], counts[MAXP], displs[MAXP], neg[MAXP];
+    for (int i = 0; i < MAXP; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+        neg[i] = -1;
+    }
+    for (int round = 0; round < 2; round++) {
+        long x = wrank + 100L * round, sum = -1, want = 0;
+        for (int j = 0; j < rn; j++) want += remote(j) + 100L * round;
+        /* Reduce: the root's receive buffer is MPI_IN_PLACE, then its op is null. */
+        if (round == 0)
+            CHECK_CLASS(MPI_Reduce(&x, isroot ? MPI_IN_PLACE : (void *)&sum, 1, MPI_LONG, MPI_SUM, root, ic),
+                        isroot ? MPI_ERR_BUFFER : MPI_SUCCESS);
+        else
+            CHECK_CLASS(MPI_Reduce(&x, &sum, 1, MPI_LONG, isroot ? MPI_OP_NULL : MPI_SUM, root, ic),
+                        isroot ? MPI_ERR_OP : MPI_SUCCESS);
+        CHECK_RC(MPI_Reduce(&x, &sum, 1, MPI_LONG, MPI_SUM, root, ic));
+        if (isroot) CHECK(sum == want);
+        /* Reduce: one sender's op is null; its whole group and the root learn it. */
+        CHECK_CLASS(MPI_Reduce(&x, &sum, 1, MPI_LONG, last ? MPI_OP_NULL : MPI_SUM, root, ic),
+                    isroot || g1 ? MPI_ERR_OP : MPI_SUCCESS);
+        sum = -1;
+        CHECK_RC(MPI_Reduce(&x, &sum, 1, MPI_LONG, MPI_SUM, root, ic));
+        if (isroot) CHECK(sum == want);
+        /* Gather: the root's count is negative, then its displacements (v). */
+        for (int i = 0; i < BIG; i++) a[i] = wrank + 1000 * round;
+        if (round == 0)
+            CHECK_CLASS(MPI_Gather(a, 1, MPI_INT, b, isroot ? -1 : 1, MPI_INT, root, ic),
+                        isroot ? MPI_ERR_COUNT : MPI_SUCCESS);
+        else
+            CHECK_CLASS(MPI_Gatherv(a, 1, MPI_INT, b, counts, isroot ? neg : displs, MPI_INT, root, ic),
+                        isroot ? MPI_ERR_ARG : MPI_SUCCESS);
+        /* Gather: one sender's count is negative. */
+        CHECK_CLASS(MPI_Gather(a, last ? -1 : 1, MPI_INT, b, 1, MPI_INT, root, ic),
+                    isroot || g1 ? MPI_ERR_COUNT : MPI_SUCCESS);
+        for (int i = 0; i < BIG; i++) b[i] = -1;
+        CHECK_RC(MPI_Gather(a, 1, MPI_INT, b, 1, MPI_INT, root, ic));
+        if (isroot)
+            for (int j = 0; j < rn; j++) CHECK(b[j] == remote(j) + 1000 * round);
+        /* Scatter: the root's send type is null (its group 1 gets the class too), then
+         * group 1's leader's receive count is negative (its group gets it). */
+        if (round == 0)
+            CHECK_CLASS(MPI_Scatter(a, 1, isroot ? MPI_DATATYPE_NULL : MPI_INT, b, 1, MPI_INT, root, ic),
+                        isroot || g1 ? MPI_ERR_TYPE : MPI_SUCCESS);
+        else
+            CHECK_CLASS(MPI_Scatter(a, 1, MPI_INT, b, g1 && lrank == 0 ? -1 : 1, MPI_INT, root, ic),
+                        g1 ? MPI_ERR_COUNT : MPI_SUCCESS);
+        for (int j = 0; j < rn; j++) a[j] = 10 * remote(j) + round;
+        b[0] = -1;
+        CHECK_RC(MPI_Scatter(a, 1, MPI_INT, b, 1, MPI_INT, root, ic));
+        if (g1) CHECK(b[0] == 10 * wrank + round);
+        /* Bcast: the root's count is negative; group 1 learns its class. */
+        a[0] = 7 + round;
+        CHECK_CLASS(MPI_Bcast(a, isroot ? -1 : 1, MPI_INT, root, ic), isroot || g1 ? MPI_ERR_COUNT : MPI_SUCCESS);
+        a[0] = isroot ? 70 + round : -1;
+        CHECK_RC(MPI_Bcast(a, 1, MPI_INT, root, ic));
+        if (g1) CHECK(a[0] == 70 + round);
+    }
+}
+
 static void run(int kind, MPI_Op polyop, MPI_Datatype pair, MPI_Datatype gap, MPI_Datatype triple) {
     struct split s;
     make_split(&s, kind);
@@ -312,6 +380,7 @@ static void run(int kind, MPI_Op polyop, MPI_Datatype pair, MPI_Datatype gap, MP
     alltoalls(ic);
     reduce_scatters(ic, polyop);
     errors(ic);
+    lone_errors(ic);
     CHECK_RC(MPI_Comm_free(&ic));
     CHECK_RC(MPI_Comm_free(&local));
 }

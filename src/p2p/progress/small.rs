@@ -11,7 +11,13 @@
 //! an inline fragment. Anything else, a corrupted fragment included, leaves the channel
 //! untouched and the general path runs (and reports what it finds).
 //!
-//! What the path keeps of the general one: the channel's consumption protocol (an SRB
+//! A blocking standard send of a message that fits one fragment, to a destination that
+//! nothing is queued for, pushes it once without the general loop (`push_small`): with
+//! room, it is sent as `Ctx::push` would send it; without, the SRB reservation it may
+//! have taken goes back to the caller, whose general loop fills it (a reservation must
+//! be published: the receiver stops at it).
+//!
+//! What the receive path keeps of the general one: the channel's consumption protocol (an SRB
 //! entry is released and its space freed lazily, as a drain that stops at a satisfied
 //! receive frees it; a perpeer slot is taken and its sender rung), the message's
 //! virtual time stamp, and the state's change mark (other threads' waits hear of it).
@@ -20,7 +26,8 @@ use crate::p2p::endpoint::Status;
 use crate::p2p::matching::{Target, TargetState};
 use crate::p2p::progress::{Ctx, State};
 use crate::protocol::ring::frag::{FragHeader, FragKind};
-use crate::p2p::timed;
+use crate::p2p::timed::{self, Model};
+use crate::protocol::ring::srb::{self, Reservation};
 
 impl Ctx<'_> {
     /// Completes the Open receive `t` with the whole message at the front of the
@@ -73,6 +80,43 @@ impl Ctx<'_> {
         ch.take();
         self.seg.slot(src).bell.ring();
         t.state = TargetState::Done(Status { source: src, tag: h.tag, len, vtime: stamp });
+        true
+    }
+
+    /// Sends `data`, a whole message, to `dest` in one fragment if there is room now
+    /// (module docs): true if it left. An SRB reservation that does not fit yet is
+    /// left in `held`.
+    #[inline]
+    pub fn push_small(
+        &self,
+        dest: u32,
+        (tag, total): (u32, u32),
+        data: &[u8],
+        held: &mut Option<Reservation>,
+        model: Model,
+    ) -> bool {
+        let header = FragHeader { src: self.rank, tag, len: total, total, first: true, kind: FragKind::Data };
+        if self.srb_mode() {
+            let ring = self.place.srb(self.seg, dest);
+            if total > ring.max_payload() {
+                return false;
+            }
+            let Some((r, fits)) = ring.try_reserve(srb::entry_len(total)) else { return false };
+            if !fits {
+                *held = Some(r);
+                return false;
+            }
+            timed::fragment_sent(model, |c| c.ring_stamp(dest, r.pos()));
+            ring.publish(r, &header, data);
+        } else {
+            let ch = self.place.perpeer(self.seg, self.rank, dest);
+            if data.len() > ch.inline_capacity() || !ch.is_free() {
+                return false;
+            }
+            timed::fragment_sent(model, |c| c.pair_stamp(dest, self.rank));
+            ch.send_inline(&header, data);
+        }
+        self.seg.slot(dest).bell.ring();
         true
     }
 }

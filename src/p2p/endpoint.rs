@@ -220,7 +220,9 @@ impl<'c> Endpoint<'c> {
         let mut t = Target { id: None, src, tag, buf, state: TargetState::Open };
         let mut fresh = true;
         loop {
-            if fresh && t.state == TargetState::Open {
+            if t.state == TargetState::Open && cx.take_small(&mut st, &mut t) {
+                st.changed();
+            } else if fresh && t.state == TargetState::Open {
                 // First, or back from a sleep: take what arrived meanwhile (perhaps
                 // this receive's own message, spilled before the sleep).
                 if let Err(e) = st.inbox.start(&mut t, &cx) {

@@ -24,6 +24,7 @@ use crate::p2p::progress::{Ctx, Frag};
 use crate::p2p::request::Request;
 use crate::p2p::timed::{self, Model};
 use crate::protocol::ring::frag::{FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
+use crate::protocol::ring::srb;
 use crate::timing::{self, Category};
 
 /// What a send left behind: the id of its queued rest, if any, and a synchronous
@@ -146,9 +147,15 @@ impl<'c> Endpoint<'c> {
         if large && single.usable() {
             return self.send_single_copy(&cx, &mut st, dest, (tag, total), data, model).map(|()| (None, None));
         }
+        // A small standard message: one fragment if its channel has room now
+        // (`progress::small`); else the general loop, with the reservation it may hold.
+        let mut held = None;
+        if !SYNC && cx.push_small(dest, (tag, total), data, &mut held, model) {
+            return Ok((None, None));
+        }
         let mut busy = false;
         let first = Frag::message(tag, total, true, sync);
-        let sent = self.push_all(&cx, &mut st, dest, first, data, model, &mut busy);
+        let sent = self.push_all(&cx, &mut st, dest, (first, held), data, model, &mut busy);
         if busy {
             st.set_busy(dest, false);
             // Sends of other threads to `dest` may wait for it.
@@ -211,12 +218,12 @@ impl<'c> Endpoint<'c> {
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
         dest: u32,
-        first: Frag,
+        (first, mut held): (Frag, Option<srb::Reservation>),
         data: &[u8],
         model: Model,
         busy: &mut bool,
     ) -> Result<(), SendError> {
-        let (mut off, mut held) = (0, None);
+        let mut off = 0;
         loop {
             // Only the first fragment says what the message is; the others are data.
             let frag = if off == 0 { first } else { Frag::data(first.tag, first.total, false) };
@@ -273,7 +280,7 @@ impl<'c> Endpoint<'c> {
     ) -> Result<(), SendError> {
         let announcement = Frag { tag, total, first: true, kind: FragKind::Rendezvous };
         let mut busy = false;
-        self.push_all(cx, st, dest, announcement, &at.to_bytes(), model, &mut busy)?;
+        self.push_all(cx, st, dest, (announcement, None), &at.to_bytes(), model, &mut busy)?;
         debug_assert_eq!(at.to_bytes().len(), RENDEZVOUS_BYTES as usize);
         if busy {
             st.set_busy(dest, false);
@@ -285,7 +292,7 @@ impl<'c> Endpoint<'c> {
                     // Refused: this process's memory cannot be read by its peers.
                     self.engine.single_copy().refused();
                     let rest = Frag::data(tag, total, false);
-                    let sent = self.push_all(cx, st, dest, rest, data, model, &mut busy);
+                    let sent = self.push_all(cx, st, dest, (rest, None), data, model, &mut busy);
                     if busy {
                         st.set_busy(dest, false);
                     }

@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, VecDeque};
 use rustc_hash::FxHashMap;
 
 mod pull;
+mod quiet;
 
 use crate::p2p::endpoint::{Source, Status, TagMatch};
 use crate::p2p::progress::Fail;

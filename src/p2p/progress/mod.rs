@@ -391,6 +391,7 @@ impl<'c> Ctx<'c> {
 }
 
 mod outbox;
+mod small;
 mod watch;
 
 pub(crate) use watch::Watch;

@@ -311,8 +311,11 @@ impl TicketRwLock {
     /// outstanding behind us, and yields to it if it was taken on `cpu`.
     #[inline]
     fn release(&self, seen: u64, extra: u64, bell: &Doorbell, cpu: Option<u16>) {
-        let (read, write) = (read_of(seen), write_of(seen));
-        let delta = step(read, READ_SHIFT).wrapping_add(step(write, WRITE_SHIFT)).wrapping_add(extra);
+        // An exclusive turn has `read == write` (module docs): one test of the wrap
+        // serves both steps.
+        let write = write_of(seen);
+        debug_assert_eq!(read_of(seen), write);
+        let delta = step(write, READ_SHIFT).wrapping_add(step(write, WRITE_SHIFT)).wrapping_add(extra);
         // Release: our accesses happen-before the next holder's Acquire (module docs).
         let old = self.word.fetch_add(delta, Ordering::Release);
         let after = next(write);

@@ -207,8 +207,9 @@ impl<T: Plain> Window<'_, T> {
     }
 
     /// The atomic word of an `A` at element `index` of `target`'s part, and its byte
-    /// offset in the part.
-    #[inline]
+    /// offset in the part. Always inlined: left to LLVM, the C library's fast paths
+    /// called it, 20 instructions more for a fetch-and-op than the Rust one.
+    #[inline(always)]
     fn word<A: AtomicElem>(&self, target: u32, index: usize) -> Result<(Word<'_>, usize), RmaError> {
         self.check_access(target)?;
         let part_len = self.len_of(target)?;

@@ -65,14 +65,18 @@ pub fn in_call<R>(category: Category, name: &'static str, body: impl FnOnce() ->
     if clock().is_none() {
         return body();
     }
-    timed_call(category, name, body)
+    // `body` stays inline here too: handed out of line, everything it captures would
+    // live in memory on the fast path as well (see `Window::copy_call`).
+    let op = timed_begin(category, name);
+    let result = body();
+    drop(op);
+    result
 }
 
 #[cold]
 #[inline(never)]
-fn timed_call<R>(category: Category, name: &'static str, body: impl FnOnce() -> R) -> R {
-    let _op = call(category, name);
-    body()
+fn timed_begin(category: Category, name: &'static str) -> Option<Op<'static>> {
+    call(category, name)
 }
 
 /// Virtual seconds now, in virtual-time mode (the compute since the last operation

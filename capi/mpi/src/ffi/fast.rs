@@ -55,6 +55,10 @@ fn landing(obj: &WinObj, rank: c_int, disp: isize, bytes: usize) -> Option<(u32,
 /// sides carry the same number of bytes.
 #[inline(always)]
 fn contiguous_bytes(ocount: c_int, odt: c_int, tcount: c_int, tdt: c_int) -> Option<usize> {
+    if (ocount, odt) == (tcount, tdt) {
+        // The common call: one type, one count, one lookup.
+        return Some(usize::try_from(ocount).ok()? * datatype::contiguous_size(odt)?);
+    }
     let (osize, tsize) = (datatype::contiguous_size(odt)?, datatype::contiguous_size(tdt)?);
     let (o, t) = (usize::try_from(ocount).ok()?, usize::try_from(tcount).ok()?);
     // A C int count times at most 16 bytes cannot overflow a usize.
@@ -310,7 +314,9 @@ pub fn general<R>(f: impl FnOnce() -> R) -> R {
 #[inline(always)]
 fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
     let obj = win::get(win)?;
-    let rank = u32::try_from(rank).ok().filter(|&r| (r as usize) < obj.targets.len())?;
+    // A negative rank wraps past every window size.
+    let rank = rank as u32;
+    ((rank as usize) < obj.targets.len()).then_some(())?;
     Some((obj, rank))
 }
 
@@ -330,8 +336,8 @@ pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<
         _ => return None,
     };
     let (obj, target) = sync_target(win, rank)?;
-    // The epoch stays open until MPI_Win_unlock: its guard must not close it.
-    on_win(obj, |w| w.lock(kind, target).map(std::mem::forget).map_err(sync_error))
+    // The epoch stays open until MPI_Win_unlock.
+    on_win(obj, |w| w.lock_unguarded(kind, target).map_err(sync_error))
 }
 
 /// `MPI_Win_unlock`'s fast path.

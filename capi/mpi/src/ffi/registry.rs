@@ -23,6 +23,7 @@ use sccemu::sync::{AtomicU32, Ordering};
 /// Handles per registry.
 pub const CAPACITY: usize = 1 << 14;
 const INDEX_MASK: u32 = (1 << 24) - 1;
+const _: () = assert!(CAPACITY as u32 <= INDEX_MASK);
 
 struct Slots<T: 'static> {
     next: usize,
@@ -41,6 +42,7 @@ pub struct Registry<T: 'static> {
 impl<T: Send + Sync + 'static> Registry<T> {
     /// An empty registry whose handles are `base | index`, index 0 being the null handle.
     pub const fn new(base: c_int) -> Registry<T> {
+        assert!(base as u32 & INDEX_MASK == 0, "a registry's base has no index bits");
         Registry {
             base: base as u32,
             slots: [const { AtomicPtr::new(std::ptr::null_mut()) }; CAPACITY],
@@ -48,15 +50,18 @@ impl<T: Send + Sync + 'static> Registry<T> {
         }
     }
 
+    #[inline(always)]
     fn index(&self, handle: c_int) -> Option<usize> {
-        let h = handle as u32;
-        (h & !INDEX_MASK == self.base).then_some((h & INDEX_MASK) as usize).filter(|&i| i < CAPACITY)
+        // `base` has no index bits and CAPACITY is below INDEX_MASK: one subtraction and
+        // one comparison test both the base and the index.
+        let i = (handle as u32).wrapping_sub(self.base) as usize;
+        (i < CAPACITY).then_some(i)
     }
 
     /// The object `handle` names, if it is live.
     #[inline]
     pub fn get(&'static self, handle: c_int) -> Option<&'static T> {
-        let slot = self.slots.get(self.index(handle)?)?;
+        let slot = &self.slots[self.index(handle)?];
         // Acquire: pairs with the Release store in `insert`, so the object's contents
         // are initialised when seen.
         let ptr = slot.load(Ordering::Acquire);
@@ -133,22 +138,30 @@ impl<T> Serial<T> {
 
     /// Runs `f` on the state, alone. `f` must not call `with` on the same object.
     ///
-    /// The lock is taken and released out of line, so that below
-    /// `MPI_THREAD_MULTIPLE` this is one load and one branch around `f`, and `f`'s
-    /// captures stay in registers.
+    /// Below `MPI_THREAD_MULTIPLE` this is one load and one branch before `f`: the
+    /// locked form is a separate copy out of line, so that no guard lives across `f`
+    /// on the fast paths (a guard held in a stack slot cost them a store, a load and a
+    /// test each).
     #[inline(always)]
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         // Relaxed: see `set_multiple`.
-        let held = if MULTIPLE.load(Ordering::Relaxed) != 0 { Some(self.acquire()) } else { None };
-        // SAFETY: under MPI_THREAD_MULTIPLE the lock is held, so no other `with` on this
-        // object runs; at the lower levels the program promised (the thread level it
-        // asked for) that no two threads call MPI at once; and `f` does not re-enter. So
-        // this is the only reference.
-        let result = f(unsafe { &mut *self.value.get() });
-        if let Some(guard) = held {
-            release(guard);
+        if MULTIPLE.load(Ordering::Relaxed) != 0 {
+            return self.with_locked(f);
         }
-        result
+        // SAFETY: below MPI_THREAD_MULTIPLE the program promised (the thread level it
+        // asked for) that no two threads call MPI at once, and `f` does not re-enter: this
+        // is the only reference.
+        f(unsafe { &mut *self.value.get() })
+    }
+
+    /// [`Serial::with`] under `MPI_THREAD_MULTIPLE`.
+    #[cold]
+    #[inline(never)]
+    fn with_locked<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the lock is held, so no other `with` on this object runs, and `f` does
+        // not re-enter: this is the only reference.
+        f(unsafe { &mut *self.value.get() })
     }
 
     /// The state to read, alone while the returned guard lives (as [`Serial::with`]:

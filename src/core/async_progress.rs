@@ -72,6 +72,10 @@ impl ProgressThread {
                 // the wait at once.
                 yield_now();
             }
+            drop(sleeper);
+            // The last references to heap memory go while pages stay.
+            let _stay = pages_stay();
+            drop((thread_ctx, thread_stop));
         })?;
         Ok(ProgressThread { ctx, stop, handle })
     }

@@ -18,7 +18,14 @@
 //!   lowers the counts once it holds the lock.
 //!
 //! Invariant: no library thread writes process memory while pages move, and a mover
-//! never waits for a sleeper that nothing will wake. The counts are Relaxed: the
+//! never waits for a sleeper that nothing will wake. Lock order: `SLEEPERS`, then
+//! `PAGES_MOVING`.
+//!
+//! Not covered: what glibc writes when a library thread exits (its allocator cache),
+//! and the program's own threads: under `MPI_THREAD_MULTIPLE` a thread blocked in a
+//! receive drives the core's work, which may write its receive buffer or free memory
+//! on a page that another thread's `MPI_Win_create` moves. `adopt`'s `# Safety`
+//! contract puts that on the caller, and the MPI library's window creation says so. The counts are Relaxed: the
 //! doorbell's ring (a SeqCst fence, then its load of the sleepers) pairs with the
 //! sleeper's fence before its condition (`protocol::waiter`), as for any flag a sleeper
 //! waits on.
@@ -82,6 +89,10 @@ impl StillSleeper {
 
 impl Drop for StillSleeper {
     fn drop(&mut self) {
-        SLEEPERS.lock().unwrap_or_else(|e| e.into_inner()).retain(|(asked, _)| !Arc::ptr_eq(asked, &self.asked));
+        // The registry's vector and counts are heap memory too: changed while pages
+        // stay, taken in the mover's order (registry, then the pages).
+        let mut sleepers = SLEEPERS.lock().unwrap_or_else(|e| e.into_inner());
+        let _stay = pages_stay();
+        sleepers.retain(|(asked, _)| !Arc::ptr_eq(asked, &self.asked));
     }
 }

@@ -103,11 +103,19 @@ enum Applied {
     Aborted,
 }
 
-/// The agent's operand and result buffers, reused from request to request.
+/// The agent's operand and result buffers, reused from request to request; freed
+/// while pages stay (`segment::pages_still`), as freeing writes the heap.
 #[derive(Default)]
 struct Scratch {
     data: Vec<u64>,
     old: Vec<u64>,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _stay = pages_stay();
+        (self.data, self.old) = (Vec::new(), Vec::new());
+    }
 }
 
 /// The first `count` elements of type `E` of `words`, grown as needed (words are

@@ -369,6 +369,17 @@ static void test_windows(void) {
     CHECK(flag == 0);
     CHECK_RC(MPI_Win_free(&win));
     CHECK(deletes == before + 3);
+    /* Failing on rank 0 only: the free fails on every process (none is left waiting in
+     * the collective free), the window stays, and a second free succeeds. */
+    CHECK_RC(MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    CHECK_RC(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    CHECK_RC(MPI_Win_set_attr(win, wk2, boxed(500)));
+    delete_fails = rank == 0 ? MPI_ERR_NO_MEM : 0;
+    CHECK_CLASS(MPI_Win_free(&win), MPI_ERR_NO_MEM);
+    delete_fails = 0;
+    CHECK(win != MPI_WIN_NULL);
+    CHECK_RC(MPI_Win_free(&win));
+    CHECK(deletes == before + 3 + (rank != 0));
     CHECK_RC(MPI_Win_free_keyval(&wk2));
     CHECK_RC(MPI_Win_free_keyval(&dupk));
     CHECK_RC(MPI_Comm_free_keyval(&ckey));

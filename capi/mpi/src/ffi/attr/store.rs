@@ -110,16 +110,17 @@ impl Store {
         }
     }
 
-    /// Sets the attribute, counting a new one as a use of its key; the value it
-    /// replaces, if any.
-    fn attach(&mut self, handle: c_int, keyval: c_int, value: usize) -> Option<usize> {
-        let old = self.values.insert((handle, keyval), value);
-        if old.is_none()
-            && let Some(k) = self.slot(keyval)
-        {
+    /// Sets the attribute, counting a new one as a use of its key; false, and nothing
+    /// set, if the key is gone (freed with no use left, by another thread or a
+    /// callback since the caller looked it up).
+    fn attach(&mut self, handle: c_int, keyval: c_int, value: usize) -> bool {
+        let new = !self.values.contains_key(&(handle, keyval));
+        let Some(k) = self.slot(keyval) else { return false };
+        if new {
             k.uses += 1;
         }
-        old
+        self.values.insert((handle, keyval), value);
+        true
     }
 
     /// Removes the attribute and the use of its key (the key goes if it was freed and
@@ -209,7 +210,9 @@ pub fn set(kind: Kind, handle: c_int, keyval: c_int, value: usize) -> MpiResult<
     if let Some(old) = old {
         run_delete(k, handle, keyval, old)?;
     }
-    store().attach(handle, keyval, value);
+    if !store().attach(handle, keyval, value) {
+        return fail(class::KEYVAL, format!("attribute key {keyval:#x} was freed"));
+    }
     Ok(())
 }
 
@@ -254,6 +257,7 @@ pub fn copy_all(old: c_int, new: c_int) -> MpiResult<()> {
         if rc != class::SUCCESS {
             return Err(callback_failed("copy", keyval, rc));
         }
+        // A key that a callback freed meanwhile, with its last use, copies nothing.
         if flag != 0 {
             store().attach(new, keyval, out as usize);
         }

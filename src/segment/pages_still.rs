@@ -5,7 +5,7 @@
 //! off them by `adopt`'s `# Safety` contract; the library's own threads (an
 //! owner-computes agent, the asynchronous progress thread) cannot be, since malloc may
 //! give their allocations pages that a program's buffer shares (threads share arenas),
-//! and the progress thread writes the program's receive buffers. So:
+//! and the progress thread assembles the messages it drains in heap buffers. So:
 //! - a mover holds [`PAGES_MOVING`] for writing while pages move ([`pages_moving`]);
 //! - a library thread holds it for reading ([`pages_stay`]) while it may write memory
 //!   of the process. An agent lets go while it waits for requests.

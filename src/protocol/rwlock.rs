@@ -203,6 +203,18 @@ impl TicketRwLock {
         self.wait_turn(me, waiter, bell, turn)
     }
 
+    /// A writer's turn (`take_turn` on `write`), which has `read == write` (module
+    /// docs): a word that shows otherwise was overwritten, and its `release` would
+    /// corrupt it further.
+    #[inline]
+    fn writer_turn(&self, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<u64, JobAborted> {
+        let (_, seen) = self.take_turn(waiter, bell, write_of)?;
+        if read_of(seen) != write_of(seen) {
+            return Err(JobAborted { rank: None, cause: AbortCause::Corrupted });
+        }
+        Ok(seen)
+    }
+
     /// The waiting part of `take_turn`, for ticket `me`: spins rather than yields while
     /// every ticket ahead was taken on another CPU. Those start at `write`, not `read`:
     /// readers in between still hold the lock, and a writer waits for them.
@@ -252,7 +264,7 @@ impl TicketRwLock {
         all: &AllLock,
         home: &Doorbell,
     ) -> Result<Exclusive, JobAborted> {
-        let (_, seen) = self.take_turn(waiter, bell, write_of)?;
+        let seen = self.writer_turn(waiter, bell)?;
         if seen & STICKY != 0 {
             // Registered already: no lock_all can open until a revocation, which takes
             // a ticket here and so waits for our unlock (`lock_all`).
@@ -347,7 +359,7 @@ impl TicketRwLock {
         all: &AllLock,
         home: &Doorbell,
     ) -> Result<(), JobAborted> {
-        let (_, seen) = self.take_turn(waiter, bell, write_of)?;
+        let seen = self.writer_turn(waiter, bell)?;
         let sticky = seen & STICKY != 0;
         if sticky {
             // While we hold the turn: the registration's last writer happens-before us
@@ -474,6 +486,20 @@ mod tests {
         });
         let word = lock.word.load(Ordering::Relaxed);
         assert_eq!((users_of(word), read_of(word), write_of(word), word & CARRY), (1, 1, 1, 0));
+    }
+
+    /// A writer whose turn comes on a word with `read` behind `write` (overwritten: a
+    /// writer's turn has them equal) reports the corruption instead of releasing a
+    /// word it would corrupt further; the word is left as found, but for its ticket.
+    #[test]
+    fn a_writer_turn_with_read_behind_is_corruption() {
+        let lock = at(5, 3, 5);
+        let (all, bell, home, job) = (AllLock::new(), Doorbell::new(), Doorbell::new(), JobControl::new());
+        let waiter = Waiter::new(WaitPolicy::Spin, &job);
+        let got = lock.lock_exclusive(0, &waiter, &bell, &all, &home).map(|_| ());
+        assert_eq!(got, Err(JobAborted { rank: None, cause: AbortCause::Corrupted }));
+        let word = lock.word.load(Ordering::Relaxed);
+        assert_eq!((users_of(word), read_of(word), write_of(word)), (6, 3, 5));
     }
 
     /// The handoff hints: a waiter spins only while every ticket ahead of it is known

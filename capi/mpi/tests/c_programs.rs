@@ -47,6 +47,7 @@
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //! | `grequest`    | generalized requests completed by a thread (`-pthread`) | 2, 3, 8  | srb, perpeer      |
 //! | `file_io`     | MPI-IO: open modes, explicit offsets, views with holes, pointers; errors | 2, 3, 8 | srb, perpeer |
+//! | `file_shared` | MPI-IO's shared file pointer: shared and ordered calls, seek; APPEND, SEQUENTIAL | 2, 3, 8 | srb, perpeer |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
 //! one-sided traffic does not use them: the RMA programs' collectives and messages do.
@@ -84,6 +85,11 @@ fn point_to_point() {
 #[test]
 fn mpi_io_files_views_and_their_errors() {
     passes("file_io");
+}
+
+#[test]
+fn mpi_io_shared_file_pointers() {
+    passes("file_shared");
 }
 
 #[test]
@@ -324,6 +330,7 @@ fn checking_mode_accepts_correct_programs() {
         ("rma_fast", &[]),
         ("win_subcomm", &[]),
         ("file_io", &[]),
+        ("file_shared", &[]),
     ];
     all_pass(
         programs.iter().map(|&(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])),

@@ -7,18 +7,19 @@
 //! `FILE_NULL | index`, see `crate::handles`). The object keeps: the descriptor, the
 //! path, the access mode, a private duplicate of the communicator it was opened on
 //! (so that the file's collectives never meet the program's), the view
-//! ([`view::View`]) and the individual file pointer (in etypes of the view) and
-//! its hints.
+//! ([`view::View`]) and the individual file pointer (in etypes of the view), its
+//! hints, and the shared file pointer ([`shared`]).
 //!
 //! Invariants: a live handle's descriptor is open with the access its mode allows
 //! (read for `RDONLY`/`RDWR`, write for `WRONLY`/`RDWR`), never with `O_APPEND`
 //! (positioned writes must go where they are told); its communicator is live until
 //! `MPI_File_close` frees it. Files: [`open`] (open, close, delete, sizes),
 //! [`view`] (views and how view offsets map to file bytes), [`access`] (reads and
-//! writes).
+//! writes), [`shared`] (the shared file pointer).
 
 pub mod access;
 pub mod open;
+pub mod shared;
 pub mod view;
 
 use std::ffi::c_int;
@@ -86,6 +87,8 @@ pub struct FileObj {
     pub comm: c_int,
     /// View, pointer, hints.
     pub state: Mutex<Mutable>,
+    /// The shared file pointer.
+    pub shared: shared::SharedPointer,
 }
 
 impl FileObj {

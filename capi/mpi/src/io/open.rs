@@ -86,6 +86,7 @@ pub fn open(comm_handle: c_int, path: &str, amode: c_int, hints: crate::info::Pa
     } else {
         0
     };
+    let shared = super::shared::SharedPointer::new(crate::comm::lookup(own)?, pointer as u64)?;
     let state = Mutable { view: View::default_view(), pointer, hints };
     Ok(super::insert(FileObj {
         file,
@@ -93,6 +94,7 @@ pub fn open(comm_handle: c_int, path: &str, amode: c_int, hints: crate::info::Pa
         amode,
         comm: own,
         state: std::sync::Mutex::new(state),
+        shared,
     }))
 }
 
@@ -107,6 +109,7 @@ pub fn close(handle: c_int) -> MpiResult<()> {
     if f.amode & mode::DELETE_ON_CLOSE != 0 && comm.rank == 0 {
         result = std::fs::remove_file(&f.path).map_err(|e| io_error(&f.path, &e));
     }
+    f.shared.free()?;
     crate::comm::free(f.comm)?;
     result
 }

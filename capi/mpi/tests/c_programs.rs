@@ -47,7 +47,7 @@
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //! | `grequest`    | generalized requests completed by a thread (`-pthread`) | 2, 3, 8  | srb, perpeer      |
 //! | `file_io`     | MPI-IO: open modes, explicit offsets, views with holes, pointers; errors | 2, 3, 8 | srb, perpeer |
-//! | `file_shared` | MPI-IO's shared file pointer: shared and ordered calls, seek; APPEND, SEQUENTIAL | 2, 3, 8 | srb, perpeer |
+//! | `file_shared` | MPI-IO's shared file pointer, APPEND, SEQUENTIAL, nonblocking forms, atomic mode | 2, 3, 8 | srb, perpeer |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
 //! one-sided traffic does not use them: the RMA programs' collectives and messages do.

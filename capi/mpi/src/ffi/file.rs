@@ -232,3 +232,43 @@ pub extern "C" fn MPI_File_call_errhandler(fh: c_int, errorcode: c_int) -> c_int
         crate::ffi::handlers::call("MPI_File_call_errhandler", handler_object(fh)?, errorcode)
     })
 }
+
+/// `MPI_File_set_atomicity`, collective (every member passes the same flag): in
+/// atomic mode each access runs under the file's lock among its processes (see
+/// `crate::io::shared`).
+#[unsafe(export_name = "PMPI_File_set_atomicity")]
+pub extern "C" fn MPI_File_set_atomicity(fh: c_int, flag: c_int) -> c_int {
+    file_entry("MPI_File_set_atomicity", fh, || {
+        let f = io::lookup(fh)?;
+        let on = flag != 0;
+        io::open::agree(f.comm()?, Ok(()), &[i64::from(on)])?;
+        f.state().atomic = on;
+        Ok(())
+    })
+}
+
+/// `MPI_File_get_atomicity`.
+///
+/// # Safety
+/// `flag` points to an int.
+#[unsafe(export_name = "PMPI_File_get_atomicity")]
+pub unsafe extern "C" fn MPI_File_get_atomicity(fh: c_int, flag: *mut c_int) -> c_int {
+    file_entry("MPI_File_get_atomicity", fh, || {
+        let on = io::lookup(fh)?.state().atomic;
+        c!(out(flag, c_int::from(on), "flag"))
+    })
+}
+
+/// `MPI_File_get_type_extent`: the extent of `datatype` in the file, which for the
+/// "native" representation is its extent in memory.
+///
+/// # Safety
+/// `extent` points to an `MPI_Aint`.
+#[unsafe(export_name = "PMPI_File_get_type_extent")]
+pub unsafe extern "C" fn MPI_File_get_type_extent(fh: c_int, datatype: c_int, extent: *mut isize) -> c_int {
+    file_entry("MPI_File_get_type_extent", fh, || {
+        io::lookup(fh)?;
+        let map = crate::datatype::lookup(datatype)?;
+        c!(out(extent, map.extent, "extent"))
+    })
+}

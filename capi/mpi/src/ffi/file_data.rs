@@ -1,8 +1,9 @@
 //! MPI-IO entry points that move data: reads and writes at explicit offsets, at the
 //! individual file pointer and at the shared one (`crate::io::shared`), their
 //! collective forms (`_all`, and `MPI_File_read_ordered`/`write_ordered`, whose
-//! members' parts follow each other in rank order) and the nonblocking
-//! `MPI_File_iread_at`/`MPI_File_iwrite_at`. Views and pointers are placed by
+//! members' parts follow each other in rank order) and the nonblocking forms
+//! (`MPI_File_iread_at`, `MPI_File_iwrite_shared`, `MPI_File_iread_all`, ...), which
+//! complete when they start. Views and pointers are placed by
 //! [`super::file_shared`].
 //!
 //! A status reports the bytes moved (so `MPI_Get_count` and `MPI_Get_elements` count
@@ -85,10 +86,11 @@ unsafe fn access(
         At::Shared => f.shared.claim(etypes)? as i64,
         At::Ordered => ordered.unwrap_or_default() as i64,
     };
-    let moved = match dir {
-        Dir::Read => io::access::read(f, &st.view, offset, &b)?,
-        Dir::Write => io::access::write(f, &st.view, offset, &b)?,
+    let run = || match dir {
+        Dir::Read => io::access::read(f, &st.view, offset, &b),
+        Dir::Write => io::access::write(f, &st.view, offset, &b),
     };
+    let moved = if st.atomic { f.shared.atomically(dir == Dir::Write, run)? } else { run()? };
     if let At::Pointer = at {
         st.pointer += (moved as u64 / st.view.etype_size()) as i64;
     }
@@ -361,15 +363,16 @@ pub unsafe extern "C" fn MPI_File_write_ordered(
     })
 }
 
-/// The body of the nonblocking reads and writes at explicit offsets: the access now,
-/// and a completed request.
+/// The body of the nonblocking reads and writes: the access now, and a completed
+/// request. The collective forms synchronize nothing (MPI does not require them to),
+/// so that no member waits for another while starting one.
 ///
 /// # Safety
 /// As [`access`]; `request` points to an `MPI_Request`.
 unsafe fn started(
     fh: c_int,
     dir: Dir,
-    offset: i64,
+    at: At,
     buf: *const c_void,
     count: c_int,
     datatype: c_int,
@@ -380,7 +383,7 @@ unsafe fn started(
     }
     let f = io::lookup(fh)?;
     // SAFETY: this function's contract.
-    let moved = unsafe { access(&f, dir, At::Offset(offset), buf, count, datatype) }?;
+    let moved = unsafe { access(&f, dir, at, buf, count, datatype) }?;
     c!(out(request, request::insert(Box::new(request::Done(status(moved)))), "request"))
 }
 
@@ -400,7 +403,7 @@ pub unsafe extern "C" fn MPI_File_iread_at(
 ) -> c_int {
     file_entry("MPI_File_iread_at", fh, || {
         // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Read, offset, buf, count, datatype, request) }
+        unsafe { started(fh, Dir::Read, At::Offset(offset), buf, count, datatype, request) }
     })
 }
 
@@ -420,6 +423,156 @@ pub unsafe extern "C" fn MPI_File_iwrite_at(
 ) -> c_int {
     file_entry("MPI_File_iwrite_at", fh, || {
         // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Write, offset, buf, count, datatype, request) }
+        unsafe { started(fh, Dir::Write, At::Offset(offset), buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iread`: reads at the individual file pointer; done when the call returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iread")]
+pub unsafe extern "C" fn MPI_File_iread(
+    fh: c_int,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iread", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Read, At::Pointer, buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iwrite`: writes at the individual file pointer; done when the call returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iwrite")]
+pub unsafe extern "C" fn MPI_File_iwrite(
+    fh: c_int,
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iwrite", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Write, At::Pointer, buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iread_shared`: reads at the shared file pointer; done when the call returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iread_shared")]
+pub unsafe extern "C" fn MPI_File_iread_shared(
+    fh: c_int,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iread_shared", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Read, At::Shared, buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iwrite_shared`: writes at the shared file pointer; done when the call
+/// returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iwrite_shared")]
+pub unsafe extern "C" fn MPI_File_iwrite_shared(
+    fh: c_int,
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iwrite_shared", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Write, At::Shared, buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iread_all`: the nonblocking `MPI_File_read_all`; done when the call returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iread_all")]
+pub unsafe extern "C" fn MPI_File_iread_all(
+    fh: c_int,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iread_all", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Read, At::Pointer, buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iwrite_all`: the nonblocking `MPI_File_write_all`; done when the call
+/// returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iwrite_all")]
+pub unsafe extern "C" fn MPI_File_iwrite_all(
+    fh: c_int,
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iwrite_all", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Write, At::Pointer, buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iread_at_all`: the nonblocking `MPI_File_read_at_all`; done when the call
+/// returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iread_at_all")]
+pub unsafe extern "C" fn MPI_File_iread_at_all(
+    fh: c_int,
+    offset: i64,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iread_at_all", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Read, At::Offset(offset), buf, count, datatype, request) }
+    })
+}
+
+/// `MPI_File_iwrite_at_all`: the nonblocking `MPI_File_write_at_all`; done when the
+/// call returns.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
+#[unsafe(export_name = "PMPI_File_iwrite_at_all")]
+pub unsafe extern "C" fn MPI_File_iwrite_at_all(
+    fh: c_int,
+    offset: i64,
+    buf: *const c_void,
+    count: c_int,
+    datatype: c_int,
+    request: *mut c_int,
+) -> c_int {
+    file_entry("MPI_File_iwrite_at_all", fh, || {
+        // SAFETY: this entry point's contract.
+        unsafe { started(fh, Dir::Write, At::Offset(offset), buf, count, datatype, request) }
     })
 }

@@ -72,6 +72,8 @@ pub struct Mutable {
     pub pointer: i64,
     /// The hints given at open and by `MPI_File_set_info`/`MPI_File_set_view`.
     pub hints: crate::info::Pairs,
+    /// Atomic mode (`MPI_File_set_atomicity`): accesses run under the file's lock.
+    pub atomic: bool,
 }
 
 /// One open file.

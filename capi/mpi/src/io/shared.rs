@@ -15,8 +15,14 @@
 //! between two agreements, so nobody uses it meanwhile.
 //!
 //! A read moves the pointer by the data requested, even where the file ends sooner.
+//!
+//! The same window serves atomic mode (`MPI_File_set_atomicity`): each access then
+//! runs under a lock of the window's rank 0 part, shared for reads and exclusive for
+//! writes ([`SharedPointer::atomically`]), so that the accesses of the file's
+//! processes that overlap see each other whole or not at all. It is taken after the
+//! access's offset is known (the pointer's own epochs are separate and short).
 
-use sccemu::{Allgather, Placement, Window};
+use sccemu::{Allgather, LockKind, Placement, Window};
 
 use super::FileObj;
 use super::open::agree;
@@ -68,6 +74,18 @@ impl SharedPointer {
     /// Sets the pointer (rank 0 only; the caller agrees before and after).
     fn set(&self, at: u64) -> MpiResult<()> {
         self.with(|w| w.swap(0, 0, at).map(drop).map_err(rma))
+    }
+
+    /// Runs `f` (an access in atomic mode) under the file's lock among its processes:
+    /// exclusive for a write, shared for a read.
+    pub fn atomically<R>(&self, exclusive: bool, f: impl FnOnce() -> MpiResult<R>) -> MpiResult<R> {
+        let w = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(win) = w.as_ref() else { return fail(class::FILE, "the file is closed") };
+        let kind = if exclusive { LockKind::Exclusive } else { LockKind::Shared };
+        let epoch = win.lock(kind, 0).map_err(rma)?;
+        let result = f();
+        epoch.unlock().map_err(rma)?;
+        result
     }
 
     /// Collective: frees the window.

@@ -1,7 +1,9 @@
 /* MPI-IO's shared file pointer: concurrent MPI_File_write_shared calls take disjoint
  * parts, the ordered collectives lay the members' parts out in rank order, seek and
  * position of the shared pointer (also through a view, which resets it),
- * MPI_MODE_APPEND's starting pointers, MPI_MODE_SEQUENTIAL's limits; errors. */
+ * MPI_MODE_APPEND's starting pointers, MPI_MODE_SEQUENTIAL's limits; errors. Then the
+ * nonblocking forms, atomic mode (records written and read concurrently through a
+ * view with holes are never seen torn) and MPI_File_get_type_extent. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +11,105 @@
 #include "test_check.h"
 
 #define M 8
+#define REC 64   /* blocks of a record */
+#define BLK 16   /* ints in a block */
+#define ROUNDS 30
 
 static int rank, size;
 
 static int cmp_int(const void *a, const void *b) {
     int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
+}
+
+/* Nonblocking forms (complete when they start), atomic mode, type extents. */
+static void more(const char *path) {
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Request req;
+    MPI_Offset pos;
+    int count = -1, v[4], w[4] = {0, 0, 0, 0};
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                           MPI_INFO_NULL, &fh));
+    for (int i = 0; i < 4; i++) v[i] = rank * 10 + i;
+    CHECK_RC(MPI_File_seek(fh, (MPI_Offset)rank * 4 * sizeof(int), MPI_SEEK_SET));
+    CHECK_RC(MPI_File_iwrite(fh, v, 4, MPI_INT, &req));
+    CHECK_RC(MPI_Wait(&req, &st));
+    CHECK_RC(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(count == 4);
+    CHECK_RC(MPI_File_get_position(fh, &pos));
+    CHECK(pos == (MPI_Offset)(rank + 1) * 4 * (MPI_Offset)sizeof(int));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(MPI_File_seek(fh, (MPI_Offset)rank * 4 * sizeof(int), MPI_SEEK_SET));
+    CHECK_RC(MPI_File_iread_all(fh, w, 4, MPI_INT, &req));
+    CHECK_RC(MPI_Wait(&req, &st));
+    for (int i = 0; i < 4; i++) CHECK(w[i] == v[i]);
+    int next = (rank + 1) % size;
+    CHECK_RC(MPI_File_iread_at_all(fh, (MPI_Offset)next * 4 * sizeof(int), w, 4, MPI_INT, &req));
+    CHECK_RC(MPI_Wait(&req, &st));
+    for (int i = 0; i < 4; i++) CHECK(w[i] == next * 10 + i);
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD)); /* the nonblocking collectives do not synchronize */
+    CHECK_RC(MPI_File_iwrite_at_all(fh, (MPI_Offset)rank * 4 * sizeof(int), w, 4, MPI_INT, &req));
+    CHECK_RC(MPI_Wait(&req, &st));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(MPI_File_read_at(fh, (MPI_Offset)rank * 4 * sizeof(int), v, 4, MPI_INT, &st));
+    for (int i = 0; i < 4; i++) CHECK(v[i] == next * 10 + i);
+    CHECK_RC(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    CHECK_RC(MPI_File_iwrite_shared(fh, &rank, 1, MPI_INT, &req));
+    CHECK_RC(MPI_Wait(&req, &st));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_RC(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == size * (MPI_Offset)sizeof(int));
+    CHECK_RC(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    int got = -1, *all = malloc(sizeof(int) * size);
+    CHECK(all != NULL);
+    CHECK_RC(MPI_File_iread_shared(fh, &got, 1, MPI_INT, &req));
+    CHECK_RC(MPI_Wait(&req, &st));
+    CHECK_RC(MPI_Allgather(&got, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD));
+    qsort(all, size, sizeof(int), cmp_int);
+    for (int i = 0; i < size; i++) CHECK(all[i] == i);
+    free(all);
+
+    /* Type extents in the file are the memory ones ("native"). */
+    MPI_Aint extent = 0;
+    MPI_Datatype wide;
+    CHECK_RC(MPI_Type_create_resized(MPI_INT, 0, 12, &wide));
+    CHECK_RC(MPI_File_get_type_extent(fh, MPI_INT, &extent));
+    CHECK(extent == sizeof(int));
+    CHECK_RC(MPI_File_get_type_extent(fh, wide, &extent));
+    CHECK(extent == 12);
+    CHECK_RC(MPI_Type_free(&wide));
+
+    /* Atomic mode: records of REC blocks, each block a separate piece of the file
+     * (a view with holes), written whole by one rank at a time; reads see whole records. */
+    int flag = -1;
+    CHECK_RC(MPI_File_get_atomicity(fh, &flag));
+    CHECK(flag == 0);
+    if (size > 1) CHECK_CLASS(MPI_File_set_atomicity(fh, rank % 2), MPI_ERR_NOT_SAME);
+    CHECK_RC(MPI_File_set_atomicity(fh, 1));
+    CHECK_RC(MPI_File_get_atomicity(fh, &flag));
+    CHECK(flag == 1);
+    MPI_Datatype holes;
+    CHECK_RC(MPI_Type_vector(REC, BLK, 2 * BLK, MPI_INT, &holes));
+    CHECK_RC(MPI_Type_commit(&holes));
+    CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, holes, "native", MPI_INFO_NULL));
+    int *rec = malloc(sizeof(int) * REC * BLK), *seen = malloc(sizeof(int) * REC * BLK);
+    CHECK(rec && seen);
+    for (int i = 0; i < REC * BLK; i++) rec[i] = rank + 1;
+    CHECK_RC(MPI_File_write_at_all(fh, 0, rec, REC * BLK, MPI_INT, &st));
+    for (int round = 0; round < ROUNDS; round++) {
+        if ((round + rank) % 2 == 0) {
+            for (int i = 0; i < REC * BLK; i++) rec[i] = rank + 1 + round * 100;
+            CHECK_RC(MPI_File_write_at(fh, 0, rec, REC * BLK, MPI_INT, &st));
+        } else {
+            CHECK_RC(MPI_File_read_at(fh, 0, seen, REC * BLK, MPI_INT, &st));
+            for (int i = 1; i < REC * BLK; i++) CHECK(seen[i] == seen[0]);
+        }
+    }
+    free(rec);
+    free(seen);
+    CHECK_RC(MPI_Type_free(&holes));
+    CHECK_RC(MPI_File_close(&fh));
 }
 
 int main(int argc, char **argv) {
@@ -145,6 +240,7 @@ int main(int argc, char **argv) {
     free(seen);
     free(part);
     free(got);
+    more(path);
     if (rank == 0) printf("ok file_shared\n");
     MPI_Finalize();
     return 0;

@@ -46,7 +46,7 @@
 //! | `win_subcomm` | windows on split, reversed and self communicators     | 2, 3, 8    | srb, perpeer      |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //! | `grequest`    | generalized requests completed by a thread (`-pthread`) | 2, 3, 8  | srb, perpeer      |
-//! | `file_io`     | MPI-IO: open modes, explicit offsets, views with holes, pointers; errors | 2, 3, 8 | srb, perpeer |
+//! | `file_io`     | MPI-IO: open modes, explicit offsets, views with holes, pointers, split collectives; errors | 2, 3, 8 | srb, perpeer |
 //! | `file_shared` | MPI-IO's shared file pointer, APPEND, SEQUENTIAL, nonblocking forms, atomic mode | 2, 3, 8 | srb, perpeer |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although

@@ -26,14 +26,16 @@ use crate::request::{self, Status};
 
 /// Which way data moves.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Dir {
+pub(super) enum Dir {
+    /// From the file.
     Read,
+    /// To the file.
     Write,
 }
 
 /// Where an access starts.
 #[derive(Clone, Copy)]
-enum At {
+pub(super) enum At {
     /// An explicit offset, in etypes of the view.
     Offset(i64),
     /// The individual file pointer (which then moves past the data).
@@ -48,7 +50,7 @@ enum At {
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype` (readable to write, writable to read).
-unsafe fn access(
+pub(super) unsafe fn access(
     f: &FileObj,
     dir: Dir,
     at: At,
@@ -98,7 +100,7 @@ unsafe fn access(
 }
 
 /// The status of an access that moved `bytes`.
-fn status(bytes: usize) -> Status {
+pub(super) fn status(bytes: usize) -> Status {
     Status { bytes, ..Status::EMPTY }
 }
 

@@ -74,6 +74,9 @@ pub struct Mutable {
     pub hints: crate::info::Pairs,
     /// Atomic mode (`MPI_File_set_atomicity`): accesses run under the file's lock.
     pub atomic: bool,
+    /// The split collective begun and not yet ended: its begin call's name and the
+    /// outcome of its access (done at the begin).
+    pub split: Option<(&'static str, MpiResult<usize>)>,
 }
 
 /// One open file.

@@ -87,7 +87,7 @@ pub fn open(comm_handle: c_int, path: &str, amode: c_int, hints: crate::info::Pa
         0
     };
     let shared = super::shared::SharedPointer::new(crate::comm::lookup(own)?, pointer as u64)?;
-    let state = Mutable { view: View::default_view(), pointer, hints, atomic: false };
+    let state = Mutable { view: View::default_view(), pointer, hints, atomic: false, split: None };
     Ok(super::insert(FileObj {
         file,
         path: path.to_owned(),

@@ -2,9 +2,10 @@
  * offsets with contiguous and strided memory, collective forms, sizes, views with
  * holes (each rank's blocks interleaved through a vector filetype) checked against a
  * sequential computation of the file's bytes read back with plain stdio, individual
- * file pointers, seek, byte offsets, nonblocking forms, hints, error handlers and the
- * error classes of bad calls. */
+ * file pointers, seek, byte offsets, nonblocking forms, split collectives, hints,
+ * error handlers and the error classes of bad calls. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "test_check.h"
@@ -350,6 +351,57 @@ static void modes(const char *path) {
     CHECK(msglen > 0);
 }
 
+/* Split collectives: begin does the access, end gives the status; one at a time. */
+static void splits(const char *path) {
+    MPI_File fh;
+    MPI_Status st;
+    int count = -1, v = 500 + rank, w = -1;
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    CHECK_RC(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    CHECK_RC(MPI_File_write_at_all_begin(fh, rank, &v, 1, MPI_INT));
+    CHECK_RC(MPI_File_write_at_all_end(fh, &v, &st));
+    CHECK_RC(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(count == 1);
+    int next = (rank + 1) % size;
+    CHECK_RC(MPI_File_read_at_all_begin(fh, next, &w, 1, MPI_INT));
+    CHECK_RC(MPI_File_read_at_all_end(fh, &w, &st));
+    CHECK(w == 500 + next);
+    CHECK_RC(MPI_File_seek(fh, rank, MPI_SEEK_SET));
+    CHECK_RC(MPI_File_read_all_begin(fh, &w, 1, MPI_INT));
+    CHECK_RC(MPI_File_read_all_end(fh, &w, &st));
+    CHECK(w == v);
+    MPI_Offset pos = -1;
+    CHECK_RC(MPI_File_get_position(fh, &pos));
+    CHECK(pos == rank + 1);
+    CHECK_RC(MPI_File_seek(fh, size + rank, MPI_SEEK_SET));
+    v = 600 + rank;
+    CHECK_RC(MPI_File_write_all_begin(fh, &v, 1, MPI_INT));
+    CHECK_RC(MPI_File_write_all_end(fh, &v, &st));
+    CHECK_RC(MPI_File_seek_shared(fh, 2 * size, MPI_SEEK_SET));
+    v = 700 + rank;
+    CHECK_RC(MPI_File_write_ordered_begin(fh, &v, 1, MPI_INT));
+    CHECK_RC(MPI_File_write_ordered_end(fh, &v, &st));
+    CHECK_RC(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    int *all = malloc(sizeof(int) * 3 * size);
+    CHECK(all != NULL);
+    CHECK_RC(MPI_File_read_ordered_begin(fh, all, rank == 0 ? 3 * size : 0, MPI_INT));
+    CHECK_RC(MPI_File_read_ordered_end(fh, all, &st));
+    CHECK_RC(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(count == (rank == 0 ? 3 * size : 0));
+    if (rank == 0)
+        for (int i = 0; i < 3 * size; i++) CHECK(all[i] == 500 + 100 * (i / size) + i % size);
+    free(all);
+
+    /* One at a time, ended by its own kind; no end without a begin. */
+    CHECK_RC(MPI_File_read_at_all_begin(fh, 0, &w, 1, MPI_INT));
+    CHECK_CLASS(MPI_File_read_at_all_begin(fh, 0, &w, 1, MPI_INT), MPI_ERR_OTHER);
+    CHECK_CLASS(MPI_File_read_all_end(fh, &w, &st), MPI_ERR_OTHER);
+    CHECK_RC(MPI_File_read_at_all_end(fh, &w, &st));
+    CHECK(w == 500);
+    CHECK_CLASS(MPI_File_write_all_end(fh, &w, &st), MPI_ERR_OTHER);
+    CHECK_RC(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -362,6 +414,7 @@ int main(int argc, char **argv) {
     blocks(path);
     views(path);
     modes(path);
+    splits(path);
 
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) CHECK_RC(MPI_File_delete(path, MPI_INFO_NULL));

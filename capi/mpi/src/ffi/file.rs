@@ -47,15 +47,19 @@ pub unsafe extern "C" fn MPI_File_open(
     fh: *mut c_int,
 ) -> c_int {
     file_entry("MPI_File_open", FILE_NULL, || {
-        let path = c!(string(filename, "filename"))?;
-        if path.is_empty() {
-            return fail(class::BAD_FILE, "the file name is empty");
-        }
-        let hints = crate::info::pairs(info)?;
-        if fh.is_null() {
-            return fail(class::ARG, "fh is a null pointer");
-        }
-        let handle = io::open::open(comm, &path, amode, hints)?;
+        // Checked before the collective part, whose agreement fails every member alike.
+        let args = (|| {
+            let path = c!(string(filename, "filename"))?;
+            if path.is_empty() {
+                return fail(class::BAD_FILE, "the file name is empty");
+            }
+            let hints = crate::info::pairs(info)?;
+            if fh.is_null() {
+                return fail(class::ARG, "fh is a null pointer");
+            }
+            Ok((path, hints))
+        })();
+        let handle = io::open::open(comm, args, amode)?;
         errhandler::set(handle, errhandler::of(FILE_NULL));
         c!(out(fh, handle, "fh"))
     })

@@ -59,10 +59,19 @@ fn open_one(path: &str, amode: c_int, create: bool) -> MpiResult<std::fs::File> 
     Ok(file)
 }
 
-/// `MPI_File_open`, collective over `comm`: the new file's handle.
-pub fn open(comm_handle: c_int, path: &str, amode: c_int, hints: crate::info::Pairs) -> MpiResult<c_int> {
+/// `MPI_File_open`, collective over `comm`: the new file's handle. `args` is the
+/// outcome of the caller's checks of its other arguments: the path and the hints, or
+/// the error that fails every member.
+pub fn open(
+    comm_handle: c_int,
+    args: MpiResult<(String, crate::info::Pairs)>,
+    amode: c_int,
+) -> MpiResult<c_int> {
     let comm = crate::comm::lookup_intra(comm_handle)?;
-    agree(comm, super::check_amode(amode), &[i64::from(amode)])?;
+    let local = args.as_ref().map(drop).map_err(MpiError::clone).and_then(|()| super::check_amode(amode));
+    agree(comm, local, &[i64::from(amode)])?;
+    let (path, hints) = args?;
+    let path = path.as_str();
     // Rank 0 alone may create the file; everyone learns how that went.
     let first = (comm.rank == 0).then(|| open_one(path, amode, true));
     let mut outcome = [first.as_ref().map_or(0, |r| r.as_ref().err().map_or(0, |e| e.class))];

@@ -289,6 +289,11 @@ static void modes(const char *path) {
     if (size > 1)
         CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, rank ? MPI_MODE_RDWR : MPI_MODE_RDONLY,
                                   MPI_INFO_NULL, &fh), MPI_ERR_NOT_SAME);
+    /* A bad argument on one member fails them all, without a hang. */
+    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, rank == size - 1 ? "" : path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+                MPI_ERR_BAD_FILE);
+    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, rank == 0 ? (MPI_Info)MPI_COMM_WORLD : MPI_INFO_NULL,
+                              &fh), MPI_ERR_INFO);
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, "/nonexistent-dir/x", MPI_MODE_CREATE | MPI_MODE_RDWR,
                               MPI_INFO_NULL, &fh), MPI_ERR_NO_SUCH_FILE);
 

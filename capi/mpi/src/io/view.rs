@@ -156,3 +156,82 @@ impl View {
         t * f.size as u64 + partial
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::View;
+    use crate::datatype::{Prim, TypeMap, TypeRef};
+    use crate::derived::{resized, vector};
+
+    fn int() -> TypeMap {
+        TypeMap::basic("MPI_INT", Prim::I32)
+    }
+
+    /// Blocks of `b` ints, two per tile, `n` ranks interleaved: rank `r`'s view.
+    fn interleaved(b: usize, n: usize, r: u64) -> View {
+        let v = vector(2, b, (b * n) as isize, false, &int()).unwrap();
+        let t = resized(&v, 0, (2 * b * n * 4) as isize).unwrap();
+        let user = |m: TypeMap| (TypeRef::User(Arc::new(m)), 0);
+        View::new(8 + r * b as u64 * 4, user(int()), user(t)).unwrap()
+    }
+
+    /// The file byte of each stream byte, one at a time, against the pieces.
+    fn expand(pieces: &[(u64, usize)]) -> Vec<u64> {
+        pieces.iter().flat_map(|&(at, n)| (0..n as u64).map(move |i| at + i)).collect()
+    }
+
+    #[test]
+    fn an_interleaved_view_maps_its_stream_through_the_tiles() {
+        let (b, n) = (3usize, 4usize);
+        let view = interleaved(b, n, 1);
+        // Stream int j of rank 1: block j / b (of the rank's), tile block / 2.
+        let want = |j: u64| {
+            let (block, within) = (j / b as u64, j % b as u64);
+            8 + 4 * ((block * n as u64 + 1) * b as u64 + within)
+        };
+        for start in [0u64, 4, 12, 20, 44] {
+            let pieces = view.segments(start, 40).unwrap();
+            let bytes = expand(&pieces);
+            assert_eq!(bytes.len(), 40);
+            for (k, &at) in bytes.iter().enumerate() {
+                let pos = start + k as u64;
+                assert_eq!(at, want(pos / 4) + pos % 4, "stream byte {pos}");
+                assert_eq!(view.file_byte(pos).unwrap(), at);
+            }
+            // Pieces are in file order and merged: each a whole block at most.
+            assert!(pieces.windows(2).all(|w| w[0].0 + (w[0].1 as u64) < w[1].0));
+            assert!(pieces.iter().all(|&(_, len)| len <= b * 4));
+        }
+    }
+
+    #[test]
+    fn the_stream_below_a_size_counts_only_the_views_bytes() {
+        let (b, n) = (3usize, 4usize);
+        let view = interleaved(b, n, 1);
+        assert_eq!(view.stream_below(0), 0);
+        assert_eq!(view.stream_below(8 + 12), 0, "the view starts at its displacement");
+        assert_eq!(view.stream_below(8 + 12 + 5), 5);
+        assert_eq!(view.stream_below(8 + 12 + 40), 12, "one block, then a hole");
+        assert_eq!(view.stream_below(8 + 12 + 100), 28, "two blocks, a hole, part of the next tile");
+        let tile = (2 * b * n * 4) as u64;
+        assert_eq!(view.stream_below(8 + 12 + tile), 24, "two blocks per tile");
+    }
+
+    #[test]
+    fn a_plain_view_is_one_piece_and_bad_filetypes_are_refused() {
+        let byte = || (TypeRef::User(Arc::new(TypeMap::basic("MPI_BYTE", Prim::U8))), 0);
+        let view = View::new(100, byte(), byte()).unwrap();
+        assert_eq!(view.segments(5, 1000).unwrap(), vec![(105, 1000)]);
+        assert_eq!(view.file_byte(7).unwrap(), 107);
+        let short = || (TypeRef::User(Arc::new(TypeMap::basic("MPI_SHORT", Prim::I16))), 0);
+        assert!(View::new(0, (TypeRef::User(Arc::new(int())), 0), short()).is_err(), "not made of etypes");
+        let mut backwards = vector(2, 1, -2, false, &int()).unwrap();
+        backwards.runs.sort_by_key(|r| -r.offset);
+        assert!(
+            View::new(0, (TypeRef::User(Arc::new(int())), 0), (TypeRef::User(Arc::new(backwards)), 0))
+                .is_err()
+        );
+    }
+}

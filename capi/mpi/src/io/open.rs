@@ -47,10 +47,13 @@ pub fn agree(comm: &CommObj, local: MpiResult<()>, values: &[i64]) -> MpiResult<
 fn open_one(path: &str, amode: c_int, create: bool) -> MpiResult<std::fs::File> {
     let mut o = OpenOptions::new();
     o.read(amode & (mode::RDONLY | mode::RDWR) != 0).write(amode & (mode::WRONLY | mode::RDWR) != 0);
-    if create && amode & mode::EXCL != 0 {
-        o.create_new(true);
-    } else if create && amode & mode::CREATE != 0 {
-        o.create(true);
+    // MPI_MODE_EXCL only matters when creating (as O_EXCL without O_CREAT).
+    if create && amode & mode::CREATE != 0 {
+        if amode & mode::EXCL != 0 {
+            o.create_new(true);
+        } else {
+            o.create(true);
+        }
     }
     let file = o.open(path).map_err(|e| io_error(path, &e))?;
     if file.metadata().map_err(|e| io_error(path, &e))?.is_dir() {

@@ -268,6 +268,12 @@ static void modes(const char *path) {
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     CHECK(!file_exists(excl));
     CHECK_CLASS(MPI_File_delete(excl, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
+    /* EXCL without CREATE creates nothing, and opens what exists. */
+    CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, excl, MPI_MODE_EXCL | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+                MPI_ERR_NO_SUCH_FILE);
+    CHECK(!file_exists(excl));
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_EXCL | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    CHECK_RC(MPI_File_close(&fh));
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, excl, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
                 MPI_ERR_NO_SUCH_FILE);
 
@@ -289,6 +295,7 @@ static void modes(const char *path) {
     if (size > 1)
         CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, rank ? MPI_MODE_RDWR : MPI_MODE_RDONLY,
                                   MPI_INFO_NULL, &fh), MPI_ERR_NOT_SAME);
+    CHECK_CLASS(MPI_File_open(MPI_COMM_NULL, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh), MPI_ERR_COMM);
     /* A bad argument on one member fails them all, without a hang. */
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, rank == size - 1 ? "" : path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
                 MPI_ERR_BAD_FILE);

@@ -19,8 +19,10 @@ use crate::io::{self, SEEK_CUR, SEEK_END, SEEK_SET};
 /// `MPI_MAX_DATAREP_STRING` (mpi.h).
 const MAX_DATAREP: usize = 128;
 
-/// `MPI_File_set_view`, collective: displacement `disp` (bytes), etype, filetype,
-/// data representation (`"native"` only). Resets the file pointers to 0.
+/// `MPI_File_set_view`, collective: displacement `disp` (bytes, or
+/// `MPI_DISPLACEMENT_CURRENT`: where the shared pointer is, for sequential files),
+/// etype, filetype, data representation (`"native"` only). Resets the file pointers
+/// to 0.
 ///
 /// # Safety
 /// `datarep` is a NUL-terminated string.
@@ -43,8 +45,20 @@ pub unsafe extern "C" fn MPI_File_set_view(
                     format!("data representation {rep:?}: only \"native\""),
                 );
             }
-            let Ok(disp) = u64::try_from(disp) else {
-                return fail(class::ARG, format!("displacement {disp} is negative"));
+            let disp = if disp == io::DISPLACEMENT_CURRENT {
+                // Where the shared pointer is, in bytes (read before anyone resets it:
+                // the reset follows the agreement below).
+                if f.amode & io::mode::SEQUENTIAL == 0 {
+                    return fail(class::ARG, "MPI_DISPLACEMENT_CURRENT is for MPI_MODE_SEQUENTIAL files");
+                }
+                let old = f.state().view.clone();
+                let at = io::shared::position(&f)?.checked_mul(old.etype_size());
+                old.stream_byte_end(at.ok_or_else(|| MpiError::new(class::ARG, "the offset is too large"))?)?
+            } else {
+                match u64::try_from(disp) {
+                    Ok(d) => d,
+                    Err(_) => return fail(class::ARG, format!("displacement {disp} is negative")),
+                }
             };
             let e = datatype::committed(etype)?;
             let t = datatype::committed(filetype)?;

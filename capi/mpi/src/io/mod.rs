@@ -8,12 +8,15 @@
 //! path, the access mode, a private duplicate of the communicator it was opened on
 //! (so that the file's collectives never meet the program's), the view
 //! ([`view::View`]) and the individual file pointer (in etypes of the view), its
-//! hints, and the shared file pointer ([`shared`]).
+//! hints, atomic mode, the split collective in progress, and the shared file pointer
+//! ([`shared`], a window over the private communicator that also holds the lock of
+//! atomic mode).
 //!
 //! Invariants: a live handle's descriptor is open with the access its mode allows
 //! (read for `RDONLY`/`RDWR`, write for `WRONLY`/`RDWR`), never with `O_APPEND`
-//! (positioned writes must go where they are told); its communicator is live until
-//! `MPI_File_close` frees it. Files: [`open`] (open, close, delete, sizes),
+//! (positioned writes must go where they are told); its communicator and window are
+//! live until `MPI_File_close` frees them; the individual pointer is never negative.
+//! Errors of file calls follow the file's error handler (`crate::ffi::file`). Files: [`open`] (open, close, delete, sizes),
 //! [`view`] (views and how view offsets map to file bytes), [`access`] (reads and
 //! writes), [`shared`] (the shared file pointer).
 
@@ -62,6 +65,10 @@ pub const SEEK_SET: c_int = 600;
 pub const SEEK_CUR: c_int = 602;
 /// See [`SEEK_SET`].
 pub const SEEK_END: c_int = 604;
+
+/// `MPI_DISPLACEMENT_CURRENT` (mpi.h): `MPI_File_set_view`'s displacement at the
+/// shared file pointer.
+pub const DISPLACEMENT_CURRENT: i64 = -54_278_278;
 
 /// The parts of an open file that calls change.
 #[derive(Debug)]

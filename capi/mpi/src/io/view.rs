@@ -107,6 +107,17 @@ impl View {
             .ok_or_else(overflow)
     }
 
+    /// The file byte just after stream byte `pos - 1` (the start of the file's part
+    /// holding stream bytes from `pos` on, or the end of the data before it when the
+    /// stream stops there): where a view that follows the data read or written so far
+    /// begins.
+    pub fn stream_byte_end(&self, pos: u64) -> MpiResult<u64> {
+        match pos.checked_sub(1) {
+            None => Ok(self.disp),
+            Some(last) => Ok(self.file_byte(last)? + 1),
+        }
+    }
+
     /// The file's pieces holding bytes `pos..pos + len` of the data stream, in order:
     /// `(file offset, length)`, adjacent pieces merged.
     pub fn segments(&self, pos: u64, len: usize) -> MpiResult<Vec<(u64, usize)>> {

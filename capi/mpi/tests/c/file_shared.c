@@ -197,6 +197,8 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_File_get_position_shared(fh, &pos));
     CHECK(pos == (len - 4) / 4 - 3);
     CHECK_CLASS(MPI_File_seek_shared(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL),
+                MPI_ERR_ARG);
     CHECK_CLASS(MPI_File_seek_shared(fh, 0, 4711), MPI_ERR_ARG);
     if (size > 1) CHECK_CLASS(MPI_File_seek_shared(fh, rank, MPI_SEEK_SET), MPI_ERR_NOT_SAME);
     CHECK_CLASS(MPI_File_write_shared(fh, mine, 3, MPI_SHORT, &st), MPI_ERR_TYPE);
@@ -225,6 +227,18 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_File_open(MPI_COMM_WORLD, seq, MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE,
                            MPI_INFO_NULL, &fh));
     CHECK_RC(MPI_File_write_ordered(fh, mine, 1, MPI_INT, &st));
+    /* A view from where the shared pointer is. */
+    CHECK_RC(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    MPI_Offset disp = -1;
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    CHECK_RC(MPI_File_get_view(fh, &disp, &et, &ft, rep));
+    CHECK(disp == size * (MPI_Offset)sizeof(int));
+    CHECK_RC(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == 0);
+    CHECK_RC(MPI_File_write_ordered(fh, mine, 2, MPI_INT, &st));
+    CHECK_RC(MPI_File_get_size(fh, &len));
+    CHECK(len == 3 * size * (MPI_Offset)sizeof(int));
     CHECK_CLASS(MPI_File_write_at(fh, 0, mine, 1, MPI_INT, &st), MPI_ERR_UNSUPPORTED_OPERATION);
     CHECK_CLASS(MPI_File_write(fh, mine, 1, MPI_INT, &st), MPI_ERR_UNSUPPORTED_OPERATION);
     CHECK_CLASS(MPI_File_seek(fh, 0, MPI_SEEK_SET), MPI_ERR_UNSUPPORTED_OPERATION);

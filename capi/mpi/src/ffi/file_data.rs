@@ -1,17 +1,15 @@
 //! MPI-IO entry points that move data: reads and writes at explicit offsets, at the
 //! individual file pointer and at the shared one (`crate::io::shared`), their
 //! collective forms (`_all`, and `MPI_File_read_ordered`/`write_ordered`, whose
-//! members' parts follow each other in rank order) and the nonblocking forms
-//! (`MPI_File_iread_at`, `MPI_File_iwrite_shared`, `MPI_File_iread_all`, ...), which
-//! complete when they start. Views and pointers are placed by
+//! members' parts follow each other in rank order). The nonblocking forms are in
+//! [`super::file_nonblocking`], the split collectives in [`super::file_split`]. Views and pointers are placed by
 //! [`super::file_shared`].
 //!
 //! A status reports the bytes moved (so `MPI_Get_count` and `MPI_Get_elements` count
 //! the elements of the memory datatype). A collective read or write is the process's
 //! own access followed by a barrier of the file's communicator, so that when it
 //! returns anywhere every member's access is done (a write then is visible to any
-//! later read). The nonblocking forms do their access when they start and return a
-//! request that is already complete.
+//! later read).
 
 use std::ffi::{c_int, c_void};
 
@@ -22,7 +20,7 @@ use crate::ffi::c;
 use crate::ffi::file::file_entry;
 use crate::ffi::p2p::MpiStatus;
 use crate::io::{self, FileObj};
-use crate::request::{self, Status};
+use crate::request::Status;
 
 /// Which way data moves.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -362,219 +360,5 @@ pub unsafe extern "C" fn MPI_File_write_ordered(
     file_entry("MPI_File_write_ordered", fh, || {
         // SAFETY: this entry point's contract.
         unsafe { blocking(fh, Dir::Write, At::Ordered, true, buf, count, datatype, status) }
-    })
-}
-
-/// The body of the nonblocking reads and writes: the access now, and a completed
-/// request. The collective forms synchronize nothing (MPI does not require them to),
-/// so that no member waits for another while starting one.
-///
-/// # Safety
-/// As [`access`]; `request` points to an `MPI_Request`.
-unsafe fn started(
-    fh: c_int,
-    dir: Dir,
-    at: At,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> MpiResult<()> {
-    if request.is_null() {
-        return fail(class::ARG, "request is a null pointer");
-    }
-    let f = io::lookup(fh)?;
-    // SAFETY: this function's contract.
-    let moved = unsafe { access(&f, dir, at, buf, count, datatype) }?;
-    c!(out(request, request::insert(Box::new(request::Done(status(moved)))), "request"))
-}
-
-/// `MPI_File_iread_at`: reads at an explicit offset; the read is done when the call
-/// returns, and the request is complete.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iread_at")]
-pub unsafe extern "C" fn MPI_File_iread_at(
-    fh: c_int,
-    offset: i64,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iread_at", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Read, At::Offset(offset), buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iwrite_at`: writes at an explicit offset; the write is done when the
-/// call returns, and the request is complete.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iwrite_at")]
-pub unsafe extern "C" fn MPI_File_iwrite_at(
-    fh: c_int,
-    offset: i64,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iwrite_at", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Write, At::Offset(offset), buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iread`: reads at the individual file pointer; done when the call returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iread")]
-pub unsafe extern "C" fn MPI_File_iread(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iread", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Read, At::Pointer, buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iwrite`: writes at the individual file pointer; done when the call returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iwrite")]
-pub unsafe extern "C" fn MPI_File_iwrite(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iwrite", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Write, At::Pointer, buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iread_shared`: reads at the shared file pointer; done when the call returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iread_shared")]
-pub unsafe extern "C" fn MPI_File_iread_shared(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iread_shared", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Read, At::Shared, buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iwrite_shared`: writes at the shared file pointer; done when the call
-/// returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iwrite_shared")]
-pub unsafe extern "C" fn MPI_File_iwrite_shared(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iwrite_shared", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Write, At::Shared, buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iread_all`: the nonblocking `MPI_File_read_all`; done when the call returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iread_all")]
-pub unsafe extern "C" fn MPI_File_iread_all(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iread_all", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Read, At::Pointer, buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iwrite_all`: the nonblocking `MPI_File_write_all`; done when the call
-/// returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iwrite_all")]
-pub unsafe extern "C" fn MPI_File_iwrite_all(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iwrite_all", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Write, At::Pointer, buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iread_at_all`: the nonblocking `MPI_File_read_at_all`; done when the call
-/// returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iread_at_all")]
-pub unsafe extern "C" fn MPI_File_iread_at_all(
-    fh: c_int,
-    offset: i64,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iread_at_all", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Read, At::Offset(offset), buf, count, datatype, request) }
-    })
-}
-
-/// `MPI_File_iwrite_at_all`: the nonblocking `MPI_File_write_at_all`; done when the
-/// call returns.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`; `request` points to an `MPI_Request`.
-#[unsafe(export_name = "PMPI_File_iwrite_at_all")]
-pub unsafe extern "C" fn MPI_File_iwrite_at_all(
-    fh: c_int,
-    offset: i64,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    file_entry("MPI_File_iwrite_at_all", fh, || {
-        // SAFETY: this entry point's contract.
-        unsafe { started(fh, Dir::Write, At::Offset(offset), buf, count, datatype, request) }
     })
 }

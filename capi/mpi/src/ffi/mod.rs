@@ -18,7 +18,8 @@
 //! [`window`] (window creation and queries), [`win_attr`] (window attributes and
 //! names), [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and
 //! [`fast_p2p`] (the fast paths of the hottest calls), [`file`](mod@file) (MPI-IO on whole files,
-//! and file error handlers) [`file_data`] (reads and writes), [`file_split`] (split collectives) and
+//! and file error handlers) [`file_data`] (reads and writes), [`file_nonblocking`] (their nonblocking forms),
+//! [`file_split`] (split collectives) and
 //! [`file_shared`] (views, file pointers), [`registry`] (lock-free handle
 //! lookup), [`buffer`] (user buffers).
 
@@ -44,6 +45,7 @@ pub mod fast;
 pub mod fast_p2p;
 pub mod file;
 pub mod file_data;
+pub mod file_nonblocking;
 pub mod file_shared;
 pub mod file_split;
 pub mod graph;

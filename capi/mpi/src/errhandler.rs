@@ -2,7 +2,9 @@
 //! which call a function of the program's.
 //!
 //! Every object starts with `MPI_ERRORS_ARE_FATAL`, MPI's default; a communicator made
-//! from another inherits its handler, as `MPI_Comm_dup` does. Handlers are kept by
+//! from another inherits its handler, as `MPI_Comm_dup` does. Files are the exception
+//! MPI makes: `crate::ffi::file` gives `MPI_FILE_NULL` `MPI_ERRORS_RETURN` and each
+//! file opened the handler `MPI_FILE_NULL` has then. Handlers are kept by
 //! object handle (kinds have disjoint handle ranges, so one map serves all), and an
 //! object's entry goes when the object is freed. Errors that belong to no object use
 //! `MPI_COMM_WORLD`'s handler.
@@ -35,6 +37,8 @@ pub enum Kind {
     Comm,
     /// `MPI_Win_create_errhandler`'s.
     Win,
+    /// `MPI_File_create_errhandler`'s.
+    File,
 }
 
 /// A user handler: its function, its kind, and whether its handle was freed.

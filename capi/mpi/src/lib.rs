@@ -15,7 +15,8 @@
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
 //! datatypes), `decode` (how each was made), `win` (windows), `rma` (put, get,
-//! accumulate), `winsync` (epochs), `dynamic` (attached memory); `ffi` is the C
+//! accumulate), `winsync` (epochs), `dynamic` (attached memory), `io` (MPI-IO over the machine's
+//! files); `ffi` is the C
 //! boundary, and the only unsafe code; `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).
 
 pub mod coll;
@@ -36,6 +37,7 @@ pub mod info;
 pub mod intercoll;
 pub mod intercomm;
 pub mod intersplit;
+pub mod io;
 pub mod launcher;
 pub mod op;
 pub mod ordered;

@@ -46,6 +46,8 @@
 //! | `win_subcomm` | windows on split, reversed and self communicators     | 2, 3, 8    | srb, perpeer      |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //! | `grequest`    | generalized requests completed by a thread (`-pthread`) | 2, 3, 8  | srb, perpeer      |
+//! | `file_io`     | MPI-IO: open modes, explicit offsets, views with holes, pointers, split collectives; errors | 2, 3, 8 | srb, perpeer |
+//! | `file_shared` | MPI-IO's shared file pointer, APPEND, SEQUENTIAL, nonblocking forms, atomic mode | 2, 3, 8 | srb, perpeer |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
 //! one-sided traffic does not use them: the RMA programs' collectives and messages do.
@@ -78,6 +80,16 @@ use harness::*;
 #[test]
 fn point_to_point() {
     passes("p2p_basic");
+}
+
+#[test]
+fn mpi_io_files_views_and_their_errors() {
+    passes("file_io");
+}
+
+#[test]
+fn mpi_io_shared_file_pointers() {
+    passes("file_shared");
 }
 
 #[test]
@@ -317,6 +329,8 @@ fn checking_mode_accepts_correct_programs() {
         ("rma_atomics", &[]),
         ("rma_fast", &[]),
         ("win_subcomm", &[]),
+        ("file_io", &[]),
+        ("file_shared", &[]),
     ];
     all_pass(
         programs.iter().map(|&(name, extra)| (name, extra, vec!["-n".into(), "3".into(), "--check".into()])),

@@ -10,7 +10,7 @@ use crate::error::{MpiError, MpiResult, class, fail};
 use crate::ffi::{Scope, WORLD, c, entry, fatal};
 use crate::{comm, win};
 
-fn set_handler(object: c_int, handler: c_int, kind: Kind) -> MpiResult<()> {
+pub(crate) fn set_handler(object: c_int, handler: c_int, kind: Kind) -> MpiResult<()> {
     if !errhandler::is_valid(handler, kind) {
         return fail(class::ARG, format!("{handler:#x} is not an error handler for this kind of object"));
     }
@@ -21,7 +21,7 @@ fn set_handler(object: c_int, handler: c_int, kind: Kind) -> MpiResult<()> {
 /// Runs the handler of `object` on error code `code`, as an error of `name` would:
 /// a user handler is called, `MPI_ERRORS_RETURN` does nothing, and
 /// `MPI_ERRORS_ARE_FATAL` ends the job.
-fn call(name: &'static str, object: c_int, code: c_int) -> MpiResult<()> {
+pub(crate) fn call(name: &'static str, object: c_int, code: c_int) -> MpiResult<()> {
     let error_class = crate::error::class_of(code)
         .ok_or_else(|| MpiError::new(class::ARG, format!("{code} is not an error code")))?;
     match errhandler::of(object) {

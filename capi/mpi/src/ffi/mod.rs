@@ -17,7 +17,10 @@
 //! (collectives), [`vcoll`] (the v-collectives), [`icoll`] (the nonblocking collectives), [`userop`] (user ops, scan and exscan),
 //! [`window`] (window creation and queries), [`win_attr`] (window attributes and
 //! names), [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and
-//! [`fast_p2p`] (the fast paths of the hottest calls), [`registry`] (lock-free handle
+//! [`fast_p2p`] (the fast paths of the hottest calls), [`file`](mod@file) (MPI-IO on whole files,
+//! and file error handlers) [`file_data`] (reads and writes), [`file_nonblocking`] (their nonblocking forms),
+//! [`file_split`] (split collectives) and
+//! [`file_shared`] (views, file pointers), [`registry`] (lock-free handle
 //! lookup), [`buffer`] (user buffers).
 
 // The entry points keep their C names in Rust too.
@@ -40,6 +43,11 @@ pub mod dist_graph;
 pub mod env;
 pub mod fast;
 pub mod fast_p2p;
+pub mod file;
+pub mod file_data;
+pub mod file_nonblocking;
+pub mod file_shared;
+pub mod file_split;
 pub mod graph;
 pub mod grequest;
 pub mod group_ops;

@@ -9,12 +9,12 @@
 //!
 //! Layout: safe Rust over handles and slices — `state` (start-up), `handles`,
 //! `error`, `errhandler`, `info`, `comm`, `create_group` (communicators that a group's
-//! members create alone), `intercomm` (intercommunicators) and `intercoll` (their
-//! collectives), `group`, `topology` (with `distgraph`, `MPI_Dist_graph_create`'s
+//! members create alone), `intercomm` (intercommunicators), `intercoll` (their
+//! collectives) and `intersplit` (their split and create), `group`, `topology` (with `distgraph`, `MPI_Dist_graph_create`'s
 //! exchange), `datatype`, `op`,
 //! `request` (with persistent requests), `p2p`, `coll`, `vcoll` (v-collectives),
 //! `ordered` (reductions folded here: scan, exscan, user ops), `derived` (derived
-//! datatypes), `decode` (how each was made), `win` (windows), `rma` (put, get,
+//! datatypes), `darray` (distributed-array types), `decode` (how each was made), `win` (windows), `rma` (put, get,
 //! accumulate), `winsync` (epochs), `dynamic` (attached memory), `io` (MPI-IO over the machine's
 //! files); `ffi` is the C
 //! boundary, and the only unsafe code; `launcher` builds and starts MPI programs (`sccmpicc`, `sccmpiexec`).

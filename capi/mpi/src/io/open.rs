@@ -8,11 +8,13 @@
 //! communicator rank 0 alone opens with `O_CREAT`/`O_EXCL` as the mode says, and
 //! broadcasts its outcome, so exactly one creation happens and an `EXCL` failure is
 //! everyone's; the others open the existing file after that, and a last agreement
-//! makes any member's failure everyone's (each then closes what it opened). Size
+//! makes any member's failure everyone's (each then closes what it opened), and so does
+//! a name that reached another file (device and inode differ: `MPI_ERR_NOT_SAME`). Size
 //! changes are made by rank 0 and agreed the same way.
 
 use std::ffi::c_int;
 use std::fs::OpenOptions;
+use std::os::unix::fs::MetadataExt;
 
 use sccemu::Op;
 
@@ -89,7 +91,9 @@ pub fn open(
         Some(r) => r,
         None => open_one(path, amode, false),
     };
-    agree(comm, file.as_ref().map(drop).map_err(MpiError::clone), &[])?;
+    // The names may differ (a relative and an absolute path), but not the file.
+    let identity = file.as_ref().ok().and_then(|f| f.metadata().ok()).map_or([0, 0], |m| [m.dev(), m.ino()]);
+    agree(comm, file.as_ref().map(drop).map_err(MpiError::clone), &identity.map(|x| x as i64))?;
     let file = file?;
     let own = crate::comm::split(comm, Some(0), comm.rank as c_int, crate::topology::Topology::None)?
         .ok_or_else(|| MpiError::new(class::INTERN, "the file's communicator was not made"))?;

@@ -296,6 +296,20 @@ static void modes(const char *path) {
         CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path, rank ? MPI_MODE_RDWR : MPI_MODE_RDONLY,
                                   MPI_INFO_NULL, &fh), MPI_ERR_NOT_SAME);
     CHECK_CLASS(MPI_File_open(MPI_COMM_NULL, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh), MPI_ERR_COMM);
+    /* Names that reach different files fail everywhere; another name of the same file
+     * (a path through "/tmp/../tmp") is the same file. */
+    char other[300], same[320];
+    snprintf(other, sizeof other, "%s.other", path);
+    snprintf(same, sizeof same, "/tmp/../%s", path + 1);
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    CHECK_RC(MPI_File_close(&fh));
+    if (size > 1)
+        CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, rank ? other : path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+                    MPI_ERR_NOT_SAME);
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, rank ? same : path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    CHECK_RC(MPI_File_close(&fh));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) CHECK_RC(MPI_File_delete(other, MPI_INFO_NULL));
     /* A bad argument on one member fails them all, without a hang. */
     CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, rank == size - 1 ? "" : path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
                 MPI_ERR_BAD_FILE);

@@ -13,7 +13,8 @@
 //! [`topology`], [`graph`] and [`dist_graph`] (and their [`neighbor`]hood collectives), [`attr`] (attributes and their
 //! keys), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking sends),
 //! [`mprobe`] (matched probes), `pending` (requests in flight), [`requests`] (request
-//! completion), [`datatype`] (and the decoding calls, [`decode`]), [`coll`]
+//! completion), [`datatype`] (and the decoding calls, [`decode`], and the array types,
+//! [`array_types`]), [`coll`]
 //! (collectives), [`vcoll`] (the v-collectives), [`icoll`] (the nonblocking collectives), [`userop`] (user ops, scan and exscan),
 //! [`window`] (window creation and queries), [`win_attr`] (window attributes and
 //! names), [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and
@@ -33,6 +34,7 @@ use crate::errhandler;
 use crate::error::{MpiError, MpiResult, class, code_of, fail};
 use crate::state;
 
+pub mod array_types;
 pub mod attr;
 pub mod buffer;
 pub mod coll;

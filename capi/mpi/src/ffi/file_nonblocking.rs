@@ -11,8 +11,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use crate::error::{MpiResult, class, fail};
-use crate::ffi::c;
+use crate::error::MpiResult;
 use crate::ffi::file::file_entry;
 use crate::ffi::file_data::{At, Dir, access, status};
 use crate::io;
@@ -33,13 +32,12 @@ unsafe fn started(
     datatype: c_int,
     request: *mut c_int,
 ) -> MpiResult<()> {
-    if request.is_null() {
-        return fail(class::ARG, "request is a null pointer");
-    }
-    let f = io::lookup(fh)?;
-    // SAFETY: this function's contract.
-    let moved = unsafe { access(&f, dir, at, buf, count, datatype) }?;
-    c!(out(request, request::insert(Box::new(request::Done(status(moved)))), "request"))
+    crate::ffi::icoll::started(request, || {
+        let f = io::lookup(fh)?;
+        // SAFETY: this function's contract.
+        let moved = unsafe { access(&f, dir, at, buf, count, datatype) }?;
+        Ok(Box::new(request::Done(status(moved))))
+    })
 }
 
 /// `MPI_File_iread_at`: reads at an explicit offset; the read is done when the call

@@ -44,8 +44,11 @@ use crate::request::{self, Pending};
 use self::spread::{Delivery, Exchange};
 
 /// Checks the request pointer first (a started operation must reach the caller), then
-/// starts the operation and hands its handle out.
-fn started(request: *mut c_int, start: impl FnOnce() -> MpiResult<Box<dyn Pending>>) -> MpiResult<()> {
+/// starts the operation and hands its handle out (the nonblocking file calls' too).
+pub(crate) fn started(
+    request: *mut c_int,
+    start: impl FnOnce() -> MpiResult<Box<dyn Pending>>,
+) -> MpiResult<()> {
     if request.is_null() {
         return fail(class::ARG, "request is a null pointer");
     }

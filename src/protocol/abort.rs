@@ -59,7 +59,9 @@ pub enum AbortCause {
 }
 
 impl AbortCause {
-    fn encode(self) -> (u32, u32) {
+    /// The cause as two words (a reason from `shm_layout::abort_reason`, and its
+    /// detail), as the segment's header and the messages between nodes carry it.
+    pub fn encode(self) -> (u32, u32) {
         match self {
             Self::Exited(c) => (abort_reason::EXITED, c as u32),
             Self::Signaled(s) => (abort_reason::SIGNALED, s as u32),
@@ -71,7 +73,8 @@ impl AbortCause {
         }
     }
 
-    fn decode(reason: u32, detail: u32) -> Option<AbortCause> {
+    /// The cause [`AbortCause::encode`] gave these words; `None` for an unknown reason.
+    pub fn decode(reason: u32, detail: u32) -> Option<AbortCause> {
         let d = detail as i32;
         Some(match reason {
             abort_reason::EXITED => Self::Exited(d),

@@ -133,6 +133,13 @@ pub struct Config {
     /// Nonzero in virtual-time mode (`sccrun --timing`): the layout then holds the
     /// [`Layout::timing`](crate::Layout::timing) region.
     pub timing: u32,
+    /// The first rank this segment's node runs, when the job spans several nodes
+    /// (`sccemu::job::node`): the segment is laid out for all [`Config::cores`], but
+    /// only ranks `node_first..node_first + node_cores` attach to it.
+    pub node_first: u32,
+    /// How many ranks this segment's node runs; 0 (the default) for the whole job on
+    /// one node.
+    pub node_cores: u32,
     pub heap_bytes: u64,
 }
 
@@ -147,6 +154,8 @@ impl Config {
             wait: WaitPolicy::Adaptive as u32,
             channel: ChannelKind::Srb as u32,
             timing: 0,
+            node_first: 0,
+            node_cores: 0,
             heap_bytes: DEFAULT_HEAP_BYTES,
         }
     }
@@ -171,7 +180,29 @@ impl Config {
         if WaitPolicy::from_u32(self.wait).is_none() || ChannelKind::from_u32(self.channel).is_none() {
             return Err(ConfigError::UnknownPolicy);
         }
+        if self.node_cores != 0
+            && u64::from(self.node_first) + u64::from(self.node_cores) > u64::from(self.cores)
+        {
+            return Err(ConfigError::NodeBlock {
+                first: self.node_first,
+                count: self.node_cores,
+                cores: self.cores,
+            });
+        }
         Ok(())
+    }
+
+    /// Whether the job spans several nodes, this segment running only some of its ranks.
+    pub fn spans_nodes(&self) -> bool {
+        self.node_cores != 0 && self.node_cores != self.cores
+    }
+
+    /// Whether this segment's node runs `rank` (every rank, on one node).
+    pub fn is_local(&self, rank: u32) -> bool {
+        match self.node_cores {
+            0 => rank < self.cores,
+            count => rank.wrapping_sub(self.node_first) < count,
+        }
     }
 }
 
@@ -185,6 +216,7 @@ pub enum ConfigError {
     RingBytes(u32),
     HeapBytes(u64),
     UnknownPolicy,
+    NodeBlock { first: u32, count: u32, cores: u32 },
 }
 
 impl fmt::Display for ConfigError {
@@ -199,6 +231,9 @@ impl fmt::Display for ConfigError {
             Self::RingBytes(b) => write!(f, "ring size {b} is not a power of two in 1024..=2^30"),
             Self::HeapBytes(b) => write!(f, "heap size {b} exceeds {MAX_HEAP_BYTES}"),
             Self::UnknownPolicy => write!(f, "unknown wait policy or channel kind"),
+            Self::NodeBlock { first, count, cores } => {
+                write!(f, "node block of {count} ranks from rank {first} does not fit a job of {cores}")
+            }
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::core::pin::{self, PinError, PinPolicy};
 use crate::segment::mapping::{CreateError, Segment, slot_state};
 use crate::job::pump::{Pump, relay};
 use crate::job::reaper::Reaper;
+use crate::job::node::NodeSpec;
 use crate::job::spawn;
 use crate::segment::wait_mark::{Blocked, blocked_cores};
 use crate::sync::Ordering;
@@ -132,6 +133,10 @@ pub struct Launch {
     /// Virtual time (`sccrun --timing`): the chip and where the trace goes; real time
     /// when `None`.
     pub timing: Option<crate::job::vtime::VirtualTime>,
+    /// When the job spans several nodes, this node's block: only those ranks start
+    /// here, numbered as in the whole job, over a segment of this node's own
+    /// (`job::node`). The whole job when `None`.
+    pub node: Option<NodeSpec>,
 }
 
 /// How long survivors of an abort may take to return their errors and exit: a second,
@@ -160,6 +165,7 @@ impl Launch {
             core_ids: None,
             deadlock_after: Some(Duration::from_secs(1)),
             timing: None,
+            node: None,
         }
     }
 
@@ -182,7 +188,18 @@ impl Launch {
 
     /// Creates the segment and starts every rank.
     pub fn spawn(mut self) -> Result<Running, LaunchError> {
-        let cores = self.config.cores as usize;
+        let first = self.node.map_or(0, |n| n.first);
+        if let Some(node) = self.node {
+            if node.cores != self.config.cores || NodeSpec::block(node.cores, node.nodes, node.node) != Some(node) {
+                return Err(LaunchError::Limits(format!("{node:?} is not a block of a {}-core job", self.config.cores)));
+            }
+            self.config.node_first = node.first;
+            self.config.node_cores = node.count;
+            // A core blocked on another node's rank is not stuck: only the whole job
+            // could tell, and no node sees it.
+            self.deadlock_after = None;
+        }
+        let cores = self.node.map_or(self.config.cores, |n| n.count) as usize;
         let cpus = pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?;
         // A pidfd per rank and a pipe per relayed stream, while the caller's per-rank fds
         // (open now) close as the ranks start.
@@ -216,6 +233,8 @@ impl Launch {
             started: Instant::now(),
             deadlock_after: self.deadlock_after,
             trace: self.timing.and_then(|t| t.trace),
+            first,
+            node: self.node,
         };
         let plan = spawn::Plan {
             program: self.program,
@@ -223,6 +242,8 @@ impl Launch {
             env: self.env,
             seg_fd: running.segment.fd().as_raw_fd(),
             cpus,
+            first,
+            size: self.config.cores,
             piped: self.output != Output::Inherit,
             rank_fds: self.rank_fds,
         };
@@ -237,7 +258,7 @@ impl Launch {
         };
         running.starters = starters;
         for (rank, child) in children.into_iter().enumerate() {
-            running.watch(rank as u32, child, self.output, cores);
+            running.watch(first + rank as u32, child, self.output, self.config.cores as usize);
         }
         running.reap_all();
         Ok(running)
@@ -265,7 +286,9 @@ impl Interrupter {
 /// How a job ended.
 #[derive(Clone, Debug)]
 pub struct JobReport {
-    /// Exit status of every rank.
+    /// The rank of `exits[0]` (0 unless the job spans nodes: then this node's first).
+    pub first_rank: u32,
+    /// Exit status of every rank started here.
     pub exits: Vec<ExitStatus>,
     /// The first failure, if any.
     pub failure: Option<JobAborted>,
@@ -288,7 +311,7 @@ impl JobReport {
             return Some(failure.to_string());
         }
         let (rank, status) = self.exits.iter().enumerate().find(|(_, s)| !s.success())?;
-        Some(format!("rank {rank} {}", describe(status)))
+        Some(format!("rank {} {}", self.first_rank as usize + rank, describe(status)))
     }
 
     /// The launcher's exit code: 0 only if every rank exited 0.
@@ -329,6 +352,10 @@ pub struct Running {
     deadlock_after: Option<Duration>,
     /// Where the ranks' trace parts are merged, in virtual-time mode.
     trace: Option<std::path::PathBuf>,
+    /// The first rank started here: `pids`, `exits` and the reaper count from it.
+    first: u32,
+    /// This node's block, when the job spans nodes.
+    node: Option<NodeSpec>,
 }
 
 /// The first of a run of identical samples in which every live core was blocked.
@@ -344,6 +371,11 @@ impl Running {
     /// The job's segment, as mapped by the launcher.
     pub fn segment(&self) -> &Segment {
         &self.segment
+    }
+
+    /// This node's block of ranks, when the job spans nodes ([`Launch::node`]).
+    pub fn node(&self) -> Option<NodeSpec> {
+        self.node
     }
 
     /// A handle that forwards signals to this job from another thread.
@@ -380,7 +412,7 @@ impl Running {
     fn failure_cause(&self, rank: u32, status: ExitStatus) -> Option<AbortCause> {
         match (status.code(), status.signal()) {
             (_, Some(sig)) => Some(AbortCause::Signaled(sig)),
-            (Some(0), _) => (self.segment.slot(rank).state.load(Ordering::Acquire) == slot_state::ATTACHED)
+            (Some(0), _) => (self.segment.slot(self.first + rank).state.load(Ordering::Acquire) == slot_state::ATTACHED)
                 .then_some(AbortCause::NoFinalize),
             (Some(code), _) => Some(AbortCause::Exited(code)),
             (None, None) => Some(AbortCause::Exited(-1)),
@@ -444,7 +476,7 @@ impl Running {
                     self.exits[rank as usize] = Some(status);
                     remaining -= 1;
                     if let Some(cause) = self.failure_cause(rank, status) {
-                        self.segment.abort(Some(rank), cause);
+                        self.segment.abort(Some(self.first + rank), cause);
                     }
                 }
                 Ok(Event::Interrupt(signal)) => {
@@ -482,6 +514,7 @@ impl Running {
             }
         }
         JobReport {
+            first_rank: self.first,
             exits: self.exits.iter().map(|s| s.unwrap_or_else(|| ExitStatus::from_raw(9))).collect(),
             failure: self.segment.job().check().err(),
             elapsed: self.started.elapsed(),

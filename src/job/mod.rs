@@ -6,12 +6,13 @@
 //! one thread that reads their output and results) and [`Job`], which runs a Rust
 //! function as every core of a job by re-executing the current binary ([`runner`]), and
 //! the launcher's side of virtual time ([`vtime`]); one job over several nodes ([`node`]: which ranks
-//! a node runs, and the gateway the engine between nodes drives); and what the C compiler wrappers
+//! a node runs, and what the engine between nodes drives; [`gateway`]: what crosses); and what the C compiler wrappers
 //! add to link a C program against one of sccemu's C libraries ([`c_link`]).
 //!
 //! May use: every layer below it.
 
 pub mod c_link;
+pub mod gateway;
 pub mod launcher;
 mod limits;
 pub mod node;

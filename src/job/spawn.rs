@@ -38,8 +38,12 @@ pub(crate) struct Plan {
     pub env: Vec<(OsString, OsString)>,
     /// The segment's fd, inherited by every rank.
     pub seg_fd: RawFd,
-    /// Each rank's CPU, if pinned.
+    /// Each started rank's CPU, if pinned: the ranks `first..first + cpus.len()`.
     pub cpus: Vec<Option<usize>>,
+    /// The first rank this launcher starts (0 unless the job spans nodes).
+    pub first: u32,
+    /// Ranks in the whole job.
+    pub size: u32,
     /// Whether the ranks' stdout and stderr are pipes to the launcher.
     pub piped: bool,
     /// One fd per rank for that rank alone, under this variable name.
@@ -95,7 +99,7 @@ impl Work {
             };
             let own = self.own_fds.lock().unwrap_or_else(|e| e.into_inner()).get_mut(rank).and_then(Option::take);
             let result = start_one(&self.plan, rank, self.var.zip(own.as_ref()), self.parent)
-                .map_err(|error| Failed { rank: rank as u32, error });
+                .map_err(|error| Failed { rank: self.plan.first + rank as u32, error });
             // The launcher's copy of the rank's own fd closes here, started or not.
             drop(own);
             let failed = result.is_err();
@@ -196,8 +200,8 @@ fn start_one(plan: &Plan, rank: usize, own: Option<(&str, &OwnedFd)>, parent: Pi
     cmd.args(&plan.args)
         .envs(plan.env.iter().map(|(k, v)| (k, v)))
         .env(env::FD, plan.seg_fd.to_string())
-        .env(env::RANK, rank.to_string())
-        .env(env::SIZE, plan.cpus.len().to_string());
+        .env(env::RANK, (plan.first as usize + rank).to_string())
+        .env(env::SIZE, plan.size.to_string());
     let keep: Vec<RawFd> = std::iter::once(plan.seg_fd).chain(own.map(|(_, fd)| fd.as_raw_fd())).collect();
     if let Some((var, fd)) = own {
         cmd.env(var, fd.as_raw_fd().to_string());

@@ -53,7 +53,8 @@ impl<'c> Endpoint<'c> {
     pub(crate) fn isend_owned(&self, dest: u32, tag: u32, data: Box<dyn AsRef<[u8]> + Send>) -> Result<Request<'c>, SendError> {
         let len = (*data).as_ref().len();
         let single = self.engine.single_copy();
-        if dest == self.ctx.rank() || !single.applies(len) || !single.usable() {
+        // Another node's process cannot be read: its messages go through the channel.
+        if dest == self.ctx.rank() || !single.applies(len) || !single.usable() || !self.ctx.is_local(dest) {
             return self.isend(dest, tag, (*data).as_ref());
         }
         let status = Status { source: self.ctx.rank(), tag, len, vtime: 0 };
@@ -122,7 +123,7 @@ impl<'c> Endpoint<'c> {
             return Ok((None, number));
         }
         let single = self.engine.single_copy();
-        let large = single.applies(data.len()) && !sync;
+        let large = single.applies(data.len()) && !sync && self.ctx.is_local(dest);
         let model = timed::message_sent(dest, data.len(), cx.message_path(dest, data.len()));
         if !st.may_start(dest) {
             if !block {

@@ -47,6 +47,15 @@ impl BarrierState {
         BarrierState::default()
     }
 
+    /// The current phase's generation and how many have arrived in it, for an observer
+    /// that arrives only once everyone else has (a multi-node gateway, `job::gateway`).
+    /// Acquire: pairs with the arrivers' Release adds, so what they wrote before the
+    /// barrier is visible to an observer that saw them counted.
+    pub fn phase(&self) -> (u32, u32) {
+        let word = self.word.load(Ordering::Acquire);
+        ((word >> 32) as u32, word as u32)
+    }
+
     /// Waits until all `parties` participants have called `wait` for this phase.
     /// Waiters sleep on `home`, the doorbell of the core that owns this barrier.
     pub fn wait(&self, parties: u32, waiter: &Waiter<'_>, home: &Doorbell) -> Result<(), JobAborted> {

@@ -55,6 +55,10 @@ impl CoreContext {
         if bytes == 0 {
             return Err(AllocError::ZeroSize);
         }
+        // Every core decides this alike, from the config, so nobody is left waiting.
+        if self.spans_nodes() {
+            return Err(AllocError::AcrossNodes);
+        }
         let call = self.next_heap_call();
         let word = self.heap().published(call);
         if self.rank() == 0 {

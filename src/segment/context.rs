@@ -118,7 +118,7 @@ impl CoreContext {
     pub fn attach(fd: OwnedFd, rank: u32, size: u32, cpu: Option<u16>) -> Result<CoreContext, AttachError> {
         let segment = Segment::attach(fd)?;
         let config = *segment.config();
-        if size != config.cores || rank >= size {
+        if size != config.cores || rank >= size || !config.is_local(rank) {
             return Err(AttachError::Rank { rank, size, cores: config.cores });
         }
         let policy = WaitPolicy::from_u32(config.wait).unwrap_or(WaitPolicy::Block);
@@ -154,6 +154,19 @@ impl CoreContext {
     #[inline]
     pub fn size(&self) -> u32 {
         self.size
+    }
+
+    /// Whether `rank` runs on this core's node (every rank does unless the job spans
+    /// several nodes: see `job::node`). Memory of a rank on another node is not in this
+    /// segment, only a stand-in that the node's gateway serves.
+    #[inline]
+    pub fn is_local(&self, rank: u32) -> bool {
+        self.segment.config().is_local(rank)
+    }
+
+    /// Whether the job spans several nodes.
+    pub fn spans_nodes(&self) -> bool {
+        self.segment.config().spans_nodes()
     }
 
     /// The job's mesh of tiles.
@@ -277,7 +290,7 @@ impl CoreContext {
         // Relaxed: a private count of this core's own calls.
         self.world_barriers.fetch_add(1, Ordering::Relaxed);
         let home = &self.segment.slot(0).bell;
-        self.segment.sync_area().world_barrier.wait(self.size, &self.waiter(), home)
+        self.segment.sync_area().world_barrier.wait(world_barrier_parties(self.segment.config()), &self.waiter(), home)
     }
 
     /// How many job-wide barriers this core has entered.
@@ -298,7 +311,9 @@ impl CoreContext {
     /// barrier); `Ok(Ok(()))` at once otherwise. Every core must call it at the same
     /// point: job-wide collective calls do, first thing.
     pub fn agree_world(&self, fingerprint: &Fingerprint) -> Result<Result<(), Disagreement>, JobAborted> {
-        if !self.checking {
+        // Checking compares slots of every core in the segment: one node's only, across
+        // nodes, so it is off there (`sccrun` refuses `--check` with `--nodes`).
+        if !self.checking || self.spans_nodes() {
             return Ok(Ok(()));
         }
         let seq = {
@@ -344,4 +359,11 @@ impl Drop for CoreContext {
         }
         self.leave();
     }
+}
+
+/// Who takes part in the segment's world barrier: every core, or across nodes this
+/// node's cores and its gateway, which arrives last once every node's cores have
+/// (`job::gateway`).
+pub(crate) fn world_barrier_parties(config: &shm_layout::Config) -> u32 {
+    if config.spans_nodes() { config.node_cores + 1 } else { config.cores }
 }

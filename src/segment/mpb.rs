@@ -49,6 +49,11 @@ pub enum MpbError {
         /// Bytes of one MPB.
         mpb_bytes: usize,
     },
+    /// The target runs on another node: MPBs do not cross nodes yet (`job::node`).
+    OnOtherNode {
+        /// The target rank.
+        rank: u32,
+    },
 }
 
 /// Why a flag operation failed.
@@ -60,6 +65,11 @@ pub enum FlagError {
         rank: u32,
         /// Cores in the job.
         size: u32,
+    },
+    /// The target runs on another node: flags do not cross nodes yet (`job::node`).
+    OnOtherNode {
+        /// The target rank.
+        rank: u32,
     },
     /// The job aborted (some core died) while the call waited.
     Aborted(JobAborted),
@@ -74,6 +84,7 @@ impl fmt::Display for MpbError {
             Self::OutOfBounds { offset, len, mpb_bytes } => {
                 write!(f, "{len} bytes at offset {offset} run past the {mpb_bytes}-byte MPB")
             }
+            Self::OnOtherNode { rank } => write!(f, "rank {rank} runs on another node, which MPBs do not reach yet"),
         }
     }
 }
@@ -84,6 +95,7 @@ impl fmt::Display for FlagError {
             Self::RankOutOfRange { rank, size } => {
                 write!(f, "rank {rank} is not a core of this {size}-core job")
             }
+            Self::OnOtherNode { rank } => write!(f, "rank {rank} runs on another node, which flags do not reach yet"),
             Self::Aborted(e) => e.fmt(f),
         }
     }
@@ -102,6 +114,9 @@ impl CoreContext {
     fn check_rank(&self, rank: u32) -> Result<(), MpbError> {
         if rank >= self.size() {
             return Err(MpbError::RankOutOfRange { rank, size: self.size() });
+        }
+        if !self.is_local(rank) {
+            return Err(MpbError::OnOtherNode { rank });
         }
         Ok(())
     }
@@ -186,7 +201,10 @@ impl CoreContext {
     }
 
     fn check_flag_rank(&self, rank: u32) -> Result<(), FlagError> {
-        self.check_rank(rank).map_err(|_| FlagError::RankOutOfRange { rank, size: self.size() })
+        self.check_rank(rank).map_err(|e| match e {
+            MpbError::OnOtherNode { rank } => FlagError::OnOtherNode { rank },
+            _ => FlagError::RankOutOfRange { rank, size: self.size() },
+        })
     }
 
     /// Sets core `rank`'s copy of `flag` to `value` (Release: the writer's earlier MPB

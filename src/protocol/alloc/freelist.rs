@@ -42,6 +42,9 @@ pub enum AllocError {
     TooFragmented,
     /// The job aborted during a collective allocation.
     Aborted(JobAborted),
+    /// The job spans several nodes, and the shared heap (windows, communicators) does
+    /// not cross nodes yet: every core gets this, at once.
+    AcrossNodes,
     /// Checking mode: the cores passed different sizes to this collective allocation
     /// (or are not in the same collective call); every core gets this error, nothing
     /// was allocated, and the job goes on. Without checking mode such a program is
@@ -67,6 +70,9 @@ impl fmt::Display for AllocError {
                 write!(f, "the shared heap is too fragmented to record another free range")
             }
             Self::Aborted(e) => e.fmt(f),
+            Self::AcrossNodes => {
+                write!(f, "the shared heap (windows, communicators) does not cross nodes yet")
+            }
             Self::Mismatch { what, ranks } => {
                 write!(
                     f,

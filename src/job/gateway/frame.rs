@@ -1,0 +1,96 @@
+//! A two-sided fragment as it travels between nodes.
+//!
+//! A batch is a sequence of frames, each a fixed header (destination, source, tag,
+//! message length, payload length, kind, first flag) of [`HEADER`] little-endian bytes
+//! followed by the payload. The receiving gateway trusts nothing in it: a frame that
+//! runs past the batch, names a kind no sender writes, carries more than a ring entry
+//! holds or contradicts its kind is refused, and the job aborts.
+
+use crate::protocol::ring::frag::{FragHeader, FragKind, KIND_SHIFT};
+
+/// Bytes of a frame's header.
+pub(super) const HEADER: usize = 24;
+
+/// One fragment for rank `dest`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Frame {
+    pub dest: u32,
+    pub header: FragHeader,
+    pub payload: Vec<u8>,
+}
+
+/// Appends the frame of a fragment for `dest` to `batch`; `fill` writes its
+/// `header.len` payload bytes in place (straight out of a ring).
+pub(super) fn encode_with(batch: &mut Vec<u8>, dest: u32, header: &FragHeader, fill: impl FnOnce(&mut [u8])) {
+    for word in [dest, header.src, header.tag, header.total, header.len] {
+        batch.extend_from_slice(&word.to_le_bytes());
+    }
+    batch.extend_from_slice(&[header.kind as u8, u8::from(header.first), 0, 0]);
+    let start = batch.len();
+    batch.resize(start + header.len as usize, 0);
+    fill(&mut batch[start..]);
+}
+
+/// The frames of `batch`, in order; an error names what is wrong with the first bad one.
+/// `max_payload` is the most a ring entry carries.
+pub(super) fn decode(mut batch: &[u8], max_payload: u32) -> Result<Vec<Frame>, String> {
+    let mut frames = Vec::new();
+    while !batch.is_empty() {
+        if batch.len() < HEADER {
+            return Err(format!("a frame header cut short at {} bytes", batch.len()));
+        }
+        let word = |i: usize| u32::from_le_bytes(batch[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        let (dest, src, tag, total, len) = (word(0), word(1), word(2), word(3), word(4));
+        let kind = FragKind::of_word(u32::from(batch[20]) << KIND_SHIFT)
+            .filter(|_| batch[20] < 8)
+            .ok_or_else(|| format!("a frame of unknown kind {}", batch[20]))?;
+        let first = match batch[21] {
+            0 => false,
+            1 => true,
+            other => return Err(format!("a frame whose first flag is {other}")),
+        };
+        if len > max_payload || batch.len() - HEADER < len as usize {
+            return Err(format!("a frame of {len} payload bytes with {} left", batch.len() - HEADER));
+        }
+        let header = FragHeader { src, tag, len, total, first, kind };
+        header.check().map_err(|e| format!("a frame from rank {src}: {e:?}"))?;
+        let end = HEADER + len as usize;
+        frames.push(Frame { dest, header, payload: batch[HEADER..end].to_vec() });
+        batch = &batch[end..];
+    }
+    Ok(frames)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode(batch: &mut Vec<u8>, dest: u32, header: &FragHeader, payload: &[u8]) {
+        encode_with(batch, dest, header, |p| p.copy_from_slice(payload));
+    }
+
+    #[test]
+    fn frames_round_trip_and_bad_ones_are_refused() {
+        let mut batch = Vec::new();
+        let data = FragHeader::data(3, 7, 5, 9, true);
+        let ack = FragHeader { src: 4, tag: 2, len: 0, total: 0, first: true, kind: FragKind::SyncAck };
+        encode(&mut batch, 1, &data, b"hello");
+        encode(&mut batch, 6, &ack, &[]);
+        let frames = decode(&batch, 1024).unwrap();
+        assert_eq!(frames.len(), 2);
+        assert_eq!((frames[0].dest, frames[0].header, frames[0].payload.as_slice()), (1, data, &b"hello"[..]));
+        assert_eq!((frames[1].dest, frames[1].header), (6, ack));
+
+        assert!(decode(&batch[..batch.len() - 1], 1024).is_err(), "cut short");
+        assert!(decode(&batch, 4).is_err(), "more than an entry holds");
+        let mut bad = batch.clone();
+        bad[20] = 7;
+        assert!(decode(&bad, 1024).is_err(), "unknown kind");
+        let mut bad = batch.clone();
+        bad[21] = 2;
+        assert!(decode(&bad, 1024).is_err(), "first flag");
+        let mut bad = Vec::new();
+        encode(&mut bad, 1, &FragHeader::data(3, 7, 5, 4, true), b"hello");
+        assert!(decode(&bad, 1024).is_err(), "a first fragment longer than its message");
+    }
+}

@@ -76,7 +76,10 @@ pub fn run(world: &SimpleCommunicator, side: &mut dyn NodeSide) -> Result<(), St
     let mut statuses = vec![NodeStatus::default(); nodes];
     let mut sizes = vec![0 as Count; nodes];
     let mut arriving = vec![0 as Count; nodes];
-    let mut incoming = Vec::new();
+    // Never an empty allocation: an empty Vec<u8>'s dangling pointer is 1, which Open MPI
+    // takes for MPI_IN_PLACE (and fails the all-to-all with MPI_ERR_ARG).
+    let mut outgoing: Vec<u8> = Vec::with_capacity(64);
+    let mut incoming: Vec<u8> = Vec::with_capacity(64);
     let mut backoff = Backoff::default();
     loop {
         let status = side.status();
@@ -102,9 +105,11 @@ pub fn run(world: &SimpleCommunicator, side: &mut dyn NodeSide) -> Result<(), St
                 .map_err(|_| format!("a batch of {} bytes exceeds an MPI count", batch.len()))?;
         }
         world.all_to_all_into(&sizes[..], &mut arriving[..]);
-        let outgoing: Vec<u8> = out.concat();
+        outgoing.clear();
+        out.iter().for_each(|batch| outgoing.extend_from_slice(batch));
         let (send_displs, _) = displacements(&sizes)?;
         let (recv_displs, total) = displacements(&arriving)?;
+        incoming.clear();
         incoming.resize(total, 0u8);
         {
             let send = Partition::new(&outgoing[..], &sizes[..], &send_displs[..]);

@@ -6,7 +6,7 @@
 //! `src/nodes/mod.rs`.)
 //!
 //! The mpirun is Open MPI's: `mpirun.openmpi` if it is on the PATH, else `mpirun`; the
-//! environment variable `SCCEMU_MPIRUN` (see [`MPIRUN_VAR`]) names another program. It
+//! environment variable `SCCEMU_MPIRUN` (`MPIRUN_VAR`) names another program. It
 //! must be the mpirun of the MPI that sccrun was built against (rsmpi finds it through
 //! `mpicc`). Its flags:
 //! - `--mca btl self,tcp`: the nodes talk over TCP, as separate machines would, and not
@@ -84,7 +84,7 @@ pub fn run(exe: &Path, args: &[OsString], nodes: u32) -> Result<i32, String> {
     let mut cmd = mpirun_command(nodes);
     cmd.arg(exe).args(&node_args);
     let program = cmd.get_program().to_owned();
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
     let pid = Pid::from_raw(child.id() as i32);
     let handle = signals.handle();
     let forwarder = std::thread::spawn(move || {
@@ -97,7 +97,7 @@ pub fn run(exe: &Path, args: &[OsString], nodes: u32) -> Result<i32, String> {
             }
         }
     });
-    let status = child.wait().map_err(|e| format!("waiting for {}: {e}", program.display()));
+    let status = child.wait().map_err(|e| format!("waiting for {}: {e}", program.to_string_lossy()));
     handle.close();
     let _ = forwarder.join();
     Ok(exit_code(&status?))
@@ -144,7 +144,7 @@ mod tests {
     }
 
     #[test]
-    fn mpirun_gets_open_mpi_flags_and_the_override() {
+    fn mpirun_gets_open_mpi_flags() {
         let cmd = mpirun_command(3);
         let words: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();
         assert_eq!(

@@ -23,11 +23,26 @@ fn bad_arguments_are_usage_errors() {
         (&["-n", "49", "--mesh", "6x4x2", "--", "true"], "49 cores do not fit on a 6x4x2 mesh"),
         (&["-n", "2", "--mpb", "100", "--", "true"], "MPB size 100"),
         (&["-n", "2"], "required arguments were not provided"),
+        (&["-n", "2", "--nodes", "0", "--", "true"], "0 is not in 1.."),
+        (
+            &["-n", "2", "--nodes", "2", "--timing", "scc", "--", "true"],
+            "--nodes cannot be used with --timing",
+        ),
     ] {
         let out = sccrun(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(expect), "{args:?}: {}", stderr(&out));
     }
+}
+
+#[cfg(not(feature = "multinode"))]
+#[test]
+fn several_nodes_need_the_multinode_feature() {
+    let out = sccrun(&["-n", "2", "--nodes", "2", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--features multinode"), "{}", stderr(&out));
+    // One node is the ordinary launch, with or without the feature.
+    assert!(sccrun(&["-n", "2", "--nodes", "1", "--", "true"]).status.success());
 }
 
 #[test]

@@ -1,0 +1,106 @@
+//! `sccrun-node`: one node of a multi-node job. `sccrun -n N --nodes K OPTIONS -- PROGRAM`
+//! runs `mpirun -np K sccrun-node -n N OPTIONS -- PROGRAM`; each one takes its block of
+//! the N ranks (world rank = node number, `NodeSpec::block`), runs them over a segment
+//! of its own as sccrun would, and is their gateway to the other nodes through the
+//! engine (`src/nodes`). It exits with its part of the job's exit status once every
+//! node has finished.
+//!
+//! Until the ranks run, every node decides alike (same options, same world size), so an
+//! error there ends every node cleanly: MPI finalized, node 0 says why. After that, a
+//! node that fails alone aborts the world (`MPI_Abort`), since the others would wait
+//! for it in the engine's next round forever.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use mpi::traits::Communicator;
+use nix::sys::signal::Signal;
+use sccemu::job::node::NodeSpec;
+
+#[path = "../job_args.rs"]
+mod job_args;
+#[path = "../nodes/mod.rs"]
+mod nodes;
+
+use job_args::{JobArgs, catch_signals, forward_signals, usage_error};
+use nodes::{node, seam};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sccrun-node",
+    version,
+    about = "One node of a multi-node sccrun job: `sccrun --nodes K` runs K of these under mpirun"
+)]
+struct NodeCli {
+    #[command(flatten)]
+    job: JobArgs,
+}
+
+fn main() -> ExitCode {
+    let cli = NodeCli::parse();
+    let cores = cli.job.cores.expect("clap requires -n");
+    if cli.job.timing.is_some() {
+        return usage_error(
+            "--nodes cannot be used with --timing: virtual time across nodes is not done yet",
+        );
+    }
+    // Funneled, not Single: the wait and signal threads exist, but only this (main)
+    // thread ever calls MPI.
+    let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
+        eprintln!("sccrun-node: MPI was initialized already");
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let (node, nodes) = (world.rank() as u32, world.size() as u32);
+    let agreed = NodeSpec::block(cores, nodes, node)
+        .ok_or_else(|| format!("{cores} ranks cannot be split over {nodes} nodes: each node needs a rank"))
+        .and_then(|spec| {
+            let mut launch = cli.job.launch(cores)?;
+            seam::set_node(&mut launch, spec)?;
+            Ok((spec, launch))
+        });
+    let (spec, launch) = match agreed {
+        Ok(agreed) => agreed,
+        Err(e) => {
+            drop(universe);
+            return if node == 0 { usage_error(e) } else { ExitCode::from(2) };
+        }
+    };
+    // Before the ranks start, as in sccrun: a signal is then held for them.
+    let signals = catch_signals();
+    let running = match launch.spawn() {
+        Ok(running) => running,
+        Err(e) => {
+            eprintln!("sccrun: node {node}: {e}");
+            world.abort(1);
+        }
+    };
+    if let Some(signals) = signals {
+        forward_signals(signals, running.interrupter());
+    }
+    let mut gateway = match seam::open_gateway(&running) {
+        Ok(gateway) => gateway,
+        Err(e) => {
+            eprintln!("sccrun: node {node}: {e}");
+            running.interrupter().interrupt(Signal::SIGTERM);
+            let _ = running.wait();
+            world.abort(1);
+        }
+    };
+    let report = match node::drive(&world, running, &mut *gateway) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("sccrun: node {node}: {e}");
+            world.abort(1);
+        }
+    };
+    drop(gateway);
+    // One node says why the job failed: the failing rank's, or node 0 for the job.
+    let says = report.failure.is_none_or(|f| f.rank.map_or(node == 0, |rank| spec.is_local(rank)));
+    if let (Some(diagnosis), true) = (report.diagnosis(), says) {
+        eprintln!("sccrun: {diagnosis}");
+    }
+    let code = report.exit_code();
+    drop(universe);
+    ExitCode::from(code.clamp(0, 255) as u8)
+}

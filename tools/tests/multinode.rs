@@ -1,0 +1,100 @@
+//! Whole jobs over several nodes on this machine: `sccrun --nodes K` starts K
+//! `sccrun-node` processes under mpirun, each with a segment and ranks of its own,
+//! talking through the real MPI. The ranks are this test binary re-run as `rank_main`
+//! with a role (`tests/node_roles`, shared with the library's `tests/gateway.rs`).
+
+#[path = "../../tests/node_roles/mod.rs"]
+mod node_roles;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use node_roles::ROLE;
+
+/// `sccrun --nodes nodes -n cores` running `role` as every rank.
+fn sccrun(nodes: u32, cores: u32, role: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sccrun"));
+    cmd.args(["--nodes", &nodes.to_string(), "-n", &cores.to_string(), "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["rank_main", "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE, role);
+    cmd
+}
+
+fn run(nodes: u32, cores: u32, role: &str) -> Output {
+    sccrun(nodes, cores, role).output().expect("sccrun runs")
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// The ranks' entry: does nothing unless started by `sccrun` here.
+#[test]
+fn rank_main() {
+    node_roles::rank_main();
+}
+
+#[test]
+fn token_ring_messages_and_barriers_cross_nodes() {
+    for (nodes, cores) in [(2, 2), (2, 5), (3, 7), (2, 96)] {
+        let out = run(nodes, cores, "ring");
+        assert!(out.status.success(), "{nodes} nodes, {cores} cores:\n{}", text(&out));
+    }
+}
+
+#[test]
+fn a_dead_rank_on_one_node_aborts_every_node() {
+    let (nodes, cores) = (3, 6);
+    let out = run(nodes, cores, "die");
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("rank 5 exited with status 3"), "the diagnosis names the dead rank:\n{all}");
+    for rank in 0..cores - 1 {
+        assert!(all.contains(&format!("rank {rank} named the dead rank 5")), "rank {rank}:\n{all}");
+    }
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let out = Command::new("pgrep").args(["-P", &pid.to_string()]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// A node's process killed outright: mpirun ends the others, which take their ranks
+/// with them; sccrun fails, and no rank is left behind. (Processes are found through
+/// this job's own tree, so that the other tests' jobs are left alone.)
+#[test]
+fn a_killed_node_ends_the_job() {
+    let (nodes, cores) = (2, 4);
+    let mut child =
+        sccrun(nodes, cores, "wait").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let node_processes = || children(child.id()).into_iter().flat_map(children).collect::<Vec<_>>();
+    let started = Instant::now();
+    let (node_pids, rank_pids) = loop {
+        let node_pids = node_processes();
+        let rank_pids: Vec<u32> = node_pids.iter().flat_map(|&p| children(p)).collect();
+        if node_pids.len() == nodes as usize && rank_pids.len() == cores as usize {
+            break (node_pids, rank_pids);
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the nodes and ranks never all started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let status = Command::new("kill").args(["-KILL", &node_pids[0].to_string()]).status().unwrap();
+    assert!(status.success(), "a node process to kill");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "sccrun still runs a minute after a node was killed");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    let alive = || rank_pids.iter().filter(|p| std::path::Path::new(&format!("/proc/{p}")).exists()).count();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive() > 0 {
+        assert!(Instant::now() < deadline, "{} ranks outlived the job", alive());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -12,6 +12,8 @@ use sccemu::AbortCause;
 use sccemu::job::gateway::Gateway;
 use sccemu::job::launcher::{JobReport, Launch, Output};
 use sccemu::job::node::{NodeSide, NodeSpec};
+use sccemu::job::vtime::VirtualTime;
+use sccemu::timing::Chip;
 use shm_layout::Config;
 
 mod node_roles;
@@ -20,6 +22,11 @@ use node_roles::{NAMED_THE_DEAD, ROLE};
 
 /// Runs `role` as every rank of a `cores`-core job over `nodes` node groups.
 fn run_nodes(nodes: u32, cores: u32, role: &str) -> Vec<JobReport> {
+    run_timed(nodes, cores, role, None)
+}
+
+/// [`run_nodes`], in virtual time if `timing` says so; one node is an ordinary job.
+fn run_timed(nodes: u32, cores: u32, role: &str, timing: Option<VirtualTime>) -> Vec<JobReport> {
     let exe = std::env::current_exe().unwrap();
     let mut gateways = Vec::new();
     let (done, finished) = mpsc::channel();
@@ -29,8 +36,12 @@ fn run_nodes(nodes: u32, cores: u32, role: &str) -> Vec<JobReport> {
             ["rank_main", "--exact", "--nocapture", "--test-threads=1"].map(OsString::from).to_vec();
         launch.env = vec![(ROLE.into(), role.into())];
         launch.output = Output::Forward;
-        launch.node = NodeSpec::block(cores, nodes, node);
+        launch.node = NodeSpec::block(cores, nodes, node).filter(|_| nodes > 1);
+        launch.timing = timing.clone();
         let running = launch.spawn().unwrap();
+        if nodes == 1 {
+            return vec![running.wait()];
+        }
         gateways.push(Gateway::new(&running).unwrap());
         let done = done.clone();
         std::thread::spawn(move || done.send((node, running.wait())).unwrap());
@@ -95,4 +106,24 @@ fn a_dead_rank_aborts_every_node() {
             assert_eq!(status.code(), Some(expect), "rank {rank}");
         }
     }
+}
+
+/// A communication-only ping-pong in virtual time: across two nodes every message
+/// arrives exactly the chip's link cost later than on one node, and nothing else moves.
+#[test]
+fn virtual_time_crosses_nodes_with_the_link_cost() {
+    let chip_toml = "[compute]\nsource = \"none\"\n";
+    let timing = VirtualTime { chip: chip_toml.into(), trace: None };
+    let ends = |nodes| -> Vec<u64> {
+        let reports = run_timed(nodes, 2, "timed", Some(timing.clone()));
+        reports.iter().flat_map(|r| r.vtimes.clone().expect("virtual times")).map(|t| t.end).collect()
+    };
+    let (one, two) = (ends(1), ends(2));
+    let link = Chip::from_toml(chip_toml).unwrap();
+    let (rounds, sizes) = (node_roles::TIMED_ROUNDS, node_roles::TIMED_SIZES);
+    let round_trips: u64 = sizes.iter().map(|&s| 2 * rounds * link.link_ps(s as u64)).sum();
+    // Rank 0 receives the last pong and arrives at the barrier last: rank 1 leaves it
+    // once rank 0's arrival has crossed the link.
+    assert_eq!(two[0] - one[0], round_trips, "rank 0: {one:?} on one node, {two:?} on two");
+    assert_eq!(two[1] - one[1], round_trips + link.link_ps(0), "rank 1: {one:?} on one node, {two:?} on two");
 }

@@ -220,6 +220,7 @@ impl Launch {
                 let _ = events.send(Event::Exited(rank, status));
             }
         });
+        let chip = self.timing.as_ref().map(|t| t.chip());
         let mut running = Running {
             reaper: Some(reaper),
             starters: None,
@@ -235,6 +236,7 @@ impl Launch {
             trace: self.timing.and_then(|t| t.trace),
             first,
             node: self.node,
+            chip,
         };
         let plan = spawn::Plan {
             program: self.program,
@@ -356,6 +358,8 @@ pub struct Running {
     first: u32,
     /// This node's block, when the job spans nodes.
     node: Option<NodeSpec>,
+    /// The chip, in virtual time.
+    chip: Option<crate::timing::Chip>,
 }
 
 /// The first of a run of identical samples in which every live core was blocked.
@@ -376,6 +380,11 @@ impl Running {
     /// This node's block of ranks, when the job spans nodes ([`Launch::node`]).
     pub fn node(&self) -> Option<NodeSpec> {
         self.node
+    }
+
+    /// The chip the job runs in virtual time, if it does.
+    pub fn chip(&self) -> Option<&crate::timing::Chip> {
+        self.chip.as_ref()
     }
 
     /// A handle that forwards signals to this job from another thread.

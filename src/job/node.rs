@@ -63,6 +63,9 @@ pub struct NodeStatus {
     pub failure: Option<(Option<u32>, AbortCause)>,
     /// Every rank of this node has exited: the node only waits for the others.
     pub finished: bool,
+    /// In virtual time, the latest of this node's ranks' arrivals at the barrier that
+    /// [`NodeStatus::barriers`] counts them all in (picoseconds; 0 otherwise).
+    pub barrier_vtime: u64,
 }
 
 /// A node's gateway, as the engine between the nodes drives it.

@@ -38,10 +38,15 @@ impl VirtualTime {
         Ok(VirtualTime { chip, trace: None })
     }
 
+    /// The chip this describes (checked by [`VirtualTime::from_spec`]).
+    pub fn chip(&self) -> Chip {
+        if self.chip.trim().is_empty() { Chip::default() } else { Chip::from_toml(&self.chip).unwrap_or_default() }
+    }
+
     /// Where the chip takes compute time from, for the report (a rank that cannot
     /// open an instruction counter says so itself, and counts CPU time).
     pub fn compute_note(&self) -> String {
-        let chip = if self.chip.trim().is_empty() { Chip::default() } else { Chip::from_toml(&self.chip).unwrap_or_default() };
+        let chip = self.chip();
         let c = &chip.compute;
         match c.source {
             ComputeSource::CpuTime => format!("compute: thread CPU time x {} (host to target)", c.host_to_target),
@@ -63,6 +68,8 @@ impl VirtualTime {
 /// One core's virtual times, in picoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CoreTimes {
+    /// The core's rank.
+    pub rank: u32,
     /// When the core last left the library: its finishing time.
     pub end: u64,
     /// Compute.
@@ -73,15 +80,17 @@ pub struct CoreTimes {
     pub wait: u64,
 }
 
-/// Every rank's times, from the control slots, if the job ran in virtual time.
+/// The times of every rank this segment ran (all of them, unless the job spans
+/// nodes), from the control slots, if the job ran in virtual time.
 pub fn collect(segment: &Segment) -> Option<Vec<CoreTimes>> {
     let config = segment.config();
     (config.timing != 0).then(|| {
         (0..config.cores)
+            .filter(|&rank| config.is_local(rank))
             .map(|rank| {
                 // Relaxed: every rank has exited; nothing is being written.
                 let w = |i: usize| segment.slot(rank).vtime[i].load(Ordering::Relaxed);
-                CoreTimes { end: w(0), compute: w(1), comm: w(2), wait: w(3) }
+                CoreTimes { rank, end: w(0), compute: w(1), comm: w(2), wait: w(3) }
             })
             .collect()
     })
@@ -94,10 +103,11 @@ fn us(ps: u64) -> f64 {
 /// The report `sccrun` prints at the end of a virtual-time job.
 pub fn report(times: &[CoreTimes]) -> String {
     let mut out = String::from("virtual time (µs)          total        compute           comm           wait\n");
-    for (rank, t) in times.iter().enumerate() {
+    for t in times {
         let _ = writeln!(
             out,
-            "  core {rank:>4} {:>16.6} {:>14.6} {:>14.6} {:>14.6}",
+            "  core {:>4} {:>16.6} {:>14.6} {:>14.6} {:>14.6}",
+            t.rank,
             us(t.end),
             us(t.compute),
             us(t.comm),
@@ -119,9 +129,10 @@ mod tests {
         assert!(VirtualTime::from_spec("scc=/no/such/file").is_err());
         assert!(VirtualTime::from_spec("knl").is_err());
         assert_eq!(VirtualTime::from_spec("scc").unwrap().compute_note(), "compute: thread CPU time x 10 (host to target)");
-        let t = [CoreTimes { end: 5_000_000, compute: 1_000_000, comm: 3_000_000, wait: 1_000_000 }; 2];
-        let text = report(&t);
-        assert!(text.contains("core    1         5.000000       1.000000       3.000000       1.000000"), "{text}");
+        let t = CoreTimes { rank: 6, end: 5_000_000, compute: 1_000_000, comm: 3_000_000, wait: 1_000_000 };
+        let text = report(&[CoreTimes { rank: 5, ..t }, t]);
+        assert!(text.contains("core    6         5.000000       1.000000       3.000000       1.000000"), "{text}");
+        assert!(text.contains("core    5 "), "{text}");
         assert!(text.ends_with("makespan          5.000000 µs"), "{text}");
     }
 }

@@ -31,6 +31,8 @@ pub struct Chip {
     pub ops: OpCosts,
     /// How compute time is measured and scaled.
     pub compute: Compute,
+    /// The link between nodes, when a job spans several (`job::node`).
+    pub link: LinkCosts,
 }
 
 /// The mesh.
@@ -108,6 +110,18 @@ pub struct OpCosts {
     /// The software of one library call (calibrated against RCCE's small-message
     /// latency).
     pub call_core_cycles: u32,
+}
+
+/// The network between nodes: every fragment that crosses it arrives `latency_ns`
+/// after it left, plus its message's bytes so far at `gigabytes_per_s` (a message's
+/// fragments follow each other down the link).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkCosts {
+    /// One-way latency, in nanoseconds.
+    pub latency_ns: f64,
+    /// Bandwidth, in GB/s (10^9 bytes a second).
+    pub gigabytes_per_s: f64,
 }
 
 /// Where compute time comes from.
@@ -193,6 +207,15 @@ impl Default for Compute {
     }
 }
 
+impl Default for LinkCosts {
+    // An estimate, not a measurement: the SCC had no such link. One-way latency of
+    // about a microsecond and 12.5 GB/s are the order of a 100 Gb/s cluster network
+    // (InfiniBand EDR's data rate); an input to calibrate, like every cost here.
+    fn default() -> LinkCosts {
+        LinkCosts { latency_ns: 1000.0, gigabytes_per_s: 12.5 }
+    }
+}
+
 /// Why a chip description was refused.
 #[derive(Debug)]
 pub enum ChipError {
@@ -241,12 +264,21 @@ impl Chip {
         if !(self.compute.host_to_target.is_finite() && self.compute.host_to_target >= 0.0 && self.compute.cpi >= 0.0) {
             return bad("compute factors must be non-negative");
         }
+        if !(self.link.latency_ns.is_finite() && self.link.latency_ns >= 0.0 && self.link.gigabytes_per_s > 0.0) {
+            return bad("the link's latency must be non-negative and its bandwidth positive");
+        }
         Ok(())
     }
 
     /// Picoseconds of `cycles` core cycles at `divider`.
     pub fn core_ps(&self, cycles: u64, divider: u32) -> u64 {
         (cycles as f64 * f64::from(divider) * 1e6 / self.clocks.base_mhz).round() as u64
+    }
+
+    /// Picoseconds from a fragment leaving one node to its arrival at another, when its
+    /// message's bytes up to its end are `bytes` ([`LinkCosts`]).
+    pub fn link_ps(&self, bytes: u64) -> u64 {
+        (self.link.latency_ns * 1e3 + bytes as f64 * 1e3 / self.link.gigabytes_per_s).round() as u64
     }
 
     /// Picoseconds of `cycles` mesh cycles.

@@ -155,29 +155,23 @@ impl Clock {
 
     /// The stamp word of the fragment at position `pos` of rank `owner`'s receive ring.
     pub fn ring_stamp(&self, owner: u32, pos: u32) -> Option<&AtomicU64> {
-        let config = self.seg.config();
-        let granule = (pos as usize / 16) % (config.ring_bytes as usize / 16);
-        (owner < config.cores).then(|| self.block_word(owner, TimingBlock::new(config).ring_stamps + 8 * granule))?
+        ring_stamp(&self.seg, owner, pos)
     }
 
     /// The stamp word of the fragment in `src`'s per-peer slot to rank `owner`.
     pub fn pair_stamp(&self, owner: u32, src: u32) -> Option<&AtomicU64> {
         let config = self.seg.config();
         let at = TimingBlock::new(config).pair_stamps + 8 * src as usize;
-        (owner < config.cores && src < config.cores).then(|| self.block_word(owner, at))?
+        (owner < config.cores && src < config.cores).then(|| block_word(&self.seg, owner, at))?
     }
 
     /// The stamp word of core `rank`'s arrival at the job-wide barrier of `parity`.
     pub fn barrier_stamp(&self, rank: u32, parity: u32) -> Option<&AtomicU64> {
-        let config = self.seg.config();
-        let at = TimingBlock::new(config).barrier_stamps + 8 * (parity % 2) as usize;
-        (rank < config.cores).then(|| self.block_word(rank, at)).flatten()
+        barrier_stamp(&self.seg, rank, parity)
     }
 
     fn block_word(&self, rank: u32, at: usize) -> Option<&AtomicU64> {
-        let layout = self.seg.layout();
-        let offset = layout.timing_block(self.seg.config(), rank as usize) + at - layout.timing.offset;
-        crate::segment::view::atomic_u64_at(self.seg.bytes(layout.timing), offset)
+        block_word(&self.seg, rank, at)
     }
 
     /// The tile of rank `rank` (this core's for a rank out of range).
@@ -340,4 +334,26 @@ impl Drop for Op<'_> {
             c.meter.mark();
         }
     }
+}
+
+/// The stamp word of the fragment at position `pos` of rank `owner`'s receive ring in
+/// `seg` (which has a timing region): [`Clock::ring_stamp`], for a gateway, which has
+/// no clock of its own.
+pub(crate) fn ring_stamp(seg: &Segment, owner: u32, pos: u32) -> Option<&AtomicU64> {
+    let config = seg.config();
+    let granule = (pos as usize / 16) % (config.ring_bytes as usize / 16);
+    (owner < config.cores).then(|| block_word(seg, owner, TimingBlock::new(config).ring_stamps + 8 * granule))?
+}
+
+/// [`Clock::barrier_stamp`] in `seg`, for a gateway.
+pub(crate) fn barrier_stamp(seg: &Segment, rank: u32, parity: u32) -> Option<&AtomicU64> {
+    let config = seg.config();
+    let at = TimingBlock::new(config).barrier_stamps + 8 * (parity % 2) as usize;
+    (rank < config.cores).then(|| block_word(seg, rank, at)).flatten()
+}
+
+fn block_word(seg: &Segment, rank: u32, at: usize) -> Option<&AtomicU64> {
+    let layout = seg.layout();
+    let offset = layout.timing_block(seg.config(), rank as usize) + at - layout.timing.offset;
+    crate::segment::view::atomic_u64_at(seg.bytes(layout.timing), offset)
 }

@@ -107,6 +107,31 @@ pub fn die(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
+/// Round trips per size of the `timed` role.
+pub const TIMED_ROUNDS: u64 = 3;
+/// Message sizes of the `timed` role: one fragment, and several.
+pub const TIMED_SIZES: [usize; 2] = [8, 100 * 1024];
+
+/// Ping-pong between ranks 0 and 1, then a barrier: communication only (for virtual
+/// time).
+pub fn timed(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
+    for size in TIMED_SIZES {
+        let mut buf = vec![0u8; size];
+        for _ in 0..TIMED_ROUNDS {
+            if core.rank() == 0 {
+                core.send(1, 6, &buf)?;
+                core.recv(1, 6, &mut buf)?;
+            } else if core.rank() == 1 {
+                core.recv(0, 6, &mut buf)?;
+                core.send(0, 6, &buf)?;
+            }
+        }
+    }
+    // Rank 0, which received last, arrives last.
+    core.barrier()?;
+    Ok(())
+}
+
 /// The ranks' entry: does nothing unless started as a rank of a node test.
 pub fn rank_main() {
     let Ok(role) = std::env::var(ROLE) else { return };
@@ -114,6 +139,7 @@ pub fn rank_main() {
     match role.as_str() {
         "ring" => ring(&core).unwrap(),
         "die" => die(&core).unwrap(),
+        "timed" => timed(&core).unwrap(),
         // Waits for a message nobody sends, until the job aborts.
         "wait" => {
             let _ = core.barrier();

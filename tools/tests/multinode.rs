@@ -13,8 +13,15 @@ use node_roles::ROLE;
 
 /// `sccrun --nodes nodes -n cores` running `role` as every rank.
 fn sccrun(nodes: u32, cores: u32, role: &str) -> Command {
+    sccrun_with(nodes, cores, role, &[])
+}
+
+/// [`sccrun`] with more of sccrun's options.
+fn sccrun_with(nodes: u32, cores: u32, role: &str, options: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sccrun"));
-    cmd.args(["--nodes", &nodes.to_string(), "-n", &cores.to_string(), "--"])
+    cmd.args(["--nodes", &nodes.to_string(), "-n", &cores.to_string()])
+        .args(options)
+        .arg("--")
         .arg(std::env::current_exe().unwrap())
         .args(["rank_main", "--exact", "--nocapture", "--test-threads=1"])
         .env(ROLE, role);
@@ -96,5 +103,23 @@ fn a_killed_node_ends_the_job() {
     while alive() > 0 {
         assert!(Instant::now() < deadline, "{} ranks outlived the job", alive());
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `--timing` across nodes: each node reports its own ranks' virtual times.
+#[test]
+fn virtual_time_runs_across_nodes() {
+    let out = sccrun_with(2, 2, "timed", &["--timing", "scc"]).output().unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    for (node, rank) in [(0, 0), (1, 1)] {
+        let report = all
+            .split(&format!("node {node}: virtual time"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("node {node}:\n{all}"));
+        assert!(
+            report.lines().nth(1).is_some_and(|l| l.trim_start().starts_with(&format!("core    {rank} "))),
+            "{all}"
+        );
     }
 }

@@ -1,31 +1,38 @@
 //! A two-sided fragment as it travels between nodes.
 //!
 //! A batch is a sequence of frames, each a fixed header (destination, source, tag,
-//! message length, payload length, kind, first flag) of [`HEADER`] little-endian bytes
-//! followed by the payload. The receiving gateway trusts nothing in it: a frame that
+//! message length, payload length, kind, first flag, and in virtual time the
+//! fragment's stamp) of [`HEADER`] little-endian bytes followed by the payload. The receiving gateway trusts nothing in it: a frame that
 //! runs past the batch, names a kind no sender writes, carries more than a ring entry
 //! holds or contradicts its kind is refused, and the job aborts.
 
 use crate::protocol::ring::frag::{FragHeader, FragKind, KIND_SHIFT};
 
 /// Bytes of a frame's header.
-pub(super) const HEADER: usize = 24;
+pub(super) const HEADER: usize = 32;
 
 /// One fragment for rank `dest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Frame {
     pub dest: u32,
     pub header: FragHeader,
+    /// The fragment's virtual time as its sender stamped it (0 outside virtual time).
+    pub stamp: u64,
     pub payload: Vec<u8>,
 }
 
 /// Appends the frame of a fragment for `dest` to `batch`; `fill` writes its
 /// `header.len` payload bytes in place (straight out of a ring).
-pub(super) fn encode_with(batch: &mut Vec<u8>, dest: u32, header: &FragHeader, fill: impl FnOnce(&mut [u8])) {
+pub(super) fn encode_with(
+    batch: &mut Vec<u8>,
+    (dest, header, stamp): (u32, &FragHeader, u64),
+    fill: impl FnOnce(&mut [u8]),
+) {
     for word in [dest, header.src, header.tag, header.total, header.len] {
         batch.extend_from_slice(&word.to_le_bytes());
     }
     batch.extend_from_slice(&[header.kind as u8, u8::from(header.first), 0, 0]);
+    batch.extend_from_slice(&stamp.to_le_bytes());
     let start = batch.len();
     batch.resize(start + header.len as usize, 0);
     fill(&mut batch[start..]);
@@ -53,9 +60,10 @@ pub(super) fn decode(mut batch: &[u8], max_payload: u32) -> Result<Vec<Frame>, S
             return Err(format!("a frame of {len} payload bytes with {} left", batch.len() - HEADER));
         }
         let header = FragHeader { src, tag, len, total, first, kind };
+        let stamp = u64::from_le_bytes(batch[24..32].try_into().expect("8 bytes"));
         header.check().map_err(|e| format!("a frame from rank {src}: {e:?}"))?;
         let end = HEADER + len as usize;
-        frames.push(Frame { dest, header, payload: batch[HEADER..end].to_vec() });
+        frames.push(Frame { dest, header, stamp, payload: batch[HEADER..end].to_vec() });
         batch = &batch[end..];
     }
     Ok(frames)
@@ -66,7 +74,7 @@ mod tests {
     use super::*;
 
     fn encode(batch: &mut Vec<u8>, dest: u32, header: &FragHeader, payload: &[u8]) {
-        encode_with(batch, dest, header, |p| p.copy_from_slice(payload));
+        encode_with(batch, (dest, header, u64::from(dest) << 40 | 7), |p| p.copy_from_slice(payload));
     }
 
     #[test]
@@ -79,6 +87,7 @@ mod tests {
         let frames = decode(&batch, 1024).unwrap();
         assert_eq!(frames.len(), 2);
         assert_eq!((frames[0].dest, frames[0].header, frames[0].payload.as_slice()), (1, data, &b"hello"[..]));
+        assert_eq!((frames[0].stamp, frames[1].stamp), (1 << 40 | 7, 6 << 40 | 7));
         assert_eq!((frames[1].dest, frames[1].header), (6, ack));
 
         assert!(decode(&batch[..batch.len() - 1], 1024).is_err(), "cut short");

@@ -28,13 +28,21 @@
 //!   rank and cause, so every surviving rank's error names the dead one; after it
 //!   nothing more crosses.
 //!
+//! Virtual time: a fragment's stamp (its message's time, `p2p::timed`) travels with it
+//! and arrives later by the chip's link ([`Chip::link_ps`]: its latency plus the
+//! message's bytes so far at the link's bandwidth); an arrival at a barrier reaches the
+//! other nodes one link latency later (each node reports its latest arrival, and the
+//! gateway writes it as every remote rank's arrival stamp before it releases the
+//! barrier). So a program that only communicates runs the same virtual times on one
+//! node and on several, but for the link.
+//!
 //! Only the shared receive buffer crosses nodes, as yet: windows, communicators and the
-//! heap (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`), the
-//! per-peer channel and virtual time do not.
+//! heap (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`) and the
+//! per-peer channel do not.
 
 mod frame;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
 use shm_layout::{ChannelKind, WaitPolicy};
@@ -49,6 +57,8 @@ use crate::protocol::waiter::Waiter;
 use crate::segment::mapping::{AttachError, Segment, slot_state};
 use crate::segment::mpb::MPB_GRANULE;
 use crate::sync::Ordering;
+use crate::timing::Chip;
+use crate::timing::clock::{barrier_stamp, ring_stamp};
 use frame::Frame;
 
 /// Why a gateway could not be set up.
@@ -109,6 +119,12 @@ pub struct Gateway {
     finished: bool,
     /// Whether the last round moved anything.
     moved: bool,
+    /// The chip, in virtual time.
+    chip: Option<Chip>,
+    /// In virtual time, the bytes so far of the message each (source, destination) is
+    /// receiving through this gateway: the link carries a message's fragments one
+    /// after another.
+    on_link: HashMap<(u32, u32), u64>,
 }
 
 impl Gateway {
@@ -119,6 +135,9 @@ impl Gateway {
         let fd = running.segment().fd().try_clone_to_owned().map_err(|e| GatewayError::Setup(e.to_string()))?;
         let segment = Segment::attach(fd)?;
         let config = *segment.config();
+        if !config.spans_nodes() {
+            return Err(GatewayError::OneNode);
+        }
         let kind = ChannelKind::from_u32(config.channel).unwrap_or(ChannelKind::Srb);
         if kind != ChannelKind::Srb {
             return Err(GatewayError::Channel(kind));
@@ -135,6 +154,8 @@ impl Gateway {
             released: 0,
             finished: false,
             moved: false,
+            chip: (config.timing != 0).then(|| running.chip().cloned().unwrap_or_default()),
+            on_link: HashMap::new(),
         })
     }
 
@@ -151,6 +172,33 @@ impl Gateway {
     /// Whether every rank of this node has entered the current world barrier.
     fn all_arrived(&self) -> bool {
         self.segment.sync_area().world_barrier.phase().1 == self.spec.count
+    }
+
+    /// In virtual time, the latest of this node's arrivals at the current barrier (its
+    /// ranks stamp them before they arrive).
+    fn latest_arrival(&self) -> u64 {
+        if self.chip.is_none() {
+            return 0;
+        }
+        let parity = (self.released % 2) as u32;
+        let ranks = self.spec.first..self.spec.first + self.spec.count;
+        // Relaxed: each rank stored its stamp before its Release add to the barrier,
+        // which `all_arrived`'s Acquire load saw (it is only called when all arrived).
+        let stamps = ranks.filter_map(|r| barrier_stamp(&self.segment, r, parity)).map(|w| w.load(Ordering::Relaxed));
+        stamps.max().unwrap_or(0)
+    }
+
+    /// In virtual time, writes each remote rank's arrival at the barrier about to be
+    /// released: its node's latest, one link latency later.
+    fn stamp_remote_arrivals(&self, all: &[NodeStatus]) {
+        let Some(chip) = &self.chip else { return };
+        let parity = (self.released % 2) as u32;
+        for rank in (0..self.spec.cores).filter(|&r| !self.spec.is_local(r)) {
+            if let Some(word) = barrier_stamp(&self.segment, rank, parity) {
+                // Relaxed: the barrier's Release store publishes it to the leaving ranks.
+                word.store(all[self.spec.node_of(rank) as usize].barrier_vtime + chip.link_ps(0), Ordering::Relaxed);
+            }
+        }
     }
 
     /// Publishes the queued frames that fit, in order, per destination.
@@ -189,6 +237,10 @@ impl Gateway {
                         None => break,
                     },
                 };
+                if let Some(word) = self.chip.as_ref().and_then(|_| ring_stamp(&self.segment, dest, reservation.pos())) {
+                    // Relaxed: published by the ring's Release store below.
+                    word.store(front.stamp, Ordering::Relaxed);
+                }
                 ring.publish(reservation, &front.header, &front.payload);
                 self.segment.slot(dest).bell.ring();
                 inbound.queue.pop_front();
@@ -211,7 +263,13 @@ impl NodeSide for Gateway {
             loop {
                 match ring.peek(stand_in.pos) {
                     Ok(Some(entry)) => {
-                        frame::encode_with(batch, rank, &entry.header, |payload| ring.read(&entry, 0, payload));
+                        // Relaxed: the sender stored it before its Release publication,
+                        // which `peek`'s Acquire saw.
+                        let stamp = self.chip.as_ref().and_then(|_| ring_stamp(&self.segment, rank, entry.pos()));
+                        let stamp = stamp.map_or(0, |w| w.load(Ordering::Relaxed));
+                        frame::encode_with(batch, (rank, &entry.header, stamp), |payload| {
+                            ring.read(&entry, 0, payload)
+                        });
                         stand_in.pos = entry.next();
                         ring.release(entry);
                         self.moved = true;
@@ -240,6 +298,12 @@ impl NodeSide for Gateway {
             if src >= self.spec.cores || self.spec.node_of(src) != from {
                 return Err(format!("node {from} sent a fragment from rank {src}, which it does not run"));
             }
+            let mut frame = frame;
+            if let Some(chip) = &self.chip {
+                let sent = self.on_link.entry((src, dest)).or_default();
+                *sent = if frame.header.first { 0 } else { *sent } + u64::from(frame.header.len);
+                frame.stamp += chip.link_ps(*sent);
+            }
             self.inbound[(dest - self.spec.first) as usize].queue.push_back(frame);
             self.moved = true;
         }
@@ -258,6 +322,7 @@ impl NodeSide for Gateway {
             barriers: self.released + u64::from(self.all_arrived()),
             failure: self.segment.job().check().err().map(|e| (e.rank, e.cause)),
             finished: self.finished,
+            barrier_vtime: self.latest_arrival(),
         }
     }
 
@@ -272,6 +337,7 @@ impl NodeSide for Gateway {
         if self.all_arrived() && all.iter().all(|s| s.barriers >= next) {
             // Every other party has arrived, so this arrival completes the phase and
             // returns at once.
+            self.stamp_remote_arrivals(all);
             let waiter = Waiter::new(WaitPolicy::Spin, self.segment.job());
             let parties = self.spec.count + 1;
             if self.segment.sync_area().world_barrier.wait(parties, &waiter, &self.segment.slot(0).bell).is_ok() {

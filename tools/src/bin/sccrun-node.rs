@@ -39,10 +39,8 @@ struct NodeCli {
 fn main() -> ExitCode {
     let cli = NodeCli::parse();
     let cores = cli.job.cores.expect("clap requires -n");
-    if cli.job.timing.is_some() {
-        return usage_error(
-            "--nodes cannot be used with --timing: virtual time across nodes is not done yet",
-        );
+    if cli.job.trace.is_some() {
+        return usage_error("--nodes cannot be used with --trace yet: each node would write the trace");
     }
     // Funneled, not Single: the wait and signal threads exist, but only this (main)
     // thread ever calls MPI.
@@ -99,6 +97,11 @@ fn main() -> ExitCode {
     let says = report.failure.is_none_or(|f| f.rank.map_or(node == 0, |rank| spec.is_local(rank)));
     if let (Some(diagnosis), true) = (report.diagnosis(), says) {
         eprintln!("sccrun: {diagnosis}");
+    }
+    if let (Some(times), Some(timing)) = (&report.vtimes, &cli.job.timing) {
+        let note =
+            sccemu::job::vtime::VirtualTime::from_spec(timing).map(|t| t.compute_note()).unwrap_or_default();
+        eprintln!("node {node}: {}\n  {note}", sccemu::job::vtime::report(times));
     }
     let code = report.exit_code();
     drop(universe);

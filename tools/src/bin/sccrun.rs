@@ -116,10 +116,8 @@ fn main() -> ExitCode {
         (None, Some(cores)) => cores,
         (None, None) => return usage_error("the number of cores (-n N) is required"),
     };
-    if cli.nodes.is_some() && cli.job.timing.is_some() {
-        return usage_error(
-            "--nodes cannot be used with --timing: virtual time across nodes is not done yet",
-        );
+    if cli.nodes.is_some_and(|n| n > 1) && cli.job.trace.is_some() {
+        return usage_error("--nodes cannot be used with --trace yet: each node would write the trace");
     }
     let launch = match cli.job.launch(cores) {
         Ok(launch) => launch,

@@ -8,7 +8,9 @@
 //! 3: the failing rank;
 //! 4, 5: the cause as [`AbortCause::encode`] gives it (reason, detail);
 //! 6: 1 if every rank of the node has exited ([`NodeStatus::finished`]);
-//! 7: 1 if the node is busy (it has or may soon have work; see `engine`'s back-off).
+//! 7: 1 if the node is busy (it has or may soon have work; see `engine`'s back-off);
+//! 8: the virtual time of the node's latest arrival at the barrier it reports
+//!    ([`NodeStatus::barrier_vtime`]).
 //!
 //! Decoding is strict: a flag that is neither 0 nor 1, a rank or cause word that does
 //! not fit, or an unknown reason is an error, since the words then are not a status and
@@ -18,7 +20,7 @@ use sccemu::job::node::NodeStatus;
 use sccemu::protocol::abort::AbortCause;
 
 /// Words per node status.
-pub const STATUS_WORDS: usize = 8;
+pub const STATUS_WORDS: usize = 9;
 
 /// One node's status words.
 pub type StatusWords = [u64; STATUS_WORDS];
@@ -39,6 +41,7 @@ pub fn encode_status(status: &NodeStatus, busy: bool) -> StatusWords {
     }
     words[6] = u64::from(status.finished);
     words[7] = u64::from(busy);
+    words[8] = status.barrier_vtime;
     words
 }
 
@@ -61,7 +64,7 @@ pub fn decode_status(words: &StatusWords) -> Result<(NodeStatus, bool), String> 
     } else {
         None
     };
-    let status = NodeStatus { barriers: words[0], failure, finished: flag(6)? };
+    let status = NodeStatus { barriers: words[0], failure, finished: flag(6)?, barrier_vtime: words[8] };
     Ok((status, flag(7)?))
 }
 
@@ -90,7 +93,7 @@ mod tests {
         }
         for failure in failures {
             for (barriers, finished, busy) in [(0, false, false), (1, true, false), (u64::MAX, false, true)] {
-                let status = NodeStatus { barriers, failure, finished };
+                let status = NodeStatus { barriers, failure, finished, barrier_vtime: barriers ^ 0x5a5a };
                 let words = encode_status(&status, busy);
                 assert_eq!(decode_status(&words), Ok((status, busy)), "{words:?}");
             }
@@ -99,17 +102,20 @@ mod tests {
 
     #[test]
     fn no_failure_leaves_its_words_zero() {
-        let words = encode_status(&NodeStatus { barriers: 5, failure: None, finished: true }, true);
-        assert_eq!(words, [5, 0, 0, 0, 0, 0, 1, 1]);
-        let rankless =
-            NodeStatus { barriers: 0, failure: Some((None, AbortCause::Deadlock)), finished: false };
+        let words = encode_status(&NodeStatus { barriers: 5, finished: true, ..NodeStatus::default() }, true);
+        assert_eq!(words, [5, 0, 0, 0, 0, 0, 1, 1, 0]);
+        let rankless = NodeStatus { failure: Some((None, AbortCause::Deadlock)), ..NodeStatus::default() };
         assert_eq!(encode_status(&rankless, false)[2..4], [0, 0]);
     }
 
     #[test]
     fn words_that_are_not_a_status_are_refused() {
         let good = encode_status(
-            &NodeStatus { barriers: 1, failure: Some((Some(4), AbortCause::UserAbort(1))), finished: false },
+            &NodeStatus {
+                barriers: 1,
+                failure: Some((Some(4), AbortCause::UserAbort(1))),
+                ..NodeStatus::default()
+            },
             false,
         );
         for (i, bad) in [(1, 2), (2, 7), (6, 2), (7, u64::MAX), (3, 1 << 32), (4, 1 << 40), (4, 0xdead)] {

@@ -14,7 +14,7 @@ use sccemu::job::launcher::{JobReport, Launch, Output};
 use sccemu::job::node::{NodeSide, NodeSpec};
 use sccemu::job::vtime::VirtualTime;
 use sccemu::timing::Chip;
-use shm_layout::Config;
+use shm_layout::{ChannelKind, Config};
 
 mod node_roles;
 
@@ -22,16 +22,18 @@ use node_roles::{NAMED_THE_DEAD, ROLE};
 
 /// Runs `role` as every rank of a `cores`-core job over `nodes` node groups.
 fn run_nodes(nodes: u32, cores: u32, role: &str) -> Vec<JobReport> {
-    run_timed(nodes, cores, role, None)
+    run_with(nodes, Config::new(cores), role, None)
 }
 
-/// [`run_nodes`], in virtual time if `timing` says so; one node is an ordinary job.
-fn run_timed(nodes: u32, cores: u32, role: &str, timing: Option<VirtualTime>) -> Vec<JobReport> {
+/// [`run_nodes`] of a job of `config`, in virtual time if `timing` says so; one node is
+/// an ordinary job.
+fn run_with(nodes: u32, config: Config, role: &str, timing: Option<VirtualTime>) -> Vec<JobReport> {
+    let cores = config.cores;
     let exe = std::env::current_exe().unwrap();
     let mut gateways = Vec::new();
     let (done, finished) = mpsc::channel();
     for node in 0..nodes {
-        let mut launch = Launch::new(Config::new(cores), exe.clone());
+        let mut launch = Launch::new(config, exe.clone());
         launch.args =
             ["rank_main", "--exact", "--nocapture", "--test-threads=1"].map(OsString::from).to_vec();
         launch.env = vec![(ROLE.into(), role.into())];
@@ -94,6 +96,16 @@ fn two_sided_messages_and_barriers_cross_nodes() {
 }
 
 #[test]
+fn the_per_peer_channel_crosses_nodes() {
+    for (nodes, cores) in [(2, 2), (3, 7)] {
+        let config = Config { channel: ChannelKind::PerPeer as u32, ..Config::new(cores) };
+        for report in run_with(nodes, config, "ring", None) {
+            assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
+        }
+    }
+}
+
+#[test]
 fn a_dead_rank_aborts_every_node() {
     let (nodes, cores) = (3, 6);
     let reports = run_nodes(nodes, cores, "die");
@@ -108,22 +120,27 @@ fn a_dead_rank_aborts_every_node() {
     }
 }
 
-/// A communication-only ping-pong in virtual time: across two nodes every message
-/// arrives exactly the chip's link cost later than on one node, and nothing else moves.
+/// A communication-only ping-pong in virtual time, on either channel: across two nodes
+/// every message arrives exactly the chip's link cost later than on one node, and
+/// nothing else moves.
 #[test]
 fn virtual_time_crosses_nodes_with_the_link_cost() {
     let chip_toml = "[compute]\nsource = \"none\"\n";
     let timing = VirtualTime { chip: chip_toml.into(), trace: None };
-    let ends = |nodes| -> Vec<u64> {
-        let reports = run_timed(nodes, 2, "timed", Some(timing.clone()));
-        reports.iter().flat_map(|r| r.vtimes.clone().expect("virtual times")).map(|t| t.end).collect()
-    };
-    let (one, two) = (ends(1), ends(2));
     let link = Chip::from_toml(chip_toml).unwrap();
     let (rounds, sizes) = (node_roles::TIMED_ROUNDS, node_roles::TIMED_SIZES);
     let round_trips: u64 = sizes.iter().map(|&s| 2 * rounds * link.link_ps(s as u64)).sum();
-    // Rank 0 receives the last pong and arrives at the barrier last: rank 1 leaves it
-    // once rank 0's arrival has crossed the link.
-    assert_eq!(two[0] - one[0], round_trips, "rank 0: {one:?} on one node, {two:?} on two");
-    assert_eq!(two[1] - one[1], round_trips + link.link_ps(0), "rank 1: {one:?} on one node, {two:?} on two");
+    for channel in [ChannelKind::Srb, ChannelKind::PerPeer] {
+        let config = Config { channel: channel as u32, ..Config::new(2) };
+        let ends = |nodes| -> Vec<u64> {
+            let reports = run_with(nodes, config, "timed", Some(timing.clone()));
+            reports.iter().flat_map(|r| r.vtimes.clone().expect("virtual times")).map(|t| t.end).collect()
+        };
+        let (one, two) = (ends(1), ends(2));
+        // Rank 0 receives the last pong and arrives at the barrier last: rank 1 leaves
+        // it once rank 0's arrival has crossed the link.
+        assert_eq!(two[0] - one[0], round_trips, "{channel}, rank 0: {one:?} on one node, {two:?} on two");
+        let rank_1 = round_trips + link.link_ps(0);
+        assert_eq!(two[1] - one[1], rank_1, "{channel}, rank 1: {one:?} on one node, {two:?} on two");
+    }
 }

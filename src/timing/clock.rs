@@ -160,9 +160,7 @@ impl Clock {
 
     /// The stamp word of the fragment in `src`'s per-peer slot to rank `owner`.
     pub fn pair_stamp(&self, owner: u32, src: u32) -> Option<&AtomicU64> {
-        let config = self.seg.config();
-        let at = TimingBlock::new(config).pair_stamps + 8 * src as usize;
-        (owner < config.cores && src < config.cores).then(|| block_word(&self.seg, owner, at))?
+        pair_stamp(&self.seg, owner, src)
     }
 
     /// The stamp word of core `rank`'s arrival at the job-wide barrier of `parity`.
@@ -343,6 +341,13 @@ pub(crate) fn ring_stamp(seg: &Segment, owner: u32, pos: u32) -> Option<&AtomicU
     let config = seg.config();
     let granule = (pos as usize / 16) % (config.ring_bytes as usize / 16);
     (owner < config.cores).then(|| block_word(seg, owner, TimingBlock::new(config).ring_stamps + 8 * granule))?
+}
+
+/// [`Clock::pair_stamp`] in `seg`, for a gateway.
+pub(crate) fn pair_stamp(seg: &Segment, owner: u32, src: u32) -> Option<&AtomicU64> {
+    let config = seg.config();
+    let at = TimingBlock::new(config).pair_stamps + 8 * src as usize;
+    (owner < config.cores && src < config.cores).then(|| block_word(seg, owner, at))?
 }
 
 /// [`Clock::barrier_stamp`] in `seg`, for a gateway.

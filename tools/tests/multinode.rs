@@ -48,6 +48,8 @@ fn token_ring_messages_and_barriers_cross_nodes() {
         let out = run(nodes, cores, "ring");
         assert!(out.status.success(), "{nodes} nodes, {cores} cores:\n{}", text(&out));
     }
+    let out = sccrun_with(3, 7, "ring", &["--channel", "perpeer"]).output().unwrap();
+    assert!(out.status.success(), "per-peer, 3 nodes, 7 cores:\n{}", text(&out));
 }
 
 #[test]

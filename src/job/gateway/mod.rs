@@ -8,15 +8,16 @@
 //! rank's node. The gateway of that node is then a sender like any other into the
 //! destination's real ring, with the fragment's original source in its header. So the
 //! two-sided protocol runs unchanged on both sides: matching, synchronous
-//! acknowledgements and flow control never learn that a peer is remote.
+//! acknowledgements and flow control never learn that a peer is remote. The per-peer
+//! channel crosses the same way, through the stand-in slots of the pairs (`channel`).
 //!
 //! Invariants:
 //! - fragments of one source to one destination keep their order: a stand-in ring is
 //!   drained in order, a batch keeps it, the engine delivers batches in round order,
 //!   and the receiving gateway queues per destination and publishes in queue order;
-//! - the gateway never waits on a ring: a frame that does not fit yet stays queued
-//!   (with its reservation, counted as a space waiter so the receiver publishes what it
-//!   consumed), and the next round tries again;
+//! - the gateway never waits on a channel: a frame that does not fit yet stays queued
+//!   (a shared-receive-buffer reservation with it, counted as a space waiter so the
+//!   receiver publishes what it consumed), and the next round tries again;
 //! - large messages never take the single-copy path to another node (`p2p::send`
 //!   checks [`CoreContext::is_local`](crate::segment::CoreContext::is_local)): only
 //!   channel fragments cross, never a rendezvous;
@@ -36,10 +37,11 @@
 //! barrier). So a program that only communicates runs the same virtual times on one
 //! node and on several, but for the link.
 //!
-//! Only the shared receive buffer crosses nodes, as yet: windows, communicators and the
-//! heap (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`) and the
-//! per-peer channel do not.
+//! Only two-sided messages and world barriers cross nodes, as yet: windows,
+//! communicators and the heap (`AllocError::AcrossNodes`), MPBs and flags
+//! (`MpbError::OnOtherNode`) do not.
 
+mod channel;
 mod frame;
 
 use std::collections::{HashMap, VecDeque};
@@ -52,13 +54,14 @@ use crate::job::node::{NodeSide, NodeSpec, NodeStatus};
 use crate::p2p::channel::Placement;
 use crate::protocol::abort::AbortCause;
 use crate::protocol::alloc::freelist::FreeList;
-use crate::protocol::ring::srb::{Reservation, entry_len};
+use crate::protocol::ring::srb::Reservation;
 use crate::protocol::waiter::Waiter;
 use crate::segment::mapping::{AttachError, Segment, slot_state};
 use crate::segment::mpb::MPB_GRANULE;
 use crate::sync::Ordering;
 use crate::timing::Chip;
-use crate::timing::clock::{barrier_stamp, ring_stamp};
+use crate::timing::clock::barrier_stamp;
+use channel::Ends;
 use frame::Frame;
 
 /// Why a gateway could not be set up.
@@ -66,8 +69,6 @@ use frame::Frame;
 pub enum GatewayError {
     /// The job does not span nodes ([`crate::job::launcher::Launch::node`] was `None`).
     OneNode,
-    /// The job's channel does not cross nodes yet (only the shared receive buffer does).
-    Channel(ChannelKind),
     /// The channels could not be placed, or the segment not mapped again.
     Setup(String),
 }
@@ -76,7 +77,6 @@ impl fmt::Display for GatewayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::OneNode => write!(f, "the job runs on one node: it has no gateway"),
-            Self::Channel(kind) => write!(f, "the {kind} channel does not cross nodes yet (use srb)"),
             Self::Setup(why) => write!(f, "cannot set up the gateway: {why}"),
         }
     }
@@ -88,13 +88,6 @@ impl From<AttachError> for GatewayError {
     fn from(e: AttachError) -> Self {
         GatewayError::Setup(e.to_string())
     }
-}
-
-/// The consumer's side of a stand-in ring.
-#[derive(Clone, Copy, Default)]
-struct StandIn {
-    pos: u32,
-    published: u32,
 }
 
 /// Fragments for one of this node's ranks, waiting for room in its ring.
@@ -109,9 +102,7 @@ struct Inbound {
 pub struct Gateway {
     segment: Segment,
     spec: NodeSpec,
-    place: Placement,
-    /// Indexed by rank; used for the other nodes' ranks.
-    stand_ins: Vec<StandIn>,
+    ends: Ends,
     /// Indexed by this node's ranks, from its first.
     inbound: Vec<Inbound>,
     /// World barriers released so far.
@@ -139,17 +130,13 @@ impl Gateway {
             return Err(GatewayError::OneNode);
         }
         let kind = ChannelKind::from_u32(config.channel).unwrap_or(ChannelKind::Srb);
-        if kind != ChannelKind::Srb {
-            return Err(GatewayError::Channel(kind));
-        }
         // The same first symmetric MPB allocation as every core's (`p2p::channel`).
         let mut mpb = FreeList::new(config.mpb_bytes as usize, MPB_GRANULE);
         let place = Placement::setup(&config, &mut mpb).map_err(|e| GatewayError::Setup(e.to_string()))?;
         Ok(Gateway {
             segment,
             spec,
-            place,
-            stand_ins: vec![StandIn::default(); spec.cores as usize],
+            ends: Ends::new(kind, place, config.timing != 0, spec.cores),
             inbound: (0..spec.count).map(|_| Inbound::default()).collect(),
             released: 0,
             finished: false,
@@ -214,35 +201,10 @@ impl Gateway {
                 inbound.queue.clear();
                 continue;
             }
-            let ring = self.place.srb(&self.segment, dest);
             while let Some(front) = inbound.queue.front() {
-                let reservation = match inbound.held.take() {
-                    Some(r) if ring.fits(&r) => {
-                        ring.remove_space_waiter(false);
-                        r
-                    }
-                    Some(r) => {
-                        inbound.held = Some(r);
-                        break;
-                    }
-                    None => match ring.try_reserve(entry_len(front.header.len)) {
-                        Some((r, true)) => r,
-                        Some((r, false)) => {
-                            // Counted, the receiver publishes what it consumed instead of
-                            // waiting for a quarter of its ring (`srb::space`).
-                            ring.add_space_waiter(false);
-                            inbound.held = Some(r);
-                            break;
-                        }
-                        None => break,
-                    },
-                };
-                if let Some(word) = self.chip.as_ref().and_then(|_| ring_stamp(&self.segment, dest, reservation.pos())) {
-                    // Relaxed: published by the ring's Release store below.
-                    word.store(front.stamp, Ordering::Relaxed);
+                if !self.ends.publish(&self.segment, dest, front, &mut inbound.held) {
+                    break;
                 }
-                ring.publish(reservation, &front.header, &front.payload);
-                self.segment.slot(dest).bell.ring();
                 inbound.queue.pop_front();
                 self.moved = true;
             }
@@ -256,40 +218,17 @@ impl NodeSide for Gateway {
         if self.aborted() {
             return;
         }
-        for rank in (0..self.spec.cores).filter(|&r| !self.spec.is_local(r)) {
-            let ring = self.place.srb(&self.segment, rank);
-            let stand_in = &mut self.stand_ins[rank as usize];
-            let batch = &mut out[self.spec.node_of(rank) as usize];
-            loop {
-                match ring.peek(stand_in.pos) {
-                    Ok(Some(entry)) => {
-                        // Relaxed: the sender stored it before its Release publication,
-                        // which `peek`'s Acquire saw.
-                        let stamp = self.chip.as_ref().and_then(|_| ring_stamp(&self.segment, rank, entry.pos()));
-                        let stamp = stamp.map_or(0, |w| w.load(Ordering::Relaxed));
-                        frame::encode_with(batch, (rank, &entry.header, stamp), |payload| {
-                            ring.read(&entry, 0, payload)
-                        });
-                        stand_in.pos = entry.next();
-                        ring.release(entry);
-                        self.moved = true;
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        eprintln!("sccemu: gateway of node {}: {e}", self.spec.node);
-                        self.segment.abort(None, AbortCause::Corrupted);
-                        return;
-                    }
-                }
-            }
-            if ring.free_consumed(stand_in.pos, &mut stand_in.published, true) {
-                self.segment.ring_all();
+        match self.ends.drain(&self.segment, &self.spec, out) {
+            Ok(any) => self.moved |= any,
+            Err(e) => {
+                eprintln!("sccemu: gateway of node {}: {e}", self.spec.node);
+                self.segment.abort(None, AbortCause::Corrupted);
             }
         }
     }
 
     fn deliver(&mut self, from: u32, batch: &[u8]) -> Result<(), String> {
-        let max_payload = self.place.srb(&self.segment, self.spec.first).max_payload();
+        let max_payload = self.ends.max_payload(&self.segment, &self.spec);
         for frame in frame::decode(batch, max_payload)? {
             let (dest, src) = (frame.dest, frame.header.src);
             if !self.spec.is_local(dest) {

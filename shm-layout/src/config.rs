@@ -6,7 +6,9 @@
 use core::fmt;
 use core::str::FromStr;
 
-use crate::{DEFAULT_HEAP_BYTES, DEFAULT_MPB_BYTES, DEFAULT_RING_BYTES, MAX_CORES, MAX_HEAP_BYTES};
+use crate::{
+    DEFAULT_HEAP_BYTES, DEFAULT_MPB_BYTES, DEFAULT_RING_BYTES, MAX_CORES, MAX_HEAP_BYTES, MAX_JOB_CORES,
+};
 
 /// Shape of the on-chip mesh: `cols x rows` tiles with `cores_per_tile` cores each.
 #[repr(C)]
@@ -162,8 +164,12 @@ impl Config {
 
     /// Checks every field; [`layout`](crate::layout) calls this first.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.cores == 0 || self.cores > MAX_CORES {
-            return Err(ConfigError::Cores { cores: self.cores, max: MAX_CORES });
+        let max = if self.node_cores == 0 { MAX_CORES } else { MAX_JOB_CORES };
+        if self.cores == 0 || self.cores > max {
+            return Err(ConfigError::Cores { cores: self.cores, max });
+        }
+        if self.node_cores > MAX_CORES {
+            return Err(ConfigError::Cores { cores: self.node_cores, max: MAX_CORES });
         }
         if u64::from(self.cores) > self.mesh.capacity() {
             return Err(ConfigError::MeshTooSmall { cores: self.cores, mesh: self.mesh });

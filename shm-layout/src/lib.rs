@@ -52,6 +52,10 @@ pub const WINDOW_ENTRY_BYTES: usize = LINE;
 /// untouched pages cost nothing) and a job starts, meets and ends in seconds on two CPUs;
 /// past it, each process's own start-up (exec, the dynamic loader) dominates.
 pub const MAX_CORES: u32 = 4096;
+/// The largest job over several nodes (`Config::node_cores`), each node running at most
+/// [`MAX_CORES`] of its ranks. Every node's segment is laid out for the whole job:
+/// at 8192 cores, 1.1 GiB of address space, sparse.
+pub const MAX_JOB_CORES: u32 = 16384;
 /// The SCC's message-passing buffer: 8 KiB per core.
 pub const DEFAULT_MPB_BYTES: u32 = 8 * 1024;
 /// Default per-core receive ring in shared DRAM.

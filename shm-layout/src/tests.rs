@@ -77,6 +77,21 @@ fn bad_configs_are_refused() {
 }
 
 #[test]
+fn a_node_runs_a_block_of_a_larger_job() {
+    let job =
+        |cores, node_first, node_cores| layout(&Config { node_first, node_cores, ..Config::new(cores) });
+    let two_nodes = Config { node_first: 4096, node_cores: 4096, ..Config::new(8192) };
+    assert!(two_nodes.spans_nodes() && two_nodes.is_local(8191) && !two_nodes.is_local(4095));
+    assert!(job(8192, 4096, 4096).is_ok());
+    assert!(job(MAX_JOB_CORES, 0, MAX_CORES).is_ok());
+    assert!(matches!(job(MAX_JOB_CORES + 1, 0, 1), Err(ConfigError::Cores { .. })));
+    assert!(matches!(job(8192, 0, MAX_CORES + 1), Err(ConfigError::Cores { .. })));
+    assert!(matches!(job(8192, 8000, 193), Err(ConfigError::NodeBlock { .. })));
+    let whole = Config::new(8);
+    assert!(!whole.spans_nodes() && whole.is_local(7) && !whole.is_local(8));
+}
+
+#[test]
 fn mesh_parses_and_prints() {
     assert_eq!("6x4x2".parse::<Mesh>(), Ok(Mesh::SCC));
     assert_eq!(Mesh::SCC.to_string(), "6x4x2");

@@ -12,13 +12,14 @@ use clap::ValueEnum;
 use nix::sys::signal::Signal;
 use sccemu::core::pin::PinPolicy;
 use sccemu::job::launcher::{Launch, Output, find_program};
-use shm_layout::{ChannelKind, Config, MAX_CORES, Mesh, WaitPolicy};
+use sccemu::job::node::NodeSpec;
+use shm_layout::{ChannelKind, Config, MAX_JOB_CORES, Mesh, WaitPolicy};
 
 /// How to launch one job (every option but the tools').
 #[derive(clap::Args, Debug)]
 pub struct JobArgs {
     /// Number of cores (processes) to start.
-    #[arg(short = 'n', long = "cores", value_name = "N", required = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CORES)))]
+    #[arg(short = 'n', long = "cores", value_name = "N", required = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_JOB_CORES)))]
     pub cores: Option<u32>,
 
     /// CPU placement: none, compact, scatter, or a comma-separated CPU list (one per rank).
@@ -99,8 +100,11 @@ fn parse_pin(s: &str) -> Result<PinPolicy, String> {
 }
 
 impl JobArgs {
-    fn config(&self, cores: u32) -> Result<Config, String> {
+    fn config(&self, cores: u32, node: Option<NodeSpec>) -> Result<Config, String> {
         let mut config = Config::new(cores);
+        if let Some(node) = node {
+            (config.node_first, config.node_cores) = (node.first, node.count);
+        }
         config.mpb_bytes = self.mpb.unwrap_or(config.mpb_bytes);
         config.heap_bytes = self.heap.unwrap_or(config.heap_bytes);
         config.ring_bytes = self.ring.unwrap_or(config.ring_bytes);
@@ -118,12 +122,13 @@ impl JobArgs {
         Ok(config)
     }
 
-    /// The launch these options describe for `cores` ranks; a usage error (to print
-    /// with [`usage_error`]) if they do not make one.
-    pub fn launch(&self, cores: u32) -> Result<Launch, String> {
-        let config = self.config(cores)?;
+    /// The launch these options describe for `cores` ranks, or for `node`'s block of
+    /// them; a usage error (to print with [`usage_error`]) if they do not make one.
+    pub fn launch(&self, cores: u32, node: Option<NodeSpec>) -> Result<Launch, String> {
+        let config = self.config(cores, node)?;
         let program = find_program(Path::new(&self.command[0]))?;
         let mut launch = Launch::new(config, program);
+        launch.node = node;
         launch.args = self.command[1..].to_vec();
         launch.pin = self.pin.clone();
         launch.output = if self.tag_output { Output::Tagged } else { Output::Inherit };

@@ -15,8 +15,9 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn bad_arguments_are_usage_errors() {
     for (args, expect) in [
-        (&["-n", "0", "--", "true"][..], "0 is not in 1..=4096"),
-        (&["-n", "5000", "--", "true"], "5000 is not in"),
+        (&["-n", "0", "--", "true"][..], "0 is not in 1..=16384"),
+        (&["-n", "5000", "--", "true"], "core count 5000 is outside 1..=4096"),
+        (&["-n", "20000", "--", "true"], "20000 is not in"),
         (&["-n", "2", "--", "/no/such/program"], "not found or not executable"),
         (&["-n", "3", "--pin", "0,0", "--", "true"], "pin list names 2 CPUs for 3 ranks"),
         (&["-n", "3", "--pin", "diagonal", "--", "true"], "not none, compact, scatter"),
@@ -24,6 +25,7 @@ fn bad_arguments_are_usage_errors() {
         (&["-n", "2", "--mpb", "100", "--", "true"], "MPB size 100"),
         (&["-n", "2"], "required arguments were not provided"),
         (&["-n", "2", "--nodes", "0", "--", "true"], "0 is not in 1.."),
+        (&["-n", "2", "--nodes", "3", "--", "true"], "2 ranks cannot be split over 3 nodes"),
         (
             &["-n", "2", "--nodes", "2", "--timing", "scc", "--trace", "t.json", "--", "true"],
             "--nodes cannot be used with --trace",

@@ -52,11 +52,7 @@ fn main() -> ExitCode {
     let (node, nodes) = (world.rank() as u32, world.size() as u32);
     let agreed = NodeSpec::block(cores, nodes, node)
         .ok_or_else(|| format!("{cores} ranks cannot be split over {nodes} nodes: each node needs a rank"))
-        .and_then(|spec| {
-            let mut launch = cli.job.launch(cores)?;
-            seam::set_node(&mut launch, spec)?;
-            Ok((spec, launch))
-        });
+        .and_then(|spec| Ok((spec, cli.job.launch(cores, Some(spec))?)));
     let (spec, launch) = match agreed {
         Ok(agreed) => agreed,
         Err(e) => {

@@ -26,6 +26,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use sccemu::job::launcher::LaunchError;
+use sccemu::job::node::NodeSpec;
 
 #[path = "../job_args.rs"]
 mod job_args;
@@ -119,7 +120,16 @@ fn main() -> ExitCode {
     if cli.nodes.is_some_and(|n| n > 1) && cli.job.trace.is_some() {
         return usage_error("--nodes cannot be used with --trace yet: each node would write the trace");
     }
-    let launch = match cli.job.launch(cores) {
+    // With several nodes, node 0's block, the largest: every node's launch is then made
+    // of the same options.
+    let node = cli.nodes.filter(|&n| n > 1).and_then(|nodes| NodeSpec::block(cores, nodes, 0));
+    if cli.nodes.is_some_and(|n| n > cores) {
+        return usage_error(format!(
+            "{cores} ranks cannot be split over {} nodes: each node needs a rank",
+            cli.nodes.unwrap_or(0)
+        ));
+    }
+    let launch = match cli.job.launch(cores, node) {
         Ok(launch) => launch,
         Err(e) => return usage_error(e),
     };

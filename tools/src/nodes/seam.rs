@@ -1,10 +1,10 @@
-//! The library-side calls a node makes, in one place: giving the launch its block of
-//! ranks and opening the gateway on the running job's segment. The engine's tests put
+//! The library-side call a node makes: opening the gateway on the running job's
+//! segment. The engine's tests put
 //! fake gateways behind the same [`LocalGateway`].
 
 use sccemu::job::gateway::Gateway;
-use sccemu::job::launcher::{Launch, Running};
-use sccemu::job::node::{NodeSide, NodeSpec};
+use sccemu::job::launcher::Running;
+use sccemu::job::node::NodeSide;
 
 /// A node's gateway as its process drives it: the engine's [`NodeSide`], plus word that
 /// every local rank has exited (the launcher's wait returned), after which the gateway
@@ -18,12 +18,6 @@ impl LocalGateway for Gateway {
     fn set_finished(&mut self) {
         Gateway::set_finished(self)
     }
-}
-
-/// Makes `launch` start only `spec`'s block of the job's ranks.
-pub fn set_node(launch: &mut Launch, spec: NodeSpec) -> Result<(), String> {
-    launch.node = Some(spec);
-    Ok(())
 }
 
 /// The gateway of the node that `running` is, over its own mapping of the segment.

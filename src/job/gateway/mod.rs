@@ -112,10 +112,10 @@ pub struct Gateway {
     moved: bool,
     /// The chip, in virtual time.
     chip: Option<Chip>,
-    /// In virtual time, the bytes so far of the message each (source, destination) is
-    /// receiving through this gateway: the link carries a message's fragments one
-    /// after another.
-    on_link: HashMap<(u32, u32), u64>,
+    /// In virtual time, the bytes so far and the bytes still to come of the message
+    /// each (source, destination) is receiving through this gateway, while it is
+    /// incomplete: the link carries a message's fragments one after another.
+    on_link: HashMap<(u32, u32), (u64, u64)>,
 }
 
 impl Gateway {
@@ -162,7 +162,7 @@ impl Gateway {
     }
 
     /// In virtual time, the latest of this node's arrivals at the current barrier (its
-    /// ranks stamp them before they arrive).
+    /// ranks stamp them before they arrive); meaningful once they all have.
     fn latest_arrival(&self) -> u64 {
         if self.chip.is_none() {
             return 0;
@@ -170,7 +170,7 @@ impl Gateway {
         let parity = (self.released % 2) as u32;
         let ranks = self.spec.first..self.spec.first + self.spec.count;
         // Relaxed: each rank stored its stamp before its Release add to the barrier,
-        // which `all_arrived`'s Acquire load saw (it is only called when all arrived).
+        // which `all_arrived`'s Acquire load saw once they all had.
         let stamps = ranks.filter_map(|r| barrier_stamp(&self.segment, r, parity)).map(|w| w.load(Ordering::Relaxed));
         stamps.max().unwrap_or(0)
     }
@@ -239,9 +239,15 @@ impl NodeSide for Gateway {
             }
             let mut frame = frame;
             if let Some(chip) = &self.chip {
-                let sent = self.on_link.entry((src, dest)).or_default();
-                *sent = if frame.header.first { 0 } else { *sent } + u64::from(frame.header.len);
-                frame.stamp += chip.link_ps(*sent);
+                let len = u64::from(frame.header.len);
+                let (sent, left) = match self.on_link.remove(&(src, dest)) {
+                    Some((sent, left)) if !frame.header.first => (sent + len, left.saturating_sub(len)),
+                    _ => (len, u64::from(frame.header.total).saturating_sub(len)),
+                };
+                frame.stamp += chip.link_ps(sent);
+                if left > 0 {
+                    self.on_link.insert((src, dest), (sent, left));
+                }
             }
             self.inbound[(dest - self.spec.first) as usize].queue.push_back(frame);
             self.moved = true;

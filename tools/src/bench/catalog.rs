@@ -252,7 +252,7 @@ pub const CATALOG: &[SuiteSpec] = &[
 
 /// Suites the harness runs itself rather than through `sccemu_benches`: each writes
 /// its own table (see [`crate::bench::scale`] and [`crate::bench::vtime`]).
-/// `nodes` ([`crate::bench::nodes`]) is one of them only with the `multinode` feature.
+/// `nodes` (`bench::nodes`) is one of them only with the `multinode` feature.
 pub const HARNESS_SUITES: &[(&str, &str)] = &[
     (crate::bench::scale::NAME, crate::bench::scale::ABOUT),
     (crate::bench::vtime::NAME, crate::bench::vtime::ABOUT),

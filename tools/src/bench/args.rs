@@ -19,7 +19,8 @@ pub enum PeerChoice {
 #[derive(clap::Args, Clone, Debug)]
 pub struct BenchArgs {
     /// Suites to run, in report order (default: every suite): barrier, pt2pt, rma, acc,
-    /// halo, allgather, srb, stencil, rcce, and any other registered sccemu suite.
+    /// halo, allgather, srb, stencil, rcce, scale, vtime, nodes (only in an sccrun built with
+    /// the `multinode` feature), and any other registered sccemu suite.
     pub suites: Vec<String>,
 
     /// Every suite at tiny sizes and few repetitions: a smoke test, not a measurement.

@@ -252,10 +252,16 @@ pub const CATALOG: &[SuiteSpec] = &[
 
 /// Suites the harness runs itself rather than through `sccemu_benches`: each writes
 /// its own table (see [`crate::bench::scale`] and [`crate::bench::vtime`]).
+/// `nodes` (`bench::nodes`) is one of them only with the `multinode` feature.
 pub const HARNESS_SUITES: &[(&str, &str)] = &[
     (crate::bench::scale::NAME, crate::bench::scale::ABOUT),
     (crate::bench::vtime::NAME, crate::bench::vtime::ABOUT),
+    #[cfg(feature = "multinode")]
+    (crate::bench::nodes::NAME, crate::bench::nodes::ABOUT),
 ];
+
+/// The suite that needs sccrun's `--nodes` (the `multinode` feature).
+pub const NODES_SUITE: &str = "nodes";
 
 pub fn suite_spec(name: &str) -> Option<&'static SuiteSpec> {
     CATALOG.iter().find(|s| s.name == name)

@@ -13,6 +13,11 @@ pub enum BenchError {
         name: String,
         known: Vec<String>,
     },
+    /// A suite that this sccrun was built without (`nodes` needs `--features multinode`).
+    NeedsFeature {
+        suite: String,
+        feature: &'static str,
+    },
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -49,6 +54,12 @@ impl fmt::Display for BenchError {
             Self::UnknownSuite { name, known } => {
                 write!(f, "unknown suite `{name}` (known: {})", known.join(", "))
             }
+            Self::NeedsFeature { suite, feature } => write!(
+                f,
+                "suite `{suite}` needs sccrun built with the `{feature}` feature \
+                 (cargo build --release -p sccemu-tools --features {feature}, and its example: \
+                 cargo build --release --example node_pingpong)"
+            ),
             Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Self::Csv { path, source } => write!(f, "{}: {source}", path.display()),
             Self::Json { path, source } => write!(f, "{}: {source}", path.display()),

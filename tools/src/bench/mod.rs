@@ -11,7 +11,8 @@
 //! - [`output`]: CSV files and the self-check of everything written.
 //! - [`plot`], [`report`], [`metadata`]: the figures, `report.md` and the machine.
 //! - [`scale`], [`vtime`]: suites the harness runs itself: launch at scale beside SMPI,
-//!   and virtual time beside SMPI and RCCE's published figures.
+//!   and virtual time beside SMPI and RCCE's published figures; and `nodes` (with the
+//!   `multinode` feature): one job over two nodes beside the raw MPI underneath.
 //!
 //! sccemu's side of a suite comes from `sccemu_benches::SUITES`; a catalogued suite not
 //! registered there still runs its MPI peers and the report says sccemu was not
@@ -22,6 +23,8 @@ pub mod args;
 pub mod catalog;
 pub mod error;
 pub mod metadata;
+#[cfg(feature = "multinode")]
+pub mod nodes;
 pub mod orchestrate;
 pub mod output;
 pub mod peer_run;

@@ -28,7 +28,7 @@ use sccemu_benches::Suite;
 use sccemu_benches::measure::{Row, SuiteParams};
 
 use super::args::{BenchArgs, PeerChoice};
-use super::catalog::{CATALOG, HARNESS_SUITES, PeerSpec, suite_spec};
+use super::catalog::{CATALOG, HARNESS_SUITES, NODES_SUITE, PeerSpec, suite_spec};
 use super::error::BenchError;
 use super::metadata::Metadata;
 use super::output;
@@ -86,6 +86,9 @@ fn chosen_suites(requested: &[String]) -> Result<Vec<String>, BenchError> {
     }
     let mut chosen: Vec<String> = Vec::new();
     for name in requested {
+        if name == NODES_SUITE && !known.contains(name) {
+            return Err(BenchError::NeedsFeature { suite: name.clone(), feature: "multinode" });
+        }
         if !known.contains(name) {
             return Err(BenchError::UnknownSuite { name: name.clone(), known });
         }
@@ -268,10 +271,14 @@ impl Session<'_> {
 
     /// A suite the harness runs itself: its rows and its own table.
     fn harness_suite(&mut self, name: &str, about: &str) -> Result<SuiteResult, BenchError> {
-        self.progress.start(&format!("{name}: sccemu and smpi"));
+        let sides =
+            if name == NODES_SUITE { "sccemu on 2 nodes and open mpi over tcp" } else { "sccemu and smpi" };
+        self.progress.start(&format!("{name}: {sides}"));
         let smpi = self.ready.contains(&Mpi::Smpi);
         let mut custom = String::new();
-        let rows = if name == scale::NAME {
+        let rows = if name == NODES_SUITE {
+            self.nodes_suite(&mut custom)
+        } else if name == scale::NAME {
             let measured = scale::measure(&self.params, &self.builds.dir, smpi, self.args.mpi_timeout());
             scale::table(&mut custom, &measured);
             measured.rows
@@ -311,6 +318,25 @@ impl Session<'_> {
             probes: Vec::new(),
             custom: Some(custom),
         })
+    }
+
+    /// The `nodes` suite's rows, its table into `custom`.
+    #[cfg(feature = "multinode")]
+    fn nodes_suite(&self, custom: &mut String) -> Vec<Row> {
+        let setup = super::nodes::Setup {
+            build: &self.builds.dir,
+            logs: &self.logs,
+            timeout: self.args.mpi_timeout(),
+        };
+        let measured = super::nodes::measure(&self.params, &setup);
+        super::nodes::table(custom, &measured);
+        measured.rows
+    }
+
+    /// Never called: without the feature the suite is not among the chosen ones.
+    #[cfg(not(feature = "multinode"))]
+    fn nodes_suite(&self, _custom: &mut String) -> Vec<Row> {
+        Vec::new()
     }
 
     fn sccemu_side(&self, suite: &Suite, rows: &mut Vec<Row>) -> SccemuSide {

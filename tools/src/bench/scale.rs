@@ -36,7 +36,7 @@ pub struct Scale {
 }
 
 /// `dir/name`, `dir/../name`: where cargo puts a binary's neighbours.
-fn beside(name: &str) -> Option<PathBuf> {
+pub(super) fn beside(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
     [dir.join(name), dir.join("..").join(name)].into_iter().find(|p| p.is_file())

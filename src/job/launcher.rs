@@ -137,6 +137,11 @@ pub struct Launch {
     /// here, numbered as in the whole job, over a segment of this node's own
     /// (`job::node`). The whole job when `None`.
     pub node: Option<NodeSpec>,
+    /// When other launches of the same job share this machine (nodes of one job on one
+    /// host), `(before, total)`: the pinning plan places the host's `total` ranks
+    /// together and this launch's are ranks `before..` of them, so that the nodes do
+    /// not all start at the same CPU. `None`: this launch's ranks alone.
+    pub host_share: Option<(usize, usize)>,
 }
 
 /// How long survivors of an abort may take to return their errors and exit: a second,
@@ -166,6 +171,7 @@ impl Launch {
             deadlock_after: Some(Duration::from_secs(1)),
             timing: None,
             node: None,
+            host_share: None,
         }
     }
 
@@ -200,7 +206,15 @@ impl Launch {
             self.deadlock_after = None;
         }
         let cores = self.node.map_or(self.config.cores, |n| n.count) as usize;
-        let cpus = pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?;
+        let cpus = match self.host_share {
+            None => pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?,
+            Some((before, total)) if before + cores <= total => {
+                pin::plan(&self.pin, total).map_err(LaunchError::Pin)?[before..before + cores].to_vec()
+            }
+            Some((before, total)) => {
+                return Err(LaunchError::Limits(format!("{cores} ranks from {before} of a host's {total}")));
+            }
+        };
         // A pidfd per rank and a pipe per relayed stream, while the caller's per-rank fds
         // (open now) close as the ranks start.
         let piped = self.output != Output::Inherit;

@@ -8,7 +8,7 @@
 //! Until the ranks run, every node decides alike (same options, same world size), so an
 //! error there ends every node cleanly: MPI finalized, node 0 says why. After that, a
 //! node that fails alone aborts the world (`MPI_Abort`), since the others would wait
-//! for it in the engine's next round forever.
+//! for its `finished` status in the engine forever.
 
 use std::process::ExitCode;
 

@@ -5,7 +5,7 @@
 //! iteration of its loop, on the main thread only:
 //! 1. `side.status()`, then `side.collect()`, in that order.
 //! 2. Every non-empty batch goes to its node at once, in a nonblocking send tagged
-//!    [`DATA`] ([`mail::Outbox`] owns the buffer until the send completes).
+//!    [`DATA`] ([`Outbox`] owns the buffer until the send completes).
 //! 3. If the status differs from the last one this node sent, it goes to every other
 //!    node, tagged [`STATUS`] ([`wire`]'s encoding), *after* that iteration's batches.
 //! 4. Whatever has arrived from any node is received in arrival order (at most
@@ -227,7 +227,7 @@ impl Known {
 }
 
 /// Spin (yielding the CPU) this long after the last activity before sleeping.
-pub const SPIN_FOR: Duration = Duration::from_micros(200);
+pub const SPIN_FOR: Duration = Duration::from_millis(1);
 /// The first sleep once the spin is over.
 pub const SLEEP_MIN: Duration = Duration::from_micros(5);
 /// The longest sleep between idle iterations.
@@ -238,6 +238,14 @@ pub const SLEEP_MAX: Duration = Duration::from_micros(50);
 /// the last activity; then it sleeps, [`SLEEP_MIN`] first and doubling up to
 /// [`SLEEP_MAX`]. Any activity starts it over. The timer slack of the calling thread is
 /// lowered so that short sleeps stay short.
+///
+/// Measured on 2 CPUs (2 ranks and 2 gateways, a ping-pong): without the spin, a
+/// one-way 8 B message took 120-200 µs and 1 MiB 12-29 ms; spinning 50 µs to 5 ms after
+/// activity, about 18-25 µs and 1.1-1.8 ms (noisy, another job on the machine). The
+/// longest sleep sets what an idle gateway costs: about 17% of a CPU at 50 µs, 12% at
+/// 100 µs, 7% at 200 µs (the round engine, at 500 µs: about 13%), while the latency of a
+/// message to an idle job (5 ms apart) stayed at 110-180 µs for all three, dominated by
+/// the ranks' own waking.
 pub struct Pace {
     last_active: Instant,
     sleep: Duration,

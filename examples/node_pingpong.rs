@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 times.push(start.elapsed().as_secs_f64() * 1e6 / 2.0);
             }
         }
-        if core.rank() == 0 {
+        if core.rank() == 0 && !times.is_empty() {
             times.sort_by(f64::total_cmp);
             let mean = times.iter().sum::<f64>() / times.len() as f64;
             println!(

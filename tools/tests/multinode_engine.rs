@@ -7,12 +7,15 @@
 //! `node I/K SCENARIO ok` once its checks pass (a failed check panics, and mpirun then
 //! fails). The driver checks every node's line and mpirun's status.
 //!
-//! Scenarios: `frames` (numbered frames of varied sizes between every pair of nodes over
-//! many rounds, order and count checked), `barriers` (barrier generations; bytes sent
-//! before a barrier must arrive before its release), `failure` (one node's failure
-//! reaches every node in the same round's settle), `exited` (`node::drive_with`: a node
-//! is finished once its local wait returns), `refused` (a batch the gateway refuses
-//! aborts the whole job instead of hanging it).
+//! Scenarios: `frames` (numbered frames of varied sizes, a few large enough for MPI's
+//! rendezvous, between every pair of nodes over many iterations, order and count
+//! checked), `barriers` (barrier generations; bytes sent before a barrier must arrive
+//! before its release, and settle must see each node's virtual time of its arrival at
+//! the barrier released), `failure` (one node's failure reaches every node's settle, and
+//! every node aborts: the job ends only once all have learned of it), `exited`
+//! (`node::drive_with`: a node is finished once its local wait returns, and the engine
+//! ends only once every node has), `refused` (a batch the gateway refuses aborts the
+//! whole job instead of hanging it).
 
 use std::io::Read;
 use std::process::{Command, ExitCode, Stdio};
@@ -153,7 +156,7 @@ fn node_main(scenario: &str) -> ExitCode {
             waited.and_then(|value| side.check(value, me))
         }
         "refused" => {
-            let mut side = Refuse { me };
+            let mut side = Refuse { me, sent: false };
             engine::run(&world, &mut side)
         }
         other => panic!("no scenario {other}"),
@@ -167,18 +170,19 @@ fn node_main(scenario: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `frames`: every node sends every other node `FRAMES` numbered frames, a few per round
-/// (none in some rounds), each `[from, seq, len]` as u32s then `len` pattern bytes.
+/// `frames`: every node sends every other node `FRAMES` numbered frames, a few per
+/// iteration (none in some), each `[from, seq, len]` as u32s then `len` pattern bytes
+/// (a few hundred kB now and then, else under 61).
 struct Frames {
     me: u32,
-    round: u32,
+    iteration: u32,
     sent: Vec<u32>,
     received: Vec<u32>,
 }
 
 impl Frames {
     fn new(me: u32, nodes: u32) -> Frames {
-        Frames { me, round: 0, sent: vec![0; nodes as usize], received: vec![0; nodes as usize] }
+        Frames { me, iteration: 0, sent: vec![0; nodes as usize], received: vec![0; nodes as usize] }
     }
 
     fn peers(&self) -> impl Iterator<Item = usize> + '_ {
@@ -186,7 +190,7 @@ impl Frames {
     }
 
     fn payload(from: u32, seq: u32) -> Vec<u8> {
-        let len = (seq * 7 + from * 3) % 61;
+        let len = if seq % 97 == 13 { 300_000 + from } else { (seq * 7 + from * 3) % 61 };
         (0..len).map(|i| (seq + i + from) as u8).collect()
     }
 
@@ -205,13 +209,13 @@ impl Frames {
 
 impl NodeSide for Frames {
     fn collect(&mut self, out: &mut [Vec<u8>]) {
-        self.round += 1;
-        // A slow node now and then: the others wait for it in the collectives.
-        if self.me == 1 && self.round % 17 == 0 {
+        self.iteration += 1;
+        // A slow node now and then: the others' batches to it pile up meanwhile.
+        if self.me == 1 && self.iteration % 17 == 0 {
             std::thread::sleep(Duration::from_millis(3));
         }
         for peer in self.peers().collect::<Vec<_>>() {
-            let count = (self.round + self.me + peer as u32) % 5;
+            let count = (self.iteration + self.me + peer as u32) % 5;
             for _ in 0..count.min(FRAMES - self.sent[peer]) {
                 let seq = self.sent[peer];
                 let payload = Frames::payload(self.me, seq);
@@ -260,8 +264,11 @@ impl NodeSide for Frames {
 /// `barriers`: a simulated rank, acting between the engine's collect and the next
 /// status (as a real rank may), sends every peer a note "entering barrier g" and then
 /// enters it. The note must be delivered before any node is let out of barrier g: the
-/// engine reads the status before it collects, so the note travels no later than the
-/// barrier count that includes it.
+/// engine reads the status before it collects, and sends the status after the batches
+/// collected with it, so the note reaches each node before the barrier count that
+/// includes it. Each status's virtual time is the node's arrival at the barrier it is in
+/// ([`arrival`]), or junk once released: settle must be shown every node's arrival at
+/// the barrier it releases.
 struct Barriers {
     me: u32,
     entered: u64,
@@ -329,7 +336,19 @@ impl NodeSide for Barriers {
     }
 
     fn status(&mut self) -> NodeStatus {
-        NodeStatus { barriers: self.entered, finished: self.released == BARRIERS, ..NodeStatus::default() }
+        // Junk that changes with each release, so a status with the same barrier count
+        // but another vtime goes out after each one.
+        let barrier_vtime = if self.entered > self.released {
+            arrival(self.me, self.released)
+        } else {
+            u64::MAX - self.released
+        };
+        NodeStatus {
+            barriers: self.entered,
+            finished: self.released == BARRIERS,
+            barrier_vtime,
+            ..NodeStatus::default()
+        }
     }
 
     fn settle(&mut self, all: &[NodeStatus]) {
@@ -345,6 +364,15 @@ impl NodeSide for Barriers {
         }
         if reached > self.released {
             assert!(reached <= self.entered, "released past this node's own barrier");
+            for (node, status) in all.iter().enumerate() {
+                assert_eq!(
+                    status.barrier_vtime,
+                    arrival(node as u32, self.released),
+                    "node {}: node {node}'s arrival at barrier {}",
+                    self.me,
+                    self.released
+                );
+            }
             self.released = reached;
             self.delay = (u64::from(self.me) + reached) % 3;
         }
@@ -355,28 +383,42 @@ impl NodeSide for Barriers {
     }
 }
 
-/// `failure`: the last node fails in its 5th round; every node must learn of it from
-/// that round's settle, then its ranks "exit" 3 rounds later.
+/// The virtual time of `node`'s arrival at barrier `g` in `barriers`.
+fn arrival(node: u32, g: u64) -> u64 {
+    1000 * (u64::from(node) + 1) + g
+}
+
+/// `failure`: the last node fails in its 5th iteration (seen in that iteration's settle
+/// there); every node must learn of it through settle and take it on (report it too),
+/// and its ranks "exit" 3 iterations after it has learned: the job ends only once every
+/// node has.
 struct Failure {
     me: u32,
     nodes: u32,
-    round: u32,
+    iteration: u32,
     known: Option<(Option<u32>, AbortCause)>,
     learned: Option<u32>,
 }
 
-const FAILED_ROUND: u32 = 5;
+const FAILED_ITERATION: u32 = 5;
 const FAILURE: (Option<u32>, AbortCause) = (Some(42), AbortCause::UserAbort(7));
 
 impl Failure {
     fn new(me: u32, nodes: u32) -> Failure {
-        Failure { me, nodes, round: 0, known: None, learned: None }
+        Failure { me, nodes, iteration: 0, known: None, learned: None }
     }
 
     fn check(&self) -> Result<(), String> {
+        let failing = self.me == self.nodes - 1;
         match (self.known, self.learned) {
-            (Some(known), Some(FAILED_ROUND)) if known == FAILURE => Ok(()),
-            other => Err(format!("knew {other:?}, expected {FAILURE:?} from round {FAILED_ROUND}")),
+            (Some(known), Some(iteration))
+                if known == FAILURE && (!failing || iteration == FAILED_ITERATION) =>
+            {
+                Ok(())
+            }
+            other => Err(format!(
+                "knew {other:?}, expected {FAILURE:?} (from iteration {FAILED_ITERATION} if failing)"
+            )),
         }
     }
 }
@@ -389,11 +431,11 @@ impl NodeSide for Failure {
     }
 
     fn status(&mut self) -> NodeStatus {
-        self.round += 1;
-        if self.me == self.nodes - 1 && self.round == FAILED_ROUND {
+        self.iteration += 1;
+        if self.me == self.nodes - 1 && self.iteration == FAILED_ITERATION {
             self.known = Some(FAILURE);
         }
-        let finished = self.learned.is_some_and(|r| self.round > r + 3);
+        let finished = self.learned.is_some_and(|r| self.iteration > r + 3);
         NodeStatus { failure: self.known, finished, ..NodeStatus::default() }
     }
 
@@ -401,7 +443,7 @@ impl NodeSide for Failure {
         if self.learned.is_none() {
             if let Some(failure) = all.iter().find_map(|s| s.failure) {
                 self.known = Some(failure);
-                self.learned = Some(self.round);
+                self.learned = Some(self.iteration);
             }
         }
     }
@@ -457,12 +499,14 @@ impl LocalGateway for Exited {
 /// `refused`: node 0 sends node 1 one batch, which node 1 refuses.
 struct Refuse {
     me: u32,
+    sent: bool,
 }
 
 impl NodeSide for Refuse {
     fn collect(&mut self, out: &mut [Vec<u8>]) {
-        if self.me == 0 {
+        if self.me == 0 && !self.sent {
             out[1].push(1);
+            self.sent = true;
         }
     }
 

@@ -8,8 +8,9 @@
 //! Until the ranks run, every node decides alike (same options, same world size), so an
 //! error there ends every node cleanly: MPI finalized, node 0 says why. After that, a
 //! node that fails alone aborts the world (`MPI_Abort`), since the others would wait
-//! for it in the engine's next round forever.
+//! for its `finished` status in the engine forever.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -92,14 +93,21 @@ fn main() -> ExitCode {
     // One node says why the job failed: the failing rank's, or node 0 for the job.
     let says = report.failure.is_none_or(|f| f.rank.map_or(node == 0, |rank| spec.is_local(rank)));
     if let (Some(diagnosis), true) = (report.diagnosis(), says) {
-        eprintln!("sccrun: {diagnosis}");
+        say(format!("sccrun: {diagnosis}\n"));
     }
     if let (Some(times), Some(timing)) = (&report.vtimes, &cli.job.timing) {
         let note =
             sccemu::job::vtime::VirtualTime::from_spec(timing).map(|t| t.compute_note()).unwrap_or_default();
-        eprintln!("node {node}: {}\n  {note}", sccemu::job::vtime::report(times));
+        say(format!("node {node}: {}\n  {note}\n", sccemu::job::vtime::report(times)));
     }
     let code = report.exit_code();
     drop(universe);
     ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// Writes `text` to stderr in one write: the nodes end together, and `eprintln!` writes
+/// each formatted piece on its own (stderr is unbuffered), so two nodes' reports would
+/// interleave mid-line in mpirun's output.
+fn say(text: String) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

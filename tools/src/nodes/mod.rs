@@ -16,8 +16,10 @@
 //! `launch.rs` (no MPI calls) is the library's `nodes_launch` module instead.
 //!
 //! This module owns:
-//! - [`engine`]: the round loop that moves every gateway's batches and statuses to
-//!   every other gateway (MPI collectives, only ever on the main thread);
+//! - [`engine`]: the loop that sends each gateway's batches to their nodes as soon as it
+//!   has them, and its status to every node when it changes (MPI point to point, only
+//!   ever on the main thread);
+//! - [`mail`]: the engine's nonblocking sends and matched receives (the only `unsafe`);
 //! - [`wire`]: how a [`sccemu::job::node::NodeStatus`] travels (fixed-size words);
 //! - [`node`]: one node's process, from its running job to the engine's end;
 //! - [`seam`]: the library-side calls a node makes, in one place.
@@ -27,6 +29,7 @@
 //! this module's.
 
 pub mod engine;
+pub mod mail;
 pub mod node;
 pub mod seam;
 pub mod wire;

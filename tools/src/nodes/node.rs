@@ -3,8 +3,8 @@
 //! node has finished.
 //!
 //! The gateway learns that its ranks are all gone from the wait: when the wait thread
-//! returns it says so on a channel, and the next round's status (which the engine reads
-//! before it collects, see `engine`) calls [`LocalGateway::set_finished`] and reports
+//! returns it says so on a channel, and the engine's next status (which it reads before
+//! it collects, see `engine`) calls [`LocalGateway::set_finished`] and reports
 //! `finished` from then on, whatever the gateway's own status says. The wait returns
 //! only after every local rank was reaped, so no rank can send after that status.
 
@@ -17,7 +17,7 @@ use sccemu::job::node::{NodeSide, NodeStatus};
 use super::engine;
 use super::seam::LocalGateway;
 
-/// Waits for `running` beside the engine's rounds over `gateway`; returns the local
+/// Waits for `running` beside the engine's loop over `gateway`; returns the local
 /// job's report once every node has finished. On an engine error, the local job is
 /// interrupted (SIGTERM to its ranks) and reaped before the error returns; the caller
 /// must then abort the world, whose other nodes cannot go on without this one.

@@ -4,10 +4,12 @@
 //! A job of `cores` ranks spans `nodes` node groups. Each group has a segment of its
 //! own, laid out for the whole job, and runs a block of the ranks ([`NodeSpec`]). The
 //! group's launcher is its gateway: the one process that talks to the other nodes,
-//! through an engine (a real MPI, in `sccrun --mpi`). The engine sees a node only
-//! through [`NodeSide`], in rounds: every round each node hands every other node one
-//! batch of opaque bytes and a [`NodeStatus`], and takes theirs. What the bytes mean
-//! (two-sided fragments) is the gateway's business, not the engine's.
+//! through an engine (a real MPI, in `sccrun-node`). The engine sees a node only
+//! through [`NodeSide`]: it collects the node's batches of opaque bytes for the other
+//! nodes, delivers theirs, and carries every node's [`NodeStatus`] to the others, each
+//! status after the batches collected with it; [`NodeSide::settle`] then sees what every
+//! node last reported. What the bytes mean (two-sided fragments) is the gateway's
+//! business, not the engine's.
 
 use crate::protocol::abort::AbortCause;
 
@@ -53,7 +55,7 @@ impl NodeSpec {
     }
 }
 
-/// What a node tells every other node each round, besides its bytes.
+/// What a node tells every other node when it changes, after its bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct NodeStatus {
     /// How many job-wide barriers every rank of this node has entered: each node may
@@ -76,13 +78,13 @@ pub trait NodeSide {
     /// Takes a batch that node `from` collected for this node. An error means the bytes
     /// are not a batch: the job must abort.
     fn deliver(&mut self, from: u32, batch: &[u8]) -> Result<(), String>;
-    /// This node's status for the round.
+    /// This node's status now.
     fn status(&mut self) -> NodeStatus;
-    /// What every node reported this round (indexed by node): the gateway releases the
+    /// What every node last reported (indexed by node): the gateway releases the
     /// barriers every node has reached and takes on another node's failure.
     fn settle(&mut self, all: &[NodeStatus]);
-    /// Whether the round did or may do anything: the engine backs off (sleeps between
-    /// rounds) while no node is busy.
+    /// Whether the last collect or delivery moved anything, or frames wait for room:
+    /// the engine backs off (sleeps between its polls) while it is not busy.
     fn busy(&self) -> bool;
 }
 

@@ -140,6 +140,12 @@ pub fn rank_main() {
         "ring" => ring(&core).unwrap(),
         "die" => die(&core).unwrap(),
         "timed" => timed(&core).unwrap(),
+        "cpus" => {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let cpus =
+                status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_owned();
+            println!("rank {} runs on cpus {cpus}", core.rank());
+        }
         // Waits for a message nobody sends, until the job aborts.
         "wait" => {
             let _ = core.barrier();

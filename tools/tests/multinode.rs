@@ -125,3 +125,22 @@ fn virtual_time_runs_across_nodes() {
         );
     }
 }
+
+/// Two nodes on one machine pin their ranks side by side, not both from CPU 0.
+#[test]
+fn nodes_on_one_host_share_its_cpus() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return;
+    }
+    let out = run(2, 2, "cpus");
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    let cpus = |rank: u32| {
+        let line = all
+            .lines()
+            .find(|l| l.contains(&format!("rank {rank} runs on cpus ")))
+            .unwrap_or_else(|| panic!("{all}"));
+        line.rsplit(' ').next().unwrap().to_owned()
+    };
+    assert_ne!(cpus(0), cpus(1), "{all}");
+}

@@ -4,7 +4,7 @@
 //! slot, an MPB and a receive ring in it; only this node's ranks attach. The ring of a
 //! rank on another node is a *stand-in*: this node's ranks send to that rank exactly
 //! as to a local one (reserve, write, publish, ring), and the gateway is its consumer.
-//! Each round ([`NodeSide`]) it drains every stand-in ring into the batch for the
+//! Each time the engine asks ([`NodeSide::collect`]) it drains every stand-in ring into the batch for the
 //! rank's node. The gateway of that node is then a sender like any other into the
 //! destination's real ring, with the fragment's original source in its header. So the
 //! two-sided protocol runs unchanged on both sides: matching, synchronous
@@ -13,11 +13,11 @@
 //!
 //! Invariants:
 //! - fragments of one source to one destination keep their order: a stand-in ring is
-//!   drained in order, a batch keeps it, the engine delivers batches in round order,
+//!   drained in order, a batch keeps it, the engine delivers one node's batches in order,
 //!   and the receiving gateway queues per destination and publishes in queue order;
 //! - the gateway never waits on a channel: a frame that does not fit yet stays queued
 //!   (a shared-receive-buffer reservation with it, counted as a space waiter so the
-//!   receiver publishes what it consumed), and the next round tries again;
+//!   receiver publishes what it consumed), and the next call tries again;
 //! - large messages never take the single-copy path to another node (`p2p::send`
 //!   checks [`CoreContext::is_local`](crate::segment::CoreContext::is_local)): only
 //!   channel fragments cross, never a rendezvous;
@@ -108,7 +108,7 @@ pub struct Gateway {
     /// World barriers released so far.
     released: u64,
     finished: bool,
-    /// Whether the last round moved anything.
+    /// Whether the last collect or delivery moved anything.
     moved: bool,
     /// The chip, in virtual time.
     chip: Option<Chip>,

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mpi::traits::Communicator;
+use mpi::traits::{Communicator, CommunicatorCollectives};
 use nix::sys::signal::Signal;
 use sccemu::job::node::NodeSpec;
 
@@ -37,6 +37,18 @@ struct NodeCli {
     job: JobArgs,
 }
 
+/// Where this node's ranks sit among the ranks of every node on this host (`before`,
+/// `total`), so that nodes sharing a machine pin their ranks side by side rather than
+/// each from CPU 0 (`Launch::host_share`). The nodes of a host learn each other through
+/// a shared-memory split of the world, ordered by node number, as their blocks are.
+fn host_share(world: &mpi::topology::SimpleCommunicator, spec: NodeSpec) -> (usize, usize) {
+    let host = world.split_shared(spec.node as i32);
+    let mut counts = vec![0u32; host.size() as usize];
+    host.all_gather_into(&spec.count, &mut counts[..]);
+    let before: u32 = counts[..host.rank() as usize].iter().sum();
+    (before as usize, counts.iter().sum::<u32>() as usize)
+}
+
 fn main() -> ExitCode {
     let cli = NodeCli::parse();
     let cores = cli.job.cores.expect("clap requires -n");
@@ -54,13 +66,14 @@ fn main() -> ExitCode {
     let agreed = NodeSpec::block(cores, nodes, node)
         .ok_or_else(|| format!("{cores} ranks cannot be split over {nodes} nodes: each node needs a rank"))
         .and_then(|spec| Ok((spec, cli.job.launch(cores, Some(spec))?)));
-    let (spec, launch) = match agreed {
+    let (spec, mut launch) = match agreed {
         Ok(agreed) => agreed,
         Err(e) => {
             drop(universe);
             return if node == 0 { usage_error(e) } else { ExitCode::from(2) };
         }
     };
+    launch.host_share = Some(host_share(&world, spec));
     // Before the ranks start, as in sccrun: a signal is then held for them.
     let signals = catch_signals();
     let running = match launch.spawn() {

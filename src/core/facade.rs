@@ -178,7 +178,10 @@ impl Core {
         self.endpoint().channel()
     }
 
-    /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
+    /// Sends `data` to `dest` with `tag`; returns when `data` may be reused. Tags from
+    /// [`crate::RESERVED_TAGS`] up are the library's own: every send refuses them
+    /// ([`SendError::ReservedTag`]), every receive and probe refuses to name one
+    /// ([`RecvError::ReservedTag`]), and `ANY_TAG` never matches one.
     pub fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
         self.endpoint().send(dest, user_tag(tag)?, data)
     }

@@ -26,19 +26,32 @@ fn values(seed: u32, rank: u32, len: usize) -> Vec<u32> {
 }
 
 /// The reduction of every member's `values(seed, _, len)`, as `op` folds it in rank
-/// order, computed here by hand (f64 for AXPY with alpha 2, exact at these sizes).
-fn folded(op: Op, seed: u32, n: u32, len: usize) -> Vec<f64> {
+/// order, computed here by hand in u64 (products wrap, as the library's do).
+fn folded(op: Op, seed: u32, n: u32, len: usize) -> Vec<u64> {
+    (0..len)
+        .map(|i| {
+            let all: Vec<u64> = (0..n).map(|r| u64::from(value(seed, r, i))).collect();
+            match op {
+                Op::Sum => all.iter().sum(),
+                Op::Prod => all.iter().fold(1u64, |a, b| a.wrapping_mul(*b)),
+                Op::Max => *all.iter().max().unwrap(),
+                Op::BitXor => all.iter().fold(0, |a, b| a ^ b),
+                Op::Replace => all[n as usize - 1],
+                Op::NoOp => all[0],
+                other => unreachable!("{other:?}"),
+            }
+        })
+        .collect()
+}
+
+/// [`folded`] in f64: AXPY with alpha 2 as a left fold; exact at these sizes.
+fn folded_f64(op: Op, seed: u32, n: u32, len: usize) -> Vec<f64> {
     (0..len)
         .map(|i| {
             let all: Vec<f64> = (0..n).map(|r| f64::from(value(seed, r, i))).collect();
             match op {
                 Op::Sum => all.iter().sum(),
-                Op::Prod => all.iter().product(),
-                Op::Max => all.iter().cloned().fold(f64::MIN, f64::max),
                 Op::Min => all.iter().cloned().fold(f64::MAX, f64::min),
-                Op::BitXor => (0..n).fold(0, |a, r| a ^ value(seed, r, i)).into(),
-                Op::Replace => all[n as usize - 1],
-                Op::NoOp => all[0],
                 Op::Axpy(alpha) => all[1..].iter().fold(all[0], |a, b| a + alpha * b),
                 other => unreachable!("{other:?}"),
             }
@@ -93,7 +106,7 @@ pub fn check_comm(comm: &Comm<'_>, seed: u32) -> Res {
     for (i, op) in [Op::Sum, Op::Max, Op::Prod, Op::BitXor, Op::Replace, Op::NoOp].into_iter().enumerate() {
         let (seed, len) = (seed + 100 + i as u32, [1, 5, 4000][i % 3]);
         let mine: Vec<u64> = values(seed, me, len).into_iter().map(u64::from).collect();
-        let expect: Vec<u64> = folded(op, seed, n, len).into_iter().map(|v| v as u64).collect();
+        let expect = folded(op, seed, n, len);
         let mut all = vec![0u64; len];
         comm.allreduce(&mine, &mut all, op)?;
         assert_eq!(all, expect, "allreduce {op:?}");
@@ -109,11 +122,11 @@ pub fn check_comm(comm: &Comm<'_>, seed: u32) -> Res {
         let mine: Vec<f64> = values(seed, me, 9).into_iter().map(f64::from).collect();
         let mut all = vec![0f64; 9];
         comm.allreduce(&mine, &mut all, op)?;
-        assert_eq!(all, folded(op, seed, n, 9), "allreduce f64 {op:?}");
+        assert_eq!(all, folded_f64(op, seed, n, 9), "allreduce f64 {op:?}");
         let mut at_root = vec![0f64; if me == n - 1 { 9 } else { 0 }];
         comm.reduce(n - 1, &mine, &mut at_root, op)?;
         if me == n - 1 {
-            assert_eq!(at_root, folded(op, seed, n, 9), "reduce f64 {op:?}");
+            assert_eq!(at_root, folded_f64(op, seed, n, 9), "reduce f64 {op:?}");
         }
     }
     // reduce_scatter with uneven counts, some of them 0.

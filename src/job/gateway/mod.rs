@@ -28,9 +28,11 @@
 //!   rank and cause, so every surviving rank's error names the dead one; after it
 //!   nothing more crosses.
 //!
-//! Only the shared receive buffer crosses nodes, as yet: windows, communicators and the
-//! heap (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`), the
-//! per-peer channel and virtual time do not.
+//! Only the shared receive buffer crosses nodes, as yet, and what runs over it:
+//! communicators and their collectives do (`coll::over_p2p`: over two-sided messages
+//! with the library's reserved tags), but windows and the heap
+//! (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`), the per-peer
+//! channel and virtual time do not.
 
 mod frame;
 

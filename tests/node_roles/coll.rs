@@ -216,6 +216,29 @@ pub fn coll(core: &Core) -> Res {
     assert_eq!(world.members(), (0..size).collect::<Vec<_>>());
     check_comm(&world, 1)?;
 
+    // Two copies of the world, each used by a thread of its own: the threads' calls
+    // interleave differently on every rank, and each must still get its own data (with
+    // one context id for both, they would take each other's messages).
+    let copies = [world.split(Some(0), 0)?.expect("a colour"), world.split(Some(0), 0)?.expect("a colour")];
+    std::thread::scope(|s| {
+        for (t, copy) in copies.into_iter().enumerate() {
+            s.spawn(move || {
+                for call in 0..20u32 {
+                    let mut sum = [0u64];
+                    let mine = u64::from(rank) * 1000 + u64::from(call) * 10 + t as u64;
+                    copy.allreduce(&[mine], &mut sum, Op::Sum).unwrap();
+                    let n = u64::from(size);
+                    assert_eq!(
+                        sum[0],
+                        1000 * n * (n - 1) / 2 + n * (u64::from(call) * 10 + t as u64),
+                        "thread {t}"
+                    );
+                }
+                copy.free().unwrap();
+            });
+        }
+    });
+
     // Odd and even ranks, each in reverse order.
     let half = world.split(Some(rank % 2), -(rank as i32))?.expect("a colour");
     let expect: Vec<u32> = (0..size).rev().filter(|r| r % 2 == rank % 2).collect();

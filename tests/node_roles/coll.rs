@@ -11,6 +11,7 @@ use sccemu::{
     ANY_SOURCE, ANY_TAG, Allgather, CollError, Comm, Core, Op, RESERVED_TAGS, RecvError, SendError, TagMatch,
 };
 
+/// Progress lines on stderr when `COLL_TRACE` is set: where a hung run stopped.
 macro_rules! trace { ($($a:tt)*) => { if std::env::var("COLL_TRACE").is_ok() { eprintln!($($a)*); } } }
 
 type Res = Result<(), Box<dyn std::error::Error>>;

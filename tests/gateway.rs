@@ -84,7 +84,7 @@ fn two_sided_messages_and_barriers_cross_nodes() {
 
 #[test]
 fn collectives_cross_nodes() {
-    for (nodes, cores) in [(2, 2), (2, 5), (3, 7)] {
+    for (nodes, cores) in [(2, 2), (2, 5), (3, 5), (3, 7)] {
         for report in run_nodes(nodes, cores, "coll") {
             assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
         }

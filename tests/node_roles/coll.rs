@@ -219,15 +219,19 @@ pub fn coll(core: &Core) -> Res {
 
     // Two copies of the world, each used by a thread of its own: the threads' calls
     // interleave differently on every rank, and each must still get its own data (with
-    // one context id for both, they would take each other's messages).
+    // one context id for both, they would take each other's messages). Each thread also
+    // splits its copy while the other does, and alternates between copy and child.
     let copies = [world.split(Some(0), 0)?.expect("a colour"), world.split(Some(0), 0)?.expect("a colour")];
     std::thread::scope(|s| {
         for (t, copy) in copies.into_iter().enumerate() {
             s.spawn(move || {
+                // Both threads also create a communicator at once, each from its copy.
+                let child = copy.split(Some(0), 0).unwrap().expect("a colour");
                 for call in 0..20u32 {
                     let mut sum = [0u64];
                     let mine = u64::from(rank) * 1000 + u64::from(call) * 10 + t as u64;
-                    copy.allreduce(&[mine], &mut sum, Op::Sum).unwrap();
+                    let comm = if call % 2 == 0 { &copy } else { &child };
+                    comm.allreduce(&[mine], &mut sum, Op::Sum).unwrap();
                     let n = u64::from(size);
                     assert_eq!(
                         sum[0],
@@ -235,6 +239,7 @@ pub fn coll(core: &Core) -> Res {
                         "thread {t}"
                     );
                 }
+                child.free().unwrap();
                 copy.free().unwrap();
             });
         }

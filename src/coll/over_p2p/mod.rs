@@ -36,9 +36,10 @@
 //! drop. A freed id's old traffic cannot reach its next holder: a member frees a
 //! communicator only after its last call, which ended with everything sent to it
 //! received (above), and a new communicator with that id over some of the same members
-//! can exist only once each of them has freed the old one. Two threads of one process
-//! creating communicators at once could take the same id; `Comm::world` and `split` of
-//! one parent are collective anyway, so a program does not do that for siblings.
+//! can exist only once each of them has freed the old one. Threads of one process that
+//! create communicators at once (over different parents) cannot end up sharing an id:
+//! a member takes its id only if still free, and the members choose again if any could
+//! not (`create`).
 //!
 //! Errors. Each call first agrees on its arguments as the shared-memory rounds do
 //! (`collectives`): the members allgather a header each (block bytes and whether their

@@ -50,8 +50,8 @@ host_only! {
     pub use coll::{Allgather, CollError, Comm};
     pub use job::{Job, JobError, JobOutcome, RankFailure};
     pub use p2p::{
-        ANY_SOURCE, ANY_TAG, ChannelUnavailable, Footprint, Matched, RecvError, Request, RequestError,
-        SendError, Source, Status, TagMatch, footprint,
+        ANY_SOURCE, ANY_TAG, ChannelUnavailable, Footprint, Matched, RESERVED_TAGS, RecvError, Request,
+        RequestError, SendError, Source, Status, TagMatch, footprint,
     };
     pub use rma::{
         AccError, AccStrategy, Local, LockAllEpoch, LockEpoch, Part, Placement, RmaError, RmaRequest,

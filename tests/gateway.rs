@@ -106,16 +106,32 @@ fn the_per_peer_channel_crosses_nodes() {
 }
 
 #[test]
+fn collectives_cross_nodes() {
+    for (nodes, cores) in [(2, 2), (2, 5), (3, 5), (3, 7)] {
+        for report in run_nodes(nodes, cores, "coll") {
+            assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
+        }
+    }
+}
+
+#[test]
 fn a_dead_rank_aborts_every_node() {
-    let (nodes, cores) = (3, 6);
-    let reports = run_nodes(nodes, cores, "die");
+    for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5)] {
+        a_dead_rank_is_named(role, nodes, cores);
+    }
+}
+
+/// `role` kills the last rank: every node's report names it, and every other rank
+/// exits with [`NAMED_THE_DEAD`].
+fn a_dead_rank_is_named(role: &str, nodes: u32, cores: u32) {
+    let reports = run_nodes(nodes, cores, role);
     for report in &reports {
         let failure = report.failure.expect("every node aborted");
         assert_eq!((failure.rank, failure.cause), (Some(cores - 1), AbortCause::Exited(3)), "{failure}");
         for (i, status) in report.exits.iter().enumerate() {
             let rank = report.first_rank + i as u32;
             let expect = if rank == cores - 1 { 3 } else { NAMED_THE_DEAD };
-            assert_eq!(status.code(), Some(expect), "rank {rank}");
+            assert_eq!(status.code(), Some(expect), "{role}: rank {rank}");
         }
     }
 }

@@ -275,6 +275,10 @@ impl Comm<'_> {
         self.check_rank(root)?;
         let me = self.rank();
         let data = bytes_mut(buf);
+        if let Some(group) = self.over_messages() {
+            group.agree(data.len(), Ok(()))?;
+            return group.bcast(root as usize, data);
+        }
         self.in_rounds(data.len(), Ok(()), per_round::<T>, |round, r, phase| {
             match phase {
                 Write if me == root => round.put_own(0, &data[r]),
@@ -293,6 +297,10 @@ impl Comm<'_> {
         let (n, me, block) = (self.size() as usize, self.rank(), size_of_val(send));
         let local = if me == root { expect_len(recv.len(), send.len() * n) } else { Ok(()) };
         let out = bytes_mut(recv);
+        if let Some(group) = self.over_messages() {
+            group.agree(block, local)?;
+            return group.gather(root as usize, bytes(send), out);
+        }
         self.in_rounds(block, local, per_round::<T>, |round, r, phase| {
             match phase {
                 Write => round.put_own(0, &bytes(send)[r]),
@@ -314,6 +322,10 @@ impl Comm<'_> {
         let (n, me, block) = (self.size() as usize, self.rank() as usize, size_of_val(recv));
         let local = if me as u32 == root { expect_len(send.len(), recv.len() * n) } else { Ok(()) };
         let out = bytes_mut(recv);
+        if let Some(group) = self.over_messages() {
+            group.agree(block, local)?;
+            return group.scatter(root as usize, bytes(send), out);
+        }
         self.in_rounds(block, local, |p| per_round::<T>(p / n), |round, r, phase| {
             match phase {
                 Write if me as u32 == root => {
@@ -339,6 +351,10 @@ impl Comm<'_> {
             .and_then(|()| expect_len(send.len(), send.len().div_ceil(n) * n));
         let block = size_of_val(send) / n;
         let out = bytes_mut(recv);
+        if let Some(group) = self.over_messages() {
+            group.agree(block, local)?;
+            return group.alltoall(bytes(send), out);
+        }
         self.in_rounds(block, local, |p| per_round::<T>(p / n), |round, r, phase| {
             for j in 0..n {
                 let (lo, hi) = (j * block + r.start, j * block + r.end);
@@ -360,6 +376,10 @@ impl Comm<'_> {
         let local = T::check(op)
             .map_err(CollError::Op)
             .and_then(|()| if me == root { expect_len(recv.len(), send.len()) } else { Ok(()) });
+        if let Some(group) = self.over_messages() {
+            group.agree(size_of_val(send), local)?;
+            return group.reduce(root as usize, send, recv, op);
+        }
         self.in_rounds(size_of_val(send), local, per_round::<T>, |round, r, phase| {
             match phase {
                 Write => round.put_own(0, &bytes(send)[r]),
@@ -380,6 +400,10 @@ impl Comm<'_> {
         let fingerprint = Fingerprint::new("allreduce").field("op", op_word(op));
         self.agree(fingerprint.field("count", send.len() as u64).element::<T>())?;
         let local = T::check(op).map_err(CollError::Op).and_then(|()| expect_len(recv.len(), send.len()));
+        if let Some(group) = self.over_messages() {
+            group.agree(size_of_val(send), local)?;
+            return group.allreduce(send, recv, op);
+        }
         let (n, me) = (self.size() as usize, self.rank() as usize);
         let elem = size_of::<T>();
         // Contributions fill the first half of the payload, reduced slices the second.
@@ -426,6 +450,10 @@ impl Comm<'_> {
             expect_len(send.len(), counts.iter().sum())?;
             expect_len(recv.len(), counts[me])
         });
+        if let Some(group) = self.over_messages() {
+            group.agree(size_of_val(send), local)?;
+            return group.reduce_scatter(send, recv, counts, op);
+        }
         let elem = size_of::<T>();
         let mine_at = counts.iter().take(me).sum::<usize>() * elem;
         let mine_end = mine_at + size_of_val(recv);

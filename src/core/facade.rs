@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use crate::core::async_progress::{self, ProgressThread};
 use crate::coll::{CollError, Comm};
 use crate::p2p::channel::Sizes;
-use crate::p2p::endpoint::Endpoint;
+use crate::p2p::endpoint::{Endpoint, user_tag};
 use crate::p2p::engine::Engine;
 use crate::p2p::{
     ChannelUnavailable, Matched, RecvError, Request, RequestError, SendError, Source, Status, TagMatch,
@@ -178,16 +178,19 @@ impl Core {
         self.endpoint().channel()
     }
 
-    /// Sends `data` to `dest` with `tag`; returns when `data` may be reused.
+    /// Sends `data` to `dest` with `tag`; returns when `data` may be reused. Tags from
+    /// [`crate::RESERVED_TAGS`] up are the library's own: every send refuses them
+    /// ([`SendError::ReservedTag`]), every receive and probe refuses to name one
+    /// ([`RecvError::ReservedTag`]), and `ANY_TAG` never matches one.
     pub fn send(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
-        self.endpoint().send(dest, tag, data)
+        self.endpoint().send(dest, user_tag(tag)?, data)
     }
 
     /// Sends in the background: returns a request that completes when the message has
     /// left. The bytes that cannot leave at once are copied, so `data` is free again
     /// when this returns.
     pub fn isend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'_>, SendError> {
-        self.endpoint().isend(dest, tag, data)
+        self.endpoint().isend(dest, user_tag(tag)?, data)
     }
 
     /// [`Core::isend`] of a buffer handed over: a large message (the single-copy
@@ -224,7 +227,7 @@ impl Core {
     where
         B: AsRef<[u8]> + Send + 'static,
     {
-        self.endpoint().isend_owned(dest, tag, Box::new(data))
+        self.endpoint().isend_owned(dest, user_tag(tag)?, Box::new(data))
     }
 
     /// The size from which [`Core::isend_owned`] and blocking sends to another core take
@@ -262,34 +265,34 @@ impl Core {
     /// }
     /// ```
     pub fn ssend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<(), SendError> {
-        self.endpoint().ssend(dest, tag, data)
+        self.endpoint().ssend(dest, user_tag(tag)?, data)
     }
 
     /// [`Core::ssend`] in the background, like `MPI_Issend`: the request completes once
     /// the message has left and a receive has matched it. `data` is copied as by
     /// [`Core::isend`].
     pub fn issend(&self, dest: u32, tag: u32, data: &[u8]) -> Result<Request<'_>, SendError> {
-        self.endpoint().issend(dest, tag, data)
+        self.endpoint().issend(dest, user_tag(tag)?, data)
     }
 
     /// Receives the earliest message matching `src` and `tag` into `buf`.
     pub fn recv(&self, src: impl Into<Source>, tag: impl Into<TagMatch>, buf: &mut [u8]) -> Result<Status, RecvError> {
-        self.endpoint().recv(src, tag, buf)
+        self.endpoint().recv(src, tag.into().user()?, buf)
     }
 
     /// Receives the earliest matching message whatever its size.
     pub fn recv_vec(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<(Vec<u8>, Status), RecvError> {
-        self.endpoint().recv_vec(src, tag)
+        self.endpoint().recv_vec(src, tag.into().user()?)
     }
 
     /// Waits until a message matching `src` and `tag` is available; does not receive it.
     pub fn probe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Status, RecvError> {
-        self.endpoint().probe(src, tag)
+        self.endpoint().probe(src, tag.into().user()?)
     }
 
     /// The status of an available matching message, without waiting.
     pub fn iprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Option<Status>, RecvError> {
-        self.endpoint().iprobe(src, tag)
+        self.endpoint().iprobe(src, tag.into().user()?)
     }
 
     /// Waits for a message matching `src` and `tag` and takes it out of matching, like
@@ -319,7 +322,7 @@ impl Core {
     /// }
     /// ```
     pub fn mprobe(&self, src: impl Into<Source>, tag: impl Into<TagMatch>) -> Result<Matched<'_>, RecvError> {
-        self.endpoint().mprobe(src.into(), tag.into())
+        self.endpoint().mprobe(src.into(), tag.into().user()?)
     }
 
     /// [`Core::mprobe`] without waiting, like `MPI_Improbe`: `None` if no matching
@@ -329,7 +332,7 @@ impl Core {
         src: impl Into<Source>,
         tag: impl Into<TagMatch>,
     ) -> Result<Option<Matched<'_>>, RecvError> {
-        self.endpoint().improbe(src.into(), tag.into())
+        self.endpoint().improbe(src.into(), tag.into().user()?)
     }
 
     /// Posts a receive into `buf`; the request completes when a matching message is in.
@@ -339,7 +342,7 @@ impl Core {
         tag: impl Into<TagMatch>,
         buf: &'a mut [u8],
     ) -> Result<Request<'a>, RecvError> {
-        self.endpoint().irecv(src, tag, buf)
+        self.endpoint().irecv(src, tag.into().user()?, buf)
     }
 
     /// Sends `data` to `dest` and receives into `buf` from `src`, like `MPI_Sendrecv`:
@@ -351,6 +354,8 @@ impl Core {
         recv_tag: impl Into<TagMatch>,
         buf: &mut [u8],
     ) -> Result<Status, RequestError> {
+        let recv_tag = recv_tag.into().user().map_err(RequestError::Recv)?;
+        user_tag(send.1).map_err(RequestError::Send)?;
         self.endpoint().sendrecv(send, src, recv_tag, buf)
     }
 

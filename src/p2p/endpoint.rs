@@ -5,6 +5,13 @@
 //!
 //! - Tags are `u32`; receives select a [`Source`] (a rank or any) and a [`TagMatch`]
 //!   (a tag or any), and report a [`Status`] (source, tag, length).
+//! - Tags from [`RESERVED_TAGS`] up are the library's own (the collectives of
+//!   communicators that span nodes run over messages with them, `coll::over_p2p`):
+//!   `Core`'s sends refuse them ([`SendError::ReservedTag`]), its receives and probes
+//!   refuse to name one ([`RecvError::ReservedTag`]), and neither [`ANY_TAG`] nor a
+//!   [`TagMatch::Masked`] ever matches one. So the library's traffic never reaches a
+//!   user's receive, and a user's message never reaches the library's. (The MPI
+//!   library's wire tags stay below them: its highest context is 8189 of 8192.)
 //! - Messages of any size up to 4 GiB - 1: larger than the channel, they are split into
 //!   fragments that are pipelined through it.
 //! - Between one pair with one tag, messages are never overtaken (see `matching`).
@@ -85,9 +92,9 @@ pub enum Source {
 pub enum TagMatch {
     /// Only messages with this tag.
     Tag(u32),
-    /// `MPI_ANY_TAG`.
+    /// `MPI_ANY_TAG`: any tag below [`RESERVED_TAGS`].
     Any,
-    /// Any tag that agrees with `tag` on the bits of `mask`: how a layer above keeps
+    /// Any tag below [`RESERVED_TAGS`] that agrees with `tag` on the bits of `mask`: how a layer above keeps
     /// contexts apart (a communicator's id in the high bits) while accepting any
     /// user tag in the low ones.
     Masked {
@@ -100,8 +107,13 @@ pub enum TagMatch {
 
 /// Accepts a message from any rank.
 pub const ANY_SOURCE: Source = Source::Any;
-/// Accepts a message with any tag.
+/// Accepts a message with any tag (below [`RESERVED_TAGS`]).
 pub const ANY_TAG: TagMatch = TagMatch::Any;
+
+/// The lowest of the tags that the library keeps for its own messages (module docs):
+/// tags `RESERVED_TAGS..=u32::MAX` are refused to users and never matched by
+/// [`ANY_TAG`] or [`TagMatch::Masked`].
+pub const RESERVED_TAGS: u32 = 0xffff_0000;
 
 impl From<u32> for Source {
     fn from(rank: u32) -> Self {
@@ -123,14 +135,30 @@ impl Source {
 }
 
 impl TagMatch {
-    /// Whether a message tagged `tag` is accepted.
+    /// Whether a message tagged `tag` is accepted. Only an exact tag accepts a
+    /// reserved one (module docs).
+    #[inline]
     pub fn matches(self, tag: u32) -> bool {
         match self {
-            TagMatch::Any => true,
+            TagMatch::Any => tag < RESERVED_TAGS,
             TagMatch::Tag(t) => t == tag,
-            TagMatch::Masked { tag: t, mask } => (t ^ tag) & mask == 0,
+            TagMatch::Masked { tag: t, mask } => (t ^ tag) & mask == 0 && tag < RESERVED_TAGS,
         }
     }
+
+    /// The match, if a user may ask for it: not an exact reserved tag (module docs).
+    pub(crate) fn user(self) -> Result<TagMatch, RecvError> {
+        match self {
+            TagMatch::Tag(tag) if tag >= RESERVED_TAGS => Err(RecvError::ReservedTag { tag }),
+            other => Ok(other),
+        }
+    }
+}
+
+/// `tag`, if a user may send with it: below [`RESERVED_TAGS`] (module docs).
+#[inline]
+pub(crate) fn user_tag(tag: u32) -> Result<u32, SendError> {
+    if tag >= RESERVED_TAGS { Err(SendError::ReservedTag { tag }) } else { Ok(tag) }
 }
 
 /// What a receive or probe matched (for a send: this core, the tag and the length).
@@ -158,6 +186,12 @@ pub(crate) struct Endpoint<'c> {
 impl<'c> Endpoint<'c> {
     pub(crate) fn new(ctx: &'c CoreContext, engine: &'c Engine) -> Endpoint<'c> {
         Endpoint { ctx, engine }
+    }
+
+    /// The endpoint of the core behind `ctx`: its engine is the context's background
+    /// work (`Core::attach` registers it). `None` if the job has no channel.
+    pub(crate) fn of(ctx: &'c CoreContext) -> Option<Endpoint<'c>> {
+        Some(Endpoint { ctx, engine: ctx.background_as::<Engine>()? })
     }
 
     /// The channel context and this core's locked state. Inlined: every messaging call
@@ -368,5 +402,19 @@ mod tests {
         assert!(context_7.matches((7 << 16) | 0xffff));
         assert!(!context_7.matches(8 << 16));
         assert!(!context_7.matches(0x8007_0000));
+    }
+
+    #[test]
+    fn reserved_tags_match_only_exactly() {
+        use super::RESERVED_TAGS;
+        assert!(TagMatch::Any.matches(RESERVED_TAGS - 1));
+        assert!(!TagMatch::Any.matches(RESERVED_TAGS));
+        assert!(!TagMatch::Any.matches(u32::MAX));
+        let top = TagMatch::Masked { tag: u32::MAX, mask: 0xfff8_0000 };
+        assert!(top.matches(0xfff8_0000));
+        assert!(!top.matches(RESERVED_TAGS));
+        assert!(TagMatch::Tag(RESERVED_TAGS).matches(RESERVED_TAGS));
+        assert!(TagMatch::Tag(RESERVED_TAGS).user().is_err());
+        assert!(super::user_tag(RESERVED_TAGS).is_err() && super::user_tag(7).is_ok());
     }
 }

@@ -305,6 +305,10 @@ impl Drop for Locked<'_> {
 }
 
 impl Background for Engine {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn poll(&self, ctx: &CoreContext) -> bool {
         // Relaxed: hints; the state is looked at under the lock.
         if (self.active.load(Ordering::Relaxed) == 0 && !self.eager) || self.broken.load(Ordering::Relaxed) != 0 {

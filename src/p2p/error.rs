@@ -28,6 +28,11 @@ pub enum SendError {
         /// The largest message, in bytes.
         max: usize,
     },
+    /// The tag is one of the library's own (`p2p::endpoint::RESERVED_TAGS` and up).
+    ReservedTag {
+        /// The tag given.
+        tag: u32,
+    },
     /// The job has no two-sided channel.
     Unavailable(ChannelUnavailable),
     /// This core's own channel turned out corrupted while the send waited.
@@ -56,6 +61,12 @@ pub enum RecvError {
         /// Bytes of the buffer.
         capacity: usize,
     },
+    /// The receive or probe named one of the library's own tags
+    /// (`p2p::endpoint::RESERVED_TAGS` and up), which only the library receives.
+    ReservedTag {
+        /// The tag given.
+        tag: u32,
+    },
     /// The job has no two-sided channel.
     Unavailable(ChannelUnavailable),
     /// This core's own channel turned out corrupted while the receive waited.
@@ -71,6 +82,7 @@ impl fmt::Display for SendError {
                 write!(f, "send to rank {rank}: not a core of this {size}-core job")
             }
             Self::TooLarge { len, max } => write!(f, "message of {len} bytes exceeds {max}"),
+            Self::ReservedTag { tag } => write!(f, "tag {tag:#x} is reserved for the library's own messages"),
             Self::Unavailable(e) => e.fmt(f),
             Self::Corrupt(e) => e.fmt(f),
             Self::Aborted(e) => e.fmt(f),
@@ -89,6 +101,7 @@ impl fmt::Display for RecvError {
                 "message of {} bytes from rank {} (tag {}) does not fit a {capacity}-byte buffer; it is still queued",
                 status.len, status.source, status.tag
             ),
+            Self::ReservedTag { tag } => write!(f, "tag {tag:#x} is reserved for the library's own messages"),
             Self::Unavailable(e) => e.fmt(f),
             Self::Corrupt(e) => e.fmt(f),
             Self::Aborted(e) => e.fmt(f),

@@ -26,6 +26,6 @@ pub(crate) mod synchronous;
 pub(crate) mod timed;
 
 pub use channel::{ChannelUnavailable, Footprint, footprint};
-pub use endpoint::{ANY_SOURCE, ANY_TAG, RecvError, SendError, Source, Status, TagMatch};
+pub use endpoint::{ANY_SOURCE, ANY_TAG, RESERVED_TAGS, RecvError, SendError, Source, Status, TagMatch};
 pub use matched::Matched;
 pub use request::{Request, RequestError};

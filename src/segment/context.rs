@@ -81,6 +81,9 @@ pub trait Background: Send + Sync {
     fn poll(&self, ctx: &CoreContext) -> bool;
     /// [`Progress::arm`].
     fn arm<'a>(&'a self, ctx: &'a CoreContext) -> Armed<'a>;
+    /// The work itself, for the layer that registered it to find it again from the
+    /// context alone (`coll` sends its messages through the `p2p` engine this way).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// One attached core's context.
@@ -248,6 +251,11 @@ impl CoreContext {
     /// This core's waiter without the background work: for that work's own waits.
     pub(crate) fn plain_waiter(&self) -> Waiter<'_> {
         Waiter::new(self.policy, self.segment.job()).on_cpu(self.cpu)
+    }
+
+    /// The registered background work, if it is a `T`.
+    pub(crate) fn background_as<T: 'static>(&self) -> Option<&T> {
+        self.background.get()?.as_any().downcast_ref::<T>()
     }
 
     /// Registers the work that every later wait of this core drives (once; a second

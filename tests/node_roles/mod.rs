@@ -4,7 +4,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sccemu::{ANY_SOURCE, ANY_TAG, Core};
+use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
+
+mod coll;
 
 /// The variable that names a rank's role.
 pub const ROLE: &str = "NODE_TEST_ROLE";
@@ -145,6 +147,19 @@ pub fn rank_main() {
             let cpus =
                 status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_owned();
             println!("rank {} runs on cpus {cpus}", core.rank());
+        }
+        "coll" => coll::coll(&core).unwrap(),
+        "coll_die" => {
+            let dead = core.size() - 1;
+            match coll::coll_die(&core) {
+                CollError::Aborted(e)
+                    if e.to_string().contains(&format!("rank {dead} exited with status 3")) =>
+                {
+                    println!("rank {} named the dead rank {dead}", core.rank());
+                    std::process::exit(NAMED_THE_DEAD)
+                }
+                other => panic!("rank {} got {other:?}", core.rank()),
+            }
         }
         // Waits for a message nobody sends, until the job aborts.
         "wait" => {

@@ -53,14 +53,35 @@ fn token_ring_messages_and_barriers_cross_nodes() {
 }
 
 #[test]
+fn collectives_cross_nodes() {
+    for (nodes, cores) in [(2, 5), (3, 7), (2, 24)] {
+        let out = run(nodes, cores, "coll");
+        assert!(out.status.success(), "{nodes} nodes, {cores} cores:\n{}", text(&out));
+    }
+}
+
+#[test]
 fn a_dead_rank_on_one_node_aborts_every_node() {
-    let (nodes, cores) = (3, 6);
-    let out = run(nodes, cores, "die");
+    for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5)] {
+        a_dead_rank_is_named(role, nodes, cores);
+    }
+}
+
+/// `role` kills the last rank: the diagnosis and every other rank name it.
+fn a_dead_rank_is_named(role: &str, nodes: u32, cores: u32) {
+    let out = run(nodes, cores, role);
     let all = text(&out);
     assert!(!out.status.success(), "{all}");
-    assert!(all.contains("rank 5 exited with status 3"), "the diagnosis names the dead rank:\n{all}");
-    for rank in 0..cores - 1 {
-        assert!(all.contains(&format!("rank {rank} named the dead rank 5")), "rank {rank}:\n{all}");
+    let dead = cores - 1;
+    assert!(
+        all.contains(&format!("rank {dead} exited with status 3")),
+        "{role}: the diagnosis names the dead rank:\n{all}"
+    );
+    for rank in 0..dead {
+        assert!(
+            all.contains(&format!("rank {rank} named the dead rank {dead}")),
+            "{role}: rank {rank}:\n{all}"
+        );
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use crate::p2p::RequestError;
 use crate::protocol::abort::JobAborted;
 use crate::protocol::agree::Disagreement;
 use crate::protocol::alloc::freelist::AllocError;
@@ -58,6 +59,13 @@ pub enum CollError {
     Alloc(AllocError),
     /// The job aborted (some core died) while the call waited.
     Aborted(JobAborted),
+    /// A collective's messages failed (communicators that span nodes run over messages:
+    /// `coll::over_p2p`): the channel is missing or corrupted, or a block exceeds a
+    /// message's size limit. A job abort is [`CollError::Aborted`] instead.
+    Messages(RequestError),
+    /// Every context id of communicators over messages (4095) is in use on some member
+    /// of the new communicator.
+    NoContext,
     /// The communicator was released ([`crate::coll::Comm::release`]): its memory may be
     /// another's now, and nothing can be called on it.
     Released,
@@ -83,6 +91,8 @@ impl fmt::Display for CollError {
             Self::Op(e) => e.fmt(f),
             Self::Alloc(e) => write!(f, "no shared memory for the collective: {e}"),
             Self::Aborted(e) => e.fmt(f),
+            Self::Messages(e) => write!(f, "a collective's message failed: {e}"),
+            Self::NoContext => write!(f, "every context id of communicators across nodes is in use on some member"),
             Self::Released => write!(f, "the communicator was released; nothing can be called on it"),
         }
     }

@@ -143,6 +143,11 @@ impl Comm<'_> {
         if self.released.replace(true) {
             return;
         }
+        // Over messages: no memory, only the context id to give back (`over_p2p`).
+        if let Some(link) = &self.messages {
+            link.give_back();
+            return;
+        }
         // Gives up this member's hold on its windows' check area (checking mode).
         drop(self.window_checks.borrow_mut().take());
         // Every member's accesses to the area and staging happen before the return.

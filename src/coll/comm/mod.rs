@@ -49,6 +49,12 @@
 //! its blocks into the parity's array (`collectives::Round::packed`) when members share
 //! CPUs.
 //!
+//! Across nodes there is no shared heap: a communicator of a job that spans nodes has
+//! no area and no staging, only a link to the message layer and a context id, and every
+//! collective, `split` and `free` runs over two-sided messages (`coll::over_p2p`). The
+//! world picks that once at creation and its splits inherit it; each collective entry
+//! point takes the message path first thing when the communicator has a link.
+//!
 //! The area's layout, the leader's allocations and the return of it all to the heap are
 //! `memory`; communicators that a subset of the cores builds alone are `subset`; windows
 //! over a communicator's members (`Comm::window`: the leader
@@ -64,6 +70,8 @@ use crate::protocol::barrier::BarrierState;
 use crate::protocol::payload::Payload;
 use crate::segment::CoreContext;
 use crate::segment::collective_alloc::HeapRegion;
+
+use crate::coll::over_p2p::{Group, Link};
 
 mod error;
 mod memory;
@@ -148,6 +156,8 @@ pub struct Comm<'c> {
     window_checks: RefCell<Option<crate::rma::team_checks::CheckHold<'c>>>,
     /// Whether this member has counted itself out ([`Comm::release`], or the drop).
     released: Cell<bool>,
+    /// Across nodes: the link its collectives use instead of `area` (module docs).
+    messages: Option<Link<'c>>,
 }
 
 impl<'c> Comm<'c> {
@@ -155,6 +165,9 @@ impl<'c> Comm<'c> {
     pub fn world(ctx: &'c CoreContext) -> Result<Comm<'c>, CollError> {
         ctx.agree_world(&Fingerprint::new("comm world"))??;
         let members: Vec<u32> = (0..ctx.size()).collect();
+        if ctx.spans_nodes() {
+            return Ok(Comm::over(ctx, members, ctx.rank(), Link::world(ctx)?));
+        }
         let area = ctx.heap_alloc(area_bytes(members.len()))?;
         if ctx.rank() == 0 {
             ctx.heap_bytes(area).zero(0, area.len);
@@ -177,7 +190,21 @@ impl<'c> Comm<'c> {
             meetings: Cell::new(0),
             window_checks: RefCell::new(None),
             released: Cell::new(false),
+            messages: None,
         }
+    }
+
+    /// A communicator over messages (module docs): no area.
+    fn over(ctx: &'c CoreContext, members: Vec<u32>, rank: u32, link: Link<'c>) -> Comm<'c> {
+        let nowhere = HeapRegion { offset: 0, len: 0 };
+        let mut comm = Comm::new(ctx, members, rank, nowhere);
+        comm.messages = Some(link);
+        comm
+    }
+
+    /// Its members as the message algorithms see them, if it runs over messages.
+    pub(crate) fn over_messages(&self) -> Option<Group<'_, 'c>> {
+        self.messages.as_ref().map(|link| link.group(&self.members, self.rank))
     }
 
     /// The context of the core this communicator lives on.
@@ -237,6 +264,9 @@ impl<'c> Comm<'c> {
     /// Waits until every member has entered the barrier.
     pub fn barrier(&self) -> Result<(), CollError> {
         self.agree(Fingerprint::new("barrier"))?;
+        if let Some(group) = self.over_messages() {
+            return group.barrier();
+        }
         let _call = Comm::timed_call("barrier");
         self.barrier_unchecked()
     }
@@ -274,7 +304,8 @@ impl<'c> Comm<'c> {
 
     /// [`Comm::agree`], its outcomes apart: for callers with error types of their own.
     pub(crate) fn compare(&self, fingerprint: &Fingerprint) -> Result<Result<(), Disagreement>, JobAborted> {
-        if !self.ctx.checking() {
+        // Checking mode does not cross nodes (`over_p2p`).
+        if !self.ctx.checking() || self.messages.is_some() {
             return Ok(Ok(()));
         }
         let seq = self.checks.get() + 1;
@@ -305,6 +336,13 @@ impl<'c> Comm<'c> {
         // Each new leader allocates and zeroes its communicator's area, then everyone
         // learns every leader's offset (the allgather orders the zeroing before use).
         let my_group = color.and_then(|c| groups.get(&u64::from(c)));
+        if let (Some(link), Some(parent)) = (&self.messages, self.over_messages()) {
+            let context = parent.new_context(my_group.is_some())?;
+            let Some(group) = my_group else { return Ok(None) };
+            let members: Vec<u32> = group.iter().map(|&(_, r)| self.members[r as usize]).collect();
+            let rank = group.iter().position(|&(_, r)| r == self.rank).expect("member of own group") as u32;
+            return Ok(Some(Comm::over(self.ctx, members, rank, link.child(context))));
+        }
         let leads = my_group.is_some_and(|m| m[0].1 == self.rank);
         let word = match my_group.filter(|_| leads) {
             Some(m) => {
@@ -333,7 +371,11 @@ impl<'c> Comm<'c> {
     /// still reads the barrier's word in it.
     pub fn free(self) -> Result<(), CollError> {
         self.agree(Fingerprint::new("comm free"))?;
-        self.barrier_unchecked()?;
+        // Over messages there is no memory to wait for: the drop gives the context id
+        // back, and every message of the last call was received (`over_p2p`).
+        if self.messages.is_none() {
+            self.barrier_unchecked()?;
+        }
         Ok(())
     }
 }

@@ -23,10 +23,16 @@
 //!   many drops as there are members have been counted (`memory`), so a member that
 //!   never builds leaks it, and one that builds twice returns it under the others.
 //!
+//! Not across nodes: a subset's area would be in one node's heap only, so in a job that
+//! spans nodes [`Comm::from_grant`] returns [`CollError::Alloc`] with
+//! `AllocError::AcrossNodes` on every member (communicators over messages need their
+//! context id agreed by the members, which this protocol's one word does not carry).
+//!
 //! A failed allocation reaches every member as the same [`CollError::Alloc`] (the grant
 //! carries it), so no member holds a communicator that the others lack. Nothing here
 //! blocks: the only waiting is the caller's, for the grant's message.
 
+use crate::protocol::alloc::freelist::AllocError;
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::payload::Payload;
 use crate::segment::CoreContext;
@@ -56,6 +62,11 @@ impl<'c> Comm<'c> {
     /// area. The grant holds the failure if the heap had no room, for every member to
     /// learn (module docs); nothing waits for another core.
     pub fn grant_area(ctx: &'c CoreContext, size: usize) -> Grant {
+        // Across nodes the heap is this node's alone: nothing to allocate, and
+        // `from_grant` refuses on every member.
+        if ctx.spans_nodes() {
+            return Grant(encode_result(&Err(AllocError::AcrossNodes)));
+        }
         let area = ctx.heap_alloc_local(area_bytes(size.max(1)));
         if let Ok(area) = area {
             ctx.heap_bytes(area).zero(0, area.len);
@@ -69,6 +80,9 @@ impl<'c> Comm<'c> {
     /// job or one core twice, or leaves out this core; and with the grant's allocation
     /// error on every member if the leader's allocation failed.
     pub fn from_grant(ctx: &'c CoreContext, members: &[u32], grant: Grant) -> Result<Comm<'c>, CollError> {
+        if ctx.spans_nodes() {
+            return Err(CollError::Alloc(AllocError::AcrossNodes));
+        }
         let mut seen = vec![false; ctx.size() as usize];
         for &world in members {
             let slot = seen.get_mut(world as usize).ok_or(CollError::RankOutOfRange { rank: world, size: ctx.size() })?;

@@ -90,6 +90,10 @@ impl<'c> Comm<'c> {
 
     /// The protocol of the module docs.
     fn make_window<T: Plain>(&self, memory: Memory, strategy: AccStrategy) -> Result<Window<'c, T>, WindowError> {
+        // Windows need the heap, which does not cross nodes: refused on every member.
+        if self.messages.is_some() {
+            return Err(WindowError::Alloc(crate::protocol::alloc::freelist::AllocError::AcrossNodes));
+        }
         self.compare(&Window::<T>::fingerprint(memory, strategy))??;
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);

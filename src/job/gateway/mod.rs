@@ -37,9 +37,9 @@
 //! barrier). So a program that only communicates runs the same virtual times on one
 //! node and on several, but for the link.
 //!
-//! Only two-sided messages and world barriers cross nodes, as yet: windows,
-//! communicators and the heap (`AllocError::AcrossNodes`), MPBs and flags
-//! (`MpbError::OnOtherNode`) do not.
+//! Two-sided messages, world barriers and communicators (with their collectives, over
+//! two-sided messages: `coll::over_p2p`) cross nodes, as yet; windows and the heap
+//! (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`) do not.
 
 mod channel;
 mod frame;

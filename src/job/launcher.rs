@@ -25,13 +25,14 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use shm_layout::Config;
 
-use crate::protocol::abort::{AbortCause, JobAborted};
+use crate::protocol::abort::AbortCause;
 use crate::core::pin::{self, PinError, PinPolicy};
 use crate::segment::mapping::{CreateError, Segment, slot_state};
 use crate::job::pump::{Pump, relay};
 use crate::job::reaper::Reaper;
 use crate::job::node::NodeSpec;
 use crate::job::spawn;
+pub use crate::job::report::JobReport;
 use crate::segment::wait_mark::{Blocked, blocked_cores};
 use crate::sync::Ordering;
 
@@ -296,57 +297,6 @@ impl Interrupter {
     /// Sends `signal` to every rank and aborts the job.
     pub fn interrupt(&self, signal: Signal) {
         let _ = self.0.send(Event::Interrupt(signal));
-    }
-}
-
-/// How a job ended.
-#[derive(Clone, Debug)]
-pub struct JobReport {
-    /// The rank of `exits[0]` (0 unless the job spans nodes: then this node's first).
-    pub first_rank: u32,
-    /// Exit status of every rank started here.
-    pub exits: Vec<ExitStatus>,
-    /// The first failure, if any.
-    pub failure: Option<JobAborted>,
-    /// Wall time from spawn until every rank was reaped.
-    pub elapsed: Duration,
-    /// In virtual-time mode, each rank's virtual times (see
-    /// [`crate::job::vtime::report`]).
-    pub vtimes: Option<Vec<crate::job::vtime::CoreTimes>>,
-}
-
-impl JobReport {
-    /// Whether every rank exited 0 and nothing aborted the job.
-    pub fn success(&self) -> bool {
-        self.failure.is_none() && self.exits.iter().all(ExitStatus::success)
-    }
-
-    /// One line saying why the job failed, e.g. `rank 5 killed by SIGKILL`.
-    pub fn diagnosis(&self) -> Option<String> {
-        if let Some(failure) = &self.failure {
-            return Some(failure.to_string());
-        }
-        let (rank, status) = self.exits.iter().enumerate().find(|(_, s)| !s.success())?;
-        Some(format!("rank {} {}", self.first_rank as usize + rank, describe(status)))
-    }
-
-    /// The launcher's exit code: 0 only if every rank exited 0.
-    pub fn exit_code(&self) -> i32 {
-        if self.success() {
-            return 0;
-        }
-        match self.failure.map(|f| f.cause) {
-            Some(AbortCause::Interrupted(sig)) => 128 + sig,
-            _ => 1,
-        }
-    }
-}
-
-fn describe(status: &ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(sig)) => format!("killed by {}", crate::protocol::abort::signal_name(sig)),
-        _ => "ended".to_owned(),
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Owns the process launcher behind `sccrun` ([`launcher`]: the segment, pinning, the
 //! children, abort on a death, reaping; with `limits`, the checks before a job starts,
-//! `spawn`, starting the ranks, `reaper`, one thread that reaps them all, and `pump`,
+//! `spawn`, starting the ranks, `reaper`, one thread that reaps them all, `report`, how the job ended, and `pump`,
 //! one thread that reads their output and results) and [`Job`], which runs a Rust
 //! function as every core of a job by re-executing the current binary ([`runner`]), and
 //! the launcher's side of virtual time ([`vtime`]); one job over several nodes ([`node`]: which ranks
@@ -18,6 +18,7 @@ mod limits;
 pub mod node;
 mod pump;
 mod reaper;
+mod report;
 mod spawn;
 pub mod runner;
 pub mod vtime;

@@ -38,7 +38,7 @@ fn run_with(nodes: u32, config: Config, role: &str, timing: Option<VirtualTime>)
             ["rank_main", "--exact", "--nocapture", "--test-threads=1"].map(OsString::from).to_vec();
         launch.env = vec![(ROLE.into(), role.into())];
         launch.output = Output::Forward;
-        launch.node = NodeSpec::block(cores, nodes, node).filter(|_| nodes > 1);
+        launch.node = NodeSpec::block(cores, nodes, node).ok().filter(|_| nodes > 1);
         launch.timing = timing.clone();
         let running = launch.spawn().unwrap();
         if nodes == 1 {

@@ -197,7 +197,7 @@ impl Launch {
     pub fn spawn(mut self) -> Result<Running, LaunchError> {
         let first = self.node.map_or(0, |n| n.first);
         if let Some(node) = self.node {
-            if node.cores != self.config.cores || NodeSpec::block(node.cores, node.nodes, node.node) != Some(node) {
+            if node.cores != self.config.cores || NodeSpec::block(node.cores, node.nodes, node.node) != Ok(node) {
                 return Err(LaunchError::Limits(format!("{node:?} is not a block of a {}-core job", self.config.cores)));
             }
             self.config.node_first = node.first;

@@ -30,16 +30,16 @@ pub struct NodeSpec {
 
 impl NodeSpec {
     /// Node `node`'s block when `cores` ranks are split over `nodes` nodes in blocks as
-    /// even as they go (the first `cores % nodes` nodes run one rank more). `None` if
+    /// even as they go (the first `cores % nodes` nodes run one rank more). An error if
     /// `node` is not below `nodes` or a node would run no rank.
-    pub fn block(cores: u32, nodes: u32, node: u32) -> Option<NodeSpec> {
+    pub fn block(cores: u32, nodes: u32, node: u32) -> Result<NodeSpec, SplitError> {
         if node >= nodes || cores < nodes {
-            return None;
+            return Err(SplitError { cores, nodes, node });
         }
         let (base, extra) = (cores / nodes, cores % nodes);
         let first = node * base + node.min(extra);
         let count = base + u32::from(node < extra);
-        Some(NodeSpec { nodes, node, cores, first, count })
+        Ok(NodeSpec { nodes, node, cores, first, count })
     }
 
     /// The node that runs `rank` under the block split.
@@ -54,6 +54,30 @@ impl NodeSpec {
         rank.wrapping_sub(self.first) < self.count
     }
 }
+
+/// Why [`NodeSpec::block`] has no block for a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitError {
+    /// Ranks in the job.
+    pub cores: u32,
+    /// Nodes asked for.
+    pub nodes: u32,
+    /// The node whose block was asked for.
+    pub node: u32,
+}
+
+impl std::fmt::Display for SplitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let SplitError { cores, nodes, node } = *self;
+        if node >= nodes {
+            write!(f, "node {node} is not one of {nodes} nodes")
+        } else {
+            write!(f, "{cores} ranks cannot be split over {nodes} nodes: each node needs a rank")
+        }
+    }
+}
+
+impl std::error::Error for SplitError {}
 
 /// What a node tells every other node when it changes, after its bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -110,7 +134,7 @@ mod tests {
                 assert_eq!(next, cores);
             }
         }
-        assert_eq!(NodeSpec::block(2, 3, 0), None);
-        assert_eq!(NodeSpec::block(4, 2, 2), None);
+        assert_eq!(NodeSpec::block(2, 3, 0), Err(SplitError { cores: 2, nodes: 3, node: 0 }));
+        assert!(NodeSpec::block(4, 2, 2).unwrap_err().to_string().contains("node 2 is not one of 2"));
     }
 }

@@ -52,9 +52,6 @@ fn host_share(world: &mpi::topology::SimpleCommunicator, spec: NodeSpec) -> (usi
 fn main() -> ExitCode {
     let cli = NodeCli::parse();
     let cores = cli.job.cores.expect("clap requires -n");
-    if cli.job.trace.is_some() {
-        return usage_error("--nodes cannot be used with --trace yet: each node would write the trace");
-    }
     // Funneled, not Single: the wait and signal threads exist, but only this (main)
     // thread ever calls MPI.
     let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
@@ -64,7 +61,7 @@ fn main() -> ExitCode {
     let world = universe.world();
     let (node, nodes) = (world.rank() as u32, world.size() as u32);
     let agreed = NodeSpec::block(cores, nodes, node)
-        .ok_or_else(|| format!("{cores} ranks cannot be split over {nodes} nodes: each node needs a rank"))
+        .map_err(|e| e.to_string())
         .and_then(|spec| Ok((spec, cli.job.launch(cores, Some(spec))?)));
     let (spec, mut launch) = match agreed {
         Ok(agreed) => agreed,
@@ -74,6 +71,7 @@ fn main() -> ExitCode {
         }
     };
     launch.host_share = Some(host_share(&world, spec));
+    let compute_note = launch.timing.as_ref().map(|t| t.compute_note());
     // Before the ranks start, as in sccrun: a signal is then held for them.
     let signals = catch_signals();
     let running = match launch.spawn() {
@@ -108,9 +106,7 @@ fn main() -> ExitCode {
     if let (Some(diagnosis), true) = (report.diagnosis(), says) {
         say(format!("sccrun: {diagnosis}\n"));
     }
-    if let (Some(times), Some(timing)) = (&report.vtimes, &cli.job.timing) {
-        let note =
-            sccemu::job::vtime::VirtualTime::from_spec(timing).map(|t| t.compute_note()).unwrap_or_default();
+    if let (Some(times), Some(note)) = (&report.vtimes, compute_note) {
         say(format!("node {node}: {}\n  {note}\n", sccemu::job::vtime::report(times)));
     }
     let code = report.exit_code();

@@ -117,18 +117,12 @@ fn main() -> ExitCode {
         (None, Some(cores)) => cores,
         (None, None) => return usage_error("the number of cores (-n N) is required"),
     };
-    if cli.nodes.is_some_and(|n| n > 1) && cli.job.trace.is_some() {
-        return usage_error("--nodes cannot be used with --trace yet: each node would write the trace");
-    }
     // With several nodes, node 0's block, the largest: every node's launch is then made
     // of the same options.
-    let node = cli.nodes.filter(|&n| n > 1).and_then(|nodes| NodeSpec::block(cores, nodes, 0));
-    if cli.nodes.is_some_and(|n| n > cores) {
-        return usage_error(format!(
-            "{cores} ranks cannot be split over {} nodes: each node needs a rank",
-            cli.nodes.unwrap_or(0)
-        ));
-    }
+    let node = match cli.nodes.filter(|&n| n > 1).map(|nodes| NodeSpec::block(cores, nodes, 0)).transpose() {
+        Ok(node) => node,
+        Err(e) => return usage_error(e),
+    };
     let launch = match cli.job.launch(cores, node) {
         Ok(launch) => launch,
         Err(e) => return usage_error(e),

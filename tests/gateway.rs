@@ -115,6 +115,15 @@ fn collectives_cross_nodes() {
 }
 
 #[test]
+fn windows_cross_nodes() {
+    for (nodes, cores) in [(2, 2), (2, 5), (3, 7)] {
+        for report in run_nodes(nodes, cores, "rma") {
+            assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
+        }
+    }
+}
+
+#[test]
 fn a_dead_rank_aborts_every_node() {
     for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5)] {
         a_dead_rank_is_named(role, nodes, cores);

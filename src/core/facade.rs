@@ -368,7 +368,7 @@ impl Core {
     /// (zeroed), with lock-free accumulates. Other cores may pass other lengths,
     /// including 0. See [`Window`].
     pub fn window<T: Plain>(&self, len: usize, placement: Placement) -> Result<Window<'_, T>, WindowError> {
-        Window::create(&self.ctx, len, placement)
+        self.window_with(len, placement, AccStrategy::Atomic)
     }
 
     /// Collective: allocates a window (like [`Core::window`]) whose accumulates use
@@ -380,6 +380,9 @@ impl Core {
         placement: Placement,
         strategy: AccStrategy,
     ) -> Result<Window<'_, T>, WindowError> {
+        if self.ctx.spans_nodes() {
+            return crate::coll::over_p2p::window_across(&self.ctx, len, placement, strategy);
+        }
         Window::create_with(&self.ctx, len, placement, strategy)
     }
 

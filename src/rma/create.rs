@@ -174,6 +174,7 @@ impl<'c, T: Plain> Window<'c, T> {
             // Nothing to release on a drop until the window is built: a failure below
             // returns the control block itself (`abandon`).
             released: Cell::new(true),
+            remote: None,
             _elem: PhantomData,
         };
         // Not an early return: the others would wait for this member in the barriers.

@@ -103,8 +103,9 @@ mod api {
     use crate::protocol::fence::{self, Assert};
     use crate::protocol::group::Group;
     use crate::segment::view::Plain;
-    use crate::rma::window::Window;
     use crate::rma::error::{RmaError, SyncError};
+    use crate::rma::remote::wire::Kind;
+    use crate::rma::window::Window;
     use crate::timing::{self, Category};
 
     impl<T: Plain> Window<'_, T> {
@@ -166,7 +167,12 @@ mod api {
             let op = timing::call(Category::Sync, "fence");
             let parity = (self.epochs.borrow().fences % 2) as u32;
             self.fence_arrive(&op, parity);
-            self.window_ctl().fence.fence(self.size(), &self.ctx.waiter(), self.bell(0))?;
+            if self.spans_nodes() {
+                self.remote_sync_all()?;
+                self.ctx.barrier()?;
+            } else {
+                self.window_ctl().fence.fence(self.size(), &self.ctx.waiter(), self.bell(0))?;
+            }
             self.fence_leave(&op, parity);
             let mut e = self.epochs.borrow_mut();
             e.fence_open = fence::opens_epoch(asserts);
@@ -196,7 +202,10 @@ mod api {
                 *posted = posted.wrapping_add(1);
                 if !asserts.contains(Assert::NOCHECK) {
                     self.posted(&op, origin);
-                    self.pscw_pair(origin, me).post(self.bell(origin));
+                    match self.remote_to(origin) {
+                        Some(_) => self.remote_pscw(Kind::Post, origin, me, origin)?,
+                        None => self.pscw_pair(origin, me).post(self.bell(origin)),
+                    }
                 }
             }
             e.exposure.clone_from(group);
@@ -247,7 +256,10 @@ mod api {
             let op = timing::call(Category::Sync, "complete");
             for target in e.access.iter() {
                 self.completed_at(&op, target);
-                self.pscw_pair(me, target).complete(self.bell(target));
+                match self.remote_to(target) {
+                    Some(_) => self.remote_pscw(Kind::Complete, me, target, target)?,
+                    None => self.pscw_pair(me, target).complete(self.bell(target)),
+                }
             }
             Ok(())
         }

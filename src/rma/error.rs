@@ -61,6 +61,11 @@ pub enum WindowError {
         /// lowest such rank's value).
         ranks: Vec<u32>,
     },
+    /// A window whose members span nodes cannot be made so yet: what is missing.
+    AcrossNodes {
+        /// What the window asked for.
+        what: &'static str,
+    },
     /// The job aborted (some core died) during the collective call.
     Aborted(JobAborted),
 }
@@ -115,6 +120,12 @@ pub enum RmaError {
     },
     /// The reduction op is not defined on the element type (a bitwise op on a float).
     Op(OpError),
+    /// Direct load/store access to the part of a rank on another node, which this node
+    /// does not map (RMA calls reach it).
+    OnOtherNode {
+        /// The target rank.
+        rank: u32,
+    },
     /// The job aborted (some core died) while an ARMW waited for its element's
     /// atomicity domain (a stripe lock, or this core's owner-computes requests).
     Aborted(JobAborted),
@@ -151,6 +162,11 @@ pub enum SyncError {
     LockAllConflict,
     /// unlock_all or flush_all without lock_all.
     NotLockedAll,
+    /// A window whose members span nodes does not offer this call yet.
+    AcrossNodes {
+        /// The call.
+        call: &'static str,
+    },
     /// `start` while an access epoch is open.
     AccessEpochOpen,
     /// `complete` without `start`.
@@ -217,6 +233,7 @@ impl fmt::Display for WindowError {
                 write!(f, "rank {rank}'s part ({bytes} bytes) does not fit a {mpb_bytes}-byte MPB")
             }
             Self::ZeroSizedElement => write!(f, "window elements must not be zero-sized"),
+            Self::AcrossNodes { what } => write!(f, "a window across nodes cannot have {what} yet"),
             Self::OutsideHeap { rank } => write!(f, "rank {rank}'s window memory is not in the shared heap"),
             Self::EpochOpen { rank } => {
                 write!(f, "cannot free a window while rank {rank} has a lock or PSCW epoch open on it")
@@ -255,6 +272,9 @@ impl fmt::Display for RmaError {
                 write!(f, "the buffer holds {found} elements, the operation moves {expected}")
             }
             Self::Op(e) => e.fmt(f),
+            Self::OnOtherNode { rank } => {
+                write!(f, "rank {rank} runs on another node: its part is reached by RMA, not loads and stores")
+            }
             Self::Aborted(e) => e.fmt(f),
         }
     }
@@ -270,6 +290,7 @@ impl fmt::Display for SyncError {
             Self::AlreadyLocked { rank } => write!(f, "rank {rank} is already locked by this core"),
             Self::LockAllConflict => write!(f, "lock_all conflicts with an open lock epoch"),
             Self::NotLockedAll => write!(f, "no lock_all epoch is open"),
+            Self::AcrossNodes { call } => write!(f, "{call} on a window across nodes is not offered yet"),
             Self::AccessEpochOpen => write!(f, "an access epoch (start) is already open"),
             Self::NoAccessEpoch => write!(f, "complete without start"),
             Self::ExposureEpochOpen => write!(f, "an exposure epoch (post) is already open"),

@@ -214,6 +214,7 @@ impl<'c, T: Plain> Window<'c, T> {
         let views = &self.lock_views;
         let waiter = &views.waiter;
         let locked = match kind {
+            _ if self.remote_to(target).is_some() => self.remote_lock(target, kind).map(|()| None),
             LockKind::Shared => lock.lock_shared(waiter, bell).map(|()| None),
             LockKind::Exclusive => lock.lock_exclusive(target, waiter, bell, views.all, views.home).map(Some),
         };
@@ -273,6 +274,7 @@ impl<'c, T: Plain> Window<'c, T> {
         self.unlocking(&op, held.kind, target);
         let views = &self.lock_views;
         match held.exclusive {
+            _ if self.remote_to(target).is_some() => self.remote_unlock(target)?,
             None => lock.unlock_shared(bell),
             Some(hold) => lock.unlock_exclusive(hold, bell, views.all, views.home, views.handoff_cpu),
         }
@@ -284,6 +286,9 @@ impl<'c, T: Plain> Window<'c, T> {
     /// O(1) atomics, whatever the job size (one, unless exclusive lockers left
     /// registrations to revoke: at most a fixed number, see `lock_all`).
     pub fn lock_all(&self) -> Result<LockAllEpoch<'_, 'c, T>, SyncError> {
+        if self.spans_nodes() {
+            return Err(SyncError::AcrossNodes { call: "lock_all" });
+        }
         if self.epochs.borrow().lock_all.is_some() || self.epochs.borrow().locked > 0 {
             return Err(SyncError::LockAllConflict);
         }
@@ -330,6 +335,7 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         timing::in_call(Category::Sync, "flush", #[inline(always)] || {
             self.acc_quiesce()?;
+            self.remote_sync(target)?;
             self.complete_stores();
             Ok(())
         })
@@ -357,6 +363,7 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         drop(e);
         self.acc_quiesce()?;
+        self.remote_sync_all()?;
         self.complete_stores();
         Ok(())
     }

@@ -5,7 +5,8 @@
 //! put/get/ARMW and request-based and strided transfers ([`transfer`]), epochs and their synchronisation ([`epoch`], with
 //! the fence, PSCW and lock protocols of `protocol`), RAII lock epochs ([`lock`]),
 //! accumulate and its strategies ([`accumulate`], `acc_view`), the owner-computes
-//! agent ([`owner`]) and the errors of it all ([`error`]).
+//! agent ([`owner`]), windows whose members span nodes (`remote`) and the errors of it
+//! all ([`error`]).
 //!
 //! May use: [`crate::segment`] and [`crate::protocol`].
 
@@ -18,6 +19,7 @@ pub mod error;
 pub mod lock;
 pub mod owner;
 pub mod part;
+pub(crate) mod remote;
 pub(crate) mod team;
 pub(crate) mod team_checks;
 pub(crate) mod timed;

@@ -108,6 +108,9 @@ impl<T: Plain> Window<'_, T> {
             self.check_access(target)?;
             let at = self.check_range(target, index, src.len())?;
             self.issued();
+            if self.remote_to(target).is_some() {
+                return self.remote_write(target, at, bytes_of(src));
+            }
             self.part_bytes(target).write(at, bytes_of(src));
             self.pending_stores.set(true);
             Ok(())
@@ -121,6 +124,9 @@ impl<T: Plain> Window<'_, T> {
             self.check_access(target)?;
             let at = self.check_range(target, index, dst.len())?;
             self.issued();
+            if self.remote_to(target).is_some() {
+                return self.remote_read(target, at, bytes_of_mut(dst));
+            }
             self.part_bytes(target).read(at, bytes_of_mut(dst));
             Ok(())
         })
@@ -129,8 +135,7 @@ impl<T: Plain> Window<'_, T> {
     /// Scatters contiguous `src` into a strided layout starting at `index`.
     pub fn put_strided(&self, target: u32, index: usize, layout: Vector, src: &[T]) -> Result<(), RmaError> {
         let blocks = self.check_blocks(target, layout.blocks(index), layout.elements(), src.len())?;
-        self.scatter(target, &blocks, bytes_of(src));
-        Ok(())
+        self.scatter(target, &blocks, bytes_of(src))
     }
 
     /// Gathers a strided layout starting at `index` into contiguous `dst`.
@@ -142,45 +147,52 @@ impl<T: Plain> Window<'_, T> {
         dst: &mut [T],
     ) -> Result<(), RmaError> {
         let blocks = self.check_blocks(target, layout.blocks(index), layout.elements(), dst.len())?;
-        self.gather(target, &blocks, bytes_of_mut(dst));
-        Ok(())
+        self.gather(target, &blocks, bytes_of_mut(dst))
     }
 
     /// Scatters contiguous `src` into the blocks `(index, len)` of `target`'s part,
     /// in order (an indexed datatype).
     pub fn put_blocks(&self, target: u32, blocks: &[(usize, usize)], src: &[T]) -> Result<(), RmaError> {
         let blocks = self.check_blocks(target, blocks.iter().copied(), block_elements(blocks), src.len())?;
-        self.scatter(target, &blocks, bytes_of(src));
-        Ok(())
+        self.scatter(target, &blocks, bytes_of(src))
     }
 
     /// Gathers the blocks `(index, len)` of `target`'s part into contiguous `dst`.
     pub fn get_blocks(&self, target: u32, blocks: &[(usize, usize)], dst: &mut [T]) -> Result<(), RmaError> {
         let blocks = self.check_blocks(target, blocks.iter().copied(), block_elements(blocks), dst.len())?;
-        self.gather(target, &blocks, bytes_of_mut(dst));
-        Ok(())
+        self.gather(target, &blocks, bytes_of_mut(dst))
     }
 
-    fn scatter(&self, target: u32, blocks: &[(usize, usize)], src: &[u8]) {
+    fn scatter(&self, target: u32, blocks: &[(usize, usize)], src: &[u8]) -> Result<(), RmaError> {
         self.copy_call((Category::Put, "put"), target, src.len(), #[inline(always)] || {
             self.pending_stores.set(true);
+            let remote = self.remote_to(target).is_some();
             let part = self.part_bytes(target);
             let mut from = 0;
             for &(at, len) in blocks {
-                part.write(at, &src[from..from + len]);
+                match remote {
+                    true => self.remote_write(target, at, &src[from..from + len])?,
+                    false => part.write(at, &src[from..from + len]),
+                }
                 from += len;
             }
+            Ok(())
         })
     }
 
-    fn gather(&self, target: u32, blocks: &[(usize, usize)], dst: &mut [u8]) {
+    fn gather(&self, target: u32, blocks: &[(usize, usize)], dst: &mut [u8]) -> Result<(), RmaError> {
         self.copy_call((Category::Get, "get"), target, dst.len(), #[inline(always)] || {
+            let remote = self.remote_to(target).is_some();
             let part = self.part_bytes(target);
             let mut to = 0;
             for &(at, len) in blocks {
-                part.read(at, &mut dst[to..to + len]);
+                match remote {
+                    true => self.remote_read(target, at, &mut dst[to..to + len])?,
+                    false => part.read(at, &mut dst[to..to + len]),
+                }
                 to += len;
             }
+            Ok(())
         })
     }
 
@@ -265,7 +277,31 @@ impl<T: Plain> Window<'_, T> {
 
     #[inline]
     fn rmw<A: AtomicElem>(&self, target: u32, index: usize, op: RmwOp, v: A) -> Result<A, RmaError> {
+        if self.remote.is_some() {
+            return self.armw_across(target, index, Some(op), v, true);
+        }
         self.armw::<A, _>(target, index, |w| A::from_bits(w.fetch_op(op, A::KIND, v.to_bits())))
+    }
+
+    /// An ARMW on a window across nodes: on another node's target, a request to its
+    /// gateway (`remote`); on this node's, the one-node path.
+    #[cold]
+    fn armw_across<A: AtomicElem>(
+        &self,
+        target: u32,
+        index: usize,
+        op: Option<RmwOp>,
+        v: A,
+        fetch: bool,
+    ) -> Result<A, RmaError> {
+        self.check_rank(target)?;
+        if self.remote_to(target).is_some() {
+            return self.remote_armw(target, index, op, v, fetch);
+        }
+        match op {
+            Some(op) => self.armw::<A, _>(target, index, |w| A::from_bits(w.fetch_op(op, A::KIND, v.to_bits()))),
+            None => self.armw::<A, _>(target, index, |w| A::from_bits(w.load())),
+        }
     }
 
     /// Atomically adds `v` (`MPI_Fetch_and_op` with `MPI_SUM`); returns the old value.
@@ -305,16 +341,25 @@ impl<T: Plain> Window<'_, T> {
         current: A,
         new: A,
     ) -> Result<A, RmaError> {
+        if self.remote.is_some() && self.check_rank(target).is_ok() && self.remote_to(target).is_some() {
+            return self.remote_word_cas(target, index, current, new);
+        }
         self.armw::<A, _>(target, index, |w| A::from_bits(w.compare_and_swap(current.to_bits(), new.to_bits())))
     }
 
     /// Atomic read (`MPI_Fetch_and_op` with `MPI_NO_OP`), with Acquire ordering.
     pub fn load<A: AtomicElem>(&self, target: u32, index: usize) -> Result<A, RmaError> {
+        if self.remote.is_some() {
+            return self.armw_across(target, index, None, A::from_bits(0), true);
+        }
         self.armw::<A, _>(target, index, |w| A::from_bits(w.load()))
     }
 
     /// Atomic write (`MPI_Accumulate` with `MPI_REPLACE`), with Release ordering.
     pub fn store<A: AtomicElem>(&self, target: u32, index: usize, v: A) -> Result<(), RmaError> {
+        if self.remote.is_some() && self.check_rank(target).is_ok() && self.remote_to(target).is_some() {
+            return self.remote_armw(target, index, Some(RmwOp::Swap), v, false).map(drop);
+        }
         self.armw::<A, _>(target, index, |w| w.store(v.to_bits()))?;
         self.pending_stores.set(true);
         Ok(())

@@ -150,6 +150,8 @@ pub struct Window<'c, T: Plain> {
     pub(crate) acc: crate::rma::accumulate::AccSlot<'c>,
     /// The lock words and doorbells that lock epochs use, looked up once (`lock`).
     pub(crate) lock_views: crate::rma::lock::LockViews<'c>,
+    /// Where the members on other nodes are, for a window across nodes (`remote`).
+    pub(crate) remote: Option<crate::rma::remote::Remote<'c>>,
     pub(super) _elem: PhantomData<T>,
 }
 
@@ -159,7 +161,8 @@ pub struct Window<'c, T: Plain> {
 /// this. A communicator's window is released (`team`), its agent stopped first.
 impl<T: Plain> Drop for Window<'_, T> {
     fn drop(&mut self) {
-        if self.released.get() {
+        // Across nodes: kept until the job ends (`remote::create`).
+        if self.released.get() || self.spans_nodes() {
             return;
         }
         if self.team.is_job() {
@@ -210,6 +213,9 @@ impl<'c, T: Plain> Window<'c, T> {
     /// and nothing is freed: the window is then dropped without free, and its memory
     /// is reclaimed once every member dropped it (module docs).
     pub fn free(self) -> Result<(), WindowError> {
+        if self.spans_nodes() {
+            return self.free_across();
+        }
         self.agree(&Fingerprint::new("window free").field("window", self.meta.offset as u64))??;
         let open = self.epochs.borrow().passive_or_pscw_open();
         let vote = |r: u32| self.ctl.size_entry(r);
@@ -335,8 +341,22 @@ impl<'c, T: Plain> Window<'c, T> {
     #[doc(hidden)]
     pub fn lock_region_for_tests(&self, rank: u32) -> Result<Region, RmaError> {
         self.check_rank(rank)?;
-        let at = self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>());
-        Ok(Region { offset: self.meta_abs.offset + at, len: size_of::<TicketRwLock>() })
+        Ok(Region { offset: self.meta_abs.offset + self.lock_offset(rank), len: size_of::<TicketRwLock>() })
+    }
+
+    /// Where `rank`'s [`TargetCtl`] lies in the control block.
+    pub(crate) fn lock_offset(&self, rank: u32) -> usize {
+        self.ctl.targets + rank as usize * lines(size_of::<TargetCtl>())
+    }
+
+    /// Refuses direct access to the part of a rank on another node, which this node
+    /// does not map.
+    fn check_mapped(&self, rank: u32) -> Result<(), RmaError> {
+        self.check_rank(rank)?;
+        match self.remote_to(rank) {
+            Some(_) => Err(RmaError::OnOtherNode { rank }),
+            None => Ok(()),
+        }
     }
 
     /// Where the slots of sticky lock registrations (`protocol::lock_all`) live, as an
@@ -364,7 +384,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// by every core. Reading or writing through it is the caller's business; the
     /// window's own accesses go through its methods.
     pub fn part_ptr(&self, rank: u32) -> Result<*mut T, RmaError> {
-        self.check_rank(rank)?;
+        self.check_mapped(rank)?;
         Ok(self.part_bytes(rank).addr(0).cast())
     }
 
@@ -377,7 +397,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// is mapped by every core, so no epoch is needed to reach it, only to order the
     /// accesses (`sync`, barriers, flags, locks), as with MPI shared-memory windows.
     pub fn shared_query(&self, rank: u32) -> Result<Part<'_, 'c, T>, RmaError> {
-        self.check_rank(rank)?;
+        self.check_mapped(rank)?;
         Ok(Part { win: self, rank })
     }
 }

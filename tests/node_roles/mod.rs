@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 
 mod coll;
+mod rma;
 
 /// The variable that names a rank's role.
 pub const ROLE: &str = "NODE_TEST_ROLE";
@@ -149,6 +150,7 @@ pub fn rank_main() {
             println!("rank {} runs on cpus {cpus}", core.rank());
         }
         "coll" => coll::coll(&core).unwrap(),
+        "rma" => rma::rma(&core).unwrap(),
         "coll_die" => {
             let dead = core.size() - 1;
             match coll::coll_die(&core) {

@@ -61,6 +61,14 @@ fn collectives_cross_nodes() {
 }
 
 #[test]
+fn windows_cross_nodes() {
+    for (nodes, cores) in [(2, 5), (3, 7)] {
+        let out = run(nodes, cores, "rma");
+        assert!(out.status.success(), "{nodes} nodes, {cores} cores:\n{}", text(&out));
+    }
+}
+
+#[test]
 fn a_dead_rank_on_one_node_aborts_every_node() {
     for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5)] {
         a_dead_rank_is_named(role, nodes, cores);

@@ -412,6 +412,7 @@ pub fn rma_error(e: sccemu::RmaError) -> MpiError {
         E::NoEpoch { .. } | E::NotPassive { .. } => class::RMA_SYNC,
         E::LengthMismatch { .. } => class::COUNT,
         E::Op(_) => class::OP,
+        E::OnOtherNode { .. } => class::UNSUPPORTED_OPERATION,
         E::Aborted(_) => class::OTHER,
     };
     MpiError::new(class, e.to_string())

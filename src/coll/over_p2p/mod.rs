@@ -26,7 +26,7 @@
 //! nothing of a call is left over for the next. Communicators that share a process
 //! have different context ids (below), so their calls may interleave in any order.
 //!
-//! Context ids (12 bits; 0 is kept for creating worlds). Each process keeps the set of
+//! Context ids (11 bits; 0 is kept for creating worlds). Each process keeps the set of
 //! ids its live communicators over messages hold ([`IN_USE`]). Creating one ORs the
 //! members' sets together (an allreduce over the parent, or over every rank with
 //! context 0 for a world) and takes the lowest id clear in the OR: every member computes
@@ -62,14 +62,17 @@ use crate::segment::CoreContext;
 mod algorithms;
 mod create;
 mod reduce;
+mod window_link;
+
+pub(crate) use window_link::window_across;
 
 /// The phase of a call's argument agreement (module docs).
 pub(crate) const AGREE: u32 = 0;
 /// The phase of a call's data.
 pub(crate) const DATA: u32 = 1;
-/// Context ids: 12 bits, so that tags stay within [`RESERVED_TAGS`].
-const CONTEXTS: usize = 1 << 12;
-const _: () = assert!(RESERVED_TAGS | ((CONTEXTS as u32 - 1) << 4 | 15) == u32::MAX);
+/// Context ids: 11 bits, so that tags stay in the lower half of [`RESERVED_TAGS`]'s
+/// range (windows across nodes take the upper half: `window_link`).
+const CONTEXTS: usize = 1 << 11;
 /// Words of a set of context ids.
 const CONTEXT_WORDS: usize = CONTEXTS / 64;
 

@@ -37,15 +37,23 @@
 //! barrier). So a program that only communicates runs the same virtual times on one
 //! node and on several, but for the link.
 //!
-//! Two-sided messages, world barriers and communicators (with their collectives, over
-//! two-sided messages: `coll::over_p2p`) cross nodes, as yet; windows and the heap
-//! (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`) do not.
+//! Windows: a request of an origin on another node (`rma::remote`) travels as a
+//! two-sided message to one of this node's ranks with the request tag; the gateway
+//! keeps it out of that rank's ring and applies it to the segment itself, as local
+//! copies and CPU atomics, and sends the answers back (`serve`).
+//!
+//! Two-sided messages, world barriers, communicators (with their collectives, over
+//! two-sided messages: `coll::over_p2p`) and job-wide windows cross nodes, as yet; the
+//! shared heap (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`) do
+//! not.
 
 mod channel;
 mod frame;
+mod serve;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::Arc;
 
 use shm_layout::{ChannelKind, WaitPolicy};
 
@@ -56,6 +64,7 @@ use crate::protocol::abort::AbortCause;
 use crate::protocol::alloc::freelist::FreeList;
 use crate::protocol::ring::srb::Reservation;
 use crate::protocol::waiter::Waiter;
+use crate::rma::remote::wire::REQUEST_TAG;
 use crate::segment::mapping::{AttachError, Segment, slot_state};
 use crate::segment::mpb::MPB_GRANULE;
 use crate::sync::Ordering;
@@ -63,6 +72,7 @@ use crate::timing::Chip;
 use crate::timing::clock::barrier_stamp;
 use channel::Ends;
 use frame::Frame;
+use serve::Serve;
 
 /// Why a gateway could not be set up.
 #[derive(Debug)]
@@ -100,7 +110,8 @@ struct Inbound {
 
 /// One node's gateway (module docs).
 pub struct Gateway {
-    segment: Segment,
+    /// Shared with the threads that wait for locks (`serve`).
+    segment: Arc<Segment>,
     spec: NodeSpec,
     ends: Ends,
     /// Indexed by this node's ranks, from its first.
@@ -116,6 +127,8 @@ pub struct Gateway {
     /// each (source, destination) is receiving through this gateway, while it is
     /// incomplete: the link carries a message's fragments one after another.
     on_link: HashMap<(u32, u32), (u64, u64)>,
+    /// The requests of windows across nodes.
+    serve: Serve,
 }
 
 impl Gateway {
@@ -134,7 +147,7 @@ impl Gateway {
         let mut mpb = FreeList::new(config.mpb_bytes as usize, MPB_GRANULE);
         let place = Placement::setup(&config, &mut mpb).map_err(|e| GatewayError::Setup(e.to_string()))?;
         Ok(Gateway {
-            segment,
+            segment: Arc::new(segment),
             spec,
             ends: Ends::new(kind, place, config.timing != 0, spec.cores),
             inbound: (0..spec.count).map(|_| Inbound::default()).collect(),
@@ -143,6 +156,7 @@ impl Gateway {
             moved: false,
             chip: (config.timing != 0).then(|| running.chip().cloned().unwrap_or_default()),
             on_link: HashMap::new(),
+            serve: Serve::default(),
         })
     }
 
@@ -218,6 +232,8 @@ impl NodeSide for Gateway {
         if self.aborted() {
             return;
         }
+        let max_payload = self.ends.max_payload(&self.segment, &self.spec);
+        self.moved |= self.serve.answer(&self.spec, max_payload, out);
         match self.ends.drain(&self.segment, &self.spec, out) {
             Ok(any) => self.moved |= any,
             Err(e) => {
@@ -236,6 +252,11 @@ impl NodeSide for Gateway {
             }
             if src >= self.spec.cores || self.spec.node_of(src) != from {
                 return Err(format!("node {from} sent a fragment from rank {src}, which it does not run"));
+            }
+            if frame.header.tag == REQUEST_TAG {
+                self.serve.take(&self.segment, &self.spec, frame)?;
+                self.moved = true;
+                continue;
             }
             let mut frame = frame;
             if let Some(chip) = &self.chip {
@@ -293,6 +314,6 @@ impl NodeSide for Gateway {
     }
 
     fn busy(&self) -> bool {
-        self.moved || self.inbound.iter().any(|i| !i.queue.is_empty())
+        self.moved || self.serve.pending() || self.inbound.iter().any(|i| !i.queue.is_empty())
     }
 }

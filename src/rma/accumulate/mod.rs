@@ -158,6 +158,13 @@ impl<'c, T: Plain> Window<'c, T> {
         if width > 8 {
             return Err(AccError::NotLockFree { type_name: E::NAME });
         }
+        if self.remote_to(target).is_some() {
+            if (self.part_region(target).offset + at) % width != 0 {
+                return Err(RmaError::Misaligned { rank: target, byte_offset: at, width }.into());
+            }
+            self.issued();
+            return Ok(self.remote_compare_and_swap(target, at, compare, value)?);
+        }
         self.update_call("compare_and_swap", target, width, #[inline(always)] || {
             let words = self.words_around(target, at, width, 1)?;
             self.issued();
@@ -217,6 +224,9 @@ impl<'c, T: Plain> Window<'c, T> {
         self.issued();
         if src.is_empty() {
             return Ok(());
+        }
+        if self.remote_to(target).is_some() {
+            return Ok(self.remote_accumulate(target, at, src, result, op)?);
         }
         match &*acc {
             None => accumulate_words(self.words_around(target, at, width, src.len())?, op, src, result),

@@ -1,0 +1,104 @@
+//! Windows across nodes: the two-sided messages they need (`rma::remote::RemoteLink`),
+//! over this core's endpoint, and their creation.
+//!
+//! The requests and answers carry the tags `rma::remote::wire` reserves; the creation
+//! and free allgathers run as a group of every rank in the context
+//! [`CREATE_CONTEXT`], whose tags sit above every communicator's (checked below). One
+//! thread of a process creates or frees a window across nodes at a time: two at once
+//! would share those tags.
+
+use crate::coll::allgather::Allgather;
+use crate::coll::comm::CollError;
+use crate::p2p::endpoint::{Endpoint, RESERVED_TAGS, Source, TagMatch};
+use crate::p2p::{RecvError, RequestError, SendError};
+use crate::protocol::abort::{AbortCause, JobAborted};
+use crate::rma::accumulate::AccStrategy;
+use crate::rma::remote::RemoteLink;
+use crate::rma::remote::wire::{CREATE_CONTEXT, TAGS};
+use crate::rma::{Placement, Window, WindowError};
+use crate::segment::CoreContext;
+use crate::segment::view::Plain;
+
+use super::{CONTEXTS, Link, endpoint};
+
+const _: () = assert!(TAGS >= RESERVED_TAGS && RESERVED_TAGS | ((CONTEXTS as u32 - 1) << 4 | 15) < TAGS);
+const _: () = assert!(RESERVED_TAGS | CREATE_CONTEXT << 4 == TAGS);
+
+/// This core's endpoint, as a window across nodes uses it.
+struct WindowLink<'c> {
+    ctx: &'c CoreContext,
+    ep: Endpoint<'c>,
+}
+
+impl WindowLink<'_> {
+    /// A failure of the link: a job abort as such; anything else is this library's own
+    /// fault (a request it could not send, an answer of the wrong size), which stops the
+    /// job rather than leave a window half updated (fail-stop).
+    fn failed(&self, e: RequestError) -> JobAborted {
+        match e {
+            RequestError::Send(SendError::Aborted(a)) | RequestError::Recv(RecvError::Aborted(a)) => a,
+            other => self.broken(other),
+        }
+    }
+
+    fn broken(&self, why: impl std::fmt::Display) -> JobAborted {
+        let me = self.ctx.rank();
+        eprintln!("sccemu: rank {me}: a window across nodes lost its link: {why}");
+        self.ctx.segment().abort(Some(me), AbortCause::Corrupted);
+        self.ctx.check_job().err().unwrap_or(JobAborted { rank: Some(me), cause: AbortCause::Corrupted })
+    }
+}
+
+impl RemoteLink for WindowLink<'_> {
+    fn send(&self, dest: u32, tag: u32, msg: &[u8]) -> Result<(), JobAborted> {
+        self.ep.send(dest, tag, msg).map_err(|e| self.failed(RequestError::Send(e)))
+    }
+
+    fn recv(&self, src: u32, tag: u32, buf: &mut [u8]) -> Result<(), JobAborted> {
+        let want = buf.len();
+        let status = self.ep.recv(Source::Rank(src), TagMatch::Tag(tag), buf);
+        let got = status.map_err(|e| self.failed(RequestError::Recv(e)))?.len;
+        if got != want {
+            return Err(self.broken(format!("an answer of {got} bytes from rank {src}, not {want}")));
+        }
+        Ok(())
+    }
+
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<u8>, JobAborted> {
+        let members: Vec<u32> = (0..self.ctx.size()).collect();
+        let link = Link { ep: self.ep, context: CREATE_CONTEXT };
+        let group = link.group(&members, self.ctx.rank());
+        let block = mine.len();
+        let mut out = vec![0u8; block * members.len()];
+        out[group.me() * block..][..block].copy_from_slice(mine);
+        match group.allgather(&mut out, block, Allgather::Auto) {
+            Ok(()) => Ok(out),
+            Err(CollError::Aborted(a)) => Err(a),
+            Err(CollError::Messages(e)) => Err(self.failed(e)),
+            Err(other) => Err(self.broken(other)),
+        }
+    }
+}
+
+/// Collective over a job whose ranks span nodes: [`crate::Core::window_with`] there
+/// (`rma::remote`). DRAM placement, the `Atomic` strategy, and no virtual time, as yet:
+/// anything else gives every core [`WindowError::AcrossNodes`] (alike, since every core
+/// must pass the same placement and strategy and the mode is the job's).
+pub(crate) fn window_across<T: Plain>(
+    ctx: &CoreContext,
+    len: usize,
+    placement: Placement,
+    strategy: AccStrategy,
+) -> Result<Window<'_, T>, WindowError> {
+    let what = match (placement, strategy) {
+        _ if ctx.segment().config().timing != 0 => Some("virtual time"),
+        (Placement::Mpb, _) => Some("MPB placement"),
+        (_, AccStrategy::Atomic) => None,
+        _ => Some("an accumulate strategy other than Atomic"),
+    };
+    if let Some(what) = what {
+        return Err(WindowError::AcrossNodes { what });
+    }
+    let ep = endpoint(ctx).map_err(|_| WindowError::AcrossNodes { what: "no two-sided channel" })?;
+    Window::create_across(ctx, len, Box::new(WindowLink { ctx, ep }))
+}

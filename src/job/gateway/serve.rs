@@ -1,0 +1,284 @@
+//! The gateway's side of windows across nodes: it applies the requests of origins on
+//! other nodes to this node's segment, and answers them (`rma::remote` has the
+//! origin's side, `rma::remote::wire` the format).
+//!
+//! A request arrives as the fragments of a two-sided message to one of this node's
+//! ranks with the request tag; the gateway keeps them out of that rank's ring,
+//! reassembles the message (one source's fragments to one destination arrive in order
+//! and one message at a time) and applies it at once, in arrival order:
+//! - data moves with plain copies, combines with the same CPU atomics as a local
+//!   origin's (`acc_atomic`), so a remote update racing a local one loses nothing;
+//! - a post or completion is counted in the pair words and rings the waiter's doorbell
+//!   (`PairWords`, as a local origin does);
+//! - a lock waits in a thread of its own (a waiting lock must not stop the gateway),
+//!   which takes the ticket lock exactly as a local origin would and reports back; the
+//!   hold is kept, by origin and lock, until its unlock.
+//!
+//! An answer is a message from the rank the request went to, with the answer tag,
+//! queued for the origin's node and sent at the next collect. The gateway trusts
+//! nothing in a request: one that names memory outside the heap, a misaligned or
+//! unknown element, or an unlock of nothing is refused, and the job aborts
+//! (fail-stop).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use shm_layout::{Region, WaitPolicy};
+
+use crate::job::node::NodeSpec;
+use crate::protocol::atomic::acc_atomic::{accumulate_words, compare_and_swap_slot};
+use crate::protocol::atomic::op::{ElemKind, Element, Op};
+use crate::protocol::payload::Payload;
+use crate::protocol::pscw::PairWords;
+use crate::protocol::ring::frag::{FragHeader, FragKind};
+use crate::protocol::rwlock::Exclusive;
+use crate::protocol::waiter::Waiter;
+use crate::rma::acc_view::words_at;
+use crate::rma::control::{TargetCtl, WindowCtl};
+use crate::rma::remote::wire::{Header, Kind, reply_tag};
+use crate::segment::mapping::Segment;
+use crate::segment::view::atomics_at;
+
+use super::frame::{self, Frame};
+
+/// A lock held for an origin on another node: what its unlock needs.
+#[derive(Clone, Copy)]
+struct Hold {
+    /// The target's rank, whose doorbell waiters sleep on.
+    target: u32,
+    /// Where the window's control block lies (its lock_all word).
+    meta: u64,
+    /// An exclusive hold's state; `None` for a shared one.
+    exclusive: Option<Exclusive>,
+}
+
+/// A lock a waiting thread obtained.
+struct Granted {
+    origin: u32,
+    to: u32,
+    token: Option<u32>,
+    at: u64,
+    hold: Hold,
+}
+
+/// An answer waiting for the next collect.
+struct Answer {
+    /// The origin.
+    origin: u32,
+    /// The rank the request went to: the answer's source.
+    from: u32,
+    token: u32,
+    data: Vec<u8>,
+}
+
+/// The gateway's request service (module docs).
+#[derive(Default)]
+pub(super) struct Serve {
+    /// Requests still arriving, by (source, destination).
+    partial: HashMap<(u32, u32), Vec<u8>>,
+    answers: Vec<Answer>,
+    /// Locks held for remote origins, by (origin, lock offset).
+    held: HashMap<(u32, u64), Hold>,
+    /// Locks the waiting threads obtained since the last collect.
+    granted: Arc<Mutex<Vec<Granted>>>,
+}
+
+impl Serve {
+    /// Takes one fragment of a request to this node's rank `frame.dest`.
+    pub(super) fn take(&mut self, seg: &Arc<Segment>, spec: &NodeSpec, frame: Frame) -> Result<(), String> {
+        let key = (frame.header.src, frame.dest);
+        if frame.header.kind != FragKind::Data {
+            return Err(format!("rank {} sent a request as a {:?} fragment", key.0, frame.header.kind));
+        }
+        let total = frame.header.total as usize;
+        let msg = if frame.header.first {
+            if self.partial.contains_key(&key) {
+                return Err(format!("rank {} began a request before its last one ended", key.0));
+            }
+            let mut msg = frame.payload;
+            msg.reserve(total.saturating_sub(msg.len()));
+            msg
+        } else {
+            let mut msg = self.partial.remove(&key).ok_or_else(|| format!("rank {} continued no request", key.0))?;
+            msg.extend_from_slice(&frame.payload);
+            msg
+        };
+        if msg.len() < total {
+            self.partial.insert(key, msg);
+            return Ok(());
+        }
+        self.apply(seg, spec, key, &msg)
+    }
+
+    /// Applies the whole request `msg` from `origin` to `to`.
+    fn apply(&mut self, seg: &Arc<Segment>, spec: &NodeSpec, (origin, to): (u32, u32), msg: &[u8]) -> Result<(), String> {
+        let bad = |what: &str| format!("rank {origin} sent a bad window request: {what}");
+        let (head, payload) = Header::decode(msg).ok_or_else(|| bad("no header"))?;
+        let heap = seg.layout().heap;
+        let region = |len: usize| {
+            let at = usize::try_from(head.at).ok().filter(|&at| at >= heap.offset);
+            at.filter(|&at| at.checked_add(len).is_some_and(|end| end <= heap.offset + heap.len))
+                .map(|at| Region { offset: at, len })
+                .ok_or_else(|| bad("memory outside the heap"))
+        };
+        let mut answer = Vec::new();
+        match head.kind {
+            Kind::Write => seg.bytes(region(payload.len())?).write(0, payload),
+            Kind::Read => {
+                let r = region(head.count as usize)?;
+                answer.resize(r.len, 0);
+                seg.bytes(r).read(0, &mut answer);
+            }
+            Kind::Accumulate | Kind::CompareAndSwap => {
+                let kind = ElemKind::from_code(u32::from(head.elem)).ok_or_else(|| bad("an unknown element"))?;
+                answer = crate::with_elem!(kind, E => combine::<E>(seg, &head, payload, region).map_err(&bad)?);
+            }
+            Kind::Sync => {}
+            Kind::Post | Kind::Complete => {
+                if !spec.is_local(head.rank) {
+                    return Err(bad("a doorbell of another node"));
+                }
+                let words: &PairWords = atomics_at(seg.bytes(region(size_of::<PairWords>())?), 0);
+                let bell = &seg.slot(head.rank).bell;
+                match head.kind {
+                    Kind::Post => words.post(bell),
+                    _ => words.complete(bell),
+                }
+            }
+            Kind::Lock => return self.lock(seg, spec, (origin, to), head, region(size_of::<TargetCtl>())?),
+            Kind::Unlock => {
+                let hold = self.held.remove(&(origin, head.at)).ok_or_else(|| bad("an unlock of nothing held"))?;
+                release(seg, head.at as usize, hold);
+            }
+        }
+        if let Some(token) = head.token {
+            self.answers.push(Answer { origin, from: to, token, data: answer });
+        }
+        Ok(())
+    }
+
+    /// Starts the wait for a lock: a thread takes it and reports to `granted`.
+    fn lock(
+        &mut self,
+        seg: &Arc<Segment>,
+        spec: &NodeSpec,
+        (origin, to): (u32, u32),
+        head: Header,
+        lock: Region,
+    ) -> Result<(), String> {
+        let heap = seg.layout().heap;
+        let meta_ok = usize::try_from(head.x)
+            .ok()
+            .filter(|&m| m >= heap.offset && m + size_of::<WindowCtl>() <= heap.offset + heap.len);
+        if !spec.is_local(head.rank) || meta_ok.is_none() || self.held.contains_key(&(origin, head.at)) {
+            return Err(format!("rank {origin} sent a bad lock request"));
+        }
+        let (seg, granted) = (Arc::clone(seg), Arc::clone(&self.granted));
+        let (target, meta, exclusive) = (head.rank, head.x, head.op == 1);
+        let (token, at) = (head.token, head.at);
+        std::thread::spawn(move || {
+            let (ctl, all) = views(&seg, lock.offset, meta);
+            let waiter = Waiter::new(WaitPolicy::Block, seg.job());
+            let bell = &seg.slot(target).bell;
+            let taken = match exclusive {
+                true => ctl.lock.lock_exclusive(target, &waiter, bell, &all.all, &seg.slot(0).bell).map(Some),
+                false => ctl.lock.lock_shared(&waiter, bell).map(|()| None),
+            };
+            match taken {
+                Ok(exclusive) => {
+                    let hold = Hold { target, meta, exclusive };
+                    granted.lock().unwrap_or_else(|e| e.into_inner()).push(Granted { origin, to, token, at, hold });
+                }
+                // A lock found corrupted stops the job; an abort ends the wait anyway.
+                Err(e) => drop(seg.abort(e.rank, e.cause)),
+            }
+        });
+        Ok(())
+    }
+
+    /// Appends the answers ready, as frames for their origins' nodes; whether any.
+    pub(super) fn answer(&mut self, spec: &NodeSpec, max_payload: u32, out: &mut [Vec<u8>]) -> bool {
+        let granted = std::mem::take(&mut *self.granted.lock().unwrap_or_else(|e| e.into_inner()));
+        for g in granted {
+            self.held.insert((g.origin, g.at), g.hold);
+            if let Some(token) = g.token {
+                self.answers.push(Answer { origin: g.origin, from: g.to, token, data: Vec::new() });
+            }
+        }
+        let any = !self.answers.is_empty();
+        for a in self.answers.drain(..) {
+            let (tag, total) = (reply_tag(a.token), a.data.len() as u32);
+            let batch = &mut out[spec.node_of(a.origin) as usize];
+            let mut chunks: Vec<&[u8]> = a.data.chunks(max_payload.max(1) as usize).collect();
+            if chunks.is_empty() {
+                chunks.push(&[]);
+            }
+            for (i, chunk) in chunks.into_iter().enumerate() {
+                let header = FragHeader::data(a.from, tag, chunk.len() as u32, total, i == 0);
+                frame::encode_with(batch, (a.origin, &header, 0), |p| p.copy_from_slice(chunk));
+            }
+        }
+        any
+    }
+
+    /// Whether answers wait to be sent.
+    pub(super) fn pending(&self) -> bool {
+        !self.answers.is_empty()
+    }
+}
+
+/// The target's lock words at `lock` and the window's words at `meta`.
+fn views(seg: &Segment, lock: usize, meta: u64) -> (&TargetCtl, &WindowCtl) {
+    let ctl = atomics_at(seg.bytes(Region { offset: lock, len: size_of::<TargetCtl>() }), 0);
+    let all = atomics_at(seg.bytes(Region { offset: meta as usize, len: size_of::<WindowCtl>() }), 0);
+    (ctl, all)
+}
+
+/// Releases a lock held for a remote origin.
+fn release(seg: &Segment, lock: usize, hold: Hold) {
+    let (ctl, all) = views(seg, lock, hold.meta);
+    let bell = &seg.slot(hold.target).bell;
+    match hold.exclusive {
+        Some(x) => ctl.lock.unlock_exclusive(x, bell, &all.all, &seg.slot(0).bell, None),
+        None => ctl.lock.unlock_shared(bell),
+    }
+}
+
+/// An accumulate or compare-and-swap of `E`s; the answer's bytes (the previous values
+/// if asked).
+fn combine<E: Element>(
+    seg: &Segment,
+    head: &Header,
+    payload: &[u8],
+    region: impl Fn(usize) -> Result<Region, String>,
+) -> Result<Vec<u8>, &'static str> {
+    let width = size_of::<E>();
+    let count = head.count as usize;
+    let cas = head.kind == Kind::CompareAndSwap;
+    let operands = if cas { 2 } else { count };
+    if width > 8 || (cas && count != 1) || payload.len() != operands * width {
+        return Err("operands of the wrong size");
+    }
+    let r = region(count * width).map_err(|_| "memory outside the heap")?;
+    if r.offset % width != 0 {
+        return Err("a misaligned element");
+    }
+    // The aligned words around the elements, as a local origin's (`words_around`).
+    let lo = r.offset & !3;
+    let hi = r.end().next_multiple_of(4).min(seg.layout().total);
+    let words = words_at(seg.bytes(Region { offset: lo, len: hi - lo }), r.offset - lo, width, count)
+        .ok_or("a misaligned element")?;
+    let src: Vec<E> = bytemuck::pod_collect_to_vec(payload);
+    if cas {
+        return Ok(bytemuck::bytes_of(&compare_and_swap_slot(words.slot(0), src[0], src[1])).to_vec());
+    }
+    let op = Op::from_code(u32::from(head.op), f64::from_bits(head.x)).ok_or("an unknown op")?;
+    E::check(op).map_err(|_| "an op the element does not take")?;
+    if head.token.is_none() {
+        accumulate_words(words, op, &src, None);
+        return Ok(Vec::new());
+    }
+    let mut old = src.clone();
+    accumulate_words(words, op, &src, Some(&mut old));
+    Ok(bytemuck::cast_slice(&old).to_vec())
+}

@@ -1,0 +1,163 @@
+//! Creating and freeing a window whose members span nodes.
+//!
+//! Every rank of the job is a member (windows over a communicator do not cross nodes
+//! yet). In order, every member:
+//! 1. allgathers its part's size and its node (the node's first rank);
+//! 2. if it is its node's first rank (the node's *leader*), allocates from its own
+//!    segment's heap the control block and one region for its node's parts, packed in
+//!    rank order, and zeroes the block; the others allocate nothing;
+//! 3. allgathers the leaders' offsets (or their allocation error): every member now
+//!    knows where each rank's part and control block lie in that rank's node;
+//! 4. zeroes its own part and passes the job's barrier, so nobody touches a part before
+//!    its owner zeroed it (the leader's zeroes of the block reach its node's members
+//!    through the messages of step 3).
+//!
+//! An error found at any step is found alike by every member (each reads the same
+//! allgathered table), and the leaders return what they allocated.
+//!
+//! Free: every member completes its one-way requests, then the members allgather
+//! whether they still have an epoch open (the allgather is also the barrier after
+//! which nobody accesses the window); unless one has, each leader returns its node's
+//! memory. A window across nodes dropped without free keeps its memory until the job
+//! ends: the orphan reclamation of one node (`segment::reclaim`) does not cross nodes.
+
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+
+use shm_layout::Region;
+
+use crate::protocol::alloc::freelist::Range;
+use crate::protocol::alloc::heap::{HEAP_GRANULE, decode_result, encode_result};
+use crate::rma::epoch::Epochs;
+use crate::rma::error::WindowError;
+use crate::rma::lock::LockViews;
+use crate::rma::remote::{Remote, RemoteLink};
+use crate::rma::team::Team;
+use crate::rma::window::{Data, Placement, Window};
+use crate::segment::CoreContext;
+use crate::protocol::payload::Payload;
+use crate::segment::view::Plain;
+
+/// Size-table value of a part whose bytes overflow.
+const TOO_LARGE: u64 = u64::MAX;
+
+fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+}
+
+fn to_bytes(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    /// Collective over the job, whose ranks span nodes: a window whose part on this
+    /// core holds `len` elements (zeroed), reached across nodes through `link` (module
+    /// docs). DRAM placement and the `Atomic` accumulate strategy only; off virtual time.
+    pub(crate) fn create_across(
+        ctx: &'c CoreContext,
+        len: usize,
+        link: Box<dyn RemoteLink + 'c>,
+    ) -> Result<Window<'c, T>, WindowError> {
+        if size_of::<T>() == 0 {
+            return Err(WindowError::ZeroSizedElement);
+        }
+        let config = ctx.segment().config();
+        let (n, me) = (ctx.size() as usize, ctx.rank() as usize);
+        let leader = config.node_first as usize;
+        let bytes = len.checked_mul(size_of::<T>()).map_or(TOO_LARGE, |b| b as u64);
+        let table: Vec<u64> = words(&link.allgather(&to_bytes(&[bytes, leader as u64]))?).collect();
+        let (sizes, leaders): (Vec<u64>, Vec<usize>) = table.chunks(2).map(|p| (p[0], p[1] as usize)).unzip();
+        if let Some(rank) = sizes.iter().position(|&s| s == TOO_LARGE) {
+            return Err(WindowError::TooLarge { rank: rank as u32 });
+        }
+        // Each part's offset in its node's data region, packed from the node's leader.
+        let mut offsets = vec![0usize; n];
+        let mut node_total = vec![0usize; n];
+        for r in 0..n {
+            let l = leaders[r];
+            offsets[r] = node_total[l];
+            let end = (sizes[r] as usize).checked_next_multiple_of(HEAP_GRANULE).and_then(|s| node_total[l].checked_add(s));
+            node_total[l] = end.ok_or(WindowError::TooLarge { rank: r as u32 })?;
+        }
+        let ctl = Self::layout(ctx, n);
+        let heap = ctx.segment().layout().heap;
+        let mine = if me == leader { Self::node_memory(ctx, ctl.total, node_total[me]) } else { [0, 0] };
+        let got: Vec<u64> = words(&link.allgather(&to_bytes(&mine))?).collect();
+        let result = |r: usize, i: usize, bytes: usize| decode_result(got[2 * leaders[r] + i], bytes);
+        let failed = (0..n).filter(|&r| r == leaders[r]).find_map(|l| {
+            let data = if node_total[l] == 0 { Ok(Range { offset: 0, len: 0 }) } else { result(l, 1, node_total[l]) };
+            result(l, 0, ctl.total).and(data).err()
+        });
+        let meta = result(me, 0, ctl.total);
+        let data = if node_total[leader] == 0 { Ok(Range { offset: 0, len: 0 }) } else { result(me, 1, node_total[leader]) };
+        if let Some(e) = failed {
+            if me == leader {
+                for r in [meta, data].into_iter().flatten().filter(|r| r.len > 0) {
+                    ctx.heap_free_local(r)?;
+                }
+            }
+            return Err(WindowError::Alloc(e));
+        }
+        let (meta, data) = (meta.expect("checked"), data.expect("checked"));
+        let at = |r: usize, i: usize| heap.offset + decode_result(got[2 * leaders[r] + i], 1).map_or(0, |g| g.offset);
+        let parts = (0..n).map(|r| Region { offset: at(r, 1) + offsets[r], len: sizes[r] as usize }).collect();
+        let remote_meta = (0..n).map(|r| at(r, 0)).collect();
+        let local = leaders.iter().map(|&l| l == leader).collect();
+        let team = Team::job(me as u32, n as u32);
+        let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
+        let win = Window {
+            ctx,
+            lock_views: LockViews::new(ctx, &team, meta_abs, &ctl),
+            team,
+            placement: Placement::Dram,
+            meta,
+            meta_abs,
+            ctl,
+            data: if me == leader && data.len > 0 { Data::Heap(data) } else { Data::None },
+            parts,
+            epochs: RefCell::new(Epochs::new(n)),
+            pending_stores: Cell::new(false),
+            table_entry: None,
+            acc: Default::default(),
+            released: Cell::new(false),
+            remote: Some(Remote::new(link, local, remote_meta)),
+            _elem: PhantomData,
+        };
+        win.part_bytes(me as u32).zero(0, sizes[me] as usize);
+        ctx.barrier()?;
+        Ok(win)
+    }
+
+    /// A leader's allocations (encoded results): the control block, zeroed, and its
+    /// node's data region (none if empty).
+    fn node_memory(ctx: &CoreContext, ctl_bytes: usize, data_bytes: usize) -> [u64; 2] {
+        let meta = ctx.heap_alloc_local(ctl_bytes);
+        if let Ok(r) = meta {
+            ctx.heap_bytes(r).zero(0, r.len);
+        }
+        let data = match meta {
+            Ok(_) if data_bytes > 0 => ctx.heap_alloc_local(data_bytes),
+            _ => Ok(Range { offset: 0, len: 0 }),
+        };
+        [encode_result(&meta), encode_result(&data)]
+    }
+
+    /// [`Window::free`] of a window across nodes (module docs).
+    pub(crate) fn free_across(&self) -> Result<(), WindowError> {
+        let remote = self.remote.as_ref().expect("a window across nodes");
+        self.remote_sync_all()?;
+        let open = self.epochs.borrow().passive_or_pscw_open();
+        let votes = remote.link.allgather(&[u8::from(open)])?;
+        if let Some(rank) = votes.iter().position(|&v| v != 0) {
+            return Err(WindowError::EpochOpen { rank: rank as u32 });
+        }
+        self.released.set(true);
+        if self.ctx.rank() == self.ctx.segment().config().node_first {
+            if let Data::Heap(r) = self.data {
+                self.ctx.heap_free_local(r)?;
+            }
+            self.ctx.heap_free_local(self.meta)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,288 @@
+//! Windows whose members span nodes: what an origin does for a target on another node.
+//!
+//! Each node's segment holds the window's control block (every target's lock words,
+//! every pair of PSCW words) and the parts of that node's members; the creation
+//! (`create`) tells every member where its peers' nodes put them. A target on this
+//! node is reached as on one node. For a target on another node the origin sends a
+//! request ([`wire`]) over two-sided messages, which the gateways carry, to a rank of
+//! that node; its gateway applies it to its own segment and answers when asked:
+//! - put and atomic store: one-way writes; the target is then *dirty* until a
+//!   [`Kind::Sync`] round trip completes them (flush, fence, and before free);
+//! - get, fetch-and-op, get_accumulate and compare-and-swap: round trips;
+//! - accumulate: one-way, applied element by element as CPU atomics on the owning node,
+//!   so a remote read-modify-write racing a local one never loses an update (windows
+//!   across nodes use the `Atomic` strategy only);
+//! - lock and unlock: round trips; the gateway takes the target's ticket lock for the
+//!   origin (it waits in a thread of its own) and releases it;
+//! - PSCW: a post or completion is a one-way count in the pair words on the waiter's
+//!   node, whose gateway rings the waiter's doorbell, so the waiter sleeps on its own
+//!   futex as on one node;
+//! - fence: every dirty target synced, then the job's barrier.
+//!
+//! Ordering: the requests of one origin to one rank arrive and apply in the order they
+//! were sent (the two-sided channels keep it, and the gateway applies on arrival), so an
+//! unlock or a completion lands after the RMA of its epoch without a sync of its own.
+//!
+//! Rma may not use the two-sided layer, so the messages go through [`RemoteLink`],
+//! which `coll` implements over it.
+
+pub(crate) mod create;
+pub mod wire;
+
+use std::cell::RefCell;
+
+use crate::protocol::abort::JobAborted;
+use crate::protocol::atomic::armw::{AtomicElem, Kind as WordKind, RmwOp};
+use crate::protocol::atomic::op::{ElemKind, Element, Op};
+use crate::protocol::pscw::PairWords;
+use crate::protocol::rwlock::LockKind;
+use crate::rma::error::RmaError;
+use crate::rma::window::Window;
+use crate::segment::view::{Plain, bytes_of_mut};
+use crate::sync::{AtomicU32, Ordering};
+use wire::{HEADER, Header, Kind, REQUEST_TAG, reply_tag};
+
+/// Bytes of data one request carries at most: a large transfer is cut into requests of
+/// this size, which the channels cut into fragments.
+pub const CHUNK: usize = 32 * 1024;
+
+/// Tokens of answers, per process (threads share it).
+static TOKENS: AtomicU32 = AtomicU32::new(0);
+
+/// Two-sided messages among the job's ranks, as windows across nodes need them.
+pub(crate) trait RemoteLink: Send {
+    /// Sends `msg` to world rank `dest` with the library's tag `tag`.
+    fn send(&self, dest: u32, tag: u32, msg: &[u8]) -> Result<(), JobAborted>;
+    /// Receives exactly `buf.len()` bytes from world rank `src` with tag `tag`.
+    fn recv(&self, src: u32, tag: u32, buf: &mut [u8]) -> Result<(), JobAborted>;
+    /// Collective over the job: every rank's `mine` (all of one length), by rank.
+    fn allgather(&self, mine: &[u8]) -> Result<Vec<u8>, JobAborted>;
+}
+
+/// What a window across nodes keeps beside the one-node state.
+pub(crate) struct Remote<'c> {
+    pub(super) link: Box<dyn RemoteLink + 'c>,
+    /// Per rank: whether it runs on this node.
+    local: Vec<bool>,
+    /// Per rank: where its node's copy of the control block starts (absolute).
+    meta: Vec<usize>,
+    /// Per rank: one-way requests went to it since its last sync.
+    dirty: RefCell<Vec<bool>>,
+}
+
+impl<'c> Remote<'c> {
+    pub(crate) fn new(link: Box<dyn RemoteLink + 'c>, local: Vec<bool>, meta: Vec<usize>) -> Remote<'c> {
+        let dirty = RefCell::new(vec![false; local.len()]);
+        Remote { link, local, meta, dirty }
+    }
+}
+
+/// The `E` in the low bytes of `bits`.
+fn from_bits<E: Element>(bits: u64) -> E {
+    bytemuck::pod_read_unaligned(&bits.to_le_bytes()[..size_of::<E>()])
+}
+
+/// `e`'s bytes in the low bytes of a word.
+fn to_bits<E: Element>(e: E) -> u64 {
+    let mut word = [0u8; 8];
+    word[..size_of::<E>()].copy_from_slice(bytemuck::bytes_of(&e));
+    u64::from_le_bytes(word)
+}
+
+/// The element kind whose combining code does what an ARMW on an `A` does.
+fn word_elem<A: AtomicElem>() -> ElemKind {
+    match (A::KIND, A::WIDTH) {
+        (WordKind::F32, _) => ElemKind::F32,
+        (WordKind::F64, _) => ElemKind::F64,
+        (WordKind::Int, 4) => ElemKind::U32,
+        (WordKind::Int, _) => ElemKind::U64,
+    }
+}
+
+impl<'c, T: Plain> Window<'c, T> {
+    /// The remote state, if `target` runs on another node (rank already checked).
+    #[inline(always)]
+    pub(crate) fn remote_to(&self, target: u32) -> Option<&Remote<'c>> {
+        self.remote.as_ref().filter(|r| !r.local[target as usize])
+    }
+
+    /// Whether the window spans nodes.
+    pub(crate) fn spans_nodes(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// Sends one request for `target`'s node; `answer` receives its answer if given.
+    fn request(&self, target: u32, mut head: Header, payload: &[&[u8]], answer: Option<&mut [u8]>) -> Result<(), JobAborted> {
+        let remote = self.remote.as_ref().expect("a window across nodes");
+        let dest = self.team.world(target);
+        if answer.is_some() {
+            // Relaxed: a counter; only its distinctness matters.
+            head.token = Some(TOKENS.fetch_add(1, Ordering::Relaxed) & wire::TOKEN_MASK);
+        } else {
+            remote.dirty.borrow_mut()[target as usize] = true;
+        }
+        let mut msg = Vec::with_capacity(HEADER + payload.iter().map(|p| p.len()).sum::<usize>());
+        head.encode(&mut msg);
+        payload.iter().for_each(|p| msg.extend_from_slice(p));
+        remote.link.send(dest, REQUEST_TAG, &msg)?;
+        match (answer, head.token) {
+            (Some(buf), Some(token)) => remote.link.recv(dest, reply_tag(token), buf),
+            _ => Ok(()),
+        }
+    }
+
+    /// Where byte `at` of `target`'s part lies in its node's segment.
+    fn remote_at(&self, target: u32, at: usize) -> usize {
+        self.part_region(target).offset + at
+    }
+
+    /// Writes `src` at byte `at` of `target`'s part (range checked).
+    pub(crate) fn remote_write(&self, target: u32, at: usize, src: &[u8]) -> Result<(), RmaError> {
+        for (i, chunk) in src.chunks(CHUNK).enumerate() {
+            let head = Header::new(Kind::Write, self.remote_at(target, at + i * CHUNK));
+            self.request(target, head, &[chunk], None)?;
+        }
+        Ok(())
+    }
+
+    /// Reads byte `at..` of `target`'s part into `dst` (range checked).
+    pub(crate) fn remote_read(&self, target: u32, at: usize, dst: &mut [u8]) -> Result<(), RmaError> {
+        for (i, chunk) in dst.chunks_mut(CHUNK).enumerate() {
+            let mut head = Header::new(Kind::Read, self.remote_at(target, at + i * CHUNK));
+            head.count = chunk.len() as u32;
+            self.request(target, head, &[], Some(chunk))?;
+        }
+        Ok(())
+    }
+
+    /// Combines `src` into byte `at..` of `target`'s part with `op`, element by element
+    /// and atomically, on the target's node; the previous values go to `result` if
+    /// given (everything already checked).
+    pub(crate) fn remote_accumulate<E: Element>(
+        &self,
+        target: u32,
+        at: usize,
+        src: &[E],
+        mut result: Option<&mut [E]>,
+        op: Op,
+    ) -> Result<(), RmaError> {
+        let per = (CHUNK / size_of::<E>()).max(1);
+        let (code, alpha) = op.code();
+        for (i, chunk) in src.chunks(per).enumerate() {
+            let mut head = Header::new(Kind::Accumulate, self.remote_at(target, at + i * per * size_of::<E>()));
+            (head.elem, head.op, head.count, head.x) = (E::KIND as u8, code as u8, chunk.len() as u32, alpha.to_bits());
+            let answer = result.as_deref_mut().map(|r| bytes_of_mut(&mut r[i * per..i * per + chunk.len()]));
+            self.request(target, head, &[bytemuck::cast_slice(chunk)], answer)?;
+        }
+        Ok(())
+    }
+
+    /// Compare-and-swap of the `E` at byte `at` of `target`'s part (checked).
+    pub(crate) fn remote_compare_and_swap<E: Element>(
+        &self,
+        target: u32,
+        at: usize,
+        compare: E,
+        value: E,
+    ) -> Result<E, RmaError> {
+        let mut head = Header::new(Kind::CompareAndSwap, self.remote_at(target, at));
+        (head.elem, head.count) = (E::KIND as u8, 1);
+        let mut old = [compare];
+        let payload = [bytemuck::bytes_of(&compare), bytemuck::bytes_of(&value)];
+        self.request(target, head, &payload, Some(bytemuck::cast_slice_mut(&mut old)))?;
+        Ok(old[0])
+    }
+
+    /// Checks an ARMW on the `A` at element `index` of `target`'s part (epoch, bounds,
+    /// alignment); returns its byte offset in the part.
+    fn check_word<A: AtomicElem>(&self, target: u32, index: usize) -> Result<usize, RmaError> {
+        self.check_access(target)?;
+        let at = self.check_bytes(target, index, A::WIDTH)?;
+        if self.remote_at(target, at) % A::WIDTH != 0 {
+            return Err(RmaError::Misaligned { rank: target, byte_offset: at, width: A::WIDTH });
+        }
+        self.issued();
+        Ok(at)
+    }
+
+    /// An ARMW on the `A` at element `index` of `target`'s part: `op` (`None`: an atomic
+    /// load) with `v`, answering the previous value if `fetch` (else 0).
+    pub(crate) fn remote_armw<A: AtomicElem>(
+        &self,
+        target: u32,
+        index: usize,
+        op: Option<RmwOp>,
+        v: A,
+        fetch: bool,
+    ) -> Result<A, RmaError> {
+        let at = self.check_word::<A>(target, index)?;
+        let op = match op {
+            None => Op::NoOp,
+            Some(RmwOp::Add) => Op::Sum,
+            Some(RmwOp::Or) => Op::BitOr,
+            Some(RmwOp::And) => Op::BitAnd,
+            Some(RmwOp::Xor) => Op::BitXor,
+            Some(RmwOp::Swap) => Op::Replace,
+        };
+        let old = crate::with_elem!(word_elem::<A>(), E => {
+            let mut prev = [from_bits::<E>(0)];
+            self.remote_accumulate(target, at, &[from_bits::<E>(v.to_bits())], fetch.then_some(&mut prev[..]), op)?;
+            to_bits(prev[0])
+        });
+        Ok(A::from_bits(old))
+    }
+
+    /// Compare-and-swap of the `A` at element `index` of `target`'s part.
+    pub(crate) fn remote_word_cas<A: AtomicElem>(&self, target: u32, index: usize, current: A, new: A) -> Result<A, RmaError> {
+        let at = self.check_word::<A>(target, index)?;
+        let old = crate::with_elem!(word_elem::<A>(), E => {
+            let (current, new) = (from_bits::<E>(current.to_bits()), from_bits::<E>(new.to_bits()));
+            to_bits(self.remote_compare_and_swap(target, at, current, new)?)
+        });
+        Ok(A::from_bits(old))
+    }
+
+    /// Completes every one-way request to `target` at the target.
+    pub(crate) fn remote_sync(&self, target: u32) -> Result<(), JobAborted> {
+        let Some(remote) = self.remote_to(target) else { return Ok(()) };
+        if std::mem::take(&mut remote.dirty.borrow_mut()[target as usize]) {
+            self.request(target, Header::new(Kind::Sync, 0), &[], Some(&mut []))?;
+        }
+        Ok(())
+    }
+
+    /// [`Window::remote_sync`] of every target.
+    pub(crate) fn remote_sync_all(&self) -> Result<(), JobAborted> {
+        (0..self.size()).try_for_each(|t| self.remote_sync(t))
+    }
+
+    /// Counts a PSCW post (`Kind::Post`) or completion (`Kind::Complete`) in the words
+    /// of the pair (`origin`, `target`) on the node of `waiter` (one of the two), and
+    /// rings its doorbell there.
+    pub(crate) fn remote_pscw(&self, kind: Kind, origin: u32, target: u32, waiter: u32) -> Result<(), JobAborted> {
+        let remote = self.remote.as_ref().expect("a window across nodes");
+        let at = self.ctl.posts + origin as usize * self.ctl.post_stride + target as usize * size_of::<PairWords>();
+        let mut head = Header::new(kind, remote.meta[waiter as usize] + at);
+        head.rank = self.team.world(waiter);
+        self.request(waiter, head, &[], None)
+    }
+
+    /// Takes `target`'s lock on its node (returns once held).
+    pub(crate) fn remote_lock(&self, target: u32, kind: LockKind) -> Result<(), JobAborted> {
+        let remote = self.remote.as_ref().expect("a window across nodes");
+        let mut head = Header::new(Kind::Lock, remote.meta[target as usize] + self.lock_offset(target));
+        head.op = u8::from(kind == LockKind::Exclusive);
+        head.rank = target;
+        head.x = remote.meta[target as usize] as u64;
+        self.request(target, head, &[], Some(&mut []))
+    }
+
+    /// Releases `target`'s lock once this origin's requests to it are applied.
+    pub(crate) fn remote_unlock(&self, target: u32) -> Result<(), JobAborted> {
+        let remote = self.remote.as_ref().expect("a window across nodes");
+        let head = Header::new(Kind::Unlock, remote.meta[target as usize] + self.lock_offset(target));
+        self.request(target, head, &[], Some(&mut []))?;
+        remote.dirty.borrow_mut()[target as usize] = false;
+        Ok(())
+    }
+}

@@ -1,0 +1,175 @@
+//! A remote window operation as it travels to the gateway of the target's node, and
+//! the tags that carry it.
+//!
+//! A request is a two-sided message from the origin to a rank of the target's node with
+//! the tag [`REQUEST_TAG`]; that node's gateway takes it out of the stream instead of
+//! delivering it, applies it to its own segment, and answers with a message from that
+//! rank carrying the tag [`reply_tag`]`(token)` when the request asks for an answer.
+//! A request is a [`HEADER`]-byte header (little-endian) and a payload:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0 | [`Kind`] |
+//! | 1 | element kind (`ElemKind` code) of an accumulate or compare-and-swap |
+//! | 2 | op code (`Op::code`) of an accumulate; 1 for an exclusive lock |
+//! | 3 | 1 if the request wants an answer |
+//! | 4..8 | the answer's token |
+//! | 8..16 | where, as an absolute offset of the target node's segment |
+//! | 16..20 | bytes to read, or elements to combine |
+//! | 20..24 | a rank: whose doorbell to ring, or the locked target |
+//! | 24..32 | AXPY's factor (f64 bits), or where a lock's control block lies |
+//!
+//! Tags: the library's tags start at `RESERVED_TAGS` (`0xffff_0000`, `p2p::endpoint`);
+//! the collectives over messages use the lower half of its 16 bits
+//! (`coll::over_p2p`, which checks that they stay below [`TAGS`]); remote windows use
+//! the upper half.
+
+/// The first tag of remote window traffic (module docs).
+pub const TAGS: u32 = 0xffff_8000;
+/// The collectives' context that a window's creation and free run in, over every rank
+/// of the job: their tags are `TAGS | phase`.
+pub const CREATE_CONTEXT: u32 = 0x800;
+/// The tag of every request.
+pub const REQUEST_TAG: u32 = TAGS | 0x1000;
+/// Tokens: the low bits of an answer's tag.
+pub const TOKEN_MASK: u32 = 0x1fff;
+
+/// The tag of the answer that carries `token`.
+pub fn reply_tag(token: u32) -> u32 {
+    TAGS | 0x2000 | (token & TOKEN_MASK)
+}
+
+/// Bytes of a request's header.
+pub const HEADER: usize = 32;
+
+/// What a request asks of the target node's gateway.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Copy the payload to `at`.
+    Write = 1,
+    /// Answer with the `count` bytes at `at`.
+    Read = 2,
+    /// Combine the payload's `count` elements into `at`, each atomically; answer with the
+    /// previous values if asked.
+    Accumulate = 3,
+    /// Compare-and-swap of one element: the payload is the compared value, then the new
+    /// one; answer with the previous value.
+    CompareAndSwap = 4,
+    /// Answer once every earlier request of this origin to this rank is applied.
+    Sync = 5,
+    /// PSCW: count a post in the pair words at `at`, and ring `rank`'s doorbell.
+    Post = 6,
+    /// PSCW: count a completion in the pair words at `at`, and ring `rank`'s doorbell.
+    Complete = 7,
+    /// Lock the ticket lock at `at` (of target `rank`, in the control block at `x`);
+    /// answer once held.
+    Lock = 8,
+    /// Unlock what this origin's `Lock` of `at` holds; answer once released.
+    Unlock = 9,
+}
+
+impl Kind {
+    const ALL: [Kind; 9] = [
+        Kind::Write,
+        Kind::Read,
+        Kind::Accumulate,
+        Kind::CompareAndSwap,
+        Kind::Sync,
+        Kind::Post,
+        Kind::Complete,
+        Kind::Lock,
+        Kind::Unlock,
+    ];
+
+    fn of(code: u8) -> Option<Kind> {
+        Kind::ALL.iter().copied().find(|k| *k as u8 == code)
+    }
+}
+
+/// A request's header (module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Header {
+    /// What to do.
+    pub kind: Kind,
+    /// Element kind code.
+    pub elem: u8,
+    /// Op code (or 1 for an exclusive lock).
+    pub op: u8,
+    /// The answer's token, if one is wanted.
+    pub token: Option<u32>,
+    /// Absolute offset in the target node's segment.
+    pub at: u64,
+    /// Bytes or elements.
+    pub count: u32,
+    /// A rank (doorbell or lock target).
+    pub rank: u32,
+    /// AXPY's factor bits, or a lock's control block.
+    pub x: u64,
+}
+
+impl Header {
+    /// A header of `kind` at `at`, everything else zero.
+    pub fn new(kind: Kind, at: usize) -> Header {
+        Header { kind, elem: 0, op: 0, token: None, at: at as u64, count: 0, rank: 0, x: 0 }
+    }
+
+    /// Appends the header to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let token = self.token.unwrap_or(0);
+        out.extend_from_slice(&[self.kind as u8, self.elem, self.op, u8::from(self.token.is_some())]);
+        out.extend_from_slice(&token.to_le_bytes());
+        out.extend_from_slice(&self.at.to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.rank.to_le_bytes());
+        out.extend_from_slice(&self.x.to_le_bytes());
+    }
+
+    /// The header at the front of `msg` and the payload after it; `None` for bytes that
+    /// no origin writes.
+    pub fn decode(msg: &[u8]) -> Option<(Header, &[u8])> {
+        let (head, payload) = msg.split_at_checked(HEADER)?;
+        let u32_at = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().expect("8 bytes"));
+        let token = match head[3] {
+            0 => None,
+            1 => Some(u32_at(4)),
+            _ => return None,
+        };
+        let header = Header {
+            kind: Kind::of(head[0])?,
+            elem: head[1],
+            op: head[2],
+            token,
+            at: u64_at(8),
+            count: u32_at(16),
+            rank: u32_at(20),
+            x: u64_at(24),
+        };
+        Some((header, payload))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip_and_bad_ones_are_refused() {
+        let mut h = Header::new(Kind::Accumulate, 1 << 40);
+        (h.elem, h.op, h.token, h.count, h.rank, h.x) = (7, 3, Some(99), 5, 6, 2.5f64.to_bits());
+        let mut msg = Vec::new();
+        h.encode(&mut msg);
+        assert_eq!(msg.len(), HEADER);
+        msg.extend_from_slice(b"data");
+        assert_eq!(Header::decode(&msg), Some((h, &b"data"[..])));
+        assert_eq!(Header::decode(&msg[..HEADER - 1]), None, "cut short");
+        let mut bad = msg.clone();
+        bad[0] = 0;
+        assert_eq!(Header::decode(&bad), None, "no such kind");
+        let mut bad = msg;
+        bad[3] = 2;
+        assert_eq!(Header::decode(&bad), None, "answer flag");
+        assert!(reply_tag(TOKEN_MASK + 1) > REQUEST_TAG && reply_tag(3) != reply_tag(4));
+    }
+}

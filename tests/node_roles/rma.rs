@@ -1,0 +1,146 @@
+//! The `rma` role: a window across nodes under every synchronisation it offers, with
+//! targets on this node and on others mixed in each pattern.
+
+use sccemu::{Core, Group, LockKind, Op, Placement, RmaError, SyncError, WindowError};
+
+/// Elements of each part: past a request's chunk (`rma::remote::CHUNK`).
+const LEN: usize = 20_000;
+/// Where the large transfers land.
+const BIG: usize = 4_000;
+const BIG_LEN: usize = 12_000;
+/// Rounds of the counters and the mutex.
+const ROUNDS: u64 = 5;
+// Words of each part: the counters and the mutex.
+const FETCH_ADD: usize = 1;
+const MUTEX: usize = 2;
+const GUARDED: usize = 3;
+const EXCLUSIVE: usize = 4;
+const ACC: usize = 100;
+const ACC_LEN: usize = 1_000;
+
+fn pattern(from: u32, i: usize) -> u64 {
+    u64::from(from) << 32 | i as u64
+}
+
+pub fn rma(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
+    let (me, n) = (core.rank(), core.size());
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let last = n - 1;
+    let win = core.window::<u64>(LEN, Placement::Dram)?;
+
+    // Fence: a word and a large block to the right, a get from the left.
+    win.fence()?;
+    win.put(right, 0, &[u64::from(me) + 1])?;
+    let big: Vec<u64> = (0..BIG_LEN).map(|i| pattern(me, i)).collect();
+    win.put(right, BIG, &big)?;
+    win.fence()?;
+    let mut got = vec![0u64; BIG_LEN];
+    win.get(left, BIG, &mut got)?;
+    let mut first = [0u64];
+    win.get(me, 0, &mut first)?;
+    win.fence()?;
+    assert_eq!(first[0], u64::from(left) + 1, "rank {me}: the fence put from {left}");
+    let from_left_of_left = (left + n - 1) % n;
+    assert!(
+        got.iter().enumerate().all(|(i, &v)| v == pattern(from_left_of_left, i)),
+        "rank {me}: the large get"
+    );
+
+    // Fetch-and-add counters on rank 0 and on the last rank, under shared locks.
+    for target in [0, last] {
+        for _ in 0..ROUNDS {
+            let epoch = win.lock(LockKind::Shared, target)?;
+            epoch.fetch_add(target, FETCH_ADD, 1u64)?;
+            epoch.unlock()?;
+        }
+    }
+    // A compare-and-swap mutex on the last rank guards a plain get and put there.
+    for _ in 0..ROUNDS {
+        let epoch = win.lock(LockKind::Shared, last)?;
+        while epoch.compare_and_swap(last, MUTEX, 0u64, u64::from(me) + 1)? != 0 {
+            std::thread::yield_now();
+        }
+        let mut value = [0u64];
+        epoch.get(last, GUARDED, &mut value)?;
+        epoch.put(last, GUARDED, &[value[0] + 1])?;
+        epoch.flush(last)?;
+        assert_eq!(epoch.swap(last, MUTEX, 0u64)?, u64::from(me) + 1, "rank {me}: the mutex changed hands");
+        epoch.unlock()?;
+    }
+    // Exclusive locks guard a plain read-modify-write on rank 1.
+    let one = 1 % n;
+    for _ in 0..ROUNDS {
+        let epoch = win.lock(LockKind::Exclusive, one)?;
+        let mut value = [0u64];
+        epoch.get(one, EXCLUSIVE, &mut value)?;
+        epoch.put(one, EXCLUSIVE, &[value[0] + 1])?;
+        epoch.unlock()?;
+    }
+    // Accumulates and get_accumulates into rank 0, from every rank.
+    win.fence()?;
+    let ones: Vec<u64> = vec![u64::from(me) + 1; ACC_LEN];
+    win.accumulate(0, ACC, &ones, Op::Sum)?;
+    let mut old = vec![0u64; 2];
+    win.get_accumulate(0, ACC + ACC_LEN, &[1, 2], &mut old, Op::Sum)?;
+    win.fence()?;
+
+    let total = u64::from(n);
+    let counted = |yes: bool| if yes { ROUNDS * total } else { 0 };
+    for target in [0, one, last] {
+        let mut words = [0u64; 5];
+        let epoch = win.lock(LockKind::Shared, target)?;
+        epoch.get(target, 0, &mut words)?;
+        epoch.unlock()?;
+        let from_left = u64::from((target + n - 1) % n) + 1;
+        let want = [
+            from_left,
+            counted(target == 0 || target == last),
+            0,
+            counted(target == last),
+            counted(target == one),
+        ];
+        assert_eq!(words, want, "rank {me}: the counters of rank {target}");
+    }
+    let mut sums = vec![0u64; ACC_LEN + 2];
+    win.fence()?;
+    win.get(0, ACC, &mut sums)?;
+    win.fence()?;
+    let want = total * (total + 1) / 2;
+    assert!(sums[..ACC_LEN].iter().all(|&s| s == want), "rank {me}: accumulated {:?}", &sums[..3]);
+    assert_eq!(sums[ACC_LEN..], [total, 2 * total], "rank {me}: get_accumulate");
+
+    // PSCW around the ring: expose to the left, access the right.
+    win.post(&Group::single(left))?;
+    win.start(&Group::single(right))?;
+    win.put(right, 5, &[100 + u64::from(me)])?;
+    win.complete()?;
+    win.wait()?;
+    let mut word = [0u64];
+    win.fence()?;
+    win.get(me, 5, &mut word)?;
+    win.fence()?;
+    assert_eq!(word[0], 100 + u64::from(left), "rank {me}: PSCW put from {left}");
+
+    refusals(core, &win)?;
+    core.barrier()?;
+    win.free()?;
+    Ok(())
+}
+
+/// Bad input on a window across nodes: typed errors, and the window stays usable.
+fn refusals(core: &Core, win: &sccemu::Window<'_, u64>) -> Result<(), Box<dyn std::error::Error>> {
+    let (me, n) = (core.rank(), core.size());
+    let other = (me + 1) % n;
+    win.fence()?;
+    let past = win.put(other, LEN - 1, &[1, 2]);
+    assert!(matches!(past, Err(RmaError::OutOfBounds { rank, .. }) if rank == other), "{past:?}");
+    assert!(matches!(win.get(n, 0, &mut [0u64]), Err(RmaError::RankOutOfRange { .. })));
+    win.fence()?;
+    assert!(matches!(win.lock_all(), Err(SyncError::AcrossNodes { .. })));
+    if let Err(e) = win.shared_query(other) {
+        assert_eq!(e, RmaError::OnOtherNode { rank: other });
+    }
+    let mpb = core.window::<u64>(4, Placement::Mpb);
+    assert!(matches!(mpb, Err(WindowError::AcrossNodes { .. })), "{:?}", mpb.err());
+    Ok(())
+}

@@ -195,9 +195,11 @@ impl Launch {
 
     /// Creates the segment and starts every rank.
     pub fn spawn(mut self) -> Result<Running, LaunchError> {
-        let first = self.node.map_or(0, |n| n.first);
-        if let Some(node) = self.node {
-            if node.cores != self.config.cores || NodeSpec::block(node.cores, node.nodes, node.node) != Ok(node) {
+        let first = self.node.as_ref().map_or(0, |n| n.first);
+        if let Some(node) = &self.node {
+            // Any split over the nodes will do (`NodeSpec::split`), as long as the spec
+            // is one of its blocks, of this job.
+            if node.cores != self.config.cores || !node.is_consistent() {
                 return Err(LaunchError::Limits(format!("{node:?} is not a block of a {}-core job", self.config.cores)));
             }
             self.config.node_first = node.first;
@@ -206,7 +208,7 @@ impl Launch {
             // could tell, and no node sees it.
             self.deadlock_after = None;
         }
-        let cores = self.node.map_or(self.config.cores, |n| n.count) as usize;
+        let cores = self.node.as_ref().map_or(self.config.cores, |n| n.count) as usize;
         let cpus = match self.host_share {
             None => pin::plan(&self.pin, cores).map_err(LaunchError::Pin)?,
             Some((before, total)) if before + cores <= total => {
@@ -343,7 +345,7 @@ impl Running {
 
     /// This node's block of ranks, when the job spans nodes ([`Launch::node`]).
     pub fn node(&self) -> Option<NodeSpec> {
-        self.node
+        self.node.clone()
     }
 
     /// The chip the job runs in virtual time, if it does.

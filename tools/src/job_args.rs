@@ -100,7 +100,7 @@ fn parse_pin(s: &str) -> Result<PinPolicy, String> {
 }
 
 impl JobArgs {
-    fn config(&self, cores: u32, node: Option<NodeSpec>) -> Result<Config, String> {
+    fn config(&self, cores: u32, node: Option<&NodeSpec>) -> Result<Config, String> {
         let mut config = Config::new(cores);
         if let Some(node) = node {
             (config.node_first, config.node_cores) = (node.first, node.count);
@@ -128,7 +128,7 @@ impl JobArgs {
         if node.is_some() && self.trace.is_some() {
             return Err("--nodes cannot be used with --trace yet: each node would write the trace".into());
         }
-        let config = self.config(cores, node)?;
+        let config = self.config(cores, node.as_ref())?;
         let program = find_program(Path::new(&self.command[0]))?;
         let mut launch = Launch::new(config, program);
         launch.node = node;
@@ -148,6 +148,19 @@ impl JobArgs {
         }
         Ok(launch)
     }
+}
+
+/// Node `node`'s block of a `cores`-rank job over `nodes` nodes: as `--map` says (its
+/// counts, `map`), else in blocks as even as they go (`NodeSpec::split`). The error
+/// names the option at fault, for [`usage_error`].
+pub fn node_spec(cores: u32, nodes: u32, map: Option<&[u32]>, node: u32) -> Result<NodeSpec, String> {
+    NodeSpec::split(cores, nodes, map, node).map_err(|e| match map {
+        Some(counts) => {
+            let counts: Vec<String> = counts.iter().map(u32::to_string).collect();
+            format!("--map {}: {e}", counts.join(","))
+        }
+        None => e.to_string(),
+    })
 }
 
 /// A usage error, said the way sccrun says them; exit status 2.

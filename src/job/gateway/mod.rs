@@ -148,7 +148,7 @@ impl Gateway {
         let place = Placement::setup(&config, &mut mpb).map_err(|e| GatewayError::Setup(e.to_string()))?;
         Ok(Gateway {
             segment: Arc::new(segment),
-            spec,
+            spec: spec.clone(),
             ends: Ends::new(kind, place, config.timing != 0, spec.cores),
             inbound: (0..spec.count).map(|_| Inbound::default()).collect(),
             released: 0,

@@ -17,7 +17,8 @@
 //! `sccrun -n 48 --nodes 3 -- ./my_app` runs one job as 3 nodes, each with a segment and
 //! 16 ranks of its own, joined by a real MPI: `mpirun -np 3 sccrun-node` with the same
 //! arguments but `--nodes 3`, one `sccrun-node` per node (`tools/src/nodes`). Only with
-//! the `multinode` feature.
+//! the `multinode` feature. `--map 8,30,10` gives the nodes other blocks (8, 30 and 10
+//! ranks); every `sccrun-node` gets the same `--map`.
 //!
 //! `sccrun smpi-platform [--chip FILE] -n N` writes a SimGrid platform and host file for
 //! that chip, so that SMPI runs the same MPI C program on it (`docs/SMPI.md`).
@@ -31,7 +32,7 @@ use sccemu::job::node::NodeSpec;
 #[path = "../job_args.rs"]
 mod job_args;
 
-use job_args::{JobArgs, catch_signals, forward_signals, usage_error};
+use job_args::{JobArgs, catch_signals, forward_signals, node_spec, usage_error};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -55,6 +56,13 @@ struct Cli {
     /// `--features multinode`.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     nodes: Option<u32>,
+
+    /// With --nodes: how many ranks each node runs, in node order, as a comma list
+    /// (`--nodes 2 --map 40,56 -n 96`: ranks 0-39 on node 0, 40-95 on node 1). One
+    /// count per node, each at least 1, adding up to N. Without it, the ranks are split
+    /// in blocks as even as they go.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', requires = "nodes")]
+    map: Option<Vec<u32>>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -117,12 +125,14 @@ fn main() -> ExitCode {
         (None, Some(cores)) => cores,
         (None, None) => return usage_error("the number of cores (-n N) is required"),
     };
-    // With several nodes, node 0's block, the largest: every node's launch is then made
-    // of the same options.
-    let node = match cli.nodes.filter(|&n| n > 1).map(|nodes| NodeSpec::block(cores, nodes, 0)).transpose() {
-        Ok(node) => node,
-        Err(e) => return usage_error(e),
-    };
+    // With several nodes, the largest node's block: every node's launch is then made of
+    // the same options. A map is checked with one node too, never ignored.
+    let (nodes, map) = (cli.nodes.unwrap_or(1), cli.map.as_deref());
+    let node =
+        match node_spec(cores, nodes, map, 0).and_then(|spec| node_spec(cores, nodes, map, largest(&spec))) {
+            Ok(spec) => Some(spec).filter(|_| nodes > 1),
+            Err(e) => return usage_error(e),
+        };
     let launch = match cli.job.launch(cores, node) {
         Ok(launch) => launch,
         Err(e) => return usage_error(e),
@@ -154,6 +164,13 @@ fn main() -> ExitCode {
         eprintln!("sccrun: {diagnosis}");
     }
     ExitCode::from(report.exit_code().clamp(0, 255) as u8)
+}
+
+/// The node that runs the most ranks under `spec`'s split (the first of them).
+fn largest(spec: &NodeSpec) -> u32 {
+    let counts = spec.counts();
+    let most = counts.iter().copied().max().unwrap_or(0);
+    counts.iter().position(|&c| c == most).unwrap_or(0) as u32
 }
 
 /// `sccrun --nodes K`: `sccrun-node`, K times under mpirun.

@@ -1,6 +1,6 @@
 //! `sccrun --nodes K` on one machine: `mpirun -np K sccrun-node ARGS`, where ARGS are
-//! sccrun's arguments without `--nodes K`, and `sccrun-node` is the binary beside
-//! sccrun. Each of the K processes is one node (world rank = node number) and its
+//! sccrun's arguments without `--nodes K` (so with its `--map`, if any: every node gets
+//! the same), and `sccrun-node` is the binary beside sccrun. Each of the K processes is one node (world rank = node number) and its
 //! gateway. (`sccrun-node`, not sccrun itself: sccrun links sccemu's own MPI C
 //! interface, whose `MPI_*` symbols would take the real MPI's calls; see
 //! `src/nodes/mod.rs`.)
@@ -141,6 +141,18 @@ mod tests {
             Some(args(&["-n", "4", "prog", "--nodes=9"]))
         );
         assert_eq!(node_args(&args(&["-n", "4", "prog"])), None);
+    }
+
+    #[test]
+    fn every_node_gets_the_map() {
+        assert_eq!(
+            node_args(&args(&["--nodes", "3", "--map", "1,5,2", "-n", "8", "--", "prog", "--map", "9"])),
+            Some(args(&["--map", "1,5,2", "-n", "8", "--", "prog", "--map", "9"]))
+        );
+        assert_eq!(
+            node_args(&args(&["-n", "8", "--map=1,7", "--nodes=2", "prog"])),
+            Some(args(&["-n", "8", "--map=1,7", "prog"]))
+        );
     }
 
     #[test]

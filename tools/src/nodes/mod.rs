@@ -1,11 +1,11 @@
 //! One sccemu job over several nodes, the nodes' side: the engine between the nodes'
 //! gateways, and one node's process. Only with the `multinode` feature.
 //!
-//! A job of N ranks spans K nodes ([`sccemu::job::node::NodeSpec`]'s block split).
-//! Each node is one `sccrun-node` process (`sccrun --nodes K` runs K of them under
-//! mpirun, see `launch.rs`) with a segment and ranks of its own; that process is the
-//! node's gateway, and the only one that links a real MPI. The world communicator's
-//! rank is the node number.
+//! A job of N ranks spans K nodes in contiguous blocks ([`sccemu::job::node::NodeSpec`]:
+//! as even as they go, or as `--map` says). Each node is one `sccrun-node` process
+//! (`sccrun --nodes K` runs K of them under mpirun, see `launch.rs`) with a segment and
+//! ranks of its own; that process is the node's gateway, and the only one that links a
+//! real MPI. The world communicator's rank is the node number.
 //!
 //! Linking: these modules are compiled into `sccrun-node` and into the engine's test
 //! (by `#[path]`), never into `sccemu_tools`' library nor sccrun. That library's

@@ -366,7 +366,9 @@ impl Core {
 
     /// Collective: allocates a window whose part on this core holds `len` elements
     /// (zeroed), with lock-free accumulates. Other cores may pass other lengths,
-    /// including 0. See [`Window`].
+    /// including 0. See [`Window`]. In a job whose ranks span nodes the window spans
+    /// them too, in DRAM: the owning node's gateway applies the operations on parts of
+    /// other nodes (`docs/MULTINODE.md` says what crosses).
     pub fn window<T: Plain>(&self, len: usize, placement: Placement) -> Result<Window<'_, T>, WindowError> {
         self.window_with(len, placement, AccStrategy::Atomic)
     }

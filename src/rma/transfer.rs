@@ -294,7 +294,6 @@ impl<T: Plain> Window<'_, T> {
         v: A,
         fetch: bool,
     ) -> Result<A, RmaError> {
-        self.check_rank(target)?;
         if self.remote_to(target).is_some() {
             return self.remote_armw(target, index, op, v, fetch);
         }
@@ -341,7 +340,7 @@ impl<T: Plain> Window<'_, T> {
         current: A,
         new: A,
     ) -> Result<A, RmaError> {
-        if self.remote.is_some() && self.check_rank(target).is_ok() && self.remote_to(target).is_some() {
+        if self.remote_to(target).is_some() {
             return self.remote_word_cas(target, index, current, new);
         }
         self.armw::<A, _>(target, index, |w| A::from_bits(w.compare_and_swap(current.to_bits(), new.to_bits())))
@@ -357,7 +356,7 @@ impl<T: Plain> Window<'_, T> {
 
     /// Atomic write (`MPI_Accumulate` with `MPI_REPLACE`), with Release ordering.
     pub fn store<A: AtomicElem>(&self, target: u32, index: usize, v: A) -> Result<(), RmaError> {
-        if self.remote.is_some() && self.check_rank(target).is_ok() && self.remote_to(target).is_some() {
+        if self.remote_to(target).is_some() {
             return self.remote_armw(target, index, Some(RmwOp::Swap), v, false).map(drop);
         }
         self.armw::<A, _>(target, index, |w| w.store(v.to_bits()))?;

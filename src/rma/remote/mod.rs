@@ -100,10 +100,10 @@ fn word_elem<A: AtomicElem>() -> ElemKind {
 }
 
 impl<'c, T: Plain> Window<'c, T> {
-    /// The remote state, if `target` runs on another node (rank already checked).
+    /// The remote state, if `target` is a rank on another node.
     #[inline(always)]
     pub(crate) fn remote_to(&self, target: u32) -> Option<&Remote<'c>> {
-        self.remote.as_ref().filter(|r| !r.local[target as usize])
+        self.remote.as_ref().filter(|r| r.local.get(target as usize) == Some(&false))
     }
 
     /// Whether the window spans nodes.

@@ -124,6 +124,15 @@ fn windows_cross_nodes() {
 }
 
 #[test]
+fn mpbs_and_flags_cross_nodes() {
+    for (nodes, cores) in [(1, 3), (2, 2), (2, 5), (3, 7)] {
+        for report in run_nodes(nodes, cores, "mpb") {
+            assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
+        }
+    }
+}
+
+#[test]
 fn a_dead_rank_aborts_every_node() {
     for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5)] {
         a_dead_rank_is_named(role, nodes, cores);

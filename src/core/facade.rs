@@ -169,7 +169,7 @@ impl Core {
         crate::timing::wtime().unwrap_or_else(|| self.ctx.wtime())
     }
 
-    fn endpoint(&self) -> Endpoint<'_> {
+    pub(crate) fn endpoint(&self) -> Endpoint<'_> {
         Endpoint::new(&self.ctx, &self.p2p)
     }
 

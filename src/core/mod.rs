@@ -1,7 +1,8 @@
 //! [`Core`]: one process as one core of the emulated chip, and the facade users meet.
 //!
-//! Owns attaching to the job ([`facade`]), pinning to a CPU ([`pin`]) and the optional
-//! asynchronous progress thread ([`async_progress`]). The core's
+//! Owns attaching to the job ([`facade`]), pinning to a CPU ([`pin`]), the optional
+//! asynchronous progress thread ([`async_progress`]) and the MPBs and flags of ranks on
+//! other nodes (`remote_mpb`). The core's
 //! identity, clock and MPB live in its [`crate::segment::CoreContext`], which `Core`
 //! derefs to; its messaging, window and communicator methods delegate to `p2p`, `rma`
 //! and `coll`. Nothing below this layer names `Core`.
@@ -12,6 +13,7 @@
 pub mod async_progress;
 pub mod facade;
 pub mod pin;
+mod remote_mpb;
 
 pub use crate::segment::MeshPosition;
 pub use facade::{Core, env};

@@ -30,6 +30,13 @@ pub struct Flag {
     offset: usize,
 }
 
+impl Flag {
+    /// Where the flag's word lies in every core's MPB.
+    pub(crate) fn offset(self) -> usize {
+        self.offset
+    }
+}
+
 /// Why an MPB put or get was refused. Nothing was copied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MpbError {
@@ -49,11 +56,14 @@ pub enum MpbError {
         /// Bytes of one MPB.
         mpb_bytes: usize,
     },
-    /// The target runs on another node: MPBs do not cross nodes yet (`job::node`).
+    /// The target runs on another node, which the context's own calls do not reach
+    /// (`Core`'s calls of the same names do, `core::remote_mpb`).
     OnOtherNode {
         /// The target rank.
         rank: u32,
     },
+    /// The job aborted (some core died) while the call reached another node.
+    Aborted(JobAborted),
 }
 
 /// Why a flag operation failed.
@@ -66,7 +76,9 @@ pub enum FlagError {
         /// Cores in the job.
         size: u32,
     },
-    /// The target runs on another node: flags do not cross nodes yet (`job::node`).
+    /// The target runs on another node: the context's own calls do not reach it, and
+    /// nobody waits on another node's copy of a flag (`Core`'s writes and reads do
+    /// reach it, `core::remote_mpb`).
     OnOtherNode {
         /// The target rank.
         rank: u32,
@@ -84,7 +96,8 @@ impl fmt::Display for MpbError {
             Self::OutOfBounds { offset, len, mpb_bytes } => {
                 write!(f, "{len} bytes at offset {offset} run past the {mpb_bytes}-byte MPB")
             }
-            Self::OnOtherNode { rank } => write!(f, "rank {rank} runs on another node, which MPBs do not reach yet"),
+            Self::OnOtherNode { rank } => write!(f, "rank {rank} runs on another node: its MPB is reached through Core"),
+            Self::Aborted(e) => e.fmt(f),
         }
     }
 }
@@ -95,7 +108,9 @@ impl fmt::Display for FlagError {
             Self::RankOutOfRange { rank, size } => {
                 write!(f, "rank {rank} is not a core of this {size}-core job")
             }
-            Self::OnOtherNode { rank } => write!(f, "rank {rank} runs on another node, which flags do not reach yet"),
+            Self::OnOtherNode { rank } => {
+                write!(f, "rank {rank} runs on another node: its flags are written and read through Core, never waited on")
+            }
             Self::Aborted(e) => e.fmt(f),
         }
     }
@@ -103,6 +118,12 @@ impl fmt::Display for FlagError {
 
 impl std::error::Error for MpbError {}
 impl std::error::Error for FlagError {}
+
+impl From<JobAborted> for MpbError {
+    fn from(e: JobAborted) -> Self {
+        MpbError::Aborted(e)
+    }
+}
 
 impl From<JobAborted> for FlagError {
     fn from(e: JobAborted) -> Self {
@@ -203,6 +224,7 @@ impl CoreContext {
     fn check_flag_rank(&self, rank: u32) -> Result<(), FlagError> {
         self.check_rank(rank).map_err(|e| match e {
             MpbError::OnOtherNode { rank } => FlagError::OnOtherNode { rank },
+            MpbError::Aborted(e) => FlagError::Aborted(e),
             _ => FlagError::RankOutOfRange { rank, size: self.size() },
         })
     }

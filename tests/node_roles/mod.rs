@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 
 mod coll;
+mod mpb;
 mod rma;
 
 /// The variable that names a rank's role.
@@ -151,6 +152,7 @@ pub fn rank_main() {
         }
         "coll" => coll::coll(&core).unwrap(),
         "rma" => rma::rma(&core).unwrap(),
+        "mpb" => mpb::mpb(&core).unwrap(),
         "coll_die" => {
             let dead = core.size() - 1;
             match coll::coll_die(&core) {

@@ -62,16 +62,16 @@ use crate::segment::CoreContext;
 mod algorithms;
 mod create;
 mod reduce;
-mod window_link;
+mod node_link;
 
-pub(crate) use window_link::window_across;
+pub(crate) use node_link::{NodeLink, window_across};
 
 /// The phase of a call's argument agreement (module docs).
 pub(crate) const AGREE: u32 = 0;
 /// The phase of a call's data.
 pub(crate) const DATA: u32 = 1;
 /// Context ids: 11 bits, so that tags stay in the lower half of [`RESERVED_TAGS`]'s
-/// range (windows across nodes take the upper half: `window_link`).
+/// range (remote memory across nodes takes the upper half: `node_link`).
 const CONTEXTS: usize = 1 << 11;
 /// Words of a set of context ids.
 const CONTEXT_WORDS: usize = CONTEXTS / 64;

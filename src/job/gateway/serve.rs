@@ -10,13 +10,16 @@
 //!   origin's (`acc_atomic`), so a remote update racing a local one loses nothing;
 //! - a post or completion is counted in the pair words and rings the waiter's doorbell
 //!   (`PairWords`, as a local origin does);
+//! - an MPB flag is stored with Release and rings its owner's doorbell
+//!   (`protocol::flag`, as a local writer does), after the MPB writes sent before it;
 //! - a lock waits in a thread of its own (a waiting lock must not stop the gateway),
 //!   which takes the ticket lock exactly as a local origin would and reports back; the
 //!   hold is kept, by origin and lock, until its unlock.
 //!
 //! An answer is a message from the rank the request went to, with the answer tag,
 //! queued for the origin's node and sent at the next collect. The gateway trusts
-//! nothing in a request: one that names memory outside the heap, a misaligned or
+//! nothing in a request: one that names memory outside the heap and this node's MPBs, a
+//! misaligned or
 //! unknown element, or an unlock of nothing is refused, and the job aborts
 //! (fail-stop).
 
@@ -29,6 +32,7 @@ use crate::job::node::NodeSpec;
 use crate::protocol::atomic::acc_atomic::{accumulate_words, compare_and_swap_slot};
 use crate::protocol::atomic::op::{ElemKind, Element, Op};
 use crate::protocol::payload::Payload;
+use crate::protocol::flag;
 use crate::protocol::pscw::PairWords;
 use crate::protocol::ring::frag::{FragHeader, FragKind};
 use crate::protocol::rwlock::Exclusive;
@@ -114,13 +118,7 @@ impl Serve {
     fn apply(&mut self, seg: &Arc<Segment>, spec: &NodeSpec, (origin, to): (u32, u32), msg: &[u8]) -> Result<(), String> {
         let bad = |what: &str| format!("rank {origin} sent a bad window request: {what}");
         let (head, payload) = Header::decode(msg).ok_or_else(|| bad("no header"))?;
-        let heap = seg.layout().heap;
-        let region = |len: usize| {
-            let at = usize::try_from(head.at).ok().filter(|&at| at >= heap.offset);
-            at.filter(|&at| at.checked_add(len).is_some_and(|end| end <= heap.offset + heap.len))
-                .map(|at| Region { offset: at, len })
-                .ok_or_else(|| bad("memory outside the heap"))
-        };
+        let region = |len: usize| reachable(seg, spec, head.at, len).ok_or_else(|| bad("memory it cannot reach"));
         let mut answer = Vec::new();
         match head.kind {
             Kind::Write => seg.bytes(region(payload.len())?).write(0, payload),
@@ -146,6 +144,14 @@ impl Serve {
                 }
             }
             Kind::Lock => return self.lock(seg, spec, (origin, to), head, region(size_of::<TargetCtl>())?),
+            Kind::FlagWrite => {
+                let r = region(4)?;
+                let mpb = spec.is_local(head.rank).then(|| seg.layout().mpbs.get(head.rank as usize)).flatten();
+                if r.offset % 4 != 0 || mpb.is_none_or(|m| r.offset < m.offset || r.end() > m.end()) {
+                    return Err(bad("a flag outside the rank's MPB"));
+                }
+                flag::write(seg.word(r, 0), head.count, &seg.slot(head.rank).bell);
+            }
             Kind::Unlock => {
                 let hold = self.held.remove(&(origin, head.at)).ok_or_else(|| bad("an unlock of nothing held"))?;
                 release(seg, head.at as usize, hold);
@@ -167,9 +173,7 @@ impl Serve {
         lock: Region,
     ) -> Result<(), String> {
         let heap = seg.layout().heap;
-        let meta_ok = usize::try_from(head.x)
-            .ok()
-            .filter(|&m| m >= heap.offset && m + size_of::<WindowCtl>() <= heap.offset + heap.len);
+        let meta_ok = reachable(seg, spec, head.x, size_of::<WindowCtl>()).filter(|m| m.offset >= heap.offset);
         if !spec.is_local(head.rank) || meta_ok.is_none() || self.held.contains_key(&(origin, head.at)) {
             return Err(format!("rank {origin} sent a bad lock request"));
         }
@@ -225,6 +229,22 @@ impl Serve {
     pub(super) fn pending(&self) -> bool {
         !self.answers.is_empty()
     }
+}
+
+/// The `len` bytes at `at`, if they lie in memory a request may reach: the heap (the
+/// windows' parts and control blocks) or one of this node's ranks' MPBs.
+fn reachable(seg: &Segment, spec: &NodeSpec, at: u64, len: usize) -> Option<Region> {
+    let layout = seg.layout();
+    let r = Region { offset: usize::try_from(at).ok()?, len };
+    let end = r.offset.checked_add(len)?;
+    let inside = |area: Region| r.offset >= area.offset && end <= area.end();
+    if inside(layout.heap) {
+        return Some(r);
+    }
+    // The MPBs lie in rank order, one per stride.
+    let mpbs = &layout.mpbs;
+    let rank = r.offset.checked_sub(mpbs.offset)? / mpbs.stride.max(1);
+    (spec.is_local(rank as u32) && inside(mpbs.get(rank)?)).then_some(r)
 }
 
 /// The target's lock words at `lock` and the window's words at `meta`.

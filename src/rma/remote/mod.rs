@@ -49,6 +49,29 @@ pub const CHUNK: usize = 32 * 1024;
 /// Tokens of answers, per process (threads share it).
 static TOKENS: AtomicU32 = AtomicU32::new(0);
 
+/// Sends the request `head` with `payload` to world rank `dest` (on another node) and,
+/// if `answer` is given, waits for its answer there (exactly its length).
+pub(crate) fn request(
+    link: &dyn RemoteLink,
+    dest: u32,
+    mut head: Header,
+    payload: &[&[u8]],
+    answer: Option<&mut [u8]>,
+) -> Result<(), JobAborted> {
+    if answer.is_some() {
+        // Relaxed: a counter; only its distinctness matters.
+        head.token = Some(TOKENS.fetch_add(1, Ordering::Relaxed) & wire::TOKEN_MASK);
+    }
+    let mut msg = Vec::with_capacity(HEADER + payload.iter().map(|p| p.len()).sum::<usize>());
+    head.encode(&mut msg);
+    payload.iter().for_each(|p| msg.extend_from_slice(p));
+    link.send(dest, REQUEST_TAG, &msg)?;
+    match (answer, head.token) {
+        (Some(buf), Some(token)) => link.recv(dest, reply_tag(token), buf),
+        _ => Ok(()),
+    }
+}
+
 /// Two-sided messages among the job's ranks, as windows across nodes need them.
 pub(crate) trait RemoteLink: Send {
     /// Sends `msg` to world rank `dest` with the library's tag `tag`.
@@ -112,23 +135,12 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// Sends one request for `target`'s node; `answer` receives its answer if given.
-    fn request(&self, target: u32, mut head: Header, payload: &[&[u8]], answer: Option<&mut [u8]>) -> Result<(), JobAborted> {
+    fn request(&self, target: u32, head: Header, payload: &[&[u8]], answer: Option<&mut [u8]>) -> Result<(), JobAborted> {
         let remote = self.remote.as_ref().expect("a window across nodes");
-        let dest = self.team.world(target);
-        if answer.is_some() {
-            // Relaxed: a counter; only its distinctness matters.
-            head.token = Some(TOKENS.fetch_add(1, Ordering::Relaxed) & wire::TOKEN_MASK);
-        } else {
+        if answer.is_none() {
             remote.dirty.borrow_mut()[target as usize] = true;
         }
-        let mut msg = Vec::with_capacity(HEADER + payload.iter().map(|p| p.len()).sum::<usize>());
-        head.encode(&mut msg);
-        payload.iter().for_each(|p| msg.extend_from_slice(p));
-        remote.link.send(dest, REQUEST_TAG, &msg)?;
-        match (answer, head.token) {
-            (Some(buf), Some(token)) => remote.link.recv(dest, reply_tag(token), buf),
-            _ => Ok(()),
-        }
+        request(&*remote.link, self.team.world(target), head, payload, answer)
     }
 
     /// Where byte `at` of `target`'s part lies in its node's segment.

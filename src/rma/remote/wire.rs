@@ -1,5 +1,5 @@
-//! A remote window operation as it travels to the gateway of the target's node, and
-//! the tags that carry it.
+//! A remote memory operation (on a window, an MPB or a flag) as it travels to the
+//! gateway of the target's node, and the tags that carry it.
 //!
 //! A request is a two-sided message from the origin to a rank of the target's node with
 //! the tag [`REQUEST_TAG`]; that node's gateway takes it out of the stream instead of
@@ -15,7 +15,7 @@
 //! | 3 | 1 if the request wants an answer |
 //! | 4..8 | the answer's token |
 //! | 8..16 | where, as an absolute offset of the target node's segment |
-//! | 16..20 | bytes to read, or elements to combine |
+//! | 16..20 | bytes to read, elements to combine, or a flag's value |
 //! | 20..24 | a rank: whose doorbell to ring, or the locked target |
 //! | 24..32 | AXPY's factor (f64 bits), or where a lock's control block lies |
 //!
@@ -67,10 +67,12 @@ pub enum Kind {
     Lock = 8,
     /// Unlock what this origin's `Lock` of `at` holds; answer once released.
     Unlock = 9,
+    /// Store `count` into the MPB flag word at `at` (Release), and ring `rank`'s doorbell.
+    FlagWrite = 10,
 }
 
 impl Kind {
-    const ALL: [Kind; 9] = [
+    const ALL: [Kind; 10] = [
         Kind::Write,
         Kind::Read,
         Kind::Accumulate,
@@ -80,6 +82,7 @@ impl Kind {
         Kind::Complete,
         Kind::Lock,
         Kind::Unlock,
+        Kind::FlagWrite,
     ];
 
     fn of(code: u8) -> Option<Kind> {

@@ -1,5 +1,6 @@
-//! Windows across nodes: the two-sided messages they need (`rma::remote::RemoteLink`),
-//! over this core's endpoint, and their creation.
+//! The two-sided messages that windows, MPBs and flags across nodes need
+//! (`rma::remote::RemoteLink`), over this core's endpoint, and the creation of windows
+//! across nodes.
 //!
 //! The requests and answers carry the tags `rma::remote::wire` reserves; the creation
 //! and free allgathers run as a group of every rank in the context
@@ -24,13 +25,19 @@ use super::{CONTEXTS, Link, endpoint};
 const _: () = assert!(TAGS >= RESERVED_TAGS && RESERVED_TAGS | ((CONTEXTS as u32 - 1) << 4 | 15) < TAGS);
 const _: () = assert!(RESERVED_TAGS | CREATE_CONTEXT << 4 == TAGS);
 
-/// This core's endpoint, as a window across nodes uses it.
-struct WindowLink<'c> {
+/// This core's endpoint, as remote memory (windows, MPBs, flags) uses it.
+pub(crate) struct NodeLink<'c> {
     ctx: &'c CoreContext,
     ep: Endpoint<'c>,
 }
 
-impl WindowLink<'_> {
+impl<'c> NodeLink<'c> {
+    pub(crate) fn new(ctx: &'c CoreContext, ep: Endpoint<'c>) -> NodeLink<'c> {
+        NodeLink { ctx, ep }
+    }
+}
+
+impl NodeLink<'_> {
     /// A failure of the link: a job abort as such; anything else is this library's own
     /// fault (a request it could not send, an answer of the wrong size), which stops the
     /// job rather than leave a window half updated (fail-stop).
@@ -43,13 +50,13 @@ impl WindowLink<'_> {
 
     fn broken(&self, why: impl std::fmt::Display) -> JobAborted {
         let me = self.ctx.rank();
-        eprintln!("sccemu: rank {me}: a window across nodes lost its link: {why}");
+        eprintln!("sccemu: rank {me}: the link to another node's memory failed: {why}");
         self.ctx.segment().abort(Some(me), AbortCause::Corrupted);
         self.ctx.check_job().err().unwrap_or(JobAborted { rank: Some(me), cause: AbortCause::Corrupted })
     }
 }
 
-impl RemoteLink for WindowLink<'_> {
+impl RemoteLink for NodeLink<'_> {
     fn send(&self, dest: u32, tag: u32, msg: &[u8]) -> Result<(), JobAborted> {
         self.ep.send(dest, tag, msg).map_err(|e| self.failed(RequestError::Send(e)))
     }
@@ -100,5 +107,5 @@ pub(crate) fn window_across<T: Plain>(
         return Err(WindowError::AcrossNodes { what });
     }
     let ep = endpoint(ctx).map_err(|_| WindowError::AcrossNodes { what: "no two-sided channel" })?;
-    Window::create_across(ctx, len, Box::new(WindowLink { ctx, ep }))
+    Window::create_across(ctx, len, Box::new(NodeLink::new(ctx, ep)))
 }

@@ -1,0 +1,99 @@
+//! MPBs and flags of ranks on other nodes: [`Core::mpb_put`], [`Core::mpb_get`],
+//! [`Core::flag_write`] and [`Core::flag_read`] reach every rank of the job.
+//!
+//! A rank on this node is reached as on one node (the context's methods of the same
+//! names). Every node's segment lays out every rank's MPB at the same offset, so for a
+//! rank on another node the call sends a request (`rma::remote::wire`) to that rank,
+//! whose node's gateway applies it to the MPB there: a put is a one-way write, a get a
+//! round trip, a flag write a Release store that rings the owner's doorbell, so the
+//! owner waits for its own flags on its own futex, as on one node. The requests of one
+//! core to one rank apply in the order sent, so a flag written after a put to the same
+//! rank publishes the put, as RCCE's protocols expect. Waiting on another node's copy of
+//! a flag is refused ([`FlagError::OnOtherNode`]): RCCE waits on its own flags only.
+//!
+//! Virtual time: the requests carry the sender's charges as messages; the gateway's
+//! answers carry none.
+
+use crate::coll::over_p2p::NodeLink;
+use crate::protocol::abort::JobAborted;
+use crate::rma::remote::wire::{Header, Kind};
+use crate::rma::remote::{CHUNK, request};
+use crate::segment::{Flag, FlagError, MpbError};
+
+use super::facade::Core;
+
+impl Core {
+    /// Whether `rank` is a core of the job on another node.
+    fn on_other_node(&self, rank: u32) -> bool {
+        rank < self.size() && !self.context().is_local(rank)
+    }
+
+    /// Where byte `offset` of `rank`'s MPB lies in every node's segment, once `len`
+    /// bytes from there are checked to fit the MPB.
+    fn mpb_at(&self, rank: u32, offset: usize, len: usize) -> Result<usize, MpbError> {
+        let mpb_bytes = self.context().mpb_bytes();
+        if offset.checked_add(len).is_none_or(|end| end > mpb_bytes) {
+            return Err(MpbError::OutOfBounds { offset, len, mpb_bytes });
+        }
+        let mpb = self.context().segment().layout().mpbs.get(rank as usize).expect("a rank of the job");
+        Ok(mpb.offset + offset)
+    }
+
+    /// Sends one request to `rank`, waiting for its answer into `answer` if given.
+    fn remote_request(&self, rank: u32, head: Header, payload: &[&[u8]], answer: Option<&mut [u8]>) -> Result<(), JobAborted> {
+        let link = NodeLink::new(self.context(), self.endpoint());
+        request(&link, rank, head, payload, answer)
+    }
+
+    /// Copies `src` into core `rank`'s MPB at `offset`, on any node (module docs).
+    pub fn mpb_put(&self, rank: u32, offset: usize, src: &[u8]) -> Result<(), MpbError> {
+        if !self.on_other_node(rank) {
+            return self.context().mpb_put(rank, offset, src);
+        }
+        let at = self.mpb_at(rank, offset, src.len())?;
+        for (i, chunk) in src.chunks(CHUNK).enumerate() {
+            self.remote_request(rank, Header::new(Kind::Write, at + i * CHUNK), &[chunk], None)?;
+        }
+        Ok(())
+    }
+
+    /// Copies from core `rank`'s MPB at `offset` into `dst`, on any node (module docs).
+    pub fn mpb_get(&self, rank: u32, offset: usize, dst: &mut [u8]) -> Result<(), MpbError> {
+        if !self.on_other_node(rank) {
+            return self.context().mpb_get(rank, offset, dst);
+        }
+        let at = self.mpb_at(rank, offset, dst.len())?;
+        for (i, chunk) in dst.chunks_mut(CHUNK).enumerate() {
+            let mut head = Header::new(Kind::Read, at + i * CHUNK);
+            head.count = chunk.len() as u32;
+            self.remote_request(rank, head, &[], Some(chunk))?;
+        }
+        Ok(())
+    }
+
+    /// Sets core `rank`'s copy of `flag` to `value` and wakes its waiters, on any node:
+    /// the MPB puts this core made to `rank` before are visible to whoever sees the
+    /// value (module docs).
+    pub fn flag_write(&self, flag: Flag, rank: u32, value: u32) -> Result<(), FlagError> {
+        if !self.on_other_node(rank) {
+            return self.context().flag_write(flag, rank, value);
+        }
+        let at = self.mpb_at(rank, flag.offset(), 4).map_err(|_| FlagError::RankOutOfRange { rank, size: self.size() })?;
+        let mut head = Header::new(Kind::FlagWrite, at);
+        (head.count, head.rank) = (value, rank);
+        Ok(self.remote_request(rank, head, &[], None)?)
+    }
+
+    /// Reads core `rank`'s copy of `flag`, on any node.
+    pub fn flag_read(&self, flag: Flag, rank: u32) -> Result<u32, FlagError> {
+        if !self.on_other_node(rank) {
+            return self.context().flag_read(flag, rank);
+        }
+        let at = self.mpb_at(rank, flag.offset(), 4).map_err(|_| FlagError::RankOutOfRange { rank, size: self.size() })?;
+        let mut head = Header::new(Kind::Read, at);
+        head.count = 4;
+        let mut word = [0u8; 4];
+        self.remote_request(rank, head, &[], Some(&mut word))?;
+        Ok(u32::from_le_bytes(word))
+    }
+}

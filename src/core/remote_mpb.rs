@@ -16,6 +16,9 @@
 
 use crate::coll::over_p2p::NodeLink;
 use crate::protocol::abort::JobAborted;
+use crate::protocol::atomic::acc_atomic::fetch_and_op_slot;
+use crate::protocol::atomic::op::{Element, Op};
+use crate::rma::acc_view::words_at;
 use crate::rma::remote::wire::{Header, Kind};
 use crate::rma::remote::{CHUNK, request};
 use crate::segment::{Flag, FlagError, MpbError};
@@ -78,10 +81,37 @@ impl Core {
         if !self.on_other_node(rank) {
             return self.context().flag_write(flag, rank, value);
         }
-        let at = self.mpb_at(rank, flag.offset(), 4).map_err(|_| FlagError::RankOutOfRange { rank, size: self.size() })?;
-        let mut head = Header::new(Kind::FlagWrite, at);
-        (head.count, head.rank) = (value, rank);
-        Ok(self.remote_request(rank, head, &[], None)?)
+        self.mpb_update(rank, flag.offset(), value, Op::Replace, true).map_err(|e| match e {
+            MpbError::Aborted(e) => FlagError::Aborted(e),
+            _ => FlagError::RankOutOfRange { rank, size: self.size() },
+        })
+    }
+
+    /// Combines `value` into the `E` at `offset` of core `rank`'s MPB with `op`,
+    /// atomically, on any node; then, if `wake`, rings `rank`'s doorbell, as a flag's
+    /// writer does. The MPB puts this core made to `rank` before are visible to whoever
+    /// sees the update (module docs). For C interfaces whose flags are MPB bytes or bits
+    /// (RCCE's).
+    pub fn mpb_update<E: Element>(&self, rank: u32, offset: usize, value: E, op: Op, wake: bool) -> Result<(), MpbError> {
+        let width = size_of::<E>();
+        if width > 8 || offset % width != 0 {
+            return Err(MpbError::Misaligned { offset, width });
+        }
+        E::check(op).map_err(|_| MpbError::Misaligned { offset, width })?;
+        if !self.on_other_node(rank) {
+            let mpb = self.context().mpb_range(rank, offset & !3, (offset % 4 + width).next_multiple_of(4))?;
+            let words = words_at(mpb, offset % 4, width, 1).ok_or(MpbError::Misaligned { offset, width })?;
+            fetch_and_op_slot(words.slot(0), op, value);
+            if wake {
+                self.context().segment().slot(rank).bell.ring_after_rmw();
+            }
+            return Ok(());
+        }
+        let mut head = Header::new(Kind::Accumulate, self.mpb_at(rank, offset, width)?);
+        let (code, alpha) = op.code();
+        (head.elem, head.op, head.count, head.x) = (E::KIND as u8, code as u8, 1, alpha.to_bits());
+        (head.ring, head.rank) = (wake, rank);
+        Ok(self.remote_request(rank, head, &[bytemuck::bytes_of(&value)], None)?)
     }
 
     /// Reads core `rank`'s copy of `flag`, on any node.

@@ -62,6 +62,14 @@ pub enum MpbError {
         /// The target rank.
         rank: u32,
     },
+    /// An atomic update of `width` bytes at `offset`, which is not a multiple of it, or
+    /// of a width or op that has no lock-free update.
+    Misaligned {
+        /// First byte, from the start of the MPB.
+        offset: usize,
+        /// Bytes of the element.
+        width: usize,
+    },
     /// The job aborted (some core died) while the call reached another node.
     Aborted(JobAborted),
 }
@@ -97,6 +105,9 @@ impl fmt::Display for MpbError {
                 write!(f, "{len} bytes at offset {offset} run past the {mpb_bytes}-byte MPB")
             }
             Self::OnOtherNode { rank } => write!(f, "rank {rank} runs on another node: its MPB is reached through Core"),
+            Self::Misaligned { offset, width } => {
+                write!(f, "no atomic update of {width} bytes at MPB offset {offset}")
+            }
             Self::Aborted(e) => e.fmt(f),
         }
     }

@@ -10,8 +10,8 @@
 //!   origin's (`acc_atomic`), so a remote update racing a local one loses nothing;
 //! - a post or completion is counted in the pair words and rings the waiter's doorbell
 //!   (`PairWords`, as a local origin does);
-//! - an MPB flag is stored with Release and rings its owner's doorbell
-//!   (`protocol::flag`, as a local writer does), after the MPB writes sent before it;
+//! - a request may ask for a doorbell to be rung once it is applied: a flag's writer
+//!   (an update of a word in the owner's MPB) wakes the flag's owner, as on one node;
 //! - a lock waits in a thread of its own (a waiting lock must not stop the gateway),
 //!   which takes the ticket lock exactly as a local origin would and reports back; the
 //!   hold is kept, by origin and lock, until its unlock.
@@ -32,7 +32,6 @@ use crate::job::node::NodeSpec;
 use crate::protocol::atomic::acc_atomic::{accumulate_words, compare_and_swap_slot};
 use crate::protocol::atomic::op::{ElemKind, Element, Op};
 use crate::protocol::payload::Payload;
-use crate::protocol::flag;
 use crate::protocol::pscw::PairWords;
 use crate::protocol::ring::frag::{FragHeader, FragKind};
 use crate::protocol::rwlock::Exclusive;
@@ -144,17 +143,20 @@ impl Serve {
                 }
             }
             Kind::Lock => return self.lock(seg, spec, (origin, to), head, region(size_of::<TargetCtl>())?),
-            Kind::FlagWrite => {
-                let r = region(4)?;
-                let mpb = spec.is_local(head.rank).then(|| seg.layout().mpbs.get(head.rank as usize)).flatten();
-                if r.offset % 4 != 0 || mpb.is_none_or(|m| r.offset < m.offset || r.end() > m.end()) {
-                    return Err(bad("a flag outside the rank's MPB"));
-                }
-                flag::write(seg.word(r, 0), head.count, &seg.slot(head.rank).bell);
-            }
             Kind::Unlock => {
                 let hold = self.held.remove(&(origin, head.at)).ok_or_else(|| bad("an unlock of nothing held"))?;
                 release(seg, head.at as usize, hold);
+            }
+        }
+        if head.ring {
+            if !spec.is_local(head.rank) {
+                return Err(bad("a doorbell of another node"));
+            }
+            let bell = &seg.slot(head.rank).bell;
+            match head.kind {
+                // The update was an atomic RMW, which orders the ring (`Doorbell`).
+                Kind::Accumulate | Kind::CompareAndSwap => bell.ring_after_rmw(),
+                _ => bell.ring(),
             }
         }
         if let Some(token) = head.token {

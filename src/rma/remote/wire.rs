@@ -12,10 +12,10 @@
 //! | 0 | [`Kind`] |
 //! | 1 | element kind (`ElemKind` code) of an accumulate or compare-and-swap |
 //! | 2 | op code (`Op::code`) of an accumulate; 1 for an exclusive lock |
-//! | 3 | 1 if the request wants an answer |
+//! | 3 | bit 0: the request wants an answer; bit 1: ring `rank`'s doorbell once applied |
 //! | 4..8 | the answer's token |
 //! | 8..16 | where, as an absolute offset of the target node's segment |
-//! | 16..20 | bytes to read, elements to combine, or a flag's value |
+//! | 16..20 | bytes to read, or elements to combine |
 //! | 20..24 | a rank: whose doorbell to ring, or the locked target |
 //! | 24..32 | AXPY's factor (f64 bits), or where a lock's control block lies |
 //!
@@ -67,12 +67,10 @@ pub enum Kind {
     Lock = 8,
     /// Unlock what this origin's `Lock` of `at` holds; answer once released.
     Unlock = 9,
-    /// Store `count` into the MPB flag word at `at` (Release), and ring `rank`'s doorbell.
-    FlagWrite = 10,
 }
 
 impl Kind {
-    const ALL: [Kind; 10] = [
+    const ALL: [Kind; 9] = [
         Kind::Write,
         Kind::Read,
         Kind::Accumulate,
@@ -82,7 +80,6 @@ impl Kind {
         Kind::Complete,
         Kind::Lock,
         Kind::Unlock,
-        Kind::FlagWrite,
     ];
 
     fn of(code: u8) -> Option<Kind> {
@@ -101,6 +98,9 @@ pub struct Header {
     pub op: u8,
     /// The answer's token, if one is wanted.
     pub token: Option<u32>,
+    /// Ring `rank`'s doorbell once the request is applied (a flag's writer wakes the
+    /// flag's owner).
+    pub ring: bool,
     /// Absolute offset in the target node's segment.
     pub at: u64,
     /// Bytes or elements.
@@ -114,13 +114,14 @@ pub struct Header {
 impl Header {
     /// A header of `kind` at `at`, everything else zero.
     pub fn new(kind: Kind, at: usize) -> Header {
-        Header { kind, elem: 0, op: 0, token: None, at: at as u64, count: 0, rank: 0, x: 0 }
+        Header { kind, elem: 0, op: 0, token: None, ring: false, at: at as u64, count: 0, rank: 0, x: 0 }
     }
 
     /// Appends the header to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let token = self.token.unwrap_or(0);
-        out.extend_from_slice(&[self.kind as u8, self.elem, self.op, u8::from(self.token.is_some())]);
+        let flags = u8::from(self.token.is_some()) | u8::from(self.ring) << 1;
+        out.extend_from_slice(&[self.kind as u8, self.elem, self.op, flags]);
         out.extend_from_slice(&token.to_le_bytes());
         out.extend_from_slice(&self.at.to_le_bytes());
         out.extend_from_slice(&self.count.to_le_bytes());
@@ -134,16 +135,16 @@ impl Header {
         let (head, payload) = msg.split_at_checked(HEADER)?;
         let u32_at = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().expect("8 bytes"));
-        let token = match head[3] {
-            0 => None,
-            1 => Some(u32_at(4)),
-            _ => return None,
-        };
+        if head[3] > 3 {
+            return None;
+        }
+        let token = (head[3] & 1 != 0).then(|| u32_at(4));
         let header = Header {
             kind: Kind::of(head[0])?,
             elem: head[1],
             op: head[2],
             token,
+            ring: head[3] & 2 != 0,
             at: u64_at(8),
             count: u32_at(16),
             rank: u32_at(20),
@@ -160,7 +161,7 @@ mod tests {
     #[test]
     fn headers_round_trip_and_bad_ones_are_refused() {
         let mut h = Header::new(Kind::Accumulate, 1 << 40);
-        (h.elem, h.op, h.token, h.count, h.rank, h.x) = (7, 3, Some(99), 5, 6, 2.5f64.to_bits());
+        (h.elem, h.op, h.token, h.ring, h.count, h.rank, h.x) = (7, 3, Some(99), true, 5, 6, 2.5f64.to_bits());
         let mut msg = Vec::new();
         h.encode(&mut msg);
         assert_eq!(msg.len(), HEADER);
@@ -171,8 +172,8 @@ mod tests {
         bad[0] = 0;
         assert_eq!(Header::decode(&bad), None, "no such kind");
         let mut bad = msg;
-        bad[3] = 2;
-        assert_eq!(Header::decode(&bad), None, "answer flag");
+        bad[3] = 4;
+        assert_eq!(Header::decode(&bad), None, "flags");
         assert!(reply_tag(TOKEN_MASK + 1) > REQUEST_TAG && reply_tag(3) != reply_tag(4));
     }
 }

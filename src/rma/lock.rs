@@ -21,6 +21,7 @@ use crate::protocol::waiter::{Doorbell, Waiter};
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::epoch::Held;
 use crate::rma::error::SyncError;
+use crate::rma::remote::wire::Kind;
 use crate::rma::team::Team;
 use crate::rma::window::Window;
 use crate::segment::CoreContext;
@@ -286,17 +287,17 @@ impl<'c, T: Plain> Window<'c, T> {
     /// O(1) atomics, whatever the job size (one, unless exclusive lockers left
     /// registrations to revoke: at most a fixed number, see `lock_all`).
     pub fn lock_all(&self) -> Result<LockAllEpoch<'_, 'c, T>, SyncError> {
-        if self.spans_nodes() {
-            return Err(SyncError::AcrossNodes { call: "lock_all" });
-        }
         if self.epochs.borrow().lock_all.is_some() || self.epochs.borrow().locked > 0 {
             return Err(SyncError::LockAllConflict);
         }
         let op = timing::call(Category::Lock, "lock_all");
-        let views = &self.lock_views;
-        // A target's lock words and doorbell, for the revocation of its registration.
-        let targets = |t: u32| views.targets.get(t as usize).copied();
-        let entered = views.all.lock_all(&views.waiter, views.home, targets);
+        let entered = match &self.remote {
+            None => self.lock_all_here(),
+            Some(remote) => remote.leaders.iter().try_for_each(|&leader| match remote.is_local(leader) {
+                true => self.lock_all_here(),
+                false => self.remote_all(Kind::LockAll, leader),
+            }),
+        };
         entered.map_err(|e| self.fail_stop(e))?;
         self.lock_all_held(&op);
         let mut e = self.epochs.borrow_mut();
@@ -321,9 +322,29 @@ impl<'c, T: Plain> Window<'c, T> {
         let op = timing::call(Category::Lock, "unlock_all");
         let quiesced = self.acc_quiesce();
         self.unlocking_all(&op);
-        self.lock_views.all.unlock_all(self.lock_views.home);
+        match &self.remote {
+            None => self.lock_views.all.unlock_all(self.lock_views.home),
+            Some(remote) => {
+                // Every target's RMA completes before anyone's lock_all word is left.
+                self.remote_sync_all()?;
+                for &leader in &remote.leaders {
+                    match remote.is_local(leader) {
+                        true => self.lock_views.all.unlock_all(self.lock_views.home),
+                        false => self.remote_all(Kind::UnlockAll, leader)?,
+                    }
+                }
+            }
+        }
         quiesced?;
         Ok(())
+    }
+
+    /// Enters this node's lock_all word.
+    fn lock_all_here(&self) -> Result<(), JobAborted> {
+        let views = &self.lock_views;
+        // A target's lock words and doorbell, for the revocation of its registration.
+        let targets = |t: u32| views.targets.get(t as usize).copied();
+        views.all.lock_all(&views.waiter, views.home, targets)
     }
 
     /// Completes all RMA to `target` at the target (`MPI_Win_flush`).

@@ -15,6 +15,8 @@ const FETCH_ADD: usize = 1;
 const MUTEX: usize = 2;
 const GUARDED: usize = 3;
 const EXCLUSIVE: usize = 4;
+const ALL_ADD: usize = 6;
+const ALL_RMW: usize = 7;
 const ACC: usize = 100;
 const ACC_LEN: usize = 1_000;
 
@@ -76,6 +78,41 @@ pub fn rma(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
         epoch.put(one, EXCLUSIVE, &[value[0] + 1])?;
         epoch.unlock()?;
     }
+    // lock_all epochs (fetch-adds on every target) beside exclusive lockers of every
+    // target (plain read-modify-writes), at once: even ranks one, odd ranks the other.
+    core.barrier()?;
+    for _ in 0..ROUNDS {
+        if me % 2 == 0 {
+            let epoch = win.lock_all()?;
+            for t in 0..n {
+                epoch.fetch_add(t, ALL_ADD, 1u64)?;
+                // No exclusive locker gets in while the epoch is open.
+                let (mut before, mut after) = ([0u64], [0u64]);
+                epoch.get(t, ALL_RMW, &mut before)?;
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                epoch.get(t, ALL_RMW, &mut after)?;
+                assert_eq!(before, after, "rank {me}: an exclusive lock of {t} inside lock_all");
+            }
+            epoch.unlock_all()?;
+        } else {
+            for t in 0..n {
+                let epoch = win.lock(LockKind::Exclusive, t)?;
+                let mut value = [0u64];
+                epoch.get(t, ALL_RMW, &mut value)?;
+                epoch.put(t, ALL_RMW, &[value[0] + 1])?;
+                epoch.unlock()?;
+            }
+        }
+    }
+    core.barrier()?;
+    let (evens, odds) = (u64::from(n.div_ceil(2)), u64::from(n / 2));
+    let epoch = win.lock_all()?;
+    let mut pair = [0u64; 2];
+    for t in 0..n {
+        epoch.get(t, ALL_ADD, &mut pair)?;
+        assert_eq!(pair, [ROUNDS * evens, ROUNDS * odds], "rank {me}: lock_all and exclusive counts at {t}");
+    }
+    epoch.unlock_all()?;
     // Accumulates and get_accumulates into rank 0, from every rank.
     win.fence()?;
     let ones: Vec<u64> = vec![u64::from(me) + 1; ACC_LEN];
@@ -136,7 +173,7 @@ fn refusals(core: &Core, win: &sccemu::Window<'_, u64>) -> Result<(), Box<dyn st
     assert!(matches!(past, Err(RmaError::OutOfBounds { rank, .. }) if rank == other), "{past:?}");
     assert!(matches!(win.get(n, 0, &mut [0u64]), Err(RmaError::RankOutOfRange { .. })));
     win.fence()?;
-    assert!(matches!(win.lock_all(), Err(SyncError::AcrossNodes { .. })));
+    assert!(matches!(win.unlock_all(), Err(SyncError::NotLockedAll)));
     if let Err(e) = win.shared_query(other) {
         assert_eq!(e, RmaError::OnOtherNode { rank: other });
     }

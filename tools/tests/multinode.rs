@@ -61,10 +61,12 @@ fn collectives_cross_nodes() {
 }
 
 #[test]
-fn windows_cross_nodes() {
-    for (nodes, cores) in [(2, 5), (3, 7)] {
-        let out = run(nodes, cores, "rma");
-        assert!(out.status.success(), "{nodes} nodes, {cores} cores:\n{}", text(&out));
+fn windows_mpbs_and_flags_cross_nodes() {
+    for role in ["rma", "mpb"] {
+        for (nodes, cores) in [(2, 5), (3, 7)] {
+            let out = run(nodes, cores, role);
+            assert!(out.status.success(), "{role}, {nodes} nodes, {cores} cores:\n{}", text(&out));
+        }
     }
 }
 

@@ -12,9 +12,10 @@
 //!   (`PairWords`, as a local origin does);
 //! - a request may ask for a doorbell to be rung once it is applied: a flag's writer
 //!   (an update of a word in the owner's MPB) wakes the flag's owner, as on one node;
-//! - a lock waits in a thread of its own (a waiting lock must not stop the gateway),
-//!   which takes the ticket lock exactly as a local origin would and reports back; the
-//!   hold is kept, by origin and lock, until its unlock.
+//! - a lock, or an entry into the node's lock_all word of a window, waits in a thread of
+//!   its own (a waiting lock must not stop the gateway), which takes it exactly as a
+//!   local origin would and reports back; the hold is kept, by origin and lock, until
+//!   its unlock.
 //!
 //! An answer is a message from the rank the request went to, with the answer tag,
 //! queued for the origin's node and sent at the next collect. The gateway trusts
@@ -23,7 +24,7 @@
 //! unknown element, or an unlock of nothing is refused, and the job aborts
 //! (fail-stop).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use shm_layout::{Region, WaitPolicy};
@@ -37,7 +38,8 @@ use crate::protocol::ring::frag::{FragHeader, FragKind};
 use crate::protocol::rwlock::Exclusive;
 use crate::protocol::waiter::Waiter;
 use crate::rma::acc_view::words_at;
-use crate::rma::control::{TargetCtl, WindowCtl};
+use crate::protocol::abort::JobAborted;
+use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::remote::wire::{Header, Kind, reply_tag};
 use crate::segment::mapping::Segment;
 use crate::segment::view::atomics_at;
@@ -55,13 +57,22 @@ struct Hold {
     exclusive: Option<Exclusive>,
 }
 
+/// What a waiting thread obtained for an origin.
+enum Held {
+    /// A target's lock.
+    One(Hold),
+    /// This node's lock_all word of a window.
+    All,
+}
+
 /// A lock a waiting thread obtained.
 struct Granted {
     origin: u32,
     to: u32,
     token: Option<u32>,
+    /// The lock's offset, or the control block's for lock_all.
     at: u64,
-    hold: Hold,
+    held: Held,
 }
 
 /// An answer waiting for the next collect.
@@ -82,6 +93,8 @@ pub(super) struct Serve {
     answers: Vec<Answer>,
     /// Locks held for remote origins, by (origin, lock offset).
     held: HashMap<(u32, u64), Hold>,
+    /// lock_all words held for remote origins, by (origin, control block offset).
+    held_all: HashSet<(u32, u64)>,
     /// Locks the waiting threads obtained since the last collect.
     granted: Arc<Mutex<Vec<Granted>>>,
 }
@@ -143,6 +156,13 @@ impl Serve {
                 }
             }
             Kind::Lock => return self.lock(seg, spec, (origin, to), head, region(size_of::<TargetCtl>())?),
+            Kind::LockAll => return self.lock_all(seg, spec, (origin, to), head),
+            Kind::UnlockAll => {
+                if !self.held_all.remove(&(origin, head.x)) {
+                    return Err(bad("an unlock_all of nothing held"));
+                }
+                views(seg, None, head.x).1.all.unlock_all(&seg.slot(0).bell);
+            }
             Kind::Unlock => {
                 let hold = self.held.remove(&(origin, head.at)).ok_or_else(|| bad("an unlock of nothing held"))?;
                 release(seg, head.at as usize, hold);
@@ -174,39 +194,70 @@ impl Serve {
         head: Header,
         lock: Region,
     ) -> Result<(), String> {
-        let heap = seg.layout().heap;
-        let meta_ok = reachable(seg, spec, head.x, size_of::<WindowCtl>()).filter(|m| m.offset >= heap.offset);
-        if !spec.is_local(head.rank) || meta_ok.is_none() || self.held.contains_key(&(origin, head.at)) {
+        if !spec.is_local(head.rank) || !control_block(seg, spec, head.x, 1) || self.held.contains_key(&(origin, head.at)) {
             return Err(format!("rank {origin} sent a bad lock request"));
         }
-        let (seg, granted) = (Arc::clone(seg), Arc::clone(&self.granted));
         let (target, meta, exclusive) = (head.rank, head.x, head.op == 1);
-        let (token, at) = (head.token, head.at);
-        std::thread::spawn(move || {
-            let (ctl, all) = views(&seg, lock.offset, meta);
-            let waiter = Waiter::new(WaitPolicy::Block, seg.job());
-            let bell = &seg.slot(target).bell;
-            let taken = match exclusive {
-                true => ctl.lock.lock_exclusive(target, &waiter, bell, &all.all, &seg.slot(0).bell).map(Some),
-                false => ctl.lock.lock_shared(&waiter, bell).map(|()| None),
+        self.in_thread(seg, (origin, to, head.token, head.at), move |seg, waiter| {
+            let (ctl, all) = views(seg, Some(lock.offset), meta);
+            let (ctl, bell) = (ctl.expect("asked for"), &seg.slot(target).bell);
+            let exclusive = match exclusive {
+                true => Some(ctl.lock.lock_exclusive(target, waiter, bell, &all.all, &seg.slot(0).bell)?),
+                false => ctl.lock.lock_shared(waiter, bell).map(|()| None)?,
             };
-            match taken {
-                Ok(exclusive) => {
-                    let hold = Hold { target, meta, exclusive };
-                    granted.lock().unwrap_or_else(|e| e.into_inner()).push(Granted { origin, to, token, at, hold });
-                }
-                // A lock found corrupted stops the job; an abort ends the wait anyway.
+            Ok(Held::One(Hold { target, meta, exclusive }))
+        });
+        Ok(())
+    }
+
+    /// Starts the wait to enter this node's lock_all word of the window whose control
+    /// block is at `head.x`, for `head.count` ranks.
+    fn lock_all(&mut self, seg: &Arc<Segment>, spec: &NodeSpec, (origin, to): (u32, u32), head: Header) -> Result<(), String> {
+        let (meta, n) = (head.x, head.count);
+        if n == 0 || n > spec.cores || !control_block(seg, spec, meta, n) || self.held_all.contains(&(origin, meta)) {
+            return Err(format!("rank {origin} sent a bad lock_all request"));
+        }
+        let layout = CtlLayout::new(n as usize, false);
+        self.in_thread(seg, (origin, to, head.token, meta), move |seg, waiter| {
+            let all = &views(seg, None, meta).1.all;
+            // A target's lock words and doorbell, for the revocation of its registration.
+            let targets = |t: u32| {
+                let at = meta as usize + layout.targets + t as usize * lines(size_of::<TargetCtl>());
+                (t < n).then(|| (&*views(seg, Some(at), meta).0.expect("asked for").lock, &*seg.slot(t).bell))
+            };
+            all.lock_all(waiter, &seg.slot(0).bell, targets)?;
+            Ok(Held::All)
+        });
+        Ok(())
+    }
+
+    /// Runs `take` (a wait for a lock) in a thread of its own, which reports what it
+    /// took for the request (origin, destination, token, lock offset). A lock found
+    /// corrupted stops the job; an abort ends the wait.
+    fn in_thread(
+        &self,
+        seg: &Arc<Segment>,
+        (origin, to, token, at): (u32, u32, Option<u32>, u64),
+        take: impl FnOnce(&Segment, &Waiter<'_>) -> Result<Held, JobAborted> + Send + 'static,
+    ) {
+        let (seg, report) = (Arc::clone(seg), Arc::clone(&self.granted));
+        std::thread::spawn(move || {
+            let waiter = Waiter::new(WaitPolicy::Block, seg.job());
+            match take(&seg, &waiter) {
+                Ok(held) => report.lock().unwrap_or_else(|e| e.into_inner()).push(Granted { origin, to, token, at, held }),
                 Err(e) => drop(seg.abort(e.rank, e.cause)),
             }
         });
-        Ok(())
     }
 
     /// Appends the answers ready, as frames for their origins' nodes; whether any.
     pub(super) fn answer(&mut self, spec: &NodeSpec, max_payload: u32, out: &mut [Vec<u8>]) -> bool {
         let granted = std::mem::take(&mut *self.granted.lock().unwrap_or_else(|e| e.into_inner()));
         for g in granted {
-            self.held.insert((g.origin, g.at), g.hold);
+            match g.held {
+                Held::One(hold) => drop(self.held.insert((g.origin, g.at), hold)),
+                Held::All => drop(self.held_all.insert((g.origin, g.at))),
+            }
             if let Some(token) = g.token {
                 self.answers.push(Answer { origin: g.origin, from: g.to, token, data: Vec::new() });
             }
@@ -249,17 +300,24 @@ fn reachable(seg: &Segment, spec: &NodeSpec, at: u64, len: usize) -> Option<Regi
     (spec.is_local(rank as u32) && inside(mpbs.get(rank)?)).then_some(r)
 }
 
-/// The target's lock words at `lock` and the window's words at `meta`.
-fn views(seg: &Segment, lock: usize, meta: u64) -> (&TargetCtl, &WindowCtl) {
-    let ctl = atomics_at(seg.bytes(Region { offset: lock, len: size_of::<TargetCtl>() }), 0);
+/// Whether a window's control block for `n` ranks at `meta` lies in the heap.
+fn control_block(seg: &Segment, spec: &NodeSpec, meta: u64, n: u32) -> bool {
+    let heap = seg.layout().heap;
+    let bytes = CtlLayout::new(n as usize, false).total;
+    reachable(seg, spec, meta, bytes).is_some_and(|m| m.offset >= heap.offset)
+}
+
+/// The target's lock words at `lock`, if asked, and the window's words at `meta`.
+fn views(seg: &Segment, lock: Option<usize>, meta: u64) -> (Option<&TargetCtl>, &WindowCtl) {
+    let ctl = lock.map(|at| atomics_at(seg.bytes(Region { offset: at, len: size_of::<TargetCtl>() }), 0));
     let all = atomics_at(seg.bytes(Region { offset: meta as usize, len: size_of::<WindowCtl>() }), 0);
     (ctl, all)
 }
 
 /// Releases a lock held for a remote origin.
 fn release(seg: &Segment, lock: usize, hold: Hold) {
-    let (ctl, all) = views(seg, lock, hold.meta);
-    let bell = &seg.slot(hold.target).bell;
+    let (ctl, all) = views(seg, Some(lock), hold.meta);
+    let (ctl, bell) = (ctl.expect("asked for"), &seg.slot(hold.target).bell);
     match hold.exclusive {
         Some(x) => ctl.lock.unlock_exclusive(x, bell, &all.all, &seg.slot(0).bell, None),
         None => ctl.lock.unlock_shared(bell),

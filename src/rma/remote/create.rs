@@ -103,6 +103,7 @@ impl<'c, T: Plain> Window<'c, T> {
         let parts = (0..n).map(|r| Region { offset: at(r, 1) + offsets[r], len: sizes[r] as usize }).collect();
         let remote_meta = (0..n).map(|r| at(r, 0)).collect();
         let local = leaders.iter().map(|&l| l == leader).collect();
+        let nodes = (0..n).filter(|&r| leaders[r] == r).map(|r| r as u32).collect();
         let team = Team::job(me as u32, n as u32);
         let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
         let win = Window {
@@ -120,7 +121,7 @@ impl<'c, T: Plain> Window<'c, T> {
             table_entry: None,
             acc: Default::default(),
             released: Cell::new(false),
-            remote: Some(Remote::new(link, local, remote_meta)),
+            remote: Some(Remote::new(link, local, remote_meta, nodes)),
             _elem: PhantomData,
         };
         win.part_bytes(me as u32).zero(0, sizes[me] as usize);

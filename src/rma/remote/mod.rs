@@ -14,6 +14,10 @@
 //!   across nodes use the `Atomic` strategy only);
 //! - lock and unlock: round trips; the gateway takes the target's ticket lock for the
 //!   origin (it waits in a thread of its own) and releases it;
+//! - lock_all: the lock_all word of every node's control block, entered node by node in
+//!   node order (the node's own locally, the others through their gateways); an
+//!   exclusive lock of a target registers in the word of the target's node, which is
+//!   where it meets lock_all. unlock_all syncs every target first, then leaves them;
 //! - PSCW: a post or completion is a one-way count in the pair words on the waiter's
 //!   node, whose gateway rings the waiter's doorbell, so the waiter sleeps on its own
 //!   futex as on one node;
@@ -89,14 +93,21 @@ pub(crate) struct Remote<'c> {
     local: Vec<bool>,
     /// Per rank: where its node's copy of the control block starts (absolute).
     meta: Vec<usize>,
+    /// Each node's first rank, in order.
+    pub(super) leaders: Vec<u32>,
     /// Per rank: one-way requests went to it since its last sync.
     dirty: RefCell<Vec<bool>>,
 }
 
 impl<'c> Remote<'c> {
-    pub(crate) fn new(link: Box<dyn RemoteLink + 'c>, local: Vec<bool>, meta: Vec<usize>) -> Remote<'c> {
+    pub(crate) fn new(link: Box<dyn RemoteLink + 'c>, local: Vec<bool>, meta: Vec<usize>, leaders: Vec<u32>) -> Remote<'c> {
         let dirty = RefCell::new(vec![false; local.len()]);
-        Remote { link, local, meta, dirty }
+        Remote { link, local, meta, leaders, dirty }
+    }
+
+    /// Whether `rank` runs on this node.
+    pub(crate) fn is_local(&self, rank: u32) -> bool {
+        self.local[rank as usize]
     }
 }
 
@@ -287,6 +298,15 @@ impl<'c, T: Plain> Window<'c, T> {
         head.rank = target;
         head.x = remote.meta[target as usize] as u64;
         self.request(target, head, &[], Some(&mut []))
+    }
+
+    /// Enters (`Kind::LockAll`) or leaves (`Kind::UnlockAll`) the lock_all word of the
+    /// node whose first rank is `leader`, on that node (returns once done there).
+    pub(crate) fn remote_all(&self, kind: Kind, leader: u32) -> Result<(), JobAborted> {
+        let remote = self.remote.as_ref().expect("a window across nodes");
+        let mut head = Header::new(kind, 0);
+        (head.x, head.count) = (remote.meta[leader as usize] as u64, self.size());
+        self.request(leader, head, &[], Some(&mut []))
     }
 
     /// Releases `target`'s lock once this origin's requests to it are applied.

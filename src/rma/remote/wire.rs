@@ -15,7 +15,7 @@
 //! | 3 | bit 0: the request wants an answer; bit 1: ring `rank`'s doorbell once applied |
 //! | 4..8 | the answer's token |
 //! | 8..16 | where, as an absolute offset of the target node's segment |
-//! | 16..20 | bytes to read, or elements to combine |
+//! | 16..20 | bytes to read, elements to combine, or a window's ranks |
 //! | 20..24 | a rank: whose doorbell to ring, or the locked target |
 //! | 24..32 | AXPY's factor (f64 bits), or where a lock's control block lies |
 //!
@@ -67,10 +67,15 @@ pub enum Kind {
     Lock = 8,
     /// Unlock what this origin's `Lock` of `at` holds; answer once released.
     Unlock = 9,
+    /// Enter the lock_all word of the control block at `x` (of a window of `count`
+    /// ranks) on this node; answer once entered.
+    LockAll = 10,
+    /// Leave the lock_all word of the control block at `x`; answer once left.
+    UnlockAll = 11,
 }
 
 impl Kind {
-    const ALL: [Kind; 9] = [
+    const ALL: [Kind; 11] = [
         Kind::Write,
         Kind::Read,
         Kind::Accumulate,
@@ -80,6 +85,8 @@ impl Kind {
         Kind::Complete,
         Kind::Lock,
         Kind::Unlock,
+        Kind::LockAll,
+        Kind::UnlockAll,
     ];
 
     fn of(code: u8) -> Option<Kind> {

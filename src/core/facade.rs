@@ -383,7 +383,9 @@ impl Core {
         strategy: AccStrategy,
     ) -> Result<Window<'_, T>, WindowError> {
         if self.ctx.spans_nodes() {
-            return crate::coll::over_p2p::window_across(&self.ctx, len, placement, strategy);
+            let everyone = ((0..self.size()).collect(), self.rank());
+            let memory = crate::rma::create::Memory::Allocate(placement, len);
+            return crate::coll::over_p2p::window_across(&self.ctx, everyone, memory, strategy);
         }
         Window::create_with(&self.ctx, len, placement, strategy)
     }

@@ -161,6 +161,43 @@ pub fn rma(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     refusals(core, &win)?;
     core.barrier()?;
     win.free()?;
+    comm_windows(core)
+}
+
+/// Windows over communicators that span nodes: the odd and even ranks, in reverse
+/// order, one allocated and one over memory each member brings.
+fn comm_windows(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
+    let me = core.rank();
+    let half = core.world()?.split(Some(me % 2), -(me as i32))?.expect("a color");
+    let (rank, size) = (half.rank(), half.size());
+    let right = (rank + 1) % size;
+    let allocated = half.window::<u64>(16, Placement::Dram)?;
+    let own = core.heap_alloc_local(16 * 8)?;
+    let brought = half.window_over::<u64>(own, sccemu::AccStrategy::Atomic)?;
+    // Memory brought in is exposed as it is: clear it before anyone's epoch.
+    brought.local().write(0, &[0u64; 16])?;
+    for win in [&allocated, &brought] {
+        win.fence()?;
+        win.put(right, 0, &[u64::from(me)])?;
+        win.fence()?;
+        for t in 0..size {
+            let epoch = win.lock(LockKind::Exclusive, t)?;
+            epoch.fetch_add(t, 1, 1u64)?;
+            epoch.unlock()?;
+        }
+        // lock_all over the communicator, beside nothing: it enters and leaves.
+        win.lock_all()?.unlock_all()?;
+        half.barrier()?;
+        let left_world = half.members()[((rank + size - 1) % size) as usize];
+        let mut counts = [0u64; 2];
+        win.fence()?;
+        win.get(rank, 0, &mut counts)?;
+        win.fence()?;
+        assert_eq!(counts, [u64::from(left_world), u64::from(size)], "rank {me}: a communicator's window");
+    }
+    allocated.free()?;
+    brought.free()?;
+    core.heap_free_local(own)?;
     Ok(())
 }
 

@@ -90,9 +90,9 @@ impl<'c> Comm<'c> {
 
     /// The protocol of the module docs.
     fn make_window<T: Plain>(&self, memory: Memory, strategy: AccStrategy) -> Result<Window<'c, T>, WindowError> {
-        // Windows need the heap, which does not cross nodes: refused on every member.
+        // Across nodes: each node's memory, reached through the gateways.
         if self.messages.is_some() {
-            return Err(WindowError::Alloc(crate::protocol::alloc::freelist::AllocError::AcrossNodes));
+            return crate::coll::over_p2p::window_across(self.ctx, (self.members.clone(), self.rank), memory, strategy);
         }
         self.compare(&Window::<T>::fingerprint(memory, strategy))??;
         if size_of::<T>() == 0 {

@@ -16,6 +16,7 @@ use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::rma::accumulate::AccStrategy;
 use crate::rma::remote::RemoteLink;
 use crate::rma::remote::wire::{CREATE_CONTEXT, TAGS};
+use crate::rma::create::Memory;
 use crate::rma::{Placement, Window, WindowError};
 use crate::segment::CoreContext;
 use crate::segment::view::Plain;
@@ -25,15 +26,19 @@ use super::{CONTEXTS, Link, endpoint};
 const _: () = assert!(TAGS >= RESERVED_TAGS && RESERVED_TAGS | ((CONTEXTS as u32 - 1) << 4 | 15) < TAGS);
 const _: () = assert!(RESERVED_TAGS | CREATE_CONTEXT << 4 == TAGS);
 
-/// This core's endpoint, as remote memory (windows, MPBs, flags) uses it.
+/// This core's endpoint, as remote memory (windows, MPBs, flags) uses it; collectives
+/// (`allgather`) run over `members` (world ranks; this core is member `me`).
 pub(crate) struct NodeLink<'c> {
     ctx: &'c CoreContext,
     ep: Endpoint<'c>,
+    members: Vec<u32>,
+    me: u32,
 }
 
 impl<'c> NodeLink<'c> {
+    /// Over every rank of the job.
     pub(crate) fn new(ctx: &'c CoreContext, ep: Endpoint<'c>) -> NodeLink<'c> {
-        NodeLink { ctx, ep }
+        NodeLink { ctx, ep, members: (0..ctx.size()).collect(), me: ctx.rank() }
     }
 }
 
@@ -72,11 +77,10 @@ impl RemoteLink for NodeLink<'_> {
     }
 
     fn allgather(&self, mine: &[u8]) -> Result<Vec<u8>, JobAborted> {
-        let members: Vec<u32> = (0..self.ctx.size()).collect();
         let link = Link { ep: self.ep, context: CREATE_CONTEXT };
-        let group = link.group(&members, self.ctx.rank());
+        let group = link.group(&self.members, self.me);
         let block = mine.len();
-        let mut out = vec![0u8; block * members.len()];
+        let mut out = vec![0u8; block * self.members.len()];
         out[group.me() * block..][..block].copy_from_slice(mine);
         match group.allgather(&mut out, block, Allgather::Auto) {
             Ok(()) => Ok(out),
@@ -87,19 +91,20 @@ impl RemoteLink for NodeLink<'_> {
     }
 }
 
-/// Collective over a job whose ranks span nodes: [`crate::Core::window_with`] there
-/// (`rma::remote`). DRAM placement, the `Atomic` strategy, and no virtual time, as yet:
-/// anything else gives every core [`WindowError::AcrossNodes`] (alike, since every core
-/// must pass the same placement and strategy and the mode is the job's).
-pub(crate) fn window_across<T: Plain>(
-    ctx: &CoreContext,
-    len: usize,
-    placement: Placement,
+/// Collective over `members` (world ranks; this core is member `me`), a job or a
+/// communicator whose ranks span nodes: a window over `memory` (`rma::remote`). DRAM
+/// and the `Atomic` strategy, and no virtual time, as yet: anything else gives every
+/// member [`WindowError::AcrossNodes`] (alike, since every member must pass the same
+/// placement and strategy and the mode is the job's).
+pub(crate) fn window_across<'c, T: Plain>(
+    ctx: &'c CoreContext,
+    (members, me): (Vec<u32>, u32),
+    memory: Memory,
     strategy: AccStrategy,
-) -> Result<Window<'_, T>, WindowError> {
-    let what = match (placement, strategy) {
+) -> Result<Window<'c, T>, WindowError> {
+    let what = match (memory, strategy) {
         _ if ctx.segment().config().timing != 0 => Some("virtual time"),
-        (Placement::Mpb, _) => Some("MPB placement"),
+        (Memory::Allocate(Placement::Mpb, _), _) => Some("MPB placement"),
         (_, AccStrategy::Atomic) => None,
         _ => Some("an accumulate strategy other than Atomic"),
     };
@@ -107,5 +112,6 @@ pub(crate) fn window_across<T: Plain>(
         return Err(WindowError::AcrossNodes { what });
     }
     let ep = endpoint(ctx).map_err(|_| WindowError::AcrossNodes { what: "no two-sided channel" })?;
-    Window::create_across(ctx, len, Box::new(NodeLink::new(ctx, ep)))
+    let link = NodeLink { ctx, ep, members: members.clone(), me };
+    Window::create_across(ctx, (members, me), memory, Box::new(link))
 }

@@ -43,8 +43,8 @@
 //! copies and CPU atomics, and sends the answers back (`serve`).
 //!
 //! Two-sided messages, world barriers, communicators (with their collectives, over
-//! two-sided messages: `coll::over_p2p`) and job-wide windows cross nodes, as yet; the
-//! shared heap (`AllocError::AcrossNodes`), MPBs and flags (`MpbError::OnOtherNode`) do
+//! two-sided messages: `coll::over_p2p`), windows, MPBs and flags (through `Core`:
+//! `core::remote_mpb`) cross nodes; the shared heap (`AllocError::AcrossNodes`) does
 //! not.
 
 mod channel;

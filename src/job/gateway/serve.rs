@@ -49,8 +49,11 @@ use super::frame::{self, Frame};
 /// A lock held for an origin on another node: what its unlock needs.
 #[derive(Clone, Copy)]
 struct Hold {
-    /// The target's rank, whose doorbell waiters sleep on.
+    /// The target's world rank, whose doorbell waiters sleep on.
     target: u32,
+    /// The world rank of the window's team rank 0, whose doorbell the lock_all word's
+    /// waiters sleep on.
+    home: u32,
     /// Where the window's control block lies (its lock_all word).
     meta: u64,
     /// An exclusive hold's state; `None` for a shared one.
@@ -155,13 +158,20 @@ impl Serve {
                     _ => words.complete(bell),
                 }
             }
-            Kind::Lock => return self.lock(seg, spec, (origin, to), head, region(size_of::<TargetCtl>())?),
-            Kind::LockAll => return self.lock_all(seg, spec, (origin, to), head),
+            Kind::Lock => {
+                let home = worlds(payload, spec).filter(|w| w.len() == 1).ok_or_else(|| bad("a lock's ranks"))?[0];
+                return self.lock(seg, spec, (origin, to), (head, home), region(size_of::<TargetCtl>())?);
+            }
+            Kind::LockAll => {
+                let members = worlds(payload, spec).filter(|w| w.len() == head.count as usize);
+                return self.lock_all(seg, spec, (origin, to), head, members.ok_or_else(|| bad("a window's ranks"))?);
+            }
             Kind::UnlockAll => {
+                let home = worlds(payload, spec).and_then(|w| w.first().copied()).ok_or_else(|| bad("a window's ranks"))?;
                 if !self.held_all.remove(&(origin, head.x)) {
                     return Err(bad("an unlock_all of nothing held"));
                 }
-                views(seg, None, head.x).1.all.unlock_all(&seg.slot(0).bell);
+                views(seg, None, head.x).1.all.unlock_all(&seg.slot(home).bell);
             }
             Kind::Unlock => {
                 let hold = self.held.remove(&(origin, head.at)).ok_or_else(|| bad("an unlock of nothing held"))?;
@@ -191,28 +201,35 @@ impl Serve {
         seg: &Arc<Segment>,
         spec: &NodeSpec,
         (origin, to): (u32, u32),
-        head: Header,
+        (head, home): (Header, u32),
         lock: Region,
     ) -> Result<(), String> {
         if !spec.is_local(head.rank) || !control_block(seg, spec, head.x, 1) || self.held.contains_key(&(origin, head.at)) {
             return Err(format!("rank {origin} sent a bad lock request"));
         }
-        let (target, meta, exclusive) = (head.rank, head.x, head.op == 1);
+        let (target, team_rank, meta, exclusive) = (head.rank, head.count, head.x, head.op == 1);
         self.in_thread(seg, (origin, to, head.token, head.at), move |seg, waiter| {
             let (ctl, all) = views(seg, Some(lock.offset), meta);
-            let (ctl, bell) = (ctl.expect("asked for"), &seg.slot(target).bell);
+            let (ctl, bell, home_bell) = (ctl.expect("asked for"), &seg.slot(target).bell, &seg.slot(home).bell);
             let exclusive = match exclusive {
-                true => Some(ctl.lock.lock_exclusive(target, waiter, bell, &all.all, &seg.slot(0).bell)?),
+                true => Some(ctl.lock.lock_exclusive(team_rank, waiter, bell, &all.all, home_bell)?),
                 false => ctl.lock.lock_shared(waiter, bell).map(|()| None)?,
             };
-            Ok(Held::One(Hold { target, meta, exclusive }))
+            Ok(Held::One(Hold { target, home, meta, exclusive }))
         });
         Ok(())
     }
 
     /// Starts the wait to enter this node's lock_all word of the window whose control
     /// block is at `head.x`, for `head.count` ranks.
-    fn lock_all(&mut self, seg: &Arc<Segment>, spec: &NodeSpec, (origin, to): (u32, u32), head: Header) -> Result<(), String> {
+    fn lock_all(
+        &mut self,
+        seg: &Arc<Segment>,
+        spec: &NodeSpec,
+        (origin, to): (u32, u32),
+        head: Header,
+        members: Vec<u32>,
+    ) -> Result<(), String> {
         let (meta, n) = (head.x, head.count);
         if n == 0 || n > spec.cores || !control_block(seg, spec, meta, n) || self.held_all.contains(&(origin, meta)) {
             return Err(format!("rank {origin} sent a bad lock_all request"));
@@ -223,9 +240,9 @@ impl Serve {
             // A target's lock words and doorbell, for the revocation of its registration.
             let targets = |t: u32| {
                 let at = meta as usize + layout.targets + t as usize * lines(size_of::<TargetCtl>());
-                (t < n).then(|| (&*views(seg, Some(at), meta).0.expect("asked for").lock, &*seg.slot(t).bell))
+                (t < n).then(|| (&*views(seg, Some(at), meta).0.expect("asked for").lock, &*seg.slot(members[t as usize]).bell))
             };
-            all.lock_all(waiter, &seg.slot(0).bell, targets)?;
+            all.lock_all(waiter, &seg.slot(members[0]).bell, targets)?;
             Ok(Held::All)
         });
         Ok(())
@@ -300,6 +317,12 @@ fn reachable(seg: &Segment, spec: &NodeSpec, at: u64, len: usize) -> Option<Regi
     (spec.is_local(rank as u32) && inside(mpbs.get(rank)?)).then_some(r)
 }
 
+/// The world ranks a request carries (each a rank of the job), if they are whole.
+fn worlds(payload: &[u8], spec: &NodeSpec) -> Option<Vec<u32>> {
+    let ranks: Vec<u32> = payload.chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes"))).collect();
+    (payload.len() % 4 == 0 && ranks.iter().all(|&r| r < spec.cores)).then_some(ranks)
+}
+
 /// Whether a window's control block for `n` ranks at `meta` lies in the heap.
 fn control_block(seg: &Segment, spec: &NodeSpec, meta: u64, n: u32) -> bool {
     let heap = seg.layout().heap;
@@ -319,7 +342,7 @@ fn release(seg: &Segment, lock: usize, hold: Hold) {
     let (ctl, all) = views(seg, Some(lock), hold.meta);
     let (ctl, bell) = (ctl.expect("asked for"), &seg.slot(hold.target).bell);
     match hold.exclusive {
-        Some(x) => ctl.lock.unlock_exclusive(x, bell, &all.all, &seg.slot(0).bell, None),
+        Some(x) => ctl.lock.unlock_exclusive(x, bell, &all.all, &seg.slot(hold.home).bell, None),
         None => ctl.lock.unlock_shared(bell),
     }
 }

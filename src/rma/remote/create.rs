@@ -1,15 +1,17 @@
 //! Creating and freeing a window whose members span nodes.
 //!
-//! Every rank of the job is a member (windows over a communicator do not cross nodes
-//! yet). In order, every member:
-//! 1. allgathers its part's size and its node (the node's first rank);
-//! 2. if it is its node's first rank (the node's *leader*), allocates from its own
-//!    segment's heap the control block and one region for its node's parts, packed in
-//!    rank order, and zeroes the block; the others allocate nothing;
+//! A window spans a team: every rank of the job (`Core::window`) or a communicator's
+//! members (`Comm::window`, `Comm::window_over`). In order, every member:
+//! 1. allgathers its part's size, its node (the node's first rank) and, over memory it
+//!    brings, that memory's heap offset in its node;
+//! 2. if it is its node's first member (the node's *leader*), allocates from its own
+//!    segment's heap the control block and, unless the members bring their memory, one
+//!    region for its node's parts, packed in team order, and zeroes the block; the
+//!    others allocate nothing;
 //! 3. allgathers the leaders' offsets (or their allocation error): every member now
 //!    knows where each rank's part and control block lie in that rank's node;
-//! 4. zeroes its own part and passes the job's barrier, so nobody touches a part before
-//!    its owner zeroed it (the leader's zeroes of the block reach its node's members
+//! 4. zeroes its own part (if allocated) and passes the team's barrier, so nobody
+//!    touches a part before its owner zeroed it (the leader's zeroes of the block reach its node's members
 //!    through the messages of step 3).
 //!
 //! An error found at any step is found alike by every member (each reads the same
@@ -33,6 +35,7 @@ use crate::rma::error::WindowError;
 use crate::rma::lock::LockViews;
 use crate::rma::remote::{Remote, RemoteLink};
 use crate::rma::team::Team;
+use crate::rma::create::Memory;
 use crate::rma::window::{Data, Placement, Window};
 use crate::segment::CoreContext;
 use crate::protocol::payload::Payload;
@@ -40,6 +43,8 @@ use crate::segment::view::Plain;
 
 /// Size-table value of a part whose bytes overflow.
 const TOO_LARGE: u64 = u64::MAX;
+/// Size-table value of memory that is not in the heap.
+const OUTSIDE_HEAP: u64 = u64::MAX - 1;
 
 fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
     bytes.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
@@ -50,46 +55,64 @@ fn to_bytes(words: &[u64]) -> Vec<u8> {
 }
 
 impl<'c, T: Plain> Window<'c, T> {
-    /// Collective over the job, whose ranks span nodes: a window whose part on this
-    /// core holds `len` elements (zeroed), reached across nodes through `link` (module
-    /// docs). DRAM placement and the `Atomic` accumulate strategy only; off virtual time.
+    /// Collective over the team `members` (world ranks, by team rank; this core is
+    /// team rank `me`), whose ranks span nodes: a window over `memory` (allocated and
+    /// zeroed, or this member's own heap range), reached across nodes through `link`
+    /// (module docs). DRAM and the `Atomic` accumulate strategy only; off virtual time.
     pub(crate) fn create_across(
         ctx: &'c CoreContext,
-        len: usize,
+        (members, me): (Vec<u32>, u32),
+        memory: Memory,
         link: Box<dyn RemoteLink + 'c>,
     ) -> Result<Window<'c, T>, WindowError> {
         if size_of::<T>() == 0 {
             return Err(WindowError::ZeroSizedElement);
         }
-        let config = ctx.segment().config();
-        let (n, me) = (ctx.size() as usize, ctx.rank() as usize);
-        let leader = config.node_first as usize;
-        let bytes = len.checked_mul(size_of::<T>()).map_or(TOO_LARGE, |b| b as u64);
-        let table: Vec<u64> = words(&link.allgather(&to_bytes(&[bytes, leader as u64]))?).collect();
-        let (sizes, leaders): (Vec<u64>, Vec<usize>) = table.chunks(2).map(|p| (p[0], p[1] as usize)).unzip();
+        let heap = ctx.segment().layout().heap;
+        let (n, me) = (members.len(), me as usize);
+        let (bytes, over) = match memory {
+            Memory::Allocate(_, len) => (len.checked_mul(size_of::<T>()).map_or(TOO_LARGE, |b| b as u64), 0),
+            Memory::Over(r) if r.offset.checked_add(r.len).is_some_and(|end| end <= heap.len) => {
+                (r.len as u64, r.offset as u64)
+            }
+            Memory::Over(_) => (OUTSIDE_HEAP, 0),
+        };
+        let node = u64::from(ctx.segment().config().node_first);
+        let table: Vec<u64> = words(&link.allgather(&to_bytes(&[bytes, node, over]))?).collect();
+        let (sizes, nodes, overs): (Vec<u64>, Vec<u64>, Vec<u64>) =
+            (table.iter().step_by(3).copied().collect(), table[1..].iter().step_by(3).copied().collect(), table[2..].iter().step_by(3).copied().collect());
         if let Some(rank) = sizes.iter().position(|&s| s == TOO_LARGE) {
             return Err(WindowError::TooLarge { rank: rank as u32 });
         }
-        // Each part's offset in its node's data region, packed from the node's leader.
+        if let Some(rank) = sizes.iter().position(|&s| s == OUTSIDE_HEAP) {
+            return Err(WindowError::OutsideHeap { rank: rank as u32 });
+        }
+        // Each node's leader: its first member.
+        let leaders: Vec<usize> = nodes.iter().map(|&k| nodes.iter().position(|&m| m == k).expect("itself")).collect();
+        let leader = leaders[me];
+        // Allocated parts: each one's offset in its node's data region, packed.
         let mut offsets = vec![0usize; n];
         let mut node_total = vec![0usize; n];
-        for r in 0..n {
-            let l = leaders[r];
-            offsets[r] = node_total[l];
-            let end = (sizes[r] as usize).checked_next_multiple_of(HEAP_GRANULE).and_then(|s| node_total[l].checked_add(s));
-            node_total[l] = end.ok_or(WindowError::TooLarge { rank: r as u32 })?;
+        if let Memory::Allocate(..) = memory {
+            for r in 0..n {
+                let l = leaders[r];
+                offsets[r] = node_total[l];
+                let end = (sizes[r] as usize).checked_next_multiple_of(HEAP_GRANULE).and_then(|s| node_total[l].checked_add(s));
+                node_total[l] = end.ok_or(WindowError::TooLarge { rank: r as u32 })?;
+            }
         }
         let ctl = Self::layout(ctx, n);
-        let heap = ctx.segment().layout().heap;
         let mine = if me == leader { Self::node_memory(ctx, ctl.total, node_total[me]) } else { [0, 0] };
         let got: Vec<u64> = words(&link.allgather(&to_bytes(&mine))?).collect();
-        let result = |r: usize, i: usize, bytes: usize| decode_result(got[2 * leaders[r] + i], bytes);
+        let empty = Range { offset: 0, len: 0 };
+        let result = |l: usize, i: usize, bytes: usize| match (i, bytes) {
+            (1, 0) => Ok(empty),
+            _ => decode_result(got[2 * l + i], bytes),
+        };
         let failed = (0..n).filter(|&r| r == leaders[r]).find_map(|l| {
-            let data = if node_total[l] == 0 { Ok(Range { offset: 0, len: 0 }) } else { result(l, 1, node_total[l]) };
-            result(l, 0, ctl.total).and(data).err()
+            result(l, 0, ctl.total).and(result(l, 1, node_total[l])).err()
         });
-        let meta = result(me, 0, ctl.total);
-        let data = if node_total[leader] == 0 { Ok(Range { offset: 0, len: 0 }) } else { result(me, 1, node_total[leader]) };
+        let (meta, data) = (result(leader, 0, ctl.total), result(leader, 1, node_total[leader]));
         if let Some(e) = failed {
             if me == leader {
                 for r in [meta, data].into_iter().flatten().filter(|r| r.len > 0) {
@@ -99,12 +122,16 @@ impl<'c, T: Plain> Window<'c, T> {
             return Err(WindowError::Alloc(e));
         }
         let (meta, data) = (meta.expect("checked"), data.expect("checked"));
-        let at = |r: usize, i: usize| heap.offset + decode_result(got[2 * leaders[r] + i], 1).map_or(0, |g| g.offset);
-        let parts = (0..n).map(|r| Region { offset: at(r, 1) + offsets[r], len: sizes[r] as usize }).collect();
+        let at = |r: usize, i: usize| heap.offset + result(leaders[r], i, 1).map_or(0, |g| g.offset);
+        let part = |r: usize| match memory {
+            Memory::Allocate(..) => Region { offset: at(r, 1) + offsets[r], len: sizes[r] as usize },
+            Memory::Over(_) => Region { offset: heap.offset + overs[r] as usize, len: sizes[r] as usize },
+        };
+        let parts = (0..n).map(part).collect();
         let remote_meta = (0..n).map(|r| at(r, 0)).collect();
         let local = leaders.iter().map(|&l| l == leader).collect();
-        let nodes = (0..n).filter(|&r| leaders[r] == r).map(|r| r as u32).collect();
-        let team = Team::job(me as u32, n as u32);
+        let node_leaders = (0..n).filter(|&r| leaders[r] == r).map(|r| r as u32).collect();
+        let team = Team::new(members, me as u32, None);
         let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
         let win = Window {
             ctx,
@@ -121,11 +148,13 @@ impl<'c, T: Plain> Window<'c, T> {
             table_entry: None,
             acc: Default::default(),
             released: Cell::new(false),
-            remote: Some(Remote::new(link, local, remote_meta, nodes)),
+            remote: Some(Remote::new(link, local, remote_meta, node_leaders, me == leader)),
             _elem: PhantomData,
         };
-        win.part_bytes(me as u32).zero(0, sizes[me] as usize);
-        ctx.barrier()?;
+        if let Memory::Allocate(..) = memory {
+            win.part_bytes(me as u32).zero(0, sizes[me] as usize);
+        }
+        win.remote_barrier()?;
         Ok(win)
     }
 
@@ -153,7 +182,7 @@ impl<'c, T: Plain> Window<'c, T> {
             return Err(WindowError::EpochOpen { rank: rank as u32 });
         }
         self.released.set(true);
-        if self.ctx.rank() == self.ctx.segment().config().node_first {
+        if remote.leads {
             if let Data::Heap(r) = self.data {
                 self.ctx.heap_free_local(r)?;
             }

@@ -2,7 +2,8 @@
 //!
 //! Each node's segment holds the window's control block (every target's lock words,
 //! every pair of PSCW words) and the parts of that node's members; the creation
-//! (`create`) tells every member where its peers' nodes put them. A target on this
+//! (`create`) tells every member where its peers' nodes put them. The team is the job
+//! or a communicator's members; requests go to targets' world ranks. A target on this
 //! node is reached as on one node. For a target on another node the origin sends a
 //! request ([`wire`]) over two-sided messages, which the gateways carry, to a rank of
 //! that node; its gateway applies it to its own segment and answers when asked:
@@ -93,16 +94,24 @@ pub(crate) struct Remote<'c> {
     local: Vec<bool>,
     /// Per rank: where its node's copy of the control block starts (absolute).
     meta: Vec<usize>,
-    /// Each node's first rank, in order.
+    /// Each node's first member, in order.
     pub(super) leaders: Vec<u32>,
+    /// Whether this member is its node's first, which holds the node's memory.
+    pub(super) leads: bool,
     /// Per rank: one-way requests went to it since its last sync.
     dirty: RefCell<Vec<bool>>,
 }
 
 impl<'c> Remote<'c> {
-    pub(crate) fn new(link: Box<dyn RemoteLink + 'c>, local: Vec<bool>, meta: Vec<usize>, leaders: Vec<u32>) -> Remote<'c> {
+    pub(crate) fn new(
+        link: Box<dyn RemoteLink + 'c>,
+        local: Vec<bool>,
+        meta: Vec<usize>,
+        leaders: Vec<u32>,
+        leads: bool,
+    ) -> Remote<'c> {
         let dirty = RefCell::new(vec![false; local.len()]);
-        Remote { link, local, meta, leaders, dirty }
+        Remote { link, local, meta, leaders, leads, dirty }
     }
 
     /// Whether `rank` runs on this node.
@@ -290,23 +299,35 @@ impl<'c, T: Plain> Window<'c, T> {
         self.request(waiter, head, &[], None)
     }
 
-    /// Takes `target`'s lock on its node (returns once held).
+    /// Takes `target`'s lock on its node (returns once held). The request names the
+    /// target's world rank (its doorbell) and team rank (its lock_all registration),
+    /// and carries team rank 0's world rank (the lock_all word's doorbell).
     pub(crate) fn remote_lock(&self, target: u32, kind: LockKind) -> Result<(), JobAborted> {
         let remote = self.remote.as_ref().expect("a window across nodes");
         let mut head = Header::new(Kind::Lock, remote.meta[target as usize] + self.lock_offset(target));
         head.op = u8::from(kind == LockKind::Exclusive);
-        head.rank = target;
-        head.x = remote.meta[target as usize] as u64;
-        self.request(target, head, &[], Some(&mut []))
+        (head.rank, head.count, head.x) = (self.team.world(target), target, remote.meta[target as usize] as u64);
+        self.request(target, head, &[&self.team.world(0).to_le_bytes()], Some(&mut []))
+    }
+
+    /// Makes sure every member has arrived (a barrier over the team's messages).
+    pub(crate) fn remote_barrier(&self) -> Result<(), JobAborted> {
+        self.remote.as_ref().expect("a window across nodes").link.allgather(&[0]).map(drop)
     }
 
     /// Enters (`Kind::LockAll`) or leaves (`Kind::UnlockAll`) the lock_all word of the
-    /// node whose first rank is `leader`, on that node (returns once done there).
+    /// node whose first member is `leader`, on that node (returns once done there). The
+    /// request carries the members' world ranks (their doorbells), team rank 0's first.
     pub(crate) fn remote_all(&self, kind: Kind, leader: u32) -> Result<(), JobAborted> {
         let remote = self.remote.as_ref().expect("a window across nodes");
         let mut head = Header::new(kind, 0);
         (head.x, head.count) = (remote.meta[leader as usize] as u64, self.size());
-        self.request(leader, head, &[], Some(&mut []))
+        let worlds: Vec<u8> = self.team.members().iter().flat_map(|w| w.to_le_bytes()).collect();
+        match kind {
+            // Leaving needs only the lock_all word's doorbell: team rank 0's.
+            Kind::UnlockAll => self.request(leader, head, &[&worlds[..4]], Some(&mut [])),
+            _ => self.request(leader, head, &[&worlds], Some(&mut [])),
+        }
     }
 
     /// Releases `target`'s lock once this origin's requests to it are applied.

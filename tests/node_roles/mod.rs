@@ -151,6 +151,17 @@ pub fn rank_main() {
             println!("rank {} runs on cpus {cpus}", core.rank());
         }
         "coll" => coll::coll(&core).unwrap(),
+        "rma_die" => {
+            let dead = core.size() - 1;
+            let e = rma::rma_die(&core);
+            assert!(
+                e.to_string().contains(&format!("rank {dead} exited with status 3")),
+                "rank {}: {e}",
+                core.rank()
+            );
+            println!("rank {} named the dead rank {dead}", core.rank());
+            std::process::exit(NAMED_THE_DEAD)
+        }
         "rma" => rma::rma(&core).unwrap(),
         "mpb" => mpb::mpb(&core).unwrap(),
         "coll_die" => {

@@ -218,3 +218,34 @@ fn refusals(core: &Core, win: &sccemu::Window<'_, u64>) -> Result<(), Box<dyn st
     assert!(matches!(mpb, Err(WindowError::AcrossNodes { .. })), "{:?}", mpb.err());
     Ok(())
 }
+
+/// The `rma_die` role: the last rank dies while the others hold a lock epoch on it and
+/// wait for its data: every survivor's call fails naming it. Returns the survivor's
+/// error.
+pub fn rma_die(core: &Core) -> Box<dyn std::error::Error> {
+    let dead = core.size() - 1;
+    let win = match core.window::<u64>(8, Placement::Dram) {
+        Ok(win) => win,
+        Err(e) => return e.into(),
+    };
+    if let Err(e) = core.barrier() {
+        return e.into();
+    }
+    if core.rank() == dead {
+        std::process::exit(3);
+    }
+    // Locks, gets and fences until the death reaches this core: a get from a dead
+    // rank's node never answers, a fence never completes.
+    loop {
+        let step = || -> Result<(), Box<dyn std::error::Error>> {
+            let epoch = win.lock(LockKind::Shared, dead)?;
+            epoch.get(dead, 0, &mut [0u64])?;
+            epoch.unlock()?;
+            win.fence()?;
+            Ok(())
+        };
+        if let Err(e) = step() {
+            return e;
+        }
+    }
+}

@@ -145,11 +145,12 @@ fn mpi_test_programs_run_unchanged_across_nodes() {
 fn ring_reductions_and_communicators_across_nodes() {
     let mut failed = Vec::new();
     for (nodes, cores) in SHAPES {
-        failed.extend(passes(nodes, cores, &[], "nodes", &["basic"], "ok nodes basic").err());
+        let args = ["basic", &nodes.to_string()];
+        failed.extend(passes(nodes, cores, &[], "nodes", &args, "ok nodes basic").err());
     }
     // The per-peer channel crosses too (and the uneven blocks of a map).
     let options = ["--channel", "perpeer", "--map", "1,4,2"];
-    failed.extend(passes(3, 7, &options, "nodes", &["basic"], "ok nodes basic").err());
+    failed.extend(passes(3, 7, &options, "nodes", &["basic", "3"], "ok nodes basic").err());
     failed.extend(passes(3, 7, &options, "p2p_basic", &[], "ok p2p_basic").err());
     all_pass(failed);
 }

@@ -1,7 +1,8 @@
 /* A job across nodes (`sccrun --nodes K`, run by sccemu-tools' tests/multinode_mpi.rs):
  * what crosses nodes works unchanged, what does not fails cleanly. The mode is argv[1]:
- *   basic   - a ring, reductions, split, dup, Comm_create, group calls, and
- *             MPI_Alloc_mem memory as message buffers, checked against sequential values;
+ *   basic K - a ring, reductions, split, dup, Comm_create, group calls, MPI_Alloc_mem
+ *             memory as message buffers, checked against sequential values, and
+ *             MPI_COMM_TYPE_SHARED communicators: K of them, each a run of ranks;
  *   refused - under MPI_ERRORS_RETURN every window constructor and MPI_File_open return
  *             MPI_ERR_UNSUPPORTED_OPERATION on every rank, and the job goes on;
  *   abort   - the last rank calls MPI_Abort(MPI_COMM_WORLD, 7) while the others wait
@@ -10,6 +11,23 @@
 #include "test_check.h"
 
 static int rank, size;
+
+/* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives each node's ranks: consecutive
+ * world ranks in order, `nodes` communicators in all. */
+static void shared_split(int nodes) {
+    MPI_Comm node;
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    int nrank, nsize, first = -1, last = -1, leaders = 0;
+    CHECK_RC(MPI_Comm_rank(node, &nrank));
+    CHECK_RC(MPI_Comm_size(node, &nsize));
+    CHECK_RC(MPI_Allreduce(&rank, &first, 1, MPI_INT, MPI_MIN, node));
+    CHECK_RC(MPI_Allreduce(&rank, &last, 1, MPI_INT, MPI_MAX, node));
+    CHECK(first == rank - nrank && last == first + nsize - 1);
+    int leader = nrank == 0;
+    CHECK_RC(MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(leaders == nodes);
+    CHECK_RC(MPI_Comm_free(&node));
+}
 
 static void basic(void) {
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -144,7 +162,9 @@ int main(int argc, char **argv) {
     CHECK(size >= 2);
     const char *mode = argc > 1 ? argv[1] : "basic";
     if (strcmp(mode, "basic") == 0) {
+        CHECK(argc > 2);
         basic();
+        shared_split(atoi(argv[2]));
     } else if (strcmp(mode, "refused") == 0) {
         refused();
     } else if (strcmp(mode, "abort") == 0) {

@@ -17,7 +17,9 @@
 //!    the leader's, or no free id, makes every answer the same error;
 //! 4. every member builds its `sccemu::Comm` from the group and the grant
 //!    (`sccemu::Comm::from_grant`; the answer's arrival orders the leader's zeroing of
-//!    the area before the member's use of it) and registers it with the id.
+//!    the area before the member's use of it) and registers it with the id. Across
+//!    nodes, where no heap is shared, the members build it over messages instead
+//!    ([`build`]).
 //!
 //! The messages go between the members' world ranks with wire tag
 //! `comm::create_group_tag(tag)`: the user's tag in a context that no communicator gets
@@ -92,8 +94,24 @@ pub fn create_group(parent: &CommObj, group: &[u32], tag: c_int) -> MpiResult<c_
     if failed != 0 {
         return fail(failed as c_int, "the group's leader refused the creation (see its error)");
     }
-    let child = Comm::from_grant(core.context(), group, Grant::from_word(grant)).map_err(comm::coll_error)?;
+    let child = build(core.context(), group, grant)?;
     comm::adopt(context as u32, child)
+}
+
+/// Every member's sccemu communicator over `members` (world ranks, in rank order): from
+/// the leader's grant on one node; across nodes, where there is no shared heap for a
+/// grant (the leader's then carries `AcrossNodes`, unread), over messages, its
+/// collective id agreed among the members alone (`sccemu::Comm::from_members`), which
+/// all reach this after the leader's answer.
+pub fn build(
+    ctx: &'static sccemu::segment::CoreContext,
+    members: &[u32],
+    grant: u64,
+) -> MpiResult<Comm<'static>> {
+    if ctx.spans_nodes() {
+        return Comm::from_members(ctx, members).map_err(comm::coll_error);
+    }
+    Comm::from_grant(ctx, members, Grant::from_word(grant)).map_err(comm::coll_error)
 }
 
 /// The leader's part: gathers the asks, chooses, allocates, answers every member; its

@@ -315,6 +315,12 @@ pub fn merge(ic: &CommObj, high: bool) -> MpiResult<c_int> {
     let (first, second) = if we_first { (&ic.members, &ic.peers) } else { (&ic.peers, &ic.members) };
     let merged: Vec<u32> = first.iter().chain(second).copied().collect();
     let core = mpi()?.core;
+    if core.context().spans_nodes() {
+        // No grant across nodes (`create_group::build`): both groups, having agreed
+        // above, build the merged communicator over messages among its members.
+        let child = crate::create_group::build(core.context(), &merged, 0)?;
+        return comm::adopt(context, child);
+    }
     let wire = ic.inter_tag(phase::MERGE_GRANT);
     // The merged rank 0, the first group's leader, allocates; it tells the other leader,
     // and each leader its group. An allocation failure travels in the grant.

@@ -226,6 +226,20 @@ pub fn give_back(own: &Own) -> MpiResult<()> {
     }
 }
 
+/// Refuses a window in a job that spans nodes, before anything is allocated, shared or
+/// sent: MPI windows are built on the shared heap and on windows over communicators,
+/// neither of which crosses nodes (`docs/MULTINODE.md`). Every rank decides this alike
+/// from the job's configuration, so each returns the error and none waits for another.
+pub fn refuse_across_nodes() -> MpiResult<()> {
+    if mpi()?.core.context().spans_nodes() {
+        return fail(
+            class::UNSUPPORTED_OPERATION,
+            "MPI windows do not work across nodes yet (this job spans nodes)",
+        );
+    }
+    Ok(())
+}
+
 /// Collective over `comm`: the memory of `MPI_Win_allocate_shared`, one heap block
 /// that rank 0 allocates, each rank's part right after the previous rank's.
 pub fn prepare_shared(

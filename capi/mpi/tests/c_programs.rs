@@ -48,6 +48,7 @@
 //! | `grequest`    | generalized requests completed by a thread (`-pthread`) | 2, 3, 8  | srb, perpeer      |
 //! | `file_io`     | MPI-IO: open modes, explicit offsets, views with holes, pointers, split collectives; errors | 2, 3, 8 | srb, perpeer |
 //! | `file_shared` | MPI-IO's shared file pointer, APPEND, SEQUENTIAL, nonblocking forms, atomic mode | 2, 3, 8 | srb, perpeer |
+//! | `nodes basic 1` | ring, communicators, `MPI_COMM_TYPE_SHARED` on one node (sccemu-tools' `multinode_mpi` runs it across nodes) | 3, 5 | srb |
 //!
 //! Every program runs on both two-sided channels (`sccmpiexec --channel`), although
 //! one-sided traffic does not use them: the RMA programs' collectives and messages do.
@@ -274,6 +275,18 @@ fn generalized_requests() {
 }
 
 /// The programs that wait the most, under both explicit wait policies.
+/// `nodes.c`, which sccemu-tools' `multinode_mpi` runs across nodes, on one node: one
+/// `MPI_COMM_TYPE_SHARED` communicator.
+#[test]
+fn the_nodes_program_on_one_node() {
+    let exe = build("nodes", &[]);
+    for n in ["3", "5"] {
+        let (out, _) = sccmpiexec_args(&["-n", n], &exe, &["basic", "1"]);
+        let ok = String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "ok nodes basic");
+        assert!(out.status.success() && ok, "nodes basic 1 on {n} cores: {}", text(&out));
+    }
+}
+
 #[test]
 fn wait_policies() {
     let programs: [(&str, &[&str]); 4] =

@@ -27,11 +27,15 @@
 //! spans nodes [`Comm::from_grant`] returns [`CollError::Alloc`] with
 //! `AllocError::AcrossNodes` on every member (communicators over messages need their
 //! context id agreed by the members, which this protocol's one word does not carry).
+//! There the members build their communicator over messages with [`Comm::from_members`]
+//! instead, which agrees on that id among them.
 //!
 //! A failed allocation reaches every member as the same [`CollError::Alloc`] (the grant
 //! carries it), so no member holds a communicator that the others lack. Nothing here
 //! blocks: the only waiting is the caller's, for the grant's message.
 
+use crate::coll::over_p2p::Link;
+use crate::p2p::{ChannelUnavailable, RequestError, SendError};
 use crate::protocol::alloc::freelist::AllocError;
 use crate::protocol::alloc::heap::{decode_result, encode_result};
 use crate::protocol::payload::Payload;
@@ -83,15 +87,37 @@ impl<'c> Comm<'c> {
         if ctx.spans_nodes() {
             return Err(CollError::Alloc(AllocError::AcrossNodes));
         }
-        let mut seen = vec![false; ctx.size() as usize];
-        for &world in members {
-            let slot = seen.get_mut(world as usize).ok_or(CollError::RankOutOfRange { rank: world, size: ctx.size() })?;
-            if std::mem::replace(slot, true) {
-                return Err(CollError::DuplicateMember { rank: world });
-            }
-        }
-        let rank = members.iter().position(|&w| w == ctx.rank()).ok_or(CollError::NotAMember { rank: ctx.rank() })?;
+        let rank = member_rank(ctx, members)?;
         let area = decode_result(grant.0, area_bytes(members.len()))?;
-        Ok(Comm::new(ctx, members.to_vec(), rank as u32, area))
+        Ok(Comm::new(ctx, members.to_vec(), rank, area))
     }
+
+    /// In a job that spans nodes, where [`Comm::from_grant`] cannot: collective over
+    /// `members` alone (world ranks, in the new communicator's rank order), which all
+    /// pass the same list: a communicator over messages (`coll::over_p2p`), its context
+    /// id agreed among them. Cores that share several such creations (or world
+    /// creations) make them in one order. Fails as `from_grant` does on a bad list,
+    /// before any message; on one node with [`CollError::Messages`] (use a grant).
+    pub fn from_members(ctx: &'c CoreContext, members: &[u32]) -> Result<Comm<'c>, CollError> {
+        if !ctx.spans_nodes() {
+            let why = ChannelUnavailable::Allocation("Comm::from_members is for jobs across nodes".into());
+            return Err(CollError::Messages(RequestError::Send(SendError::Unavailable(why))));
+        }
+        let rank = member_rank(ctx, members)?;
+        let link = Link::among(ctx, members, rank)?;
+        Ok(Comm::over(ctx, members.to_vec(), rank, link))
+    }
+}
+
+/// This core's rank in `members`, checked to name cores of the job, each once.
+fn member_rank(ctx: &CoreContext, members: &[u32]) -> Result<u32, CollError> {
+    let mut seen = vec![false; ctx.size() as usize];
+    for &world in members {
+        let slot = seen.get_mut(world as usize).ok_or(CollError::RankOutOfRange { rank: world, size: ctx.size() })?;
+        if std::mem::replace(slot, true) {
+            return Err(CollError::DuplicateMember { rank: world });
+        }
+    }
+    let rank = members.iter().position(|&w| w == ctx.rank()).ok_or(CollError::NotAMember { rank: ctx.rank() })?;
+    Ok(rank as u32)
 }

@@ -11,9 +11,18 @@ impl<'c> Link<'c> {
     /// Collective over every rank of the job: the link of a new world communicator,
     /// its context id agreed over context 0, which no communicator holds.
     pub(crate) fn world(ctx: &'c CoreContext) -> Result<Link<'c>, CollError> {
-        let ep = endpoint(ctx)?;
         let members: Vec<u32> = (0..ctx.size()).collect();
-        let creation = Group { ep, context: 0, members: &members, me: ctx.rank() as usize };
+        Link::among(ctx, &members, ctx.rank())
+    }
+
+    /// Collective over `members` alone (world ranks, in rank order; this core is member
+    /// `me`): the link of a communicator they create without a parent
+    /// (`Comm::from_members`), its context id agreed over context 0 as a world's is.
+    /// Creations over context 0 that share cores pair up by their order on each pair of
+    /// cores (every receive names its source): the callers make them in one order.
+    pub(crate) fn among(ctx: &'c CoreContext, members: &[u32], me: u32) -> Result<Link<'c>, CollError> {
+        let ep = endpoint(ctx)?;
+        let creation = Group { ep, context: 0, members, me: me as usize };
         let context = creation.new_context(true)?;
         Ok(Link { ep, context })
     }

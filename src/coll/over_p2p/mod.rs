@@ -26,7 +26,8 @@
 //! nothing of a call is left over for the next. Communicators that share a process
 //! have different context ids (below), so their calls may interleave in any order.
 //!
-//! Context ids (11 bits; 0 is kept for creating worlds). Each process keeps the set of
+//! Context ids (11 bits; 0 is kept for creating worlds, and the communicators that their
+//! members create alone, `Comm::from_members`). Each process keeps the set of
 //! ids its live communicators over messages hold ([`IN_USE`]). Creating one ORs the
 //! members' sets together (an allreduce over the parent, or over every rank with
 //! context 0 for a world) and takes the lowest id clear in the OR: every member computes

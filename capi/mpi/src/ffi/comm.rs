@@ -110,8 +110,9 @@ pub unsafe extern "C" fn MPI_Comm_split(
     })
 }
 
-/// `MPI_Comm_split_type`: every core of an sccemu job shares memory, so
-/// `MPI_COMM_TYPE_SHARED` keeps the whole communicator.
+/// `MPI_Comm_split_type`: every core of a node shares memory, so
+/// `MPI_COMM_TYPE_SHARED` keeps the whole communicator on one node, and a node's ranks
+/// of it in a job that spans nodes.
 ///
 /// # Safety
 /// `newcomm` points to an `MPI_Comm`.
@@ -128,7 +129,11 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
         crate::info::pairs(info)?;
         let colour = match split_type {
             UNDEFINED => None,
-            1 => Some(0),
+            // The colour is the node's first rank (0 on one node), alike on its ranks.
+            1 => {
+                let ctx = crate::state::mpi()?.core.context();
+                Some((0..ctx.size()).find(|&r| ctx.is_local(r)).unwrap_or(0))
+            }
             t => {
                 return fail(
                     class::ARG,

@@ -27,7 +27,10 @@ fn init(required: c_int) -> crate::error::MpiResult<c_int> {
     // The MPB window pool (`sccemu::segment::mpb_pool`), with every byte of the MPB
     // that the two-sided channels left: MPB windows (`sccemu_placement=mpb`) on any
     // communicator take their parts from it. Collective over the job, as MPI_Init is.
-    let free = mpi.core.mpb_largest_free();
+    // Across nodes there is no pool (it lives in the shared heap, which is one node's
+    // alone): every rank decides this alike from the job's config, so none waits, and
+    // MPB windows are refused there anyway.
+    let free = if mpi.core.context().spans_nodes() { 0 } else { mpi.core.mpb_largest_free() };
     if free > 0 {
         mpi.core.reserve_mpb_pool(free).map_err(|e| MpiError::new(class::NO_MEM, e.to_string()))?;
     }

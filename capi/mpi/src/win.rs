@@ -19,8 +19,11 @@
 //! - `MPI_Win_create_dynamic`: every part is the whole heap, and displacements are
 //!   addresses translated through the target's table of attached memory (`dynamic`).
 //!
-//! Every part of every flavor is mapped by every process, so `MPI_Win_shared_query`
-//! gives a usable pointer for any window but a dynamic one.
+//! Every part of every flavor is mapped by every process of a node, so
+//! `MPI_Win_shared_query` gives a usable pointer for any window but a dynamic one and
+//! but another node's part. Across nodes (`sccemu::Comm::window` over messages) windows
+//! from `MPI_Win_allocate` and `MPI_Win_create` work, shared ones over one node's ranks
+//! too; the rest is refused up front ([`refuse_across_nodes`]).
 //!
 //! Creation is collective and agrees first: every rank prepares its memory, then all
 //! exchange whether that worked, their sizes and displacement units (one allgather);
@@ -226,18 +229,28 @@ pub fn give_back(own: &Own) -> MpiResult<()> {
     }
 }
 
-/// Refuses a window in a job that spans nodes, before anything is allocated, shared or
-/// sent: MPI windows are built on the shared heap and on windows over communicators,
-/// neither of which crosses nodes (`docs/MULTINODE.md`). Every rank decides this alike
-/// from the job's configuration, so each returns the error and none waits for another.
-pub fn refuse_across_nodes() -> MpiResult<()> {
-    if mpi()?.core.context().spans_nodes() {
-        return fail(
-            class::UNSUPPORTED_OPERATION,
-            "MPI windows do not work across nodes yet (this job spans nodes)",
-        );
+/// Refuses, in a job that spans nodes, the windows that cannot cross them, before
+/// anything is allocated, shared or sent: a dynamic window (its table of attached memory
+/// is read with loads), and a shared one over ranks of several nodes (they share no
+/// memory). `MPI_Win_create` and `MPI_Win_allocate` cross nodes (`docs/MULTINODE.md`).
+/// Every rank decides this alike from the job's configuration and the communicator, so
+/// each returns the error and none waits for another.
+pub fn refuse_across_nodes(comm: &CommObj, flavor: Flavor) -> MpiResult<()> {
+    let ctx = mpi()?.core.context();
+    // This rank is a member: the members share its node if each is local.
+    let one_node = || comm.coll().members().iter().all(|&r| ctx.is_local(r));
+    let refused = match flavor {
+        _ if !ctx.spans_nodes() => None,
+        Flavor::Dynamic => Some("dynamic MPI windows do not work across nodes yet"),
+        Flavor::Shared if !one_node() => {
+            Some("shared MPI windows need ranks of one node (this one spans nodes)")
+        }
+        _ => None,
+    };
+    match refused {
+        Some(why) => fail(class::UNSUPPORTED_OPERATION, why),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Collective over `comm`: the memory of `MPI_Win_allocate_shared`, one heap block
@@ -409,6 +422,7 @@ pub fn window_error(e: sccemu::WindowError) -> MpiError {
         E::EpochOpen { .. } => class::RMA_SYNC,
         E::Mismatch { .. } => class::NOT_SAME,
         E::OutsideHeap { .. } => class::BASE,
+        E::AcrossNodes { .. } => class::UNSUPPORTED_OPERATION,
         _ => class::OTHER,
     };
     MpiError::new(class, e.to_string())

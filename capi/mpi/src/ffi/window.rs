@@ -70,7 +70,7 @@ pub unsafe extern "C" fn MPI_Win_create(
 ) -> c_int {
     entry("MPI_Win_create", Scope::Comm(comm), || {
         let c = comm::lookup_intra(comm)?;
-        win::refuse_across_nodes()?;
+        win::refuse_across_nodes(c, Flavor::Create)?;
         let prepared = (|| {
             let (size, disp_unit) = (size_arg(size)?, disp_arg(disp_unit)?);
             let (part, own) = share(mpi()?.core.context(), base, size)?;
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn MPI_Win_allocate(
 ) -> c_int {
     entry("MPI_Win_allocate", Scope::Comm(comm), || {
         let c = comm::lookup_intra(comm)?;
-        win::refuse_across_nodes()?;
+        win::refuse_across_nodes(c, Flavor::Allocate)?;
         let prepared = (|| {
             Ok(Prepared {
                 part: None,
@@ -135,7 +135,7 @@ pub unsafe extern "C" fn MPI_Win_allocate_shared(
 ) -> c_int {
     entry("MPI_Win_allocate_shared", Scope::Comm(comm), || {
         let c = comm::lookup_intra(comm)?;
-        win::refuse_across_nodes()?;
+        win::refuse_across_nodes(c, Flavor::Shared)?;
         let prepared = win::prepare_shared(c, size_arg(size), disp_arg(disp_unit))?;
         let handle = win::create(c, Flavor::Shared, info, Ok(prepared))?;
         out_base(handle, baseptr)?;
@@ -171,7 +171,7 @@ pub unsafe extern "C" fn MPI_Win_shared_query(
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: c_int, win: *mut c_int) -> c_int {
     entry("MPI_Win_create_dynamic", Scope::Comm(comm), || {
         let c = comm::lookup_intra(comm)?;
-        win::refuse_across_nodes()?;
+        win::refuse_across_nodes(c, Flavor::Dynamic)?;
         let ctx = mpi()?.core.context();
         let whole = HeapRegion { offset: 0, len: ctx.heap_len() };
         let prepared =

@@ -3,8 +3,11 @@
  *   basic K - a ring, reductions, split, dup, Comm_create, group calls, MPI_Alloc_mem
  *             memory as message buffers, checked against sequential values, and
  *             MPI_COMM_TYPE_SHARED communicators: K of them, each a run of ranks;
- *   refused - under MPI_ERRORS_RETURN every window constructor and MPI_File_open return
- *             MPI_ERR_UNSUPPORTED_OPERATION on every rank, and the job goes on;
+ *   refused - windows from MPI_Win_allocate and MPI_Win_create (over the world and part
+ *             of it) and MPI_Win_allocate_shared over one node's ranks work across
+ *             nodes; under MPI_ERRORS_RETURN, a shared window over several nodes, a
+ *             dynamic window and MPI_File_open return MPI_ERR_UNSUPPORTED_OPERATION on
+ *             every rank, and the job goes on;
  *   abort   - the last rank calls MPI_Abort(MPI_COMM_WORLD, 7) while the others wait
  *             in a receive that nothing matches: the whole job must end with 7. */
 #include <string.h>
@@ -105,15 +108,50 @@ static void basic(void) {
     CHECK_RC(MPI_Free_mem(out));
 }
 
+/* One fence epoch on `win` (ints, disp_unit 4) over `comm`: every rank puts its world
+ * rank into its right neighbour's first int and adds 1 to everyone's second. */
+static void fence_ring(MPI_Win win, MPI_Comm comm, int *mine) {
+    int crank, csize, one = 1;
+    CHECK_RC(MPI_Comm_rank(comm, &crank));
+    CHECK_RC(MPI_Comm_size(comm, &csize));
+    CHECK_RC(MPI_Win_fence(0, win));
+    CHECK_RC(MPI_Put(&rank, 1, MPI_INT, (crank + 1) % csize, 0, 1, MPI_INT, win));
+    for (int t = 0; t < csize; t++)
+        CHECK_RC(MPI_Accumulate(&one, 1, MPI_INT, t, 1, 1, MPI_INT, MPI_SUM, win));
+    CHECK_RC(MPI_Win_fence(0, win));
+    int left_world = -1, left = (crank + csize - 1) % csize;
+    MPI_Group cg, wg;
+    CHECK_RC(MPI_Comm_group(comm, &cg));
+    CHECK_RC(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    CHECK_RC(MPI_Group_translate_ranks(cg, 1, &left, wg, &left_world));
+    CHECK(mine[0] == left_world && mine[1] == csize);
+    CHECK_RC(MPI_Group_free(&cg));
+    CHECK_RC(MPI_Group_free(&wg));
+}
+
 static void refused(void) {
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_Win win = MPI_WIN_NULL;
     void *base = NULL;
-    int buf[4] = {0};
-    CHECK_CLASS(MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
-                MPI_ERR_UNSUPPORTED_OPERATION);
-    CHECK_CLASS(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win),
-                MPI_ERR_UNSUPPORTED_OPERATION);
+    /* Windows that cross nodes: allocated, and over the caller's memory. */
+    CHECK_RC(MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    memset(base, 0, 2 * sizeof(int));
+    fence_ring(win, MPI_COMM_WORLD, base);
+    CHECK_RC(MPI_Win_free(&win));
+    int buf[2] = {0, 0};
+    CHECK_RC(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    fence_ring(win, MPI_COMM_WORLD, buf);
+    /* Another node's part is not mapped here: the first rank after this node's. */
+    MPI_Comm node;
+    int last = -1;
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    CHECK_RC(MPI_Allreduce(&rank, &last, 1, MPI_INT, MPI_MAX, node));
+    MPI_Aint sz;
+    int du;
+    void *there = NULL;
+    CHECK_CLASS(MPI_Win_shared_query(win, (last + 1) % size, &sz, &du, &there), MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK_RC(MPI_Win_free(&win));
+    /* Shared windows over several nodes, and dynamic windows, do not cross. */
     CHECK_CLASS(MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
                 MPI_ERR_UNSUPPORTED_OPERATION);
     CHECK_CLASS(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win),
@@ -124,11 +162,19 @@ static void refused(void) {
     int len = 0;
     CHECK_RC(MPI_Error_string(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win), text, &len));
     CHECK(strstr(text, "across nodes") != NULL);
-    /* Also on a communicator of part of the world. */
+    /* A shared window over one node's ranks works. */
+    CHECK_RC(MPI_Win_allocate_shared(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, node, &base, &win));
+    memset(base, 0, 2 * sizeof(int));
+    fence_ring(win, node, base);
+    CHECK_RC(MPI_Win_free(&win));
+    CHECK_RC(MPI_Comm_free(&node));
+    /* A window over part of the world, across nodes. */
     MPI_Comm half;
-    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
-    CHECK_RC(MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN));
-    CHECK_CLASS(MPI_Win_allocate(8, 1, MPI_INFO_NULL, half, &base, &win), MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half));
+    CHECK_RC(MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, half, &base, &win));
+    memset(base, 0, 2 * sizeof(int));
+    fence_ring(win, half, base);
+    CHECK_RC(MPI_Win_free(&win));
     CHECK_RC(MPI_Comm_free(&half));
     /* Files hold their shared pointer in a window. */
     MPI_File fh = MPI_FILE_NULL;

@@ -175,19 +175,48 @@ pub fn part_path(file: &Path, rank: u32) -> std::path::PathBuf {
     name.into()
 }
 
-/// Merges the cores' parts of `file` (`cores` of them) into `file`, removing the parts;
-/// a missing part (a core that died) is skipped.
-pub fn merge(file: &Path, cores: u32) -> std::io::Result<()> {
+/// Where node `node` of a job across nodes merges its cores' parts of `file`.
+pub fn node_path(file: &Path, node: u32) -> std::path::PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(format!(".node{node}"));
+    name.into()
+}
+
+/// The first line of every trace this module writes; each event follows on a line of
+/// its own.
+const HEAD: &str = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+
+fn write_trace(file: &Path, events: &[String]) -> std::io::Result<()> {
+    std::fs::write(file, format!("{HEAD}\n{}\n]}}\n", events.join(",\n")))
+}
+
+/// Merges the parts of the cores `ranks` of `file` into the trace `into`, removing the
+/// parts; a missing part (a core that died) is skipped.
+pub fn merge(file: &Path, ranks: std::ops::Range<u32>, into: &Path) -> std::io::Result<()> {
     let mut events = Vec::new();
-    for rank in 0..cores {
+    for rank in ranks {
         let part = part_path(file, rank);
         if let Ok(text) = std::fs::read_to_string(&part) {
             events.extend(text.lines().filter(|l| !l.is_empty()).map(str::to_owned));
             let _ = std::fs::remove_file(&part);
         }
     }
-    let body = events.join(",\n");
-    std::fs::write(file, format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{body}\n]}}\n"))
+    write_trace(into, &events)
+}
+
+/// Merges the traces of `file`'s `nodes` nodes ([`node_path`], which their launchers
+/// wrote with [`merge`]) into `file`, removing them; a missing one is skipped.
+pub fn merge_nodes(file: &Path, nodes: u32) -> std::io::Result<()> {
+    let mut events = Vec::new();
+    for node in 0..nodes {
+        let path = node_path(file, node);
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            let body = text.lines().filter(|l| *l != HEAD && *l != "]}" && !l.is_empty());
+            events.extend(body.map(|l| l.trim_end_matches(',').to_owned()));
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    write_trace(file, &events)
 }
 
 #[cfg(test)]
@@ -207,10 +236,19 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("t.json");
         std::fs::write(part_path(&file, 0), &lines).unwrap();
-        merge(&file, 2).unwrap();
+        merge(&file, 0..2, &file).unwrap();
         let merged: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         assert_eq!(merged["traceEvents"].as_array().unwrap().len(), 4);
         assert!(!part_path(&file, 0).exists());
+        // Two nodes' traces, one of ranks 0 and 1 and one of rank 2, into one.
+        std::fs::write(part_path(&file, 0), &lines).unwrap();
+        std::fs::write(part_path(&file, 2), t.json_lines(2)).unwrap();
+        merge(&file, 0..2, &node_path(&file, 0)).unwrap();
+        merge(&file, 2..3, &node_path(&file, 1)).unwrap();
+        merge_nodes(&file, 2).unwrap();
+        let merged: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(merged["traceEvents"].as_array().unwrap().len(), 8);
+        assert!(!node_path(&file, 0).exists() && !node_path(&file, 1).exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -125,9 +125,6 @@ impl JobArgs {
     /// The launch these options describe for `cores` ranks, or for `node`'s block of
     /// them; a usage error (to print with [`usage_error`]) if they do not make one.
     pub fn launch(&self, cores: u32, node: Option<NodeSpec>) -> Result<Launch, String> {
-        if node.is_some() && self.trace.is_some() {
-            return Err("--nodes cannot be used with --trace yet: each node would write the trace".into());
-        }
         let config = self.config(cores, node.as_ref())?;
         let program = find_program(Path::new(&self.command[0]))?;
         let mut launch = Launch::new(config, program);

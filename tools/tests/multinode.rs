@@ -142,9 +142,25 @@ fn a_killed_node_ends_the_job() {
 /// `--timing` across nodes: each node reports its own ranks' virtual times.
 #[test]
 fn virtual_time_runs_across_nodes() {
-    let out = sccrun_with(2, 2, "timed", &["--timing", "scc"]).output().unwrap();
+    let dir = std::env::temp_dir().join(format!("sccemu-multinode-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.json");
+    let out = sccrun_with(2, 2, "timed", &["--timing", "scc", "--trace", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
     let all = text(&out);
     assert!(out.status.success(), "{all}");
+    // One trace for the job: both ranks' operations, messages from each node's side, and
+    // nothing left beside it.
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    for rank in [0, 1] {
+        let sends = events.iter().filter(|e| e["tid"] == rank && e["name"] == "send").count();
+        assert!(sends >= 6, "rank {rank} sent {sends} times in the trace");
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, [std::ffi::OsString::from("t.json")], "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
     for (node, rank) in [(0, 0), (1, 1)] {
         let report = all
             .split(&format!("node {node}: virtual time"))

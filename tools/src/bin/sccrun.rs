@@ -139,7 +139,7 @@ fn main() -> ExitCode {
     };
     if let Some(nodes @ 2..) = cli.nodes {
         // The options made a launch here, so every node will make one too.
-        return launch_nodes(nodes);
+        return launch_nodes(nodes, cli.job.trace.clone());
     }
     let launch_timing = launch.timing.clone();
     // Before the ranks start: a Ctrl-C during a long launch is then held for them, not
@@ -175,11 +175,19 @@ fn largest(spec: &NodeSpec) -> u32 {
 
 /// `sccrun --nodes K`: `sccrun-node`, K times under mpirun.
 #[cfg(feature = "multinode")]
-fn launch_nodes(nodes: u32) -> ExitCode {
+fn launch_nodes(nodes: u32, trace: Option<std::path::PathBuf>) -> ExitCode {
     use sccemu_tools::nodes_launch as launch;
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     match launch::node_exe().and_then(|exe| launch::run(&exe, &args, nodes)) {
-        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Ok(code) => {
+            // On one machine every node wrote its trace beside the file: one file.
+            if let Some(file) = trace {
+                if let Err(e) = sccemu::timing::trace::merge_nodes(&file, nodes) {
+                    eprintln!("sccrun: cannot write the trace {}: {e}", file.display());
+                }
+            }
+            ExitCode::from(code.clamp(0, 255) as u8)
+        }
         Err(e) => {
             eprintln!("sccrun: {e}");
             ExitCode::FAILURE
@@ -188,7 +196,7 @@ fn launch_nodes(nodes: u32) -> ExitCode {
 }
 
 #[cfg(not(feature = "multinode"))]
-fn launch_nodes(_nodes: u32) -> ExitCode {
+fn launch_nodes(_nodes: u32, _trace: Option<std::path::PathBuf>) -> ExitCode {
     usage_error(
         "--nodes: this sccrun was built without multiple nodes: build it with \
          `cargo build -p sccemu-tools --features multinode`",

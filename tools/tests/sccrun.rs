@@ -26,10 +26,6 @@ fn bad_arguments_are_usage_errors() {
         (&["-n", "2"], "required arguments were not provided"),
         (&["-n", "2", "--nodes", "0", "--", "true"], "0 is not in 1.."),
         (&["-n", "2", "--nodes", "3", "--", "true"], "2 ranks cannot be split over 3 nodes"),
-        (
-            &["-n", "2", "--nodes", "2", "--timing", "scc", "--trace", "t.json", "--", "true"],
-            "--nodes cannot be used with --trace",
-        ),
     ] {
         let out = sccrun(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));

@@ -59,11 +59,21 @@ static TOKENS: AtomicU32 = AtomicU32::new(0);
 pub(crate) fn request(
     link: &dyn RemoteLink,
     dest: u32,
-    mut head: Header,
+    head: Header,
     payload: &[&[u8]],
     answer: Option<&mut [u8]>,
 ) -> Result<(), JobAborted> {
-    if answer.is_some() {
+    let token = send(link, dest, head, payload, answer.is_some())?;
+    match (answer, token) {
+        (Some(buf), Some(token)) => link.recv(dest, reply_tag(token), buf),
+        _ => Ok(()),
+    }
+}
+
+/// Sends the request `head` with `payload` to world rank `dest`; if `answered`, with a
+/// fresh token, which it returns: the answer's tag is `reply_tag(token)`.
+fn send(link: &dyn RemoteLink, dest: u32, mut head: Header, payload: &[&[u8]], answered: bool) -> Result<Option<u32>, JobAborted> {
+    if answered {
         // Relaxed: a counter; only its distinctness matters.
         head.token = Some(TOKENS.fetch_add(1, Ordering::Relaxed) & wire::TOKEN_MASK);
     }
@@ -71,10 +81,7 @@ pub(crate) fn request(
     head.encode(&mut msg);
     payload.iter().for_each(|p| msg.extend_from_slice(p));
     link.send(dest, REQUEST_TAG, &msg)?;
-    match (answer, head.token) {
-        (Some(buf), Some(token)) => link.recv(dest, reply_tag(token), buf),
-        _ => Ok(()),
-    }
+    Ok(head.token)
 }
 
 /// Two-sided messages among the job's ranks, as windows across nodes need them.
@@ -177,12 +184,19 @@ impl<'c, T: Plain> Window<'c, T> {
         Ok(())
     }
 
-    /// Reads byte `at..` of `target`'s part into `dst` (range checked).
+    /// Reads byte `at..` of `target`'s part into `dst` (range checked): every chunk's
+    /// request first, then their answers, so the round trips overlap.
     pub(crate) fn remote_read(&self, target: u32, at: usize, dst: &mut [u8]) -> Result<(), RmaError> {
-        for (i, chunk) in dst.chunks_mut(CHUNK).enumerate() {
+        let remote = self.remote.as_ref().expect("a window across nodes");
+        let dest = self.team.world(target);
+        let mut tokens = Vec::with_capacity(dst.len().div_ceil(CHUNK));
+        for (i, chunk) in dst.chunks(CHUNK).enumerate() {
             let mut head = Header::new(Kind::Read, self.remote_at(target, at + i * CHUNK));
             head.count = chunk.len() as u32;
-            self.request(target, head, &[], Some(chunk))?;
+            tokens.push(send(&*remote.link, dest, head, &[], true)?.expect("answered"));
+        }
+        for (chunk, token) in dst.chunks_mut(CHUNK).zip(tokens) {
+            remote.link.recv(dest, reply_tag(token), chunk)?;
         }
         Ok(())
     }

@@ -36,7 +36,8 @@ fn build(name: &str, flags: &[&str]) -> PathBuf {
     if built.contains(&exe) {
         return exe;
     }
-    let mut args: Vec<String> = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-Wl,-S"].map(String::from).into();
+    let mut args: Vec<String> =
+        ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-Wl,-S"].map(String::from).into();
     args.extend(flags.iter().map(|f| f.to_string()));
     args.extend([source.display().to_string(), "-o".into(), exe.display().to_string()]);
     let lib_dir = Path::new(env!("CARGO_BIN_EXE_sccrun")).parent().unwrap();
@@ -90,7 +91,11 @@ fn sccrun(shape: (u32, u32, Option<&str>), options: &[&str], exe: &Path, args: &
 }
 
 fn text(out: &Output) -> String {
-    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 /// Runs `name` in `variants` in every shape, with sccrun's `options`; each must pass.
@@ -190,7 +195,8 @@ int RCCE_APP(int argc, char **argv) {
         let last = shape.1 - 1;
         for ue in 0..shape.1 {
             let line = format!("UE {ue} shmalloc null lock ");
-            let said = stdout.lines().find(|l| l.starts_with(&line)).unwrap_or_else(|| panic!("UE {ue}:\n{all}"));
+            let said =
+                stdout.lines().find(|l| l.starts_with(&line)).unwrap_or_else(|| panic!("UE {ue}:\n{all}"));
             // UE 0 and the last UE are on different nodes; so is UE 0 for the others
             // unless they share its node, where the lock is taken (0, SUCCESS).
             let (rc, id) = said[line.len()..].split_once(" (ID ").unwrap();
@@ -200,6 +206,9 @@ int RCCE_APP(int argc, char **argv) {
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("RCCE UE 0: RCCE_shmalloc(4096): the job spans nodes"), "{all}");
-        assert!(stderr.contains(&format!("RCCE UE 0: RCCE_acquire_lock({last}): UE {last} runs on another node")), "{all}");
+        assert!(
+            stderr.contains(&format!("RCCE UE 0: RCCE_acquire_lock({last}): UE {last} runs on another node")),
+            "{all}"
+        );
     }
 }

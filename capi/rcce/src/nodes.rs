@@ -40,7 +40,11 @@ pub fn node_first(core: &Core) -> u32 {
 
 /// Across nodes: the node's shared block, allocated by the node's first UE (module
 /// docs). Collective (it passes the job's barrier). `mpb_offset` is RCCE's MPB.
-pub fn node_shared(core: &Core, mpb_offset: usize, layout: SharedLayout) -> Result<HeapRegion, (Error, String)> {
+pub fn node_shared(
+    core: &Core,
+    mpb_offset: usize,
+    layout: SharedLayout,
+) -> Result<HeapRegion, (Error, String)> {
     let first = node_first(core);
     let word = || {
         let line = core.mpb_range(first, mpb_offset, LINE).expect("the node's first UE is local");
@@ -50,7 +54,10 @@ pub fn node_shared(core: &Core, mpb_offset: usize, layout: SharedLayout) -> Resu
         let got = core.heap_alloc_local(layout.total);
         if let Ok(region) = got {
             core.heap_bytes(region).zero(0, layout.total);
-            crate::power::init_shared(&core.heap_bytes(region).slice(layout.power, crate::power::STATE_BYTES), core);
+            crate::power::init_shared(
+                &core.heap_bytes(region).slice(layout.power, crate::power::STATE_BYTES),
+                core,
+            );
         }
         // Relaxed: the barrier below publishes it, and the block's set-up before it.
         word().store(got.map_or(0, |r| r.offset as u64 + 1), Ordering::Relaxed);

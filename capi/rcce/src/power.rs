@@ -201,8 +201,11 @@ impl Rcce {
     /// `print_dividers`: one line per tile that holds a UE (of this node, across nodes).
     pub fn print_dividers(&self) {
         let cols = self.cols();
-        let mut tiles: Vec<u32> =
-            (0..self.size).filter(|&r| self.is_local(r)).filter_map(|r| self.core.position_of(r)).map(|p| tile_of(p, cols)).collect();
+        let mut tiles: Vec<u32> = (0..self.size)
+            .filter(|&r| self.is_local(r))
+            .filter_map(|r| self.core.position_of(r))
+            .map(|p| tile_of(p, cols))
+            .collect();
         tiles.sort_unstable();
         tiles.dedup();
         for tile in tiles {

@@ -13,6 +13,14 @@
 //! member only writes the next sense after seeing this one's release, no reset is
 //! needed between barriers.
 //!
+//! Across nodes the root cannot wait on its members' flags, which lie in other nodes'
+//! MPBs, so the gather runs down a chain instead: the last member sets `gather` in its
+//! predecessor's MPB, and each member, once its own `gather` reads the sense, passes it
+//! on to its predecessor, down to the root; the release is the same. Every wait is on
+//! the waiter's own flag. A member's `gather` is set to a sense only by its successor,
+//! who entered this barrier; it reaches the next sense only in the next barrier, which
+//! the successor enters after this one's release, so no reset is needed either.
+//!
 //! Broadcast, reduce and allreduce are linear over the synchronous send and receive:
 //! the root sends to or receives from each member in turn. As in RCCE, the root of a
 //! reduce receives every contribution into its own input buffer.
@@ -80,6 +88,9 @@ impl Rcce {
         let sense = self.next_sense(comm);
         let root = comm.members[0];
         let mark = WaitMark::Collective { root };
+        if self.spans {
+            return self.chain_barrier(comm, sense, mark);
+        }
         if self.rank == root {
             for &m in &comm.members[1..] {
                 self.wait_flag(comm.gather, sense, m, mark);
@@ -90,6 +101,22 @@ impl Rcce {
         } else {
             self.flag_write(comm.gather, sense, self.rank);
             self.core.ring(root);
+            self.wait_flag(comm.release, sense, self.rank, mark);
+        }
+    }
+
+    /// The barrier across nodes (module docs).
+    fn chain_barrier(&self, comm: &Comm, sense: bool, mark: WaitMark) {
+        let me = comm.my_rank;
+        if me + 1 < comm.members.len() {
+            self.wait_flag(comm.gather, sense, self.rank, mark);
+        }
+        if me == 0 {
+            for &m in &comm.members[1..] {
+                self.flag_write(comm.release, sense, m);
+            }
+        } else {
+            self.flag_write(comm.gather, sense, comm.members[me - 1]);
             self.wait_flag(comm.release, sense, self.rank, mark);
         }
     }

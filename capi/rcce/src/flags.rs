@@ -12,9 +12,14 @@
 //! (`registers`), whose Acquire and Release order it the same way; reads take no lock.
 //! Every write rings the target's doorbell, so a core waiting on its own flag sleeps
 //! through sccemu's waiter (spin, yield, futex) instead of polling.
+//!
+//! Across nodes every flag write is an atomic update of the byte, with AcqRel, and a
+//! remote one travels to the owner's node (`nodes`); the test-and-set lock is not
+//! used.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use sccemu::Op;
 use sccemu::protocol::payload::Payload;
 use sccemu::segment::WaitMark;
 use sccemu::segment::view::atomic_u8_at;
@@ -124,9 +129,20 @@ impl Rcce {
         atomic_u8_at(self.mpb(id), flag.byte(self.bits()))
     }
 
+    /// Writes the flag; rings `id` only across nodes (`flag_write` rings otherwise).
     fn store(&self, flag: Flag, set: bool, id: u32) {
+        if self.spans {
+            // Local owners get the stamp too; a remote owner's node would not see it.
+            crate::vtime::flag_written(id, flag.byte(self.bits()), false, self.is_local(id));
+            let (value, op) = match (self.bits(), set) {
+                (false, _) => (u8::from(set), Op::Replace),
+                (true, true) => (1u8 << (flag.slot % 8), Op::BitOr),
+                (true, false) => (!(1u8 << (flag.slot % 8)), Op::BitAnd),
+            };
+            return self.flag_update(id, flag.byte(self.bits()), value, op);
+        }
         // The stamp goes before the Release store that publishes the flag (`vtime`).
-        crate::vtime::flag_written(id, flag.byte(self.bits()), self.bits());
+        crate::vtime::flag_written(id, flag.byte(self.bits()), self.bits(), true);
         let byte = self.byte_of(flag, id);
         if self.bits() {
             let mask = 1u8 << (flag.slot % 8);
@@ -144,13 +160,19 @@ impl Rcce {
     /// `RCCE_flag_write`: sets or clears `flag` in core `id`'s MPB and wakes it.
     pub fn flag_write(&self, flag: Flag, set: bool, id: u32) {
         self.store(flag, set, id);
-        self.core.ring(id);
+        if !self.spans {
+            self.core.ring(id);
+        }
     }
 
-    /// `RCCE_flag_read`: whether `flag` is set in core `id`'s MPB.
+    /// `RCCE_flag_read`: whether `flag` is set in core `id`'s MPB (on any node).
     pub fn flag_read(&self, flag: Flag, id: u32) -> bool {
-        // Acquire: pairs with the writer's Release (module docs).
-        let byte = self.byte_of(flag, id).load(Ordering::Acquire);
+        let byte = if self.spans {
+            self.flag_byte(id, flag.byte(self.bits()))
+        } else {
+            // Acquire: pairs with the writer's Release (module docs).
+            self.byte_of(flag, id).load(Ordering::Acquire)
+        };
         if self.bits() { byte & (1 << (flag.slot % 8)) != 0 } else { byte != 0 }
     }
 
@@ -158,14 +180,20 @@ impl Rcce {
     /// the stamp of the write whose value it returns.
     pub fn flag_read_observed(&self, flag: Flag, id: u32) -> bool {
         let value = self.flag_read(flag, id);
-        crate::vtime::flag_seen(id, flag.byte(self.bits()));
+        if self.is_local(id) {
+            crate::vtime::flag_seen(id, flag.byte(self.bits()));
+        }
         value
     }
 
     /// Waits until `flag` in core `id`'s MPB reads `set`, sleeping on this core's
     /// doorbell (writers of `id`'s flags ring `id`; for a remote `id` the writer rings
-    /// this core too, see the barrier). Marked `mark` for the deadlock report.
+    /// this core too, see the barrier). Marked `mark` for the deadlock report. Across
+    /// nodes only this core's own flags are waited for (the barrier sees to it).
     pub fn wait_flag(&self, flag: Flag, set: bool, id: u32, mark: WaitMark) {
+        if self.spans && id != self.rank {
+            crate::fatal(self, &format!("internal error: a wait on UE {id}'s flag across nodes"));
+        }
         if self.flag_read(flag, id) != set {
             let _blocked = self.core.mark_wait(mark);
             let waited = self.core.wait_on(self.rank, || (self.flag_read(flag, id) == set).then_some(()));

@@ -16,7 +16,7 @@
 //!
 //! Layout: `state` (the per-process state and its start-up), `alloc`, `flags`,
 //! `registers`, `message`, `collective`, `power`, `launch_args` hold the logic in safe
-//! Rust over MPB offsets; `ffi` is the C boundary, and the only unsafe code;
+//! Rust over MPB offsets, `nodes` what changes when a job spans nodes; `ffi` is the C boundary, and the only unsafe code;
 //! `launcher` builds and starts RCCE programs (`sccemu-cc`, `rccerun`).
 
 pub mod alloc;
@@ -27,6 +27,7 @@ pub mod flags;
 pub mod launch_args;
 pub mod launcher;
 pub mod message;
+pub mod nodes;
 pub mod power;
 pub mod registers;
 pub mod state;

@@ -14,6 +14,9 @@
 //! longest free range ([`crate::state::Channels`]); the gory ones take the program's
 //! own buffer and flags.
 //!
+//! Across nodes the receiver reads a remote sender's chunk with a round trip
+//! (`nodes`); the `sent` flag's update reached it after the chunk was written.
+//!
 //! Checking mode (`SCCEMU_CHECK=1`): before its first chunk the sender stores the
 //! message's size in the pair's word in shared DRAM; the receiver, once it sees that
 //! chunk's `sent` (which orders the word before it), compares, and stops the job with
@@ -91,7 +94,6 @@ impl Rcce {
             return Err(Error::MessageLength);
         }
         let total = buf.len();
-        let sender = self.mpb(src);
         let _message = crate::vtime::message(src, self.rank, false);
         let check = self.check;
         let pieces: Box<dyn Iterator<Item = &mut [u8]>> = if check && buf.is_empty() {
@@ -105,7 +107,7 @@ impl Rcce {
             if k == 0 && check {
                 self.check_size(src, total);
             }
-            sender.read(ch.buffer, piece);
+            self.mpb_read(src, ch.buffer, piece);
             crate::vtime::copied(src, piece.len().next_multiple_of(LINE).max(LINE), total);
             self.flag_write(ch.ready, true, src);
         }

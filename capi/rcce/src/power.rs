@@ -17,6 +17,10 @@
 //!
 //! Orderings are Relaxed: these words describe the model, and nothing else is
 //! published through them.
+//!
+//! Across nodes each node models its own chip's power state (in its own shared block,
+//! `nodes`): a domain's members are the domain's UEs on the caller's node, its master
+//! the lowest-ranked of them, and a change is seen by that node's UEs only.
 
 use sccemu::segment::SharedBytes;
 use sccemu::segment::view::atomic_u32_at;
@@ -116,11 +120,13 @@ impl Rcce {
         domain_of(self.core.position(), self.cols())
     }
 
-    /// The UEs in the caller's domain, ascending.
+    /// The UEs in the caller's domain, ascending; across nodes, those of this node
+    /// (each node models its own power state).
     pub fn domain_members(&self) -> Vec<u32> {
         let mine = self.power_domain();
         (0..self.size)
             .filter(|&r| self.core.position_of(r).is_some_and(|p| domain_of(p, self.cols()) == mine))
+            .filter(|&r| self.is_local(r))
             .collect()
     }
 
@@ -192,11 +198,14 @@ impl Rcce {
         level_word(&self.power_state(), self.power_domain()).load(Ordering::Relaxed)
     }
 
-    /// `print_dividers`: one line per tile that holds a UE.
+    /// `print_dividers`: one line per tile that holds a UE (of this node, across nodes).
     pub fn print_dividers(&self) {
         let cols = self.cols();
-        let mut tiles: Vec<u32> =
-            (0..self.size).filter_map(|r| self.core.position_of(r)).map(|p| tile_of(p, cols)).collect();
+        let mut tiles: Vec<u32> = (0..self.size)
+            .filter(|&r| self.is_local(r))
+            .filter_map(|r| self.core.position_of(r))
+            .map(|p| tile_of(p, cols))
+            .collect();
         tiles.sort_unstable();
         tiles.dedup();
         for tile in tiles {

@@ -5,6 +5,9 @@
 //! the owner's doorbell, which every release rings. The Acquire of a successful swap
 //! and the Release of the store that frees it order whatever the holder did before
 //! (`RCCE_acquire_lock` / `RCCE_release_lock`, bit-flag writes) for the next holder.
+//!
+//! Across nodes a register lives in its core's node and only that node's UEs may take
+//! it (`nodes`): the calls check with [`Rcce::check_register`] first.
 
 use sccemu::segment::WaitMark;
 use sccemu::sync::Ordering;

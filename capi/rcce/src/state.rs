@@ -6,7 +6,8 @@
 //! core, so symmetric allocations land at the same offsets without communication:
 //! 1. one sccemu MPB allocation of [`MPB_BYTES`] (RCCE's whole MPB; line 0 reserved);
 //! 2. one heap allocation holding the test-and-set registers, the power state, the
-//!    checking mode's size words and the [`SHM_BYTES`] of `RCCE_shmalloc` memory;
+//!    checking mode's size words and the [`SHM_BYTES`] of `RCCE_shmalloc` memory
+//!    (across nodes: one per node, without `RCCE_shmalloc` memory, see `nodes`);
 //! 3. the flags of `RCCE_COMM_WORLD`, then (non-gory) one `sent` and one `ready` flag
 //!    per UE. The rest of the MPB is the communication buffer of `RCCE_send`, whose
 //!    size is its payload chunk (8128 B at 2 UEs, 8032 B at 48 with byte flags).
@@ -74,12 +75,13 @@ pub struct SharedLayout {
 }
 
 impl SharedLayout {
-    fn new(cores: usize) -> SharedLayout {
+    /// The block for `cores` UEs; `with_shm` holds `RCCE_shmalloc` memory (one node).
+    fn new(cores: usize, with_shm: bool) -> SharedLayout {
         let registers = 0;
         let power = registers + cores * REGISTER_BYTES;
         let sizes = power + crate::power::STATE_BYTES;
         let shm = (sizes + cores * cores * 8).next_multiple_of(4096);
-        SharedLayout { registers, power, sizes, shm, total: shm + SHM_BYTES }
+        SharedLayout { registers, power, sizes, shm, total: shm + if with_shm { SHM_BYTES } else { 0 } }
     }
 }
 
@@ -95,11 +97,14 @@ pub struct Rcce {
     pub ghz: f64,
     /// How the program was built.
     pub variant: Variant,
-    /// Whether sends and receives compare their sizes (`SCCEMU_CHECK`).
+    /// Whether sends and receives compare their sizes (`SCCEMU_CHECK`; never across
+    /// nodes, where sccemu's checking mode is off).
     pub check: bool,
+    /// Whether the job spans several nodes (`nodes`).
+    pub spans: bool,
     /// sccemu MPB offset of RCCE's MPB.
-    mpb_offset: usize,
-    /// The shared-DRAM block and where its parts are.
+    pub(crate) mpb_offset: usize,
+    /// The shared-DRAM block (this node's, across nodes) and where its parts are.
     pub shared: HeapRegion,
     /// See [`SharedLayout`].
     pub layout: SharedLayout,
@@ -134,23 +139,29 @@ impl Rcce {
                 format!("no room for RCCE's {MPB_BYTES}-byte MPB ({e}); start RCCE programs with rccerun"),
             )
         })?;
-        let layout = SharedLayout::new(size as usize);
-        let shared = core
-            .heap_alloc(layout.total)
-            .map_err(|e| (Error::Malloc, format!("no shared DRAM for RCCE: {e}")))?;
-        if rank == 0 {
-            core.heap_bytes(shared).zero(0, layout.shm);
-            crate::power::init_shared(
-                &core.heap_bytes(shared).slice(layout.power, crate::power::STATE_BYTES),
-                &core,
-            );
-        }
-        // Nobody touches a register or the power state before rank 0 has set them up.
-        core.barrier().map_err(|e| (Error::NumUes, e.to_string()))?;
+        let spans = core.context().spans_nodes();
+        let layout = SharedLayout::new(size as usize, !spans);
+        let shared = if spans {
+            crate::nodes::node_shared(&core, region.offset, layout)?
+        } else {
+            let shared = core
+                .heap_alloc(layout.total)
+                .map_err(|e| (Error::Malloc, format!("no shared DRAM for RCCE: {e}")))?;
+            if rank == 0 {
+                core.heap_bytes(shared).zero(0, layout.shm);
+                crate::power::init_shared(
+                    &core.heap_bytes(shared).slice(layout.power, crate::power::STATE_BYTES),
+                    &core,
+                );
+            }
+            // Nobody touches a register or the power state before rank 0 has set them up.
+            core.barrier().map_err(|e| (Error::NumUes, e.to_string()))?;
+            shared
+        };
         let mut mpb_alloc = Allocator::new(MPB_BYTES, LINE);
         mpb_alloc.alloc(LINE); // line 0 is reserved
         let per_line = if variant.single_bit_flags { 8 * LINE } else { LINE };
-        let check = core.checking();
+        let check = core.checking() && !spans;
         let mut this = Rcce {
             core,
             rank,
@@ -158,6 +169,7 @@ impl Rcce {
             ghz,
             variant,
             check,
+            spans,
             mpb_offset: region.offset,
             shared,
             layout,
@@ -179,6 +191,10 @@ impl Rcce {
             this.channels = Some(Channels { sent, ready });
         }
         this.core.barrier().map_err(|e| (Error::NumUes, e.to_string()))?;
+        if spans && rank == crate::nodes::node_first(&this.core) {
+            // The word `nodes::node_shared` published; every UE of the node read it.
+            this.mpb(rank).zero(0, LINE);
+        }
         RCCE.set(this).map_err(|_| (Error::CommInitialized, "RCCE_init called twice".to_owned()))?;
         Ok(RCCE.get().expect("just set"))
     }
@@ -190,7 +206,7 @@ impl Rcce {
     }
 
     /// Core `id`'s RCCE MPB. Panics unless `id` is a UE (callers check with
-    /// [`Rcce::check_id`]).
+    /// [`Rcce::check_id`]) on this node (see [`Rcce::mpb_read`] for any node).
     pub fn mpb(&self, id: u32) -> SharedBytes<'_> {
         self.core.mpb_range(id, self.mpb_offset, MPB_BYTES).expect("RCCE's MPB is inside every core's MPB")
     }
@@ -246,8 +262,12 @@ impl Rcce {
         self.lock(&self.mpb_alloc).free_bytes()
     }
 
-    /// `RCCE_shmalloc`: an offset into the shared block, the same on every UE.
+    /// `RCCE_shmalloc`: an offset into the shared block, the same on every UE; never
+    /// across nodes.
     pub fn shmalloc(&self, bytes: usize) -> Option<usize> {
+        if self.spans {
+            return None;
+        }
         let len = bytes.checked_next_multiple_of(LINE).filter(|&l| l > 0)?;
         self.lock(&self.shm_alloc).alloc(len).map(|at| self.layout.shm + at)
     }

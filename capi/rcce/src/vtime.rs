@@ -40,12 +40,16 @@ pub fn call(what: &'static str) -> Option<Op<'static>> {
 }
 
 /// A flag write to rank `owner`'s MPB byte `byte` (through its test-and-set register
-/// if `bits`): charges it and stamps the byte. Call before the store.
-pub fn flag_written(owner: u32, byte: usize, bits: bool) {
+/// if `bits`): charges it and, if `stamp`, stamps the byte. Call before the store.
+/// Across nodes a flag of a UE on another node is not stamped: the stamps are in each
+/// node's segment, so its owner would not see it, and its wait ends at its own time.
+pub fn flag_written(owner: u32, byte: usize, bits: bool, stamp: bool) {
     let Some(op) = timing::begin(Category::Flag, "flag write") else { return };
     let c = op.clock();
     op.charge(c.mpb_line_ps(owner) + if bits { c.test_and_set_ps(owner) } else { 0 });
-    op.stamp(c.mpb_stamp(owner, byte));
+    if stamp {
+        op.stamp(c.mpb_stamp(owner, byte));
+    }
 }
 
 /// A flag of rank `owner`'s MPB byte `byte` seen with the value waited for (after the

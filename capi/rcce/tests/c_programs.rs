@@ -73,6 +73,11 @@ fn synchronous_send_and_receive() {
 }
 
 #[test]
+fn what_runs_across_nodes_runs_on_one() {
+    passes("t_nodes", &ALL_VARIANTS, &[]);
+}
+
+#[test]
 fn linear_collectives() {
     passes("t_coll", &[SIMPLIFIED, BITS], &[]);
 }

@@ -209,11 +209,14 @@ pub extern "C" fn RCCE_debug_unset(level: c_int) -> c_int {
     set_debug(level, false)
 }
 
-/// `RCCE_acquire_lock`: takes core `id`'s test-and-set register.
+/// `RCCE_acquire_lock`: takes core `id`'s test-and-set register (across nodes, only
+/// a register of this UE's node: `RCCE_ERROR_ID` otherwise).
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_acquire_lock(id: c_int) -> c_int {
     with_rcce(debug::SYNCH, "RCCE_acquire_lock", |r| {
-        r.test_and_set(r.check_id(id.into())?);
+        let id = r.check_id(id.into())?;
+        r.check_register(id, "RCCE_acquire_lock")?;
+        r.test_and_set(id);
         Ok(())
     })
 }
@@ -222,7 +225,9 @@ pub extern "C" fn RCCE_acquire_lock(id: c_int) -> c_int {
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_release_lock(id: c_int) -> c_int {
     with_rcce(debug::SYNCH, "RCCE_release_lock", |r| {
-        r.release_register(r.check_id(id.into())?);
+        let id = r.check_id(id.into())?;
+        r.check_register(id, "RCCE_release_lock")?;
+        r.release_register(id);
         Ok(())
     })
 }
@@ -234,10 +239,19 @@ pub extern "C" fn RCCE_fence() {
 }
 
 /// `RCCE_shmalloc`: shared off-chip memory, the same address on every UE (all UEs
-/// allocate in the same order); null when it is exhausted.
+/// allocate in the same order); null when it is exhausted, and always when the job
+/// spans nodes, which share no memory (with a line on stderr).
 #[unsafe(no_mangle)]
 pub extern "C" fn RCCE_shmalloc(size: usize) -> *mut u8 {
     let Ok(r) = rcce() else { return std::ptr::null_mut() };
+    if r.spans {
+        eprintln!(
+            "RCCE UE {}: RCCE_shmalloc({size}): the job spans nodes, which share no memory: no shared DRAM",
+            r.rank
+        );
+        r.report(debug::DEBUG, "RCCE_shmalloc", Error::Malloc);
+        return std::ptr::null_mut();
+    }
     match r.shmalloc(size) {
         Some(at) => r.shared_bytes().addr(at),
         None if size == 0 => std::ptr::null_mut(),

@@ -71,7 +71,8 @@ pub static mut RCCE_IAM: c_int = -1;
 pub static mut RCCE_NP: c_int = 0;
 
 /// `RCCE_comm_buffer`: every UE's MPB as an address in this process (RCCE's
-/// `RCCE_MAXNP` limit for the array's size), set by `RCCE_init`.
+/// `RCCE_MAXNP` limit for the array's size), set by `RCCE_init`. Null for a UE on
+/// another node, whose MPB is not in this process (reach it with `RCCE_put`/`RCCE_get`).
 #[unsafe(no_mangle)]
 #[allow(non_upper_case_globals)] // RCCE's name
 pub static mut RCCE_comm_buffer: [*mut u8; MAXNP_LIMIT] = [std::ptr::null_mut(); MAXNP_LIMIT];
@@ -215,7 +216,8 @@ impl Rcce {
             RCCE_NP = self.size as c_int;
             let buffers = (&raw mut RCCE_comm_buffer).cast::<*mut u8>();
             for ue in 0..self.size {
-                buffers.add(ue as usize).write(self.mpb(ue).addr(0));
+                let mpb = if self.is_local(ue) { self.mpb(ue).addr(0) } else { std::ptr::null_mut() };
+                buffers.add(ue as usize).write(mpb);
             }
         }
     }

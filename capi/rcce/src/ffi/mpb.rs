@@ -3,8 +3,6 @@
 
 use std::ffi::{c_char, c_int};
 
-use sccemu::protocol::payload::Payload;
-
 use super::{RcceFlag, with_rcce};
 use crate::codes::{Error, FLAG_SET, FLAG_UNSET, LINE, debug};
 use crate::message::Channel;
@@ -96,9 +94,9 @@ fn transfer(
         // SAFETY: the C caller's buffer of `n` bytes (RCCE's contract for put/get).
         let private = unsafe { std::slice::from_raw_parts_mut(private, n) };
         if to_mpb {
-            r.mpb(id).write(offset, private)
+            r.mpb_write(id, offset, private)
         } else {
-            r.mpb(id).read(offset, private)
+            r.mpb_read(id, offset, private)
         }
         crate::vtime::copied(id, n, n);
         Ok(())

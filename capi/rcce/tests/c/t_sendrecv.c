@@ -9,7 +9,9 @@
  *    a round robin, lower rank sending first.  The 100000 B size runs
  *    between all pairs up to 16 cores, and in the first 3 rounds above.
  *  - RCCE_send is synchronous: it does not return before the receiver has
- *    entered RCCE_recv (checked through shared DRAM, 1 B and 100000 B).
+ *    entered RCCE_recv (checked through shared DRAM, 1 B and 100000 B; when
+ *    the job spans nodes, where RCCE_shmalloc must fail, through a line of
+ *    rank 0's MPB that the receiver puts before it receives).
  *  - RCCE_recv_test returns at once with *test == 0 while nothing was sent
  *    (leaving the buffer alone), and completes the message once the sender
  *    has started.
@@ -24,6 +26,7 @@
 #include <time.h>
 
 #include "RCCE.h"
+#include "RCCE_lib.h"
 
 #define TEST_NAME "t_sendrecv"
 #include "test_check.h"
@@ -178,21 +181,47 @@ static void nap_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* The receiver's mark: in shared DRAM, or across nodes in rank 0's MPB. */
+static volatile int *mark;
+static t_vcharp mark_line;
+
+static void mark_set(int tag)
+{
+    int line[RCCE_LINE_SIZE / sizeof(int)];
+    if (mark_line == NULL) {
+        *mark = tag;
+        RCCE_shflush();
+        return;
+    }
+    memset(line, 0, sizeof line);
+    line[0] = tag;
+    CHECK_RC(RCCE_put(mark_line, (t_vcharp)line, RCCE_LINE_SIZE, 0), RCCE_SUCCESS);
+}
+
+static int mark_get(void)
+{
+    int line[RCCE_LINE_SIZE / sizeof(int)];
+    if (mark_line == NULL) {
+        RCCE_shflush();
+        return *mark;
+    }
+    CHECK_RC(RCCE_get((t_vcharp)line, mark_line, RCCE_LINE_SIZE, 0), RCCE_SUCCESS);
+    return line[0];
+}
+
 /* RCCE_send(0 -> 1) cannot return before rank 1 has entered RCCE_recv. */
-static void synchronous_send(volatile int *mark, size_t size, int tag)
+static void synchronous_send(size_t size, int tag)
 {
     if (me == 1) {
         nap_ms(50);
-        *mark = tag;
-        RCCE_shflush();
+        mark_set(tag);
         memset(rbuf, GUARD_BYTE, size + GUARD);
         CHECK_RC(xrecv(rbuf, size, 0), RCCE_SUCCESS);
         verify(0, size, "synchronous send");
     } else if (me == 0) {
         fill(1, size);
         CHECK_RC(xsend(sbuf, size, 1), RCCE_SUCCESS);
-        RCCE_shflush();
-        CHECK(*mark == tag,
+        CHECK(mark_get() == tag,
               "RCCE_send of %lu B returned before the receiver called "
               "RCCE_recv", (unsigned long)size);
     }
@@ -237,7 +266,7 @@ static void recv_test_ring(size_t size)
 
 int RCCE_APP(int argc, char **argv)
 {
-    volatile int *mark;
+    int id, spans = 0;
 #ifdef GORY
     static const size_t small[] = {0, 1, 31, 32, 33, 159, 160, 161, 321, 5000};
     static const size_t large[] = {4095, 4096, 4097};
@@ -249,11 +278,20 @@ int RCCE_APP(int argc, char **argv)
     CHECK_RC(RCCE_init(&argc, &argv), RCCE_SUCCESS);
     me = RCCE_ue();
     np = RCCE_num_ues();
+    for (id = 0; id < np; id++)
+        spans |= RCCE_comm_buffer[id] == NULL; /* a UE on another node */
     mark = (volatile int *)RCCE_shmalloc(sizeof(int));
-    CHECK(mark != NULL, "RCCE_shmalloc failed");
-    if (me == 0)
-        *mark = 0;
-    RCCE_shflush();
+    if (spans) {
+        CHECK(mark == NULL, "RCCE_shmalloc gave memory across nodes");
+        mark_line = RCCE_malloc(RCCE_LINE_SIZE);
+        CHECK(mark_line != NULL, "RCCE_malloc of the mark failed");
+        if (me == 0)
+            mark_set(0);
+    } else {
+        CHECK(mark != NULL, "RCCE_shmalloc failed");
+        if (me == 0)
+            mark_set(0);
+    }
 #ifdef GORY
     open_channel(&chan[0], 5 * RCCE_LINE_SIZE);
     open_channel(&chan[1], 4096);
@@ -262,8 +300,8 @@ int RCCE_APP(int argc, char **argv)
     CHECK_RC(RCCE_barrier(&RCCE_COMM_WORLD), RCCE_SUCCESS);
 
     if (np > 1) {
-        synchronous_send(mark, 1, 1);
-        synchronous_send(mark, BIG, 2);
+        synchronous_send(1, 1);
+        synchronous_send(BIG, 2);
 #ifdef GORY
         cur = &chan[0];
         all_pairs(small, (int)(sizeof small / sizeof small[0]), 0);
@@ -286,7 +324,8 @@ int RCCE_APP(int argc, char **argv)
     close_channel(&chan[0]);
 #endif
     CHECK_RC(RCCE_barrier(&RCCE_COMM_WORLD), RCCE_SUCCESS);
-    RCCE_shfree((t_vcharp)mark);
+    if (mark != NULL)
+        RCCE_shfree((t_vcharp)mark);
     CHECK_RC(RCCE_finalize(), RCCE_SUCCESS);
     if (me == 0)
         printf("ok %s rank %d (np %d, %s interface)\n", test_name, me, np,

@@ -1,0 +1,214 @@
+//! RCCE C programs across nodes: the RCCE library's own C tests
+//! (`capi/rcce/tests/c`), compiled as `sccemu-cc` compiles (`rcce::launcher`), run
+//! unchanged by `sccrun --nodes K` over the real MPI at odd sizes (2 nodes x 5 UEs,
+//! 3 x 7, and a 1,4,2 map), in every interface and flag width. Each program checks
+//! itself and prints `ok <name>`; the job must succeed. Shared DRAM, which does not
+//! cross nodes, must fail cleanly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const SIMPLIFIED: &[&str] = &[];
+const GORY: &[&str] = &["-DGORY"];
+const BITS: &[&str] = &["-DSINGLEBITFLAGS"];
+const GORY_BITS: &[&str] = &["-DGORY", "-DSINGLEBITFLAGS"];
+const ALL_VARIANTS: [&[&str]; 4] = [SIMPLIFIED, GORY, BITS, GORY_BITS];
+
+/// The jobs: `--nodes`, `-n` and an optional `--map`.
+const SHAPES: [(u32, u32, Option<&str>); 3] = [(2, 5, None), (3, 7, None), (3, 7, Some("1,4,2"))];
+
+/// Where the programs are built.
+fn build_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rcce-nodes");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `capi/rcce/tests/c/<name>.c` with `flags`, warnings as errors, against the
+/// `librcce.a` cargo built beside sccrun; once per process (tests share programs).
+fn build(name: &str, flags: &[&str]) -> PathBuf {
+    static BUILT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../capi/rcce/tests/c").join(format!("{name}.c"));
+    let exe = build_dir().join(format!("{name}{}", flags.concat().replace(['-', '='], "_")));
+    if built.contains(&exe) {
+        return exe;
+    }
+    let mut args: Vec<String> =
+        ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-Wl,-S"].map(String::from).into();
+    args.extend(flags.iter().map(|f| f.to_string()));
+    args.extend([source.display().to_string(), "-o".into(), exe.display().to_string()]);
+    let lib_dir = Path::new(env!("CARGO_BIN_EXE_sccrun")).parent().unwrap();
+    let out = rcce::launcher::compile_command(&args, lib_dir).unwrap().output().unwrap();
+    assert!(out.status.success(), "compiling {name} {flags:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    built.push(exe.clone());
+    exe
+}
+
+/// `sccrun --nodes nodes [--map map] -n cores` running `exe args...` with RCCE's MPB
+/// size, one job at a time, failing the test after three minutes.
+fn sccrun(shape: (u32, u32, Option<&str>), options: &[&str], exe: &Path, args: &[&str]) -> Output {
+    static ONE_JOB: Mutex<()> = Mutex::new(());
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let (nodes, cores, map) = shape;
+    let mpb = rcce::launcher::MPB_BYTES.to_string();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sccrun"));
+    cmd.args(["--nodes", &nodes.to_string(), "-n", &cores.to_string(), "--mpb", &mpb]);
+    if let Some(map) = map {
+        cmd.args(["--map", map]);
+    }
+    let (stdout, stderr) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    let mut child = cmd
+        .args(options)
+        .arg("--")
+        .arg(exe)
+        .args(args)
+        .stdout(Stdio::from(stdout.try_clone().unwrap()))
+        .stderr(Stdio::from(stderr.try_clone().unwrap()))
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(180) {
+            let _ = child.kill();
+            panic!("sccrun {shape:?} {} hung", exe.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let read = |mut f: std::fs::File| {
+        use std::io::{Read, Seek};
+        let mut bytes = Vec::new();
+        f.rewind().unwrap();
+        f.read_to_end(&mut bytes).unwrap();
+        bytes
+    };
+    Output { status, stdout: read(stdout), stderr: read(stderr) }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs `name` in `variants` in every shape, with sccrun's `options`; each must pass.
+fn passes(name: &str, variants: &[&[&str]], options: &[&str], args: &[&str]) {
+    for flags in variants {
+        let exe = build(name, flags);
+        for shape in SHAPES {
+            let out = sccrun(shape, options, &exe, args);
+            assert!(
+                out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&format!("ok {name}")),
+                "{name} {flags:?} {options:?} on {shape:?}: {:?}\n{}",
+                out.status,
+                text(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn synchronous_send_and_receive_across_nodes() {
+    passes("t_sendrecv", &ALL_VARIANTS, &[], &[]);
+}
+
+#[test]
+fn flags_across_nodes_in_both_widths() {
+    passes("t_flags", &ALL_VARIANTS, &[], &[]);
+}
+
+#[test]
+fn communicators_and_their_barriers_across_nodes() {
+    passes("t_comm", &ALL_VARIANTS, &[], &[]);
+}
+
+/// Put/get between all pairs, the barrier, bcast, reduce and allreduce, node-local
+/// locks, and `RCCE_comm_buffer` null for the UEs on other nodes.
+#[test]
+fn put_get_barrier_and_collectives_across_nodes() {
+    passes("t_nodes", &ALL_VARIANTS, &[], &["spans"]);
+}
+
+#[test]
+fn a_ue_that_returns_early_leaves_the_others_running_across_nodes() {
+    passes("t_early_exit", &[SIMPLIFIED, GORY_BITS], &[], &[]);
+}
+
+/// With `--timing` the programs still run right; each node reports its virtual times.
+#[test]
+fn virtual_time_across_nodes() {
+    for (name, flags) in [("t_sendrecv", SIMPLIFIED), ("t_nodes", BITS)] {
+        let exe = build(name, flags);
+        let args: &[&str] = if name == "t_nodes" { &["spans"] } else { &[] };
+        let out = sccrun((2, 5, None), &["--timing", "scc"], &exe, args);
+        let all = text(&out);
+        assert!(out.status.success() && all.contains(&format!("ok {name}")), "{name} --timing:\n{all}");
+        assert!(all.contains("node 0: virtual time") && all.contains("node 1: virtual time"), "{all}");
+    }
+}
+
+/// `RCCE_shmalloc` across nodes: null and a line on stderr, and the program goes on;
+/// so are the test-and-set registers of UEs on another node (`RCCE_ERROR_ID`).
+#[test]
+fn shared_dram_and_remote_locks_fail_cleanly_across_nodes() {
+    let src = build_dir().join("shm_nodes.c");
+    std::fs::write(
+        &src,
+        r#"#include <stdio.h>
+#include "RCCE.h"
+int RCCE_APP(int argc, char **argv) {
+    t_vcharp p;
+    int rc;
+    RCCE_init(&argc, &argv);
+    p = RCCE_shmalloc(4096);
+    rc = RCCE_acquire_lock(RCCE_ue() == 0 ? RCCE_num_ues() - 1 : 0);
+    printf("UE %d shmalloc %s lock %d (ID %d)\n", RCCE_ue(), p == NULL ? "null" : "memory", rc, RCCE_ERROR_ID);
+    if (rc == RCCE_SUCCESS)
+        RCCE_release_lock(0);
+    RCCE_barrier(&RCCE_COMM_WORLD);
+    return RCCE_finalize();
+}
+"#,
+    )
+    .unwrap();
+    let dir = build_dir();
+    let exe = dir.join("shm_nodes");
+    let args: Vec<String> = ["-Wall", "-Wextra", "-Werror"]
+        .map(String::from)
+        .into_iter()
+        .chain([src.display().to_string(), "-o".into(), exe.display().to_string()])
+        .collect();
+    let lib_dir = Path::new(env!("CARGO_BIN_EXE_sccrun")).parent().unwrap();
+    let cc = rcce::launcher::compile_command(&args, lib_dir).unwrap().output().unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    for shape in [(2, 5, None), (3, 7, None)] {
+        let out = sccrun(shape, &[], &exe, &[]);
+        let (all, stdout) = (text(&out), String::from_utf8_lossy(&out.stdout).into_owned());
+        assert!(out.status.success(), "{shape:?}:\n{all}");
+        let last = shape.1 - 1;
+        for ue in 0..shape.1 {
+            let line = format!("UE {ue} shmalloc null lock ");
+            let said =
+                stdout.lines().find(|l| l.starts_with(&line)).unwrap_or_else(|| panic!("UE {ue}:\n{all}"));
+            // UE 0 and the last UE are on different nodes; so is UE 0 for the others
+            // unless they share its node, where the lock is taken (0, SUCCESS).
+            let (rc, id) = said[line.len()..].split_once(" (ID ").unwrap();
+            let remote = ue == 0 || ue >= shape.1.div_ceil(shape.0);
+            let want = if remote { id.trim_end_matches(')') } else { "0" };
+            assert_eq!(rc, want, "UE {ue} of {last}:\n{all}");
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("RCCE UE 0: RCCE_shmalloc(4096): the job spans nodes"), "{all}");
+        assert!(
+            stderr.contains(&format!("RCCE UE 0: RCCE_acquire_lock({last}): UE {last} runs on another node")),
+            "{all}"
+        );
+    }
+}

@@ -131,7 +131,7 @@ impl Serve {
 
     /// Applies the whole request `msg` from `origin` to `to`.
     fn apply(&mut self, seg: &Arc<Segment>, spec: &NodeSpec, (origin, to): (u32, u32), msg: &[u8]) -> Result<(), String> {
-        let bad = |what: &str| format!("rank {origin} sent a bad window request: {what}");
+        let bad = |what: &str| format!("rank {origin} sent a bad remote memory request: {what}");
         let (head, payload) = Header::decode(msg).ok_or_else(|| bad("no header"))?;
         let region = |len: usize| reachable(seg, spec, head.at, len).ok_or_else(|| bad("memory it cannot reach"));
         let mut answer = Vec::new();
@@ -151,7 +151,11 @@ impl Serve {
                 if !spec.is_local(head.rank) {
                     return Err(bad("a doorbell of another node"));
                 }
-                let words: &PairWords = atomics_at(seg.bytes(region(size_of::<PairWords>())?), 0);
+                let r = region(size_of::<PairWords>())?;
+                if r.offset % align_of::<PairWords>() != 0 {
+                    return Err(bad("misaligned PSCW words"));
+                }
+                let words: &PairWords = atomics_at(seg.bytes(r), 0);
                 let bell = &seg.slot(head.rank).bell;
                 match head.kind {
                     Kind::Post => words.post(bell),
@@ -204,7 +208,8 @@ impl Serve {
         (head, home): (Header, u32),
         lock: Region,
     ) -> Result<(), String> {
-        if !spec.is_local(head.rank) || !control_block(seg, spec, head.x, 1) || self.held.contains_key(&(origin, head.at)) {
+        let aligned = lock.offset % align_of::<TargetCtl>() == 0;
+        if !aligned || !spec.is_local(head.rank) || !control_block(seg, spec, head.x, 1) || self.held.contains_key(&(origin, head.at)) {
             return Err(format!("rank {origin} sent a bad lock request"));
         }
         let (target, team_rank, meta, exclusive) = (head.rank, head.count, head.x, head.op == 1);
@@ -323,11 +328,13 @@ fn worlds(payload: &[u8], spec: &NodeSpec) -> Option<Vec<u32>> {
     (payload.len() % 4 == 0 && ranks.iter().all(|&r| r < spec.cores)).then_some(ranks)
 }
 
-/// Whether a window's control block for `n` ranks at `meta` lies in the heap.
+/// Whether a window's control block for `n` ranks at `meta` lies in the heap, aligned.
 fn control_block(seg: &Segment, spec: &NodeSpec, meta: u64, n: u32) -> bool {
     let heap = seg.layout().heap;
     let bytes = CtlLayout::new(n as usize, false).total;
-    reachable(seg, spec, meta, bytes).is_some_and(|m| m.offset >= heap.offset)
+    // Every word in the block is then aligned: its parts start on lines (`control`).
+    let align = align_of::<WindowCtl>().max(align_of::<TargetCtl>());
+    reachable(seg, spec, meta, bytes).is_some_and(|m| m.offset >= heap.offset && m.offset % align == 0)
 }
 
 /// The target's lock words at `lock`, if asked, and the window's words at `meta`.

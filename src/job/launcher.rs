@@ -484,13 +484,7 @@ impl Running {
             starters.finish();
         }
         if let Some(file) = &self.trace {
-            // Across nodes, each node merges its own ranks beside the trace (`sccrun`
-            // merges the nodes' on one machine).
-            let into = self.node.as_ref().map_or(file.clone(), |spec| crate::timing::trace::node_path(file, spec.node));
-            let ranks = self.first..self.first + self.pids.len() as u32;
-            if let Err(e) = crate::timing::trace::merge(file, ranks, &into) {
-                eprintln!("sccemu: cannot write the trace {}: {e}", into.display());
-            }
+            crate::job::vtime::merge_trace(file, self.node.as_ref(), self.first..self.first + self.pids.len() as u32);
         }
         JobReport {
             first_rank: self.first,

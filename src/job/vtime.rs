@@ -65,6 +65,15 @@ impl VirtualTime {
     }
 }
 
+/// Merges the trace parts of `ranks` (this launcher's) into `file`, or across nodes
+/// beside it, for `node` (`sccrun` merges the nodes' traces on one machine).
+pub(crate) fn merge_trace(file: &std::path::Path, node: Option<&crate::job::node::NodeSpec>, ranks: std::ops::Range<u32>) {
+    let into = node.map_or(file.to_path_buf(), |spec| crate::timing::trace::node_path(file, spec.node));
+    if let Err(e) = crate::timing::trace::merge(file, ranks, &into) {
+        eprintln!("sccemu: cannot write the trace {}: {e}", into.display());
+    }
+}
+
 /// One core's virtual times, in picoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CoreTimes {

@@ -15,9 +15,12 @@ use std::time::{Duration, Instant};
 const CFLAGS: [&str; 6] = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-Wl,-S"];
 
 /// The MPI library's test programs that use only what crosses nodes (point-to-point,
-/// communicators, groups, collectives), and the build flags each needs.
-const PROGRAMS: [(&str, &[&str]); 9] = [
+/// communicators, groups, collectives, MPI-IO on this machine's files), and the build
+/// flags each needs.
+const PROGRAMS: [(&str, &[&str]); 11] = [
     ("p2p_basic", &[]),
+    ("file_io", &[]),
+    ("file_shared", &[]),
     ("collectives", &[]),
     ("icoll", &[]),
     ("reduce_ops", &[]),

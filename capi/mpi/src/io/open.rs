@@ -73,14 +73,6 @@ pub fn open(
     amode: c_int,
 ) -> MpiResult<c_int> {
     let comm = crate::comm::lookup_intra(comm_handle)?;
-    // Every file has a shared pointer in a window, and MPI windows do not cross nodes:
-    // refused up front, alike on every rank (nothing opened, created or sent).
-    if crate::state::mpi()?.core.context().spans_nodes() {
-        return fail(
-            class::UNSUPPORTED_OPERATION,
-            "MPI-IO files do not work across nodes yet (this job spans nodes)",
-        );
-    }
     let local = args.as_ref().map(drop).map_err(MpiError::clone).and_then(|()| super::check_amode(amode));
     agree(comm, local, &[i64::from(amode)])?;
     let (path, hints) = args?;

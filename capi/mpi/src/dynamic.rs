@@ -8,7 +8,8 @@
 //! window's): a generation, a count, then `(address, bytes, heap offset)`
 //! per attachment. An origin translates a displacement (an address in the target) by
 //! finding the attachment that holds the whole access; it keeps each target's table
-//! and reads it again only when the target's generation changed. As MPI requires, the
+//! and reads it again only when the target's generation changed (with loads on its node,
+//! with gets in a shared lock epoch of the table across nodes). As MPI requires, the
 //! program orders an attach before the accesses to it (and a detach after them) with
 //! some synchronization, so plain copies of the table are enough.
 
@@ -95,18 +96,19 @@ impl AttachTable {
     /// The heap offset of `bytes` at address `addr` of rank `rank` (of the window's
     /// communicator).
     pub fn translate(&mut self, rank: usize, addr: usize, bytes: usize) -> MpiResult<usize> {
-        let part = self.table.shared_query(rank as u32).map_err(crate::win::rma_error)?;
-        let generation = part.get(0).map_err(crate::win::rma_error)?;
-        let fresh = matches!(&self.seen[rank], Some((g, _)) if *g == generation);
+        let words = |at: usize, out: &mut [u64]| self.read_table(rank as u32, at, out);
+        let mut generation = [0u64; 2];
+        words(0, &mut generation)?;
+        let fresh = matches!(&self.seen[rank], Some((g, _)) if *g == generation[0]);
         if !fresh {
-            let count = (part.get(1).map_err(crate::win::rma_error)? as usize).min(MAX_ATTACHED);
-            let mut words = vec![0u64; 3 * count];
-            part.read(2, &mut words).map_err(crate::win::rma_error)?;
-            let entries = words
+            let count = (generation[1] as usize).min(MAX_ATTACHED);
+            let mut table = vec![0u64; 3 * count];
+            words(2, &mut table)?;
+            let entries = table
                 .chunks(3)
                 .map(|w| Entry { addr: w[0] as usize, bytes: w[1] as usize, offset: w[2] as usize })
                 .collect();
-            self.seen[rank] = Some((generation, entries));
+            self.seen[rank] = Some((generation[0], entries));
         }
         let entries = self.seen[rank].as_ref().map(|(_, e)| e.as_slice()).unwrap_or_default();
         let end = addr.checked_add(bytes).ok_or_else(|| range(addr, bytes, rank))?;
@@ -115,6 +117,24 @@ impl AttachTable {
             .find(|e| addr >= e.addr && end <= e.addr + e.bytes)
             .map(|e| e.offset + (addr - e.addr))
             .ok_or_else(|| range(addr, bytes, rank))
+    }
+}
+
+impl AttachTable {
+    /// Words `at..` of `rank`'s table: loads on this node; across nodes (where the
+    /// table's part is not mapped) gets in a shared lock epoch of the table window.
+    fn read_table(&self, rank: u32, at: usize, out: &mut [u64]) -> MpiResult<()> {
+        let rma = crate::win::rma_error;
+        match self.table.shared_query(rank) {
+            Ok(part) => part.read(at, out).map_err(rma),
+            Err(sccemu::RmaError::OnOtherNode { .. }) => {
+                let sync = crate::win::sync_error;
+                let epoch = self.table.lock(sccemu::LockKind::Shared, rank).map_err(sync)?;
+                epoch.get(rank, at, out).map_err(rma)?;
+                epoch.unlock().map_err(sync)
+            }
+            Err(e) => Err(rma(e)),
+        }
     }
 }
 

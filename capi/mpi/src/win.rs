@@ -20,10 +20,10 @@
 //!   addresses translated through the target's table of attached memory (`dynamic`).
 //!
 //! Every part of every flavor is mapped by every process of a node, so
-//! `MPI_Win_shared_query` gives a usable pointer for any window but a dynamic one and
-//! but another node's part. Across nodes (`sccemu::Comm::window` over messages) windows
-//! from `MPI_Win_allocate` and `MPI_Win_create` work, shared ones over one node's ranks
-//! too; the rest is refused up front ([`refuse_across_nodes`]).
+//! `MPI_Win_shared_query` gives a usable pointer for any window but a dynamic one, and
+//! for any rank of the node. Across nodes (`sccemu::Comm::window` over messages) every
+//! flavor works but a shared window over several nodes' ranks, which is refused up
+//! front ([`refuse_across_nodes`]).
 //!
 //! Creation is collective and agrees first: every rank prepares its memory, then all
 //! exchange whether that worked, their sizes and displacement units (one allgather);
@@ -230,9 +230,8 @@ pub fn give_back(own: &Own) -> MpiResult<()> {
 }
 
 /// Refuses, in a job that spans nodes, the windows that cannot cross them, before
-/// anything is allocated, shared or sent: a dynamic window (its table of attached memory
-/// is read with loads), and a shared one over ranks of several nodes (they share no
-/// memory). `MPI_Win_create` and `MPI_Win_allocate` cross nodes (`docs/MULTINODE.md`).
+/// anything is allocated, shared or sent: a shared one over ranks of several nodes (they
+/// share no memory). The other flavors cross nodes (`docs/MULTINODE.md`).
 /// Every rank decides this alike from the job's configuration and the communicator, so
 /// each returns the error and none waits for another.
 pub fn refuse_across_nodes(comm: &CommObj, flavor: Flavor) -> MpiResult<()> {
@@ -241,7 +240,6 @@ pub fn refuse_across_nodes(comm: &CommObj, flavor: Flavor) -> MpiResult<()> {
     let one_node = || comm.coll().members().iter().all(|&r| ctx.is_local(r));
     let refused = match flavor {
         _ if !ctx.spans_nodes() => None,
-        Flavor::Dynamic => Some("dynamic MPI windows do not work across nodes yet"),
         Flavor::Shared if !one_node() => {
             Some("shared MPI windows need ranks of one node (this one spans nodes)")
         }

@@ -5,9 +5,9 @@
  *             MPI_COMM_TYPE_SHARED communicators: K of them, each a run of ranks;
  *   refused - windows from MPI_Win_allocate and MPI_Win_create (over the world and part
  *             of it) and MPI_Win_allocate_shared over one node's ranks work across
- *             nodes; under MPI_ERRORS_RETURN, a shared window over several nodes and a
- *             dynamic window return MPI_ERR_UNSUPPORTED_OPERATION on every rank, and the
- *             job goes on;
+ *             nodes, and so do dynamic windows; under MPI_ERRORS_RETURN, a shared window
+ *             over several nodes returns MPI_ERR_UNSUPPORTED_OPERATION on every rank,
+ *             and the job goes on;
  *   abort   - the last rank calls MPI_Abort(MPI_COMM_WORLD, 7) while the others wait
  *             in a receive that nothing matches: the whole job must end with 7. */
 #include <string.h>
@@ -151,17 +151,30 @@ static void refused(void) {
     void *there = NULL;
     CHECK_CLASS(MPI_Win_shared_query(win, (last + 1) % size, &sz, &du, &there), MPI_ERR_UNSUPPORTED_OPERATION);
     CHECK_RC(MPI_Win_free(&win));
-    /* Shared windows over several nodes, and dynamic windows, do not cross. */
+    /* Shared windows over several nodes do not cross. */
     CHECK_CLASS(MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
-                MPI_ERR_UNSUPPORTED_OPERATION);
-    CHECK_CLASS(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win),
                 MPI_ERR_UNSUPPORTED_OPERATION);
     CHECK(win == MPI_WIN_NULL);
     /* The message says why. */
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
-    CHECK_RC(MPI_Error_string(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win), text, &len));
-    CHECK(strstr(text, "across nodes") != NULL);
+    CHECK_RC(MPI_Error_string(MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win),
+                              text, &len));
+    CHECK(strstr(text, "spans nodes") != NULL);
+    /* A dynamic window: memory attached on every rank, addressed by its address there. */
+    int attached[2] = {0, 0};
+    MPI_Aint mine_at, right_at;
+    CHECK_RC(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    CHECK_RC(MPI_Win_attach(win, attached, sizeof attached));
+    CHECK_RC(MPI_Get_address(attached, &mine_at));
+    CHECK_RC(MPI_Sendrecv(&mine_at, 1, MPI_AINT, (rank + size - 1) % size, 3, &right_at, 1, MPI_AINT,
+                          (rank + 1) % size, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_RC(MPI_Win_fence(0, win));
+    CHECK_RC(MPI_Put(&rank, 1, MPI_INT, (rank + 1) % size, right_at, 1, MPI_INT, win));
+    CHECK_RC(MPI_Win_fence(0, win));
+    CHECK(attached[0] == (rank + size - 1) % size);
+    CHECK_RC(MPI_Win_detach(win, attached));
+    CHECK_RC(MPI_Win_free(&win));
     /* A shared window over one node's ranks works. */
     CHECK_RC(MPI_Win_allocate_shared(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, node, &base, &win));
     memset(base, 0, 2 * sizeof(int));

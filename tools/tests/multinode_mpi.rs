@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 const CFLAGS: [&str; 6] = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-Wl,-S"];
 
 /// The MPI library's test programs that use only what crosses nodes (point-to-point,
-/// communicators, groups, collectives, MPI-IO on this machine's files), and the build
-/// flags each needs.
-const PROGRAMS: [(&str, &[&str]); 11] = [
+/// communicators, groups, collectives, windows in DRAM under the atomic strategy, threads,
+/// MPI-IO on this machine's files), and the build flags each needs.
+const PROGRAMS: [(&str, &[&str]); 12] = [
     ("p2p_basic", &[]),
+    ("threads", &["-pthread"]),
     ("file_io", &[]),
     ("file_shared", &[]),
     ("collectives", &[]),

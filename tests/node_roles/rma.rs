@@ -214,8 +214,24 @@ fn refusals(core: &Core, win: &sccemu::Window<'_, u64>) -> Result<(), Box<dyn st
     if let Err(e) = win.shared_query(other) {
         assert_eq!(e, RmaError::OnOtherNode { rank: other });
     }
-    let mpb = core.window::<u64>(4, Placement::Mpb);
-    assert!(matches!(mpb, Err(WindowError::AcrossNodes { .. })), "{:?}", mpb.err());
+    // A window in the cores' MPBs: the SCC's fast path, across nodes too.
+    let mpb = core.window::<u64>(4, Placement::Mpb)?;
+    mpb.fence()?;
+    mpb.put(other, 0, &[u64::from(me) + 1])?;
+    mpb.fence()?;
+    let epoch = mpb.lock(LockKind::Exclusive, 0)?;
+    epoch.fetch_add(0, 1, 1u64)?;
+    epoch.unlock()?;
+    core.barrier()?;
+    let mut got = [0u64; 2];
+    mpb.fence()?;
+    mpb.get(me, 0, &mut got[..1])?;
+    mpb.get(0, 1, &mut got[1..])?;
+    mpb.fence()?;
+    assert_eq!(got, [u64::from((me + n - 1) % n) + 1, u64::from(n)], "rank {me}: the MPB window");
+    mpb.free()?;
+    let too_big = core.window::<u64>(core.mpb_bytes(), Placement::Mpb);
+    assert!(matches!(too_big, Err(WindowError::TooBigForMpb { .. })), "{:?}", too_big.err());
     Ok(())
 }
 

@@ -93,8 +93,8 @@ impl RemoteLink for NodeLink<'_> {
 
 /// Collective over `members` (world ranks; this core is member `me`), a job or a
 /// communicator whose ranks span nodes: a window over `memory` (`rma::remote`). DRAM
-/// and the `Atomic` strategy, and no virtual time, as yet: anything else gives every
-/// member [`WindowError::AcrossNodes`] (alike, since every member must pass the same
+/// (MPBs for a job-wide window) and the `Atomic` strategy, and no virtual time, as yet:
+/// anything else gives every member [`WindowError::AcrossNodes`] (alike, since every member must pass the same
 /// placement and strategy and the mode is the job's).
 pub(crate) fn window_across<'c, T: Plain>(
     ctx: &'c CoreContext,
@@ -104,7 +104,10 @@ pub(crate) fn window_across<'c, T: Plain>(
 ) -> Result<Window<'c, T>, WindowError> {
     let what = match (memory, strategy) {
         _ if ctx.segment().config().timing != 0 => Some("virtual time"),
-        (Memory::Allocate(Placement::Mpb, _), _) => Some("MPB placement"),
+        // The MPB window pool of communicators' windows is not reserved across nodes.
+        (Memory::Allocate(Placement::Mpb, _), _) if members.len() != ctx.size() as usize => {
+            Some("MPB placement over a communicator")
+        }
         (_, AccStrategy::Atomic) => None,
         _ => Some("an accumulate strategy other than Atomic"),
     };

@@ -7,7 +7,8 @@
 //! 2. if it is its node's first member (the node's *leader*), allocates from its own
 //!    segment's heap the control block and, unless the members bring their memory, one
 //!    region for its node's parts, packed in team order, and zeroes the block; the
-//!    others allocate nothing;
+//!    others allocate nothing (a job-wide window in MPBs has its parts at one offset of
+//!    every core's MPB, from every core's replica of the symmetric MPB allocator);
 //! 3. allgathers the leaders' offsets (or their allocation error): every member now
 //!    knows where each rank's part and control block lie in that rank's node;
 //! 4. zeroes its own part (if allocated) and passes the team's barrier, so nobody
@@ -122,10 +123,31 @@ impl<'c, T: Plain> Window<'c, T> {
             return Err(WindowError::Alloc(e));
         }
         let (meta, data) = (meta.expect("checked"), data.expect("checked"));
+        // In MPBs (job-wide only): each part at the same offset of its core's MPB, which
+        // every core's replica of the symmetric allocator gives alike.
+        let mpb = match memory {
+            Memory::Allocate(Placement::Mpb, _) => match Self::mpb_parts(ctx, &sizes) {
+                Ok(region) => Some(region),
+                Err(e) => {
+                    if me == leader {
+                        for r in [meta, data].into_iter().filter(|r| r.len > 0) {
+                            ctx.heap_free_local(r)?;
+                        }
+                    }
+                    return Err(e);
+                }
+            },
+            _ => None,
+        };
         let at = |r: usize, i: usize| heap.offset + result(leaders[r], i, 1).map_or(0, |g| g.offset);
-        let part = |r: usize| match memory {
-            Memory::Allocate(..) => Region { offset: at(r, 1) + offsets[r], len: sizes[r] as usize },
-            Memory::Over(_) => Region { offset: heap.offset + overs[r] as usize, len: sizes[r] as usize },
+        let mpbs = &ctx.segment().layout().mpbs;
+        let part = |r: usize| match (memory, mpb) {
+            (_, Some(region)) => {
+                let mpb = mpbs.get(members[r] as usize).expect("a core of the job");
+                Region { offset: mpb.offset + region.offset, len: sizes[r] as usize }
+            }
+            (Memory::Allocate(..), None) => Region { offset: at(r, 1) + offsets[r], len: sizes[r] as usize },
+            (Memory::Over(_), None) => Region { offset: heap.offset + overs[r] as usize, len: sizes[r] as usize },
         };
         let parts = (0..n).map(part).collect();
         let remote_meta = (0..n).map(|r| at(r, 0)).collect();
@@ -137,11 +159,15 @@ impl<'c, T: Plain> Window<'c, T> {
             ctx,
             lock_views: LockViews::new(ctx, &team, meta_abs, &ctl),
             team,
-            placement: Placement::Dram,
+            placement: if mpb.is_some() { Placement::Mpb } else { Placement::Dram },
             meta,
             meta_abs,
             ctl,
-            data: if me == leader && data.len > 0 { Data::Heap(data) } else { Data::None },
+            data: match mpb {
+                Some(region) if region.len > 0 => Data::Mpb(region),
+                _ if me == leader && data.len > 0 => Data::Heap(data),
+                _ => Data::None,
+            },
             parts,
             epochs: RefCell::new(Epochs::new(n)),
             pending_stores: Cell::new(false),
@@ -156,6 +182,19 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         win.remote_barrier()?;
         Ok(win)
+    }
+
+    /// The MPB region of a job-wide window in MPBs whose parts have `sizes` bytes: one
+    /// symmetric allocation of the largest (none if every part is empty).
+    fn mpb_parts(ctx: &CoreContext, sizes: &[u64]) -> Result<Range, WindowError> {
+        let mpb_bytes = ctx.mpb_bytes();
+        if let Some((r, &s)) = sizes.iter().enumerate().find(|(_, s)| **s as usize > mpb_bytes) {
+            return Err(WindowError::TooBigForMpb { rank: r as u32, bytes: s as usize, mpb_bytes });
+        }
+        match sizes.iter().copied().max().unwrap_or(0) as usize {
+            0 => Ok(Range { offset: 0, len: 0 }),
+            max => Ok(ctx.mpb_alloc(max)?),
+        }
     }
 
     /// A leader's allocations (encoded results): the control block, zeroed, and its
@@ -182,6 +221,9 @@ impl<'c, T: Plain> Window<'c, T> {
             return Err(WindowError::EpochOpen { rank: rank as u32 });
         }
         self.released.set(true);
+        if let Data::Mpb(r) = self.data {
+            self.ctx.mpb_free(r)?;
+        }
         if remote.leads {
             if let Data::Heap(r) = self.data {
                 self.ctx.heap_free_local(r)?;

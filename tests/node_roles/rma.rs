@@ -161,6 +161,14 @@ pub fn rma(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     refusals(core, &win)?;
     core.barrier()?;
     win.free()?;
+    // Freeing gives every node's memory back (the barrier: every leader has freed).
+    core.barrier()?;
+    let before = core.heap_free_bytes()?;
+    for _ in 0..3 {
+        core.window::<u64>(LEN, Placement::Dram)?.free()?;
+    }
+    core.barrier()?;
+    assert_eq!(core.heap_free_bytes()?, before, "rank {me}: the node's heap after freeing windows");
     comm_windows(core)
 }
 

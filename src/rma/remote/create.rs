@@ -80,21 +80,28 @@ impl<'c, T: Plain> Window<'c, T> {
         };
         let node = u64::from(ctx.segment().config().node_first);
         let table: Vec<u64> = words(&link.allgather(&to_bytes(&[bytes, node, over]))?).collect();
-        let (sizes, nodes, overs): (Vec<u64>, Vec<u64>, Vec<u64>) =
-            (table.iter().step_by(3).copied().collect(), table[1..].iter().step_by(3).copied().collect(), table[2..].iter().step_by(3).copied().collect());
+        let column = |i: usize| -> Vec<u64> { table.chunks(3).map(|entry| entry[i]).collect() };
+        let (sizes, nodes, overs) = (column(0), column(1), column(2));
         if let Some(rank) = sizes.iter().position(|&s| s == TOO_LARGE) {
             return Err(WindowError::TooLarge { rank: rank as u32 });
         }
         if let Some(rank) = sizes.iter().position(|&s| s == OUTSIDE_HEAP) {
             return Err(WindowError::OutsideHeap { rank: rank as u32 });
         }
+        // In MPBs: each part at the same offset of its core's MPB, which every core's
+        // replica of the symmetric allocator gives alike (every rank of the job is a
+        // member: `window_across`).
+        let mpb = match memory {
+            Memory::Allocate(Placement::Mpb, _) => Some(Self::mpb_parts(ctx, &sizes)?),
+            _ => None,
+        };
         // Each node's leader: its first member.
         let leaders: Vec<usize> = nodes.iter().map(|&k| nodes.iter().position(|&m| m == k).expect("itself")).collect();
         let leader = leaders[me];
         // Allocated parts: each one's offset in its node's data region, packed.
         let mut offsets = vec![0usize; n];
         let mut node_total = vec![0usize; n];
-        if let Memory::Allocate(..) = memory {
+        if let Memory::Allocate(Placement::Dram, _) = memory {
             for r in 0..n {
                 let l = leaders[r];
                 offsets[r] = node_total[l];
@@ -120,25 +127,12 @@ impl<'c, T: Plain> Window<'c, T> {
                     ctx.heap_free_local(r)?;
                 }
             }
+            if let Some(r) = mpb.filter(|r| r.len > 0) {
+                ctx.mpb_free(r)?;
+            }
             return Err(WindowError::Alloc(e));
         }
         let (meta, data) = (meta.expect("checked"), data.expect("checked"));
-        // In MPBs (job-wide only): each part at the same offset of its core's MPB, which
-        // every core's replica of the symmetric allocator gives alike.
-        let mpb = match memory {
-            Memory::Allocate(Placement::Mpb, _) => match Self::mpb_parts(ctx, &sizes) {
-                Ok(region) => Some(region),
-                Err(e) => {
-                    if me == leader {
-                        for r in [meta, data].into_iter().filter(|r| r.len > 0) {
-                            ctx.heap_free_local(r)?;
-                        }
-                    }
-                    return Err(e);
-                }
-            },
-            _ => None,
-        };
         let at = |r: usize, i: usize| heap.offset + result(leaders[r], i, 1).map_or(0, |g| g.offset);
         let mpbs = &ctx.segment().layout().mpbs;
         let part = |r: usize| match (memory, mpb) {

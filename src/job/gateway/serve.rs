@@ -40,7 +40,7 @@ use crate::protocol::waiter::Waiter;
 use crate::rma::acc_view::words_at;
 use crate::protocol::abort::JobAborted;
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
-use crate::rma::remote::wire::{Header, Kind, reply_tag};
+use crate::rma::remote::wire::{HEADER, Header, Kind, MAX_PAYLOAD, reply_tag};
 use crate::segment::mapping::Segment;
 use crate::segment::view::atomics_at;
 
@@ -110,6 +110,9 @@ impl Serve {
             return Err(format!("rank {} sent a request as a {:?} fragment", key.0, frame.header.kind));
         }
         let total = frame.header.total as usize;
+        if total > HEADER + MAX_PAYLOAD {
+            return Err(format!("rank {} sent a request of {total} bytes", key.0));
+        }
         let msg = if frame.header.first {
             if self.partial.contains_key(&key) {
                 return Err(format!("rank {} began a request before its last one ended", key.0));

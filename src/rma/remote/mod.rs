@@ -51,6 +51,8 @@ use wire::{HEADER, Header, Kind, REQUEST_TAG, reply_tag};
 /// this size, which the channels cut into fragments.
 pub const CHUNK: usize = 32 * 1024;
 
+const _: () = assert!(CHUNK <= wire::MAX_PAYLOAD);
+
 /// Tokens of answers, per process (threads share it).
 static TOKENS: AtomicU32 = AtomicU32::new(0);
 

@@ -41,6 +41,10 @@ pub fn reply_tag(token: u32) -> u32 {
 
 /// Bytes of a request's header.
 pub const HEADER: usize = 32;
+/// The most bytes a request carries after its header: a chunk of data
+/// (`remote::CHUNK`), a compare-and-swap's two values, or a window's world ranks
+/// (`lock_all`, 4 bytes each of up to `MAX_JOB_CORES`).
+pub const MAX_PAYLOAD: usize = 4 * shm_layout::MAX_JOB_CORES as usize;
 
 /// What a request asks of the target node's gateway.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -168,8 +168,9 @@ mod api {
             let parity = (self.epochs.borrow().fences % 2) as u32;
             self.fence_arrive(&op, parity);
             if self.spans_nodes() {
+                // The members' own barrier: a window's team need not be the job.
                 self.remote_sync_all()?;
-                self.ctx.barrier()?;
+                self.remote_barrier()?;
             } else {
                 self.window_ctl().fence.fence(self.size(), &self.ctx.waiter(), self.bell(0))?;
             }

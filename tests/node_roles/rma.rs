@@ -206,6 +206,29 @@ fn comm_windows(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     allocated.free()?;
     brought.free()?;
     core.heap_free_local(own)?;
+    // A window over the first and the last rank only (two nodes): its fences and locks
+    // involve nobody else, who meanwhile wait in a barrier.
+    let last = core.size() - 1;
+    let ends = core.world()?.split((me == 0 || me == last).then_some(0), 0)?;
+    if let Some(ends) = ends {
+        let win = ends.window::<u64>(2, Placement::Dram)?;
+        for round in 1..=3u64 {
+            win.fence()?;
+            win.put(1 - ends.rank(), 0, &[round * 10 + u64::from(me)])?;
+            win.fence()?;
+            let mut got = [0u64];
+            win.get(ends.rank(), 0, &mut got)?;
+            let other = if me == 0 { last } else { 0 };
+            assert_eq!(
+                got[0],
+                round * 10 + u64::from(other),
+                "rank {me}: round {round} of the two ends' window"
+            );
+        }
+        win.fence()?;
+        win.free()?;
+    }
+    core.barrier()?;
     Ok(())
 }
 

@@ -4,9 +4,9 @@
 //!
 //! The requests and answers carry the tags `rma::remote::wire` reserves; the creation
 //! and free allgathers run as a group of every rank in the context
-//! [`CREATE_CONTEXT`], whose tags sit above every communicator's (checked below). One
-//! thread of a process creates or frees a window across nodes at a time: two at once
-//! would share those tags.
+//! [`CREATE_CONTEXT`], whose tags sit above every communicator's (checked below), and so
+//! do the fences' barriers. So the ranks two windows share call those steps of the two
+//! in the same order, one thread of a process at a time: they share those tags.
 
 use crate::coll::allgather::Allgather;
 use crate::coll::comm::CollError;

@@ -22,7 +22,8 @@
 //! - PSCW: a post or completion is a one-way count in the pair words on the waiter's
 //!   node, whose gateway rings the waiter's doorbell, so the waiter sleeps on its own
 //!   futex as on one node;
-//! - fence: every dirty target synced, then the job's barrier.
+//! - fence: every dirty target synced, then the members' barrier (an allgather over
+//!   the team: a window's team need not be the job).
 //!
 //! Ordering: the requests of one origin to one rank arrive and apply in the order they
 //! were sent (the two-sided channels keep it, and the gateway applies on arrival), so an

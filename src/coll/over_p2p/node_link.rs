@@ -2,11 +2,12 @@
 //! (`rma::remote::RemoteLink`), over this core's endpoint, and the creation of windows
 //! across nodes.
 //!
-//! The requests and answers carry the tags `rma::remote::wire` reserves; the creation
-//! and free allgathers run as a group of every rank in the context
-//! [`CREATE_CONTEXT`], whose tags sit above every communicator's (checked below), and so
-//! do the fences' barriers. So the ranks two windows share call those steps of the two
-//! in the same order, one thread of a process at a time: they share those tags.
+//! The requests and answers carry the tags `rma::remote::wire` reserves, above every
+//! communicator's (checked below). A window's collective steps (creation, fences, free)
+//! run in a context id of its own, agreed among its members when it is created as a
+//! communicator's is (`create`), and given back when the window goes: so windows
+//! and communicators never take each other's messages, whatever order the ranks they
+//! share use them in.
 
 use crate::coll::allgather::Allgather;
 use crate::coll::comm::CollError;
@@ -14,9 +15,9 @@ use crate::p2p::endpoint::{Endpoint, RESERVED_TAGS, Source, TagMatch};
 use crate::p2p::{RecvError, RequestError, SendError};
 use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::rma::accumulate::AccStrategy;
-use crate::rma::remote::RemoteLink;
-use crate::rma::remote::wire::{CREATE_CONTEXT, TAGS};
 use crate::rma::create::Memory;
+use crate::rma::remote::RemoteLink;
+use crate::rma::remote::wire::TAGS;
 use crate::rma::{Placement, Window, WindowError};
 use crate::segment::CoreContext;
 use crate::segment::view::Plain;
@@ -24,21 +25,37 @@ use crate::segment::view::Plain;
 use super::{CONTEXTS, Link, endpoint};
 
 const _: () = assert!(TAGS >= RESERVED_TAGS && RESERVED_TAGS | ((CONTEXTS as u32 - 1) << 4 | 15) < TAGS);
-const _: () = assert!(RESERVED_TAGS | CREATE_CONTEXT << 4 == TAGS);
 
-/// This core's endpoint, as remote memory (windows, MPBs, flags) uses it; collectives
-/// (`allgather`) run over `members` (world ranks; this core is member `me`).
-pub(crate) struct NodeLink<'c> {
-    ctx: &'c CoreContext,
-    ep: Endpoint<'c>,
-    members: Vec<u32>,
+/// A window's members and the context id of its collective steps.
+struct Members<'c> {
+    link: Link<'c>,
+    /// World ranks, by team rank.
+    ranks: Vec<u32>,
+    /// This core's team rank.
     me: u32,
 }
 
+/// This core's endpoint, as remote memory (windows, MPBs, flags) uses it; a window's
+/// link also gathers over its members.
+pub(crate) struct NodeLink<'c> {
+    ctx: &'c CoreContext,
+    ep: Endpoint<'c>,
+    members: Option<Members<'c>>,
+}
+
 impl<'c> NodeLink<'c> {
-    /// Over every rank of the job.
+    /// For requests only (MPBs and flags).
     pub(crate) fn new(ctx: &'c CoreContext, ep: Endpoint<'c>) -> NodeLink<'c> {
-        NodeLink { ctx, ep, members: (0..ctx.size()).collect(), me: ctx.rank() }
+        NodeLink { ctx, ep, members: None }
+    }
+}
+
+/// A window's context id goes back with its link, after the window's last step.
+impl Drop for NodeLink<'_> {
+    fn drop(&mut self) {
+        if let Some(members) = &self.members {
+            members.link.give_back();
+        }
     }
 }
 
@@ -77,10 +94,10 @@ impl RemoteLink for NodeLink<'_> {
     }
 
     fn allgather(&self, mine: &[u8]) -> Result<Vec<u8>, JobAborted> {
-        let link = Link { ep: self.ep, context: CREATE_CONTEXT };
-        let group = link.group(&self.members, self.me);
+        let Some(members) = &self.members else { return Err(self.broken("a gather without members")) };
+        let group = members.link.group(&members.ranks, members.me);
         let block = mine.len();
-        let mut out = vec![0u8; block * self.members.len()];
+        let mut out = vec![0u8; block * members.ranks.len()];
         out[group.me() * block..][..block].copy_from_slice(mine);
         match group.allgather(&mut out, block, Allgather::Auto) {
             Ok(()) => Ok(out),
@@ -115,6 +132,10 @@ pub(crate) fn window_across<'c, T: Plain>(
         return Err(WindowError::AcrossNodes { what });
     }
     let ep = endpoint(ctx).map_err(|_| WindowError::AcrossNodes { what: "no two-sided channel" })?;
-    let link = NodeLink { ctx, ep, members: members.clone(), me };
+    let link = Link::among(ctx, &members, me).map_err(|e| match e {
+        CollError::Aborted(a) => WindowError::Aborted(a),
+        _ => WindowError::AcrossNodes { what: "a context id: every one is taken" },
+    })?;
+    let link = NodeLink { ctx, ep, members: Some(Members { link, ranks: members.clone(), me }) };
     Window::create_across(ctx, (members, me), memory, Box::new(link))
 }

@@ -21,14 +21,12 @@
 //!
 //! Tags: the library's tags start at `RESERVED_TAGS` (`0xffff_0000`, `p2p::endpoint`);
 //! the collectives over messages use the lower half of its 16 bits
-//! (`coll::over_p2p`, which checks that they stay below [`TAGS`]); remote windows use
+//! (`coll::over_p2p`, which checks that they stay below [`TAGS`]; a window's own
+//! collective steps run in a context id of its own there); requests and answers use
 //! the upper half.
 
-/// The first tag of remote window traffic (module docs).
+/// The first tag of remote memory traffic (module docs).
 pub const TAGS: u32 = 0xffff_8000;
-/// The collectives' context that a window's creation and free run in, over every rank
-/// of the job: their tags are `TAGS | phase`.
-pub const CREATE_CONTEXT: u32 = 0x800;
 /// The tag of every request.
 pub const REQUEST_TAG: u32 = TAGS | 0x1000;
 /// Tokens: the low bits of an answer's tag.

@@ -6,13 +6,14 @@
 //!   heap (they are [`AtomicsOnly`]).
 
 use crossbeam_utils::CachePadded;
+use shm_layout::Region;
 
 use crate::protocol::atomic::acc_atomic::Words;
 use crate::protocol::atomic::acc_queue::QueueCtl;
 use crate::protocol::atomic::op::{Element, Op};
 use crate::rma::owner::OriginCtl;
 use crate::protocol::payload::Payload;
-use crate::segment::mapping::SharedBytes;
+use crate::segment::mapping::{Segment, SharedBytes};
 use crate::protocol::atomic::stripes::CombineTarget;
 use crate::protocol::atomic::stripes::Stripe;
 use crate::sync::{AtomicU32, AtomicU64};
@@ -88,6 +89,16 @@ macro_rules! for_op {
             }
         }
     };
+}
+
+/// [`words_at`] over the segment's aligned 4-byte words around `span` (an absolute
+/// region that holds the elements; the lanes of a 1- or 2-byte element are read and
+/// written in the whole word around it): `count` elements of `width` bytes at absolute
+/// offset `at`. `None` if the first element is not aligned to its width.
+pub(crate) fn words_around(seg: &Segment, span: Region, at: usize, width: usize, count: usize) -> Option<Words<'_>> {
+    let lo = span.offset & !3;
+    let hi = span.end().next_multiple_of(4).min(seg.layout().total);
+    words_at(seg.bytes(Region { offset: lo, len: hi - lo }), at - lo, width, count)
 }
 
 /// The atomic words that hold `count` consecutive `width`-byte elements at byte

@@ -37,7 +37,7 @@ use crate::protocol::pscw::PairWords;
 use crate::protocol::ring::frag::{FragHeader, FragKind};
 use crate::protocol::rwlock::Exclusive;
 use crate::protocol::waiter::Waiter;
-use crate::rma::acc_view::words_at;
+use crate::rma::acc_view::words_around;
 use crate::protocol::abort::JobAborted;
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::remote::wire::{HEADER, Header, Kind, MAX_PAYLOAD, reply_tag};
@@ -376,11 +376,7 @@ fn combine<E: Element>(
     if r.offset % width != 0 {
         return Err("a misaligned element");
     }
-    // The aligned words around the elements, as a local origin's (`words_around`).
-    let lo = r.offset & !3;
-    let hi = r.end().next_multiple_of(4).min(seg.layout().total);
-    let words = words_at(seg.bytes(Region { offset: lo, len: hi - lo }), r.offset - lo, width, count)
-        .ok_or("a misaligned element")?;
+    let words = words_around(seg, r, r.offset, width, count).ok_or("a misaligned element")?;
     let src: Vec<E> = bytemuck::pod_collect_to_vec(payload);
     if cas {
         return Ok(bytemuck::bytes_of(&compare_and_swap_slot(words.slot(0), src[0], src[1])).to_vec());

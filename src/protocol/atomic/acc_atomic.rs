@@ -111,7 +111,7 @@ impl<'a> Words<'a> {
 
 /// The little-endian bits of an element of at most 8 bytes.
 #[inline]
-fn bits_of<T: Element>(value: T) -> u64 {
+pub(crate) fn bits_of<T: Element>(value: T) -> u64 {
     let mut bytes = [0u8; 8];
     bytes[..size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&value));
     u64::from_le_bytes(bytes)
@@ -119,7 +119,7 @@ fn bits_of<T: Element>(value: T) -> u64 {
 
 /// The element whose little-endian bits are the low bits of `bits`.
 #[inline]
-fn of_bits<T: Element>(bits: u64) -> T {
+pub(crate) fn of_bits<T: Element>(bits: u64) -> T {
     bytemuck::pod_read_unaligned(&bits.to_le_bytes()[..size_of::<T>()])
 }
 

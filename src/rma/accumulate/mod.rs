@@ -47,12 +47,11 @@
 //! [`Core::window`]: crate::Core::window
 //! [`Core::window_with`]: crate::Core::window_with
 
-use shm_layout::Region;
 
 use crate::protocol::atomic::acc_atomic::{AccElem, Words, accumulate_words, compare_and_swap_slot};
 use crate::protocol::atomic::op::{Element, Op};
 use crate::protocol::atomic::stripes::{MAX_STRIPES, striped_combine};
-use crate::rma::acc_view::{stripes_at, words_at};
+use crate::rma::acc_view::{stripes_at, words_around};
 use crate::rma::error::RmaError;
 use crate::rma::transfer::Vector;
 use crate::rma::window::Window;
@@ -183,11 +182,7 @@ impl<'c, T: Plain> Window<'c, T> {
         if (part.offset + at) % width != 0 {
             return Err(misaligned);
         }
-        let seg = self.ctx.segment();
-        let lo = part.offset & !3;
-        let hi = (part.end().next_multiple_of(4)).min(seg.layout().total);
-        let around = seg.bytes(Region { offset: lo, len: hi - lo });
-        words_at(around, part.offset - lo + at, width, count).ok_or(misaligned)
+        words_around(self.ctx.segment(), part, part.offset + at, width, count).ok_or(misaligned)
     }
 
     fn acc_dispatch<E: Element>(

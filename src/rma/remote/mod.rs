@@ -38,6 +38,7 @@ pub mod wire;
 use std::cell::RefCell;
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::atomic::acc_atomic::{bits_of, of_bits};
 use crate::protocol::atomic::armw::{AtomicElem, Kind as WordKind, RmwOp};
 use crate::protocol::atomic::op::{ElemKind, Element, Op};
 use crate::protocol::pscw::PairWords;
@@ -128,18 +129,6 @@ impl<'c> Remote<'c> {
     pub(crate) fn is_local(&self, rank: u32) -> bool {
         self.local[rank as usize]
     }
-}
-
-/// The `E` in the low bytes of `bits`.
-fn from_bits<E: Element>(bits: u64) -> E {
-    bytemuck::pod_read_unaligned(&bits.to_le_bytes()[..size_of::<E>()])
-}
-
-/// `e`'s bytes in the low bytes of a word.
-fn to_bits<E: Element>(e: E) -> u64 {
-    let mut word = [0u8; 8];
-    word[..size_of::<E>()].copy_from_slice(bytemuck::bytes_of(&e));
-    u64::from_le_bytes(word)
 }
 
 /// The element kind whose combining code does what an ARMW on an `A` does.
@@ -274,9 +263,9 @@ impl<'c, T: Plain> Window<'c, T> {
             Some(RmwOp::Swap) => Op::Replace,
         };
         let old = crate::with_elem!(word_elem::<A>(), E => {
-            let mut prev = [from_bits::<E>(0)];
-            self.remote_accumulate(target, at, &[from_bits::<E>(v.to_bits())], fetch.then_some(&mut prev[..]), op)?;
-            to_bits(prev[0])
+            let mut prev = [of_bits::<E>(0)];
+            self.remote_accumulate(target, at, &[of_bits::<E>(v.to_bits())], fetch.then_some(&mut prev[..]), op)?;
+            bits_of(prev[0])
         });
         Ok(A::from_bits(old))
     }
@@ -285,8 +274,8 @@ impl<'c, T: Plain> Window<'c, T> {
     pub(crate) fn remote_word_cas<A: AtomicElem>(&self, target: u32, index: usize, current: A, new: A) -> Result<A, RmaError> {
         let at = self.check_word::<A>(target, index)?;
         let old = crate::with_elem!(word_elem::<A>(), E => {
-            let (current, new) = (from_bits::<E>(current.to_bits()), from_bits::<E>(new.to_bits()));
-            to_bits(self.remote_compare_and_swap(target, at, current, new)?)
+            let (current, new) = (of_bits::<E>(current.to_bits()), of_bits::<E>(new.to_bits()));
+            bits_of(self.remote_compare_and_swap(target, at, current, new)?)
         });
         Ok(A::from_bits(old))
     }

@@ -23,4 +23,5 @@ mod spawn;
 pub mod runner;
 pub mod vtime;
 
+pub use report::say;
 pub use runner::{Job, JobError, JobOutcome, RankFailure, init, resolve_wait};

@@ -58,3 +58,10 @@ fn describe(status: &ExitStatus) -> String {
     }
 }
 
+/// Writes `text` to stderr in one write. `eprintln!` writes each formatted piece on its
+/// own (stderr is unbuffered), so the lines of ranks or nodes that fail together would
+/// interleave mid-line in the job's output.
+pub fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}

@@ -12,7 +12,7 @@
 //! After that, a node that fails alone aborts the world (`MPI_Abort`), since the others
 //! would wait for its `finished` status in the engine forever.
 
-use std::io::Write;
+use sccemu::job::say;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -140,19 +140,12 @@ fn main() -> ExitCode {
     // One node says why the job failed: the failing rank's, or node 0 for the job.
     let says = report.failure.is_none_or(|f| f.rank.map_or(node == 0, |rank| spec.is_local(rank)));
     if let (Some(diagnosis), true) = (report.diagnosis(), says) {
-        say(format!("sccrun: {diagnosis}\n"));
+        say(&format!("sccrun: {diagnosis}\n"));
     }
     if let (Some(times), Some(note)) = (&report.vtimes, compute_note) {
-        say(format!("node {node}: {}\n  {note}\n", sccemu::job::vtime::report(times)));
+        say(&format!("node {node}: {}\n  {note}\n", sccemu::job::vtime::report(times)));
     }
     let code = report.exit_code();
     drop(universe);
     ExitCode::from(code.clamp(0, 255) as u8)
-}
-
-/// Writes `text` to stderr in one write: the nodes end together, and `eprintln!` writes
-/// each formatted piece on its own (stderr is unbuffered), so two nodes' reports would
-/// interleave mid-line in mpirun's output.
-fn say(text: String) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

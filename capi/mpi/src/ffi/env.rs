@@ -1,5 +1,6 @@
 //! Start-up and shut-down, the error interface and memory.
 
+use sccemu::job::say;
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::error::{MpiError, class, fail};
@@ -129,7 +130,7 @@ pub extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
     let _ = std::io::stdout().flush();
     match state::installed() {
         Some(mpi) => {
-            eprintln!("sccemu MPI: MPI_Abort({errorcode}) on rank {}", mpi.core.rank());
+            say(&format!("sccemu MPI: MPI_Abort({errorcode}) on rank {}\n", mpi.core.rank()));
             mpi.core.abort(errorcode)
         }
         None => std::process::exit(errorcode),

@@ -27,6 +27,7 @@
 // The entry points keep their C names in Rust too.
 #![allow(non_snake_case)]
 
+use sccemu::job::say;
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;
 
@@ -164,11 +165,11 @@ pub fn fatal(name: &str, error: &MpiError) -> ! {
     let _ = std::io::stdout().flush();
     match state::installed() {
         Some(mpi) => {
-            eprintln!("sccemu MPI: {name} on rank {}: {error}", mpi.core.rank());
+            say(&format!("sccemu MPI: {name} on rank {}: {error}\n", mpi.core.rank()));
             mpi.core.abort(1)
         }
         None => {
-            eprintln!("sccemu MPI: {name}: {error}");
+            say(&format!("sccemu MPI: {name}: {error}\n"));
             std::process::exit(1)
         }
     }

@@ -170,11 +170,11 @@ mod api {
             if self.spans_nodes() {
                 // The members' own barrier: a window's team need not be the job.
                 self.remote_sync_all()?;
-                self.remote_barrier()?;
+                self.fence_meet_across(&op)?;
             } else {
                 self.window_ctl().fence.fence(self.size(), &self.ctx.waiter(), self.bell(0))?;
+                self.fence_leave(&op, parity);
             }
-            self.fence_leave(&op, parity);
             let mut e = self.epochs.borrow_mut();
             e.fence_open = fence::opens_epoch(asserts);
             e.ops_since_fence = false;
@@ -202,7 +202,7 @@ mod api {
                 let posted = &mut e.posted[origin as usize];
                 *posted = posted.wrapping_add(1);
                 if !asserts.contains(Assert::NOCHECK) {
-                    self.posted(&op, origin);
+                    self.posted(&op, origin)?;
                     match self.remote_to(origin) {
                         Some(_) => self.remote_pscw(Kind::Post, origin, me, origin)?,
                         None => self.pscw_pair(origin, me).post(self.bell(origin)),
@@ -256,7 +256,7 @@ mod api {
             let me = self.rank();
             let op = timing::call(Category::Sync, "complete");
             for target in e.access.iter() {
-                self.completed_at(&op, target);
+                self.completed_at(&op, target)?;
                 match self.remote_to(target) {
                     Some(_) => self.remote_pscw(Kind::Complete, me, target, target)?,
                     None => self.pscw_pair(me, target).complete(self.bell(target)),

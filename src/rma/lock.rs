@@ -220,7 +220,7 @@ impl<'c, T: Plain> Window<'c, T> {
             LockKind::Exclusive => lock.lock_exclusive(target, waiter, bell, views.all, views.home).map(Some),
         };
         let exclusive = locked.map_err(|e| self.fail_stop(e))?;
-        self.lock_held(&op, kind, target);
+        self.lock_held(&op, kind, target).map_err(|e| self.fail_stop(e))?;
         let generation = e.next_generation();
         e.locks[target as usize] = Some(Held { kind, generation, exclusive });
         e.locked += 1;
@@ -272,7 +272,7 @@ impl<'c, T: Plain> Window<'c, T> {
         let op = call();
         // Completes this core's pending accumulates (owner-computes) before releasing.
         let quiesced = self.acc_quiesce();
-        self.unlocking(&op, held.kind, target);
+        self.unlocking(&op, held.kind, target)?;
         let views = &self.lock_views;
         match held.exclusive {
             _ if self.remote_to(target).is_some() => self.remote_unlock(target)?,
@@ -299,7 +299,7 @@ impl<'c, T: Plain> Window<'c, T> {
             }),
         };
         entered.map_err(|e| self.fail_stop(e))?;
-        self.lock_all_held(&op);
+        self.lock_all_held(&op).map_err(|e| self.fail_stop(e))?;
         let mut e = self.epochs.borrow_mut();
         let generation = e.next_generation();
         e.lock_all = Some(generation);
@@ -321,7 +321,7 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         let op = timing::call(Category::Lock, "unlock_all");
         let quiesced = self.acc_quiesce();
-        self.unlocking_all(&op);
+        self.unlocking_all(&op)?;
         match &self.remote {
             None => self.lock_views.all.unlock_all(self.lock_views.home),
             Some(remote) => {

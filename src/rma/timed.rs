@@ -25,13 +25,15 @@
 //! (its fence arrivals by parity, its part's releases), then per origin a row of
 //! (post, complete) stamps, one per target.
 
+use crate::protocol::abort::JobAborted;
 use crate::protocol::payload::Payload;
 use crate::protocol::rwlock::LockKind;
 use crate::rma::control::lines;
+use crate::rma::remote::timed::{crossing, round_trip};
 use crate::rma::window::{Placement, Window};
 use crate::segment::mapping::SharedBytes;
 use crate::segment::view::{Plain, atomic_u64_at};
-use crate::sync::AtomicU64;
+use crate::sync::{AtomicU64, Ordering};
 use crate::timing::{self, Category, Op, Ps, meet};
 
 /// Window-wide: the latest exclusive unlock of any target.
@@ -173,11 +175,12 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// A post to `origin` (before its publishing store).
-    pub(crate) fn posted(&self, op: &Option<Op<'static>>, origin: u32) {
+    pub(crate) fn posted(&self, op: &Option<Op<'static>>, origin: u32) -> Result<(), JobAborted> {
         if let Some(op) = op {
             op.charge(self.dram_near(op, origin));
-            op.stamp(self.pair_stamp(origin, self.rank(), false));
+            self.stamp_on(op, origin, StampLayout::pair(self.size() as usize, origin, self.rank()), 1)?;
         }
+        Ok(())
     }
 
     /// `target`'s post, seen by this core's start.
@@ -188,11 +191,12 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// A completion at `target` (before its publishing store).
-    pub(crate) fn completed_at(&self, op: &Option<Op<'static>>, target: u32) {
+    pub(crate) fn completed_at(&self, op: &Option<Op<'static>>, target: u32) -> Result<(), JobAborted> {
         if let Some(op) = op {
             op.charge(self.dram_near(op, self.rank()));
-            op.stamp(self.pair_stamp(self.rank(), target, true));
+            self.stamp_on(op, target, StampLayout::pair(self.size() as usize, self.rank(), target) + 8, 1)?;
         }
+        Ok(())
     }
 
     /// The completions of `origins`, seen by this core's wait (or successful test).
@@ -207,59 +211,121 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// A lock of `target`, now held: the releases it had to wait for, and its atomic.
     #[inline]
-    pub(crate) fn lock_held(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) {
-        if let Some(op) = op {
-            self.lock_held_timed(op, kind, target);
+    pub(crate) fn lock_held(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) -> Result<(), JobAborted> {
+        match op {
+            Some(op) => self.lock_held_timed(op, kind, target),
+            None => Ok(()),
         }
     }
 
     /// [`Window::lock_held`] in virtual time (out of line: the lock epoch's fast path
-    /// stays short when time is not virtual).
+    /// stays short when time is not virtual). On another node, the lock's request and
+    /// answer cross the link.
     #[cold]
     #[inline(never)]
-    fn lock_held_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) {
+    fn lock_held_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) -> Result<(), JobAborted> {
         let atomic = 2 * self.dram_near(op, target);
+        let crosses = self.remote_to(target).is_some();
+        if crosses {
+            crossing(0);
+        }
+        let line = StampLayout::rank_line(target);
         match kind {
-            LockKind::Shared => op.observe_word(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED), atomic),
+            LockKind::Shared => op.observe(self.stamp_value(target, line + PART_EXCLUSIVE_RELEASED)?, atomic),
             LockKind::Exclusive => {
-                op.observe_word(self.rank_stamp(target, PART_RELEASED), atomic);
-                op.observe_word(self.stamp_word(ALL_RELEASED), 0);
+                op.observe(self.stamp_value(target, line + PART_RELEASED)?, atomic);
+                op.observe(self.stamp_value(target, ALL_RELEASED)?, 0);
             }
         }
+        if crosses {
+            crossing(0);
+        }
+        Ok(())
     }
 
     /// An unlock of `target` (before the lock's releasing store).
     #[inline]
-    pub(crate) fn unlocking(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) {
-        if let Some(op) = op {
-            self.unlocking_timed(op, kind, target);
+    pub(crate) fn unlocking(&self, op: &Option<Op<'static>>, kind: LockKind, target: u32) -> Result<(), JobAborted> {
+        match op {
+            Some(op) => self.unlocking_timed(op, kind, target),
+            None => Ok(()),
         }
     }
 
     /// [`Window::unlocking`] in virtual time (out of line, as `lock_held_timed`).
     #[cold]
     #[inline(never)]
-    fn unlocking_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) {
+    fn unlocking_timed(&self, op: &Op<'static>, kind: LockKind, target: u32) -> Result<(), JobAborted> {
         op.charge(2 * self.dram_near(op, target));
-        op.stamp(self.rank_stamp(target, PART_RELEASED));
-        if kind == LockKind::Exclusive {
-            op.stamp(self.rank_stamp(target, PART_EXCLUSIVE_RELEASED));
-            op.stamp(self.stamp_word(EXCLUSIVE_RELEASED));
+        let line = StampLayout::rank_line(target);
+        match kind {
+            LockKind::Shared => self.stamp_on(op, target, line + PART_RELEASED, 1),
+            LockKind::Exclusive => {
+                const _: () = assert!(PART_RELEASED == PART_EXCLUSIVE_RELEASED + 8);
+                self.stamp_on(op, target, line + PART_EXCLUSIVE_RELEASED, 2)?;
+                self.stamp_on(op, target, EXCLUSIVE_RELEASED, 1)
+            }
         }
     }
 
-    /// `lock_all`, now held: every exclusive release before it.
-    pub(crate) fn lock_all_held(&self, op: &Option<Op<'static>>) {
-        if let Some(op) = op {
-            op.observe_word(self.stamp_word(EXCLUSIVE_RELEASED), 2 * self.dram_near(op, 0));
+    /// `lock_all`, now held: every exclusive release before it (across nodes, each
+    /// node's, read there after entering it).
+    pub(crate) fn lock_all_held(&self, op: &Option<Op<'static>>) -> Result<(), JobAborted> {
+        let Some(op) = op else { return Ok(()) };
+        let latest = match &self.remote {
+            None => self.stamp_value(0, EXCLUSIVE_RELEASED)?,
+            Some(remote) => {
+                let mut latest = 0;
+                for &leader in &remote.leaders {
+                    if !remote.is_local(leader) {
+                        round_trip(0, 0);
+                    }
+                    latest = latest.max(self.stamp_value(leader, EXCLUSIVE_RELEASED)?);
+                }
+                latest
+            }
+        };
+        op.observe(latest, 2 * self.dram_near(op, 0));
+        Ok(())
+    }
+
+    /// `unlock_all` (before its releasing store): across nodes, every node's copy.
+    pub(crate) fn unlocking_all(&self, op: &Option<Op<'static>>) -> Result<(), JobAborted> {
+        let Some(op) = op else { return Ok(()) };
+        op.charge(2 * self.dram_near(op, 0));
+        match &self.remote {
+            None => self.stamp_on(op, 0, ALL_RELEASED, 1),
+            Some(remote) => remote.leaders.iter().try_for_each(|&leader| self.stamp_on(op, leader, ALL_RELEASED, 1)),
         }
     }
 
-    /// `unlock_all` (before its releasing store).
-    pub(crate) fn unlocking_all(&self, op: &Option<Op<'static>>) {
+    /// A fence's end across nodes (`remote_meet`): the latest arrival, then the
+    /// release's read.
+    pub(crate) fn fence_meet_across(&self, op: &Option<Op<'static>>) -> Result<(), JobAborted> {
+        let latest = self.remote_meet(op)?;
         if let Some(op) = op {
-            op.charge(2 * self.dram_near(op, 0));
-            op.stamp(self.stamp_word(ALL_RELEASED));
+            op.observe(latest, self.dram_near(op, 0));
         }
+        Ok(())
+    }
+
+    /// Raises the `count` stamps at byte `offset` of the stamps area in the copy on the
+    /// node of team rank `rank` to now (module docs of `remote::timed` for another node).
+    fn stamp_on(&self, op: &Op<'static>, rank: u32, offset: usize, count: usize) -> Result<(), JobAborted> {
+        if self.remote_to(rank).is_some() {
+            return self.stamp_remote(op, rank, offset, count);
+        }
+        (0..count).for_each(|i| op.stamp(self.stamp_word(offset + 8 * i)));
+        Ok(())
+    }
+
+    /// The stamp at byte `offset` of the stamps area in the copy on the node of team
+    /// rank `rank`.
+    fn stamp_value(&self, rank: u32, offset: usize) -> Result<Ps, JobAborted> {
+        if self.remote_to(rank).is_some() {
+            return self.read_remote_stamp(rank, offset);
+        }
+        // Relaxed: ordered by the protocol's Acquire (module docs of `clock`).
+        Ok(self.stamp_word(offset).map_or(0, |w| w.load(Ordering::Relaxed)))
     }
 }

@@ -20,6 +20,7 @@ pub mod meet;
 pub(crate) mod meter;
 pub mod trace;
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 
 pub use chip::{Chip, ChipError};
@@ -36,16 +37,37 @@ pub const TRACE_VAR: &str = "SCCEMU_TRACE";
 
 static CLOCK: OnceLock<Clock> = OnceLock::new();
 
+thread_local! {
+    /// Whether this thread's operations are untimed now ([`untimed`]).
+    static UNTIMED: Cell<bool> = const { Cell::new(false) };
+}
+
 /// This core's clock, in virtual-time mode.
 #[inline]
 pub fn clock() -> Option<&'static Clock> {
     CLOCK.get()
 }
 
-/// Starts a timed operation (see [`Clock::begin`]); `None` when time is not virtual.
+/// Starts a timed operation (see [`Clock::begin`]); `None` when time is not virtual, or
+/// inside `untimed` (the library's own traffic for an operation it charges itself).
 #[inline]
 pub fn begin(category: Category, name: &'static str) -> Option<Op<'static>> {
-    clock().map(|c| c.begin(category, name))
+    clock().filter(|_| !UNTIMED.get()).map(|c| c.begin(category, name))
+}
+
+/// Runs `body` with no operation of this thread timed: the library's own traffic for
+/// an operation whose cost its caller models itself (the messages that carry a window's
+/// requests across nodes, `rma::remote`), so that the chip's cost is charged once, and
+/// as the chip would pay it, not as messages.
+pub(crate) fn untimed<R>(body: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            UNTIMED.set(self.0);
+        }
+    }
+    let _restore = Restore(UNTIMED.replace(true));
+    body()
 }
 
 /// Starts a library call (see [`begin`]) and charges its software cost

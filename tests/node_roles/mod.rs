@@ -9,6 +9,7 @@ use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 mod coll;
 mod mpb;
 mod rma;
+mod rma_timed;
 
 /// The variable that names a rank's role.
 pub const ROLE: &str = "NODE_TEST_ROLE";
@@ -163,6 +164,8 @@ pub fn rank_main() {
             std::process::exit(NAMED_THE_DEAD)
         }
         "rma" => rma::rma(&core).unwrap(),
+        "rma_timed" => rma_timed::rma_timed(&core).unwrap(),
+        "rma_link" => rma_timed::rma_link(&core).unwrap(),
         "mpb" => mpb::mpb(&core).unwrap(),
         "coll_die" => {
             let dead = core.size() - 1;

@@ -173,6 +173,16 @@ fn virtual_time_runs_across_nodes() {
     }
 }
 
+/// Windows across nodes in virtual time, over the real MPI (`tests/gateway.rs` compares
+/// their times with one node's).
+#[test]
+fn windows_run_in_virtual_time_across_nodes() {
+    let out = sccrun_with(2, 5, "rma_timed", &["--timing", "scc"]).output().unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("node 1: virtual time"), "{all}");
+}
+
 /// Two nodes on one machine pin their ranks side by side, not both from CPU 0.
 #[test]
 fn nodes_on_one_host_share_its_cpus() {

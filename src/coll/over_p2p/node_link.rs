@@ -21,6 +21,7 @@ use crate::rma::remote::wire::TAGS;
 use crate::rma::{Placement, Window, WindowError};
 use crate::segment::CoreContext;
 use crate::segment::view::Plain;
+use crate::timing;
 
 use super::{CONTEXTS, Link, endpoint};
 
@@ -70,6 +71,16 @@ impl NodeLink<'_> {
         }
     }
 
+    /// Runs a window's traffic untimed: `rma::remote::timed` charges each of its
+    /// operations as the chip would pay it. MPB and flag requests are charged as the
+    /// messages that carry them.
+    fn carry<R>(&self, traffic: impl FnOnce() -> R) -> R {
+        match self.members {
+            Some(_) => timing::untimed(traffic),
+            None => traffic(),
+        }
+    }
+
     fn broken(&self, why: impl std::fmt::Display) -> JobAborted {
         let me = self.ctx.rank();
         eprintln!("sccemu: rank {me}: the link to another node's memory failed: {why}");
@@ -80,12 +91,12 @@ impl NodeLink<'_> {
 
 impl RemoteLink for NodeLink<'_> {
     fn send(&self, dest: u32, tag: u32, msg: &[u8]) -> Result<(), JobAborted> {
-        self.ep.send(dest, tag, msg).map_err(|e| self.failed(RequestError::Send(e)))
+        self.carry(|| self.ep.send(dest, tag, msg)).map_err(|e| self.failed(RequestError::Send(e)))
     }
 
     fn recv(&self, src: u32, tag: u32, buf: &mut [u8]) -> Result<(), JobAborted> {
         let want = buf.len();
-        let status = self.ep.recv(Source::Rank(src), TagMatch::Tag(tag), buf);
+        let status = self.carry(|| self.ep.recv(Source::Rank(src), TagMatch::Tag(tag), buf));
         let got = status.map_err(|e| self.failed(RequestError::Recv(e)))?.len;
         if got != want {
             return Err(self.broken(format!("an answer of {got} bytes from rank {src}, not {want}")));
@@ -99,7 +110,7 @@ impl RemoteLink for NodeLink<'_> {
         let block = mine.len();
         let mut out = vec![0u8; block * members.ranks.len()];
         out[group.me() * block..][..block].copy_from_slice(mine);
-        match group.allgather(&mut out, block, Allgather::Auto) {
+        match self.carry(|| group.allgather(&mut out, block, Allgather::Auto)) {
             Ok(()) => Ok(out),
             Err(CollError::Aborted(a)) => Err(a),
             Err(CollError::Messages(e)) => Err(self.failed(e)),
@@ -110,9 +121,9 @@ impl RemoteLink for NodeLink<'_> {
 
 /// Collective over `members` (world ranks; this core is member `me`), a job or a
 /// communicator whose ranks span nodes: a window over `memory` (`rma::remote`). DRAM
-/// (MPBs for a job-wide window) and the `Atomic` strategy, and no virtual time, as yet:
-/// anything else gives every member [`WindowError::AcrossNodes`] (alike, since every member must pass the same
-/// placement and strategy and the mode is the job's).
+/// (MPBs for a job-wide window) and the `Atomic` strategy, as yet: anything else gives
+/// every member [`WindowError::AcrossNodes`] (alike, since every member must pass the
+/// same placement and strategy).
 pub(crate) fn window_across<'c, T: Plain>(
     ctx: &'c CoreContext,
     (members, me): (Vec<u32>, u32),
@@ -120,7 +131,6 @@ pub(crate) fn window_across<'c, T: Plain>(
     strategy: AccStrategy,
 ) -> Result<Window<'c, T>, WindowError> {
     let what = match (memory, strategy) {
-        _ if ctx.segment().config().timing != 0 => Some("virtual time"),
         // The MPB window pool of communicators' windows is not reserved across nodes.
         (Memory::Allocate(Placement::Mpb, _), _) if members.len() != ctx.size() as usize => {
             Some("MPB placement over a communicator")
@@ -131,11 +141,14 @@ pub(crate) fn window_across<'c, T: Plain>(
     if let Some(what) = what {
         return Err(WindowError::AcrossNodes { what });
     }
-    let ep = endpoint(ctx).map_err(|_| WindowError::AcrossNodes { what: "no two-sided channel" })?;
-    let link = Link::among(ctx, &members, me).map_err(|e| match e {
-        CollError::Aborted(a) => WindowError::Aborted(a),
-        _ => WindowError::AcrossNodes { what: "a context id: every one is taken" },
-    })?;
-    let link = NodeLink { ctx, ep, members: Some(Members { link, ranks: members.clone(), me }) };
-    Window::create_across(ctx, (members, me), memory, Box::new(link))
+    // Untimed, as a window's creation on one node is (its traffic, `NodeLink::carry`).
+    timing::untimed(|| {
+        let ep = endpoint(ctx).map_err(|_| WindowError::AcrossNodes { what: "no two-sided channel" })?;
+        let link = Link::among(ctx, &members, me).map_err(|e| match e {
+            CollError::Aborted(a) => WindowError::Aborted(a),
+            _ => WindowError::AcrossNodes { what: "a context id: every one is taken" },
+        })?;
+        let link = NodeLink { ctx, ep, members: Some(Members { link, ranks: members.clone(), me }) };
+        Window::create_across(ctx, (members, me), memory, Box::new(link))
+    })
 }

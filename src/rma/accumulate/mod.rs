@@ -162,7 +162,8 @@ impl<'c, T: Plain> Window<'c, T> {
                 return Err(RmaError::Misaligned { rank: target, byte_offset: at, width }.into());
             }
             self.issued();
-            return Ok(self.remote_compare_and_swap(target, at, compare, value)?);
+            let swapped = self.update_call("compare_and_swap", target, width, || self.remote_compare_and_swap(target, at, compare, value));
+            return Ok(swapped?);
         }
         self.update_call("compare_and_swap", target, width, #[inline(always)] || {
             let words = self.words_around(target, at, width, 1)?;

@@ -33,6 +33,7 @@
 //! which `coll` implements over it.
 
 pub(crate) mod create;
+pub(crate) mod timed;
 pub mod wire;
 
 use std::cell::RefCell;
@@ -190,6 +191,7 @@ impl<'c, T: Plain> Window<'c, T> {
         for (chunk, token) in dst.chunks_mut(CHUNK).zip(tokens) {
             remote.link.recv(dest, reply_tag(token), chunk)?;
         }
+        timed::round_trip(0, dst.len());
         Ok(())
     }
 
@@ -204,6 +206,9 @@ impl<'c, T: Plain> Window<'c, T> {
         mut result: Option<&mut [E]>,
         op: Op,
     ) -> Result<(), RmaError> {
+        if result.is_some() {
+            timed::round_trip(size_of_val(src), size_of_val(src));
+        }
         let per = (CHUNK / size_of::<E>()).max(1);
         let (code, alpha) = op.code();
         for (i, chunk) in src.chunks(per).enumerate() {
@@ -225,6 +230,7 @@ impl<'c, T: Plain> Window<'c, T> {
     ) -> Result<E, RmaError> {
         let mut head = Header::new(Kind::CompareAndSwap, self.remote_at(target, at));
         (head.elem, head.count) = (E::KIND as u8, 1);
+        timed::round_trip(2 * size_of::<E>(), size_of::<E>());
         let mut old = [compare];
         let payload = [bytemuck::bytes_of(&compare), bytemuck::bytes_of(&value)];
         self.request(target, head, &payload, Some(bytemuck::cast_slice_mut(&mut old)))?;
@@ -253,6 +259,17 @@ impl<'c, T: Plain> Window<'c, T> {
         v: A,
         fetch: bool,
     ) -> Result<A, RmaError> {
+        self.update_call("armw", target, A::WIDTH, || self.remote_armw_now(target, index, op, v, fetch))
+    }
+
+    fn remote_armw_now<A: AtomicElem>(
+        &self,
+        target: u32,
+        index: usize,
+        op: Option<RmwOp>,
+        v: A,
+        fetch: bool,
+    ) -> Result<A, RmaError> {
         let at = self.check_word::<A>(target, index)?;
         let op = match op {
             None => Op::NoOp,
@@ -272,12 +289,14 @@ impl<'c, T: Plain> Window<'c, T> {
 
     /// Compare-and-swap of the `A` at element `index` of `target`'s part.
     pub(crate) fn remote_word_cas<A: AtomicElem>(&self, target: u32, index: usize, current: A, new: A) -> Result<A, RmaError> {
-        let at = self.check_word::<A>(target, index)?;
-        let old = crate::with_elem!(word_elem::<A>(), E => {
-            let (current, new) = (of_bits::<E>(current.to_bits()), of_bits::<E>(new.to_bits()));
-            bits_of(self.remote_compare_and_swap(target, at, current, new)?)
-        });
-        Ok(A::from_bits(old))
+        self.update_call("armw", target, A::WIDTH, || {
+            let at = self.check_word::<A>(target, index)?;
+            let old = crate::with_elem!(word_elem::<A>(), E => {
+                let (current, new) = (of_bits::<E>(current.to_bits()), of_bits::<E>(new.to_bits()));
+                bits_of(self.remote_compare_and_swap(target, at, current, new)?)
+            });
+            Ok(A::from_bits(old))
+        })
     }
 
     /// Completes every one-way request to `target` at the target.

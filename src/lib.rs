@@ -46,6 +46,7 @@ host_only! {
     pub mod segment;
     pub mod timing;
 
+    pub use crate::core::lock_word::LockWordError;
     pub use crate::core::{Core, MeshPosition};
     pub use coll::{Allgather, CollError, Comm};
     pub use job::{Job, JobError, JobOutcome, RankFailure};

@@ -67,6 +67,9 @@ pub struct Core {
     p2p: Arc<Engine>,
     /// The asynchronous progress thread, when the job asked for one.
     progress: Mutex<Option<ProgressThread>>,
+    /// Ranks on other nodes this core sent one-way MPB requests to since it last
+    /// completed them (`remote_mpb`).
+    pub(super) remote_dirty: Mutex<Vec<u32>>,
 }
 
 fn env_u32(var: &'static str) -> Result<u32, AttachError> {
@@ -129,7 +132,7 @@ impl Core {
         } else {
             None
         };
-        Ok(Core { ctx, p2p, progress: Mutex::new(progress) })
+        Ok(Core { ctx, p2p, progress: Mutex::new(progress), remote_dirty: Mutex::default() })
     }
 
     fn stop_progress(&self) {

@@ -1,8 +1,9 @@
 //! [`Core`]: one process as one core of the emulated chip, and the facade users meet.
 //!
 //! Owns attaching to the job ([`facade`]), pinning to a CPU ([`pin`]), the optional
-//! asynchronous progress thread ([`async_progress`]) and the MPBs and flags of ranks on
-//! other nodes (`remote_mpb`). The core's
+//! asynchronous progress thread ([`async_progress`]), the MPBs and flags of ranks on
+//! other nodes (`remote_mpb`) and test-and-set words on any node ([`lock_word`]). The
+//! core's
 //! identity, clock and MPB live in its [`crate::segment::CoreContext`], which `Core`
 //! derefs to; its messaging, window and communicator methods delegate to `p2p`, `rma`
 //! and `coll`. Nothing below this layer names `Core`.
@@ -13,6 +14,7 @@
 pub mod async_progress;
 pub mod facade;
 pub mod pin;
+pub mod lock_word;
 mod remote_mpb;
 
 pub use crate::segment::MeshPosition;

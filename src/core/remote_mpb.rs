@@ -11,6 +11,10 @@
 //! rank publishes the put, as RCCE's protocols expect. Waiting on another node's copy of
 //! a flag is refused ([`FlagError::OnOtherNode`]): RCCE waits on its own flags only.
 //!
+//! The one-way requests (puts and flag updates) are remembered by rank until
+//! [`Core::complete_remote_mpb`] completes them with a sync round trip each: a release
+//! of a test-and-set word does so first (`lock_word`).
+//!
 //! Virtual time: the requests carry the sender's charges as messages; the gateway's
 //! answers carry none.
 
@@ -42,10 +46,30 @@ impl Core {
         Ok(mpb.offset + offset)
     }
 
-    /// Sends one request to `rank`, waiting for its answer into `answer` if given.
-    fn remote_request(&self, rank: u32, head: Header, payload: &[&[u8]], answer: Option<&mut [u8]>) -> Result<(), JobAborted> {
+    /// Sends one request to `rank`, waiting for its answer into `answer` if given; a
+    /// one-way request leaves `rank` to complete ([`Core::complete_remote_mpb`]).
+    pub(super) fn remote_request(
+        &self,
+        rank: u32,
+        head: Header,
+        payload: &[&[u8]],
+        answer: Option<&mut [u8]>,
+    ) -> Result<(), JobAborted> {
+        if answer.is_none() {
+            let mut dirty = self.remote_dirty.lock().unwrap_or_else(|e| e.into_inner());
+            if !dirty.contains(&rank) {
+                dirty.push(rank);
+            }
+        }
         let link = NodeLink::new(self.context(), self.endpoint());
         request(&link, rank, head, payload, answer)
+    }
+
+    /// Completes this core's one-way requests to other nodes (a sync round trip to each
+    /// rank they went to): they are then applied there.
+    pub(super) fn complete_remote_mpb(&self) -> Result<(), JobAborted> {
+        let dirty = std::mem::take(&mut *self.remote_dirty.lock().unwrap_or_else(|e| e.into_inner()));
+        dirty.into_iter().try_for_each(|rank| self.remote_request(rank, Header::new(Kind::Sync, 0), &[], Some(&mut [])))
     }
 
     /// Copies `src` into core `rank`'s MPB at `offset`, on any node (module docs).

@@ -2,7 +2,7 @@
 //!
 //! Owns every protocol that cores run against each other through shared memory: the
 //! waiter (spin, yield, futex), job abort, flags, the barrier, fence, post-start-
-//! complete-wait, the reader-writer ticket lock and `lock_all`, last-one-out release
+//! complete-wait, the reader-writer ticket lock and `lock_all`, test-and-set words, last-one-out release
 //! ([`last_out`]), argument agreement for
 //! checking mode ([`agree`]), the two-sided rings ([`ring`]), the shared allocators
 //! ([`alloc`]) and the atomic and accumulate combining ([`atomic`]).
@@ -27,6 +27,7 @@ pub mod payload;
 pub mod pscw;
 pub mod ring;
 pub mod rwlock;
+pub mod test_and_set;
 pub mod waiter;
 
 pub use abort::{AbortCause, JobAborted};

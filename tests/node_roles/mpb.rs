@@ -1,7 +1,8 @@
 //! The `mpb` role: MPB puts and gets and flags between every pair of neighbours, on one
 //! node or across two, as RCCE's send and receive use them.
 
-use sccemu::{Core, FlagError, MpbError, Op};
+use sccemu::protocol::payload::Payload;
+use sccemu::{Core, FlagError, LockWordError, MpbError, Op};
 
 /// Bytes each rank puts: more than a request carries (`rma::remote::CHUNK`) would not fit
 /// an 8 KiB MPB, so several lines.
@@ -53,11 +54,48 @@ pub fn mpb(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     let odd = core.mpb_update(0, counters.offset + 2, 1u32, Op::Sum, false);
     assert!(matches!(odd, Err(MpbError::Misaligned { .. })), "{odd:?}");
 
+    test_and_set(core, counters.offset + 32)?;
+
     let past = core.mpb_put(right, core.mpb_bytes() - 4, &[0; 8]);
     assert!(matches!(past, Err(MpbError::OutOfBounds { .. })), "{past:?}");
     if !core.context().is_local(right) {
         assert!(matches!(core.flag_wait_at(sent, right, 0), Err(FlagError::OnOtherNode { .. })));
     }
     core.barrier()?;
+    Ok(())
+}
+
+/// A test-and-set word in rank 0's node guards a counter in the last rank's MPB at
+/// `at` (two different nodes when the job spans them): every rank increments it
+/// `ROUNDS` times through MPB gets and puts, and the total is exact.
+fn test_and_set(core: &Core, at: usize) -> Result<(), Box<dyn std::error::Error>> {
+    const ROUNDS: u32 = 10;
+    let (me, n, keeper) = (core.rank(), core.size(), core.size() - 1);
+    // The word, in rank 0's heap, and where it lies, told to every rank.
+    let mut word = [0u8; 8];
+    if me == 0 {
+        let region = core.heap_alloc_local(64)?;
+        core.heap_bytes(region).zero(0, 64);
+        word = (region.offset as u64).to_le_bytes();
+        (1..n).try_for_each(|r| core.send(r, 7, &word))?;
+    } else {
+        core.recv(0, 7, &mut word)?;
+    }
+    let word = u64::from_le_bytes(word) as usize;
+    for _ in 0..ROUNDS {
+        core.lock_word(0, word)?;
+        let mut count = [0u8; 4];
+        core.mpb_get(keeper, at, &mut count)?;
+        core.mpb_put(keeper, at, &(u32::from_le_bytes(count) + 1).to_le_bytes())?;
+        core.unlock_word(0, word)?;
+    }
+    core.barrier()?;
+    let mut count = [0u8; 4];
+    core.mpb_get(keeper, at, &mut count)?;
+    assert_eq!(u32::from_le_bytes(count), ROUNDS * n, "rank {me}: the guarded counter");
+    let odd = core.lock_word(0, word + 2);
+    assert!(matches!(odd, Err(LockWordError::BadOffset { .. })), "{odd:?}");
+    let nobody = core.lock_word(n, word);
+    assert!(matches!(nobody, Err(LockWordError::RankOutOfRange { .. })), "{nobody:?}");
     Ok(())
 }

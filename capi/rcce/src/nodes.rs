@@ -5,8 +5,9 @@
 //! - *Shared state* (test-and-set registers, the power model) is the node's: its first
 //!   UE allocates it from its own segment's heap ([`node_shared`]), sets it up, and
 //!   publishes where it lies in line 0 of its own RCCE MPB (reserved by RCCE); the
-//!   job's barrier carries that to the node's other UEs. `RCCE_shmalloc` memory, shared
-//!   by every UE, cannot cross nodes and is refused.
+//!   job's barrier carries that to the node's other UEs, and an allgather tells every
+//!   UE where each node's lies ([`shared_offsets`]). `RCCE_shmalloc` memory, shared by
+//!   every UE, cannot cross nodes and is refused.
 //! - *MPB copies* to or from a UE on another node go through sccemu's remote MPB
 //!   requests ([`Rcce::mpb_write`], [`Rcce::mpb_read`]): one-way puts and round-trip
 //!   gets, applied in the order sent.
@@ -18,17 +19,14 @@
 //!   flag publishes the data put before it. Local flag reads load the flag's aligned
 //!   word (the width the updates use); remote reads are round trips. Waits stay on the
 //!   UE's own flags and doorbell.
-//! - *Test-and-set registers* of a UE on another node cannot be taken: taking one needs
-//!   an atomic swap that answers, which remote MPB requests do not offer; the calls
-//!   return `RCCE_ERROR_ID` with a message. A UE's register is shared by the UEs of its
-//!   node, which is sound since no other node can reach it.
+//! - *Test-and-set registers* live in their UE's node; a UE on another node takes one
+//!   through that node's gateway (`registers`, `Core::lock_word`).
 
-use sccemu::Core;
-use sccemu::Op;
 use sccemu::protocol::payload::Payload;
 use sccemu::segment::collective_alloc::HeapRegion;
 use sccemu::segment::view::{atomic_u32_at, atomic_u64_at};
 use sccemu::sync::Ordering;
+use sccemu::{Allgather, Core, Op};
 
 use crate::codes::{Error, LINE};
 use crate::state::{Rcce, SharedLayout};
@@ -67,6 +65,15 @@ pub fn node_shared(
         0 => Err((Error::Malloc, format!("no shared DRAM on this node for RCCE's {} bytes", layout.total))),
         at => Ok(HeapRegion { offset: at as usize - 1, len: layout.total }),
     }
+}
+
+/// Across nodes: where each UE's node keeps its shared block in its heap, from every
+/// UE's `mine` (collective).
+pub fn shared_offsets(core: &Core, mine: usize) -> Result<Vec<usize>, (Error, String)> {
+    let failed = |e: sccemu::CollError| (Error::NumUes, e.to_string());
+    let mut all = vec![0u64; core.size() as usize];
+    core.world().map_err(failed)?.allgather(&[mine as u64], &mut all, Allgather::Auto).map_err(failed)?;
+    Ok(all.into_iter().map(|at| at as usize).collect())
 }
 
 impl Rcce {
@@ -119,19 +126,5 @@ impl Rcce {
             self.mpb_read(id, byte, &mut b);
             b[0]
         }
-    }
-
-    /// Refuses UE `id`'s test-and-set register if it lies on another node (module
-    /// docs), saying so on stderr.
-    pub fn check_register(&self, id: u32, what: &str) -> Result<(), Error> {
-        if self.is_local(id) {
-            return Ok(());
-        }
-        eprintln!(
-            "RCCE UE {}: {what}({id}): UE {id} runs on another node, and test-and-set registers do not \
-             cross nodes",
-            self.rank
-        );
-        Err(Error::Id)
     }
 }

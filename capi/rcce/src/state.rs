@@ -106,6 +106,8 @@ pub struct Rcce {
     pub(crate) mpb_offset: usize,
     /// The shared-DRAM block (this node's, across nodes) and where its parts are.
     pub shared: HeapRegion,
+    /// Per UE: where its node's shared-DRAM block starts in that node's heap.
+    pub shared_of: Vec<usize>,
     /// See [`SharedLayout`].
     pub layout: SharedLayout,
     mpb_alloc: Mutex<Allocator>,
@@ -162,6 +164,10 @@ impl Rcce {
         mpb_alloc.alloc(LINE); // line 0 is reserved
         let per_line = if variant.single_bit_flags { 8 * LINE } else { LINE };
         let check = core.checking() && !spans;
+        let shared_of = match spans {
+            true => crate::nodes::shared_offsets(&core, shared.offset)?,
+            false => vec![shared.offset; size as usize],
+        };
         let mut this = Rcce {
             core,
             rank,
@@ -171,6 +177,7 @@ impl Rcce {
             check,
             spans,
             mpb_offset: region.offset,
+            shared_of,
             shared,
             layout,
             mpb_alloc: Mutex::new(mpb_alloc),
@@ -278,10 +285,9 @@ impl Rcce {
         self.lock(&self.shm_alloc).free_at(at).map_err(|_| Error::Target)
     }
 
-    /// Core `id`'s test-and-set register.
-    pub fn register(&self, id: u32) -> &AtomicU32 {
-        let at = self.layout.registers + id as usize * REGISTER_BYTES;
-        sccemu::segment::view::atomic_u32_at(self.shared_bytes(), at).expect("registers are line-aligned")
+    /// Where core `id`'s test-and-set register lies in the heap of its node.
+    pub fn register_offset(&self, id: u32) -> usize {
+        self.shared_of[id as usize] + self.layout.registers + id as usize * REGISTER_BYTES
     }
 
     /// The checking mode's word for messages from `from` to `to`.

@@ -12,10 +12,11 @@
 //!   (`PairWords`, as a local origin does);
 //! - a request may ask for a doorbell to be rung once it is applied: a flag's writer
 //!   (an update of a word in the owner's MPB) wakes the flag's owner, as on one node;
-//! - a lock, or an entry into the node's lock_all word of a window, waits in a thread of
-//!   its own (a waiting lock must not stop the gateway), which takes it exactly as a
-//!   local origin would and reports back; the hold is kept, by origin and lock, until
-//!   its unlock.
+//! - a lock, an entry into the node's lock_all word of a window, or a test-and-set word
+//!   (`Core::lock_word`), waits in a thread of its own (a waiting lock must not stop the
+//!   gateway), which takes it exactly as a local origin would and reports back; a
+//!   window lock's hold is kept, by origin and lock, until its unlock (a test-and-set
+//!   word's holder releases it with an atomic store of its own).
 //!
 //! An answer is a message from the rank the request went to, with the answer tag,
 //! queued for the origin's node and sent at the next collect. The gateway trusts
@@ -42,7 +43,8 @@ use crate::protocol::abort::JobAborted;
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::remote::wire::{HEADER, Header, Kind, MAX_PAYLOAD, reply_tag};
 use crate::segment::mapping::Segment;
-use crate::segment::view::atomics_at;
+use crate::protocol::test_and_set;
+use crate::segment::view::{atomic_u32_at, atomics_at};
 
 use super::frame::{self, Frame};
 
@@ -66,6 +68,8 @@ enum Held {
     One(Hold),
     /// This node's lock_all word of a window.
     All,
+    /// A test-and-set word, which its holder releases with an atomic store of its own.
+    Word,
 }
 
 /// A lock a waiting thread obtained.
@@ -184,6 +188,19 @@ impl Serve {
                 let hold = self.held.remove(&(origin, head.at)).ok_or_else(|| bad("an unlock of nothing held"))?;
                 release(seg, head.at as usize, hold);
             }
+            Kind::TestAndSet => {
+                let word = region(4)?;
+                if word.offset % 4 != 0 || !spec.is_local(head.rank) {
+                    return Err(bad("a test-and-set word"));
+                }
+                let owner = head.rank;
+                self.in_thread(seg, (origin, to, head.token, head.at), move |seg, waiter| {
+                    let word = atomic_u32_at(seg.bytes(word), 0).expect("checked aligned");
+                    test_and_set::take(word, waiter, &seg.slot(owner).bell)?;
+                    Ok(Held::Word)
+                });
+                return Ok(());
+            }
         }
         if head.ring {
             if !spec.is_local(head.rank) {
@@ -282,6 +299,7 @@ impl Serve {
             match g.held {
                 Held::One(hold) => drop(self.held.insert((g.origin, g.at), hold)),
                 Held::All => drop(self.held_all.insert((g.origin, g.at))),
+                Held::Word => {}
             }
             if let Some(token) = g.token {
                 self.answers.push(Answer { origin: g.origin, from: g.to, token, data: Vec::new() });

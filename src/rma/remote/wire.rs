@@ -16,7 +16,7 @@
 //! | 4..8 | the answer's token |
 //! | 8..16 | where, as an absolute offset of the target node's segment |
 //! | 16..20 | bytes to read, elements to combine, or a window's ranks |
-//! | 20..24 | a rank: whose doorbell to ring, or the locked target |
+//! | 20..24 | a rank: whose doorbell to ring or wait on, or the locked target |
 //! | 24..32 | AXPY's factor (f64 bits), or where a lock's control block lies |
 //!
 //! Tags: the library's tags start at `RESERVED_TAGS` (`0xffff_0000`, `p2p::endpoint`);
@@ -74,10 +74,13 @@ pub enum Kind {
     LockAll = 10,
     /// Leave the lock_all word of the control block at `x`; answer once left.
     UnlockAll = 11,
+    /// Take the test-and-set word at `at` (a `u32`, 0 when free), waiting on `rank`'s
+    /// doorbell, which its releases ring; answer once taken (`Core::lock_word`).
+    TestAndSet = 12,
 }
 
 impl Kind {
-    const ALL: [Kind; 11] = [
+    const ALL: [Kind; 12] = [
         Kind::Write,
         Kind::Read,
         Kind::Accumulate,
@@ -89,6 +92,7 @@ impl Kind {
         Kind::Unlock,
         Kind::LockAll,
         Kind::UnlockAll,
+        Kind::TestAndSet,
     ];
 
     fn of(code: u8) -> Option<Kind> {

@@ -102,6 +102,7 @@ impl Core {
         if !self.context().is_local(rank) {
             let mut head = Header::new(Kind::TestAndSet, at);
             head.rank = rank;
+            crate::rma::remote::timed::round_trip(0, 0);
             return Ok(self.remote_request(rank, head, &[], Some(&mut []))?);
         }
         if test_and_set::try_take(word) {

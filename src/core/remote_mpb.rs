@@ -15,8 +15,12 @@
 //! [`Core::complete_remote_mpb`] completes them with a sync round trip each: a release
 //! of a test-and-set word does so first (`lock_word`).
 //!
-//! Virtual time: the requests carry the sender's charges as messages; the gateway's
-//! answers carry none.
+//! Virtual time: the messages that carry the requests are untimed, as a window's are
+//! (`rma::remote::timed`): the C interface charges each copy and flag as the chip's MPB
+//! model says, and a round trip (a get, a remote flag read) adds the chip's link both
+//! ways. A flag's writer stamps the flag's byte on the owner's node
+//! ([`Core::stamp_mpb`]) with its time plus the link, ahead of the update, so the
+//! owner's wait observes it as on one node.
 
 use crate::coll::over_p2p::NodeLink;
 use crate::protocol::abort::JobAborted;
@@ -24,7 +28,10 @@ use crate::protocol::atomic::acc_atomic::fetch_and_op_slot;
 use crate::protocol::atomic::op::{Element, Op};
 use crate::rma::acc_view::words_at;
 use crate::rma::remote::wire::{Header, Kind};
+use crate::rma::remote::timed::round_trip;
 use crate::rma::remote::{CHUNK, request};
+use crate::sync::Ordering;
+use crate::timing;
 use crate::segment::{Flag, FlagError, MpbError};
 
 use super::facade::Core;
@@ -90,6 +97,7 @@ impl Core {
             return self.context().mpb_get(rank, offset, dst);
         }
         let at = self.mpb_at(rank, offset, dst.len())?;
+        round_trip(0, dst.len());
         for (i, chunk) in dst.chunks_mut(CHUNK).enumerate() {
             let mut head = Header::new(Kind::Read, at + i * CHUNK);
             head.count = chunk.len() as u32;
@@ -138,12 +146,36 @@ impl Core {
         Ok(self.remote_request(rank, head, &[bytemuck::bytes_of(&value)], None)?)
     }
 
+    /// In virtual time, raises the stamp of byte `offset` of core `rank`'s MPB to this
+    /// core's time, plus the chip's link if `rank` is on another node (module docs): a
+    /// flag's writer calls it before the write, so that whoever waits for the flag
+    /// observes the writer's time (RCCE's flags; `timing`). Does nothing off virtual
+    /// time.
+    pub fn stamp_mpb(&self, rank: u32, offset: usize) -> Result<(), MpbError> {
+        let Some(clock) = timing::clock() else { return Ok(()) };
+        if rank >= self.size() {
+            return Err(MpbError::RankOutOfRange { rank, size: self.size() });
+        }
+        self.mpb_at(rank, offset, 1)?;
+        if !self.on_other_node(rank) {
+            if let Some(word) = clock.mpb_stamp(rank, offset) {
+                // Relaxed: published by the flag's own Release (or AcqRel) update after it.
+                word.fetch_max(clock.now(), Ordering::Relaxed);
+            }
+            return Ok(());
+        }
+        let mut head = Header::new(Kind::Stamp, 0);
+        (head.rank, head.count, head.x) = (rank, offset as u32, clock.now() + clock.chip().link_ps(0));
+        Ok(self.remote_request(rank, head, &[], None)?)
+    }
+
     /// Reads core `rank`'s copy of `flag`, on any node.
     pub fn flag_read(&self, flag: Flag, rank: u32) -> Result<u32, FlagError> {
         if !self.on_other_node(rank) {
             return self.context().flag_read(flag, rank);
         }
         let at = self.mpb_at(rank, flag.offset(), 4).map_err(|_| FlagError::RankOutOfRange { rank, size: self.size() })?;
+        round_trip(0, 4);
         let mut head = Header::new(Kind::Read, at);
         head.count = 4;
         let mut word = [0u8; 4];

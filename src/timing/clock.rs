@@ -350,6 +350,13 @@ pub(crate) fn pair_stamp(seg: &Segment, owner: u32, src: u32) -> Option<&AtomicU
     (owner < config.cores && src < config.cores).then(|| block_word(seg, owner, at))?
 }
 
+/// [`Clock::mpb_stamp`] in `seg`, for a gateway.
+pub(crate) fn mpb_stamp(seg: &Segment, rank: u32, offset: usize) -> Option<&AtomicU64> {
+    let config = seg.config();
+    let at = TimingBlock::new(config).mpb_stamps + 8 * offset;
+    (rank < config.cores && offset < config.mpb_bytes as usize).then(|| block_word(seg, rank, at))?
+}
+
 /// [`Clock::barrier_stamp`] in `seg`, for a gateway.
 pub(crate) fn barrier_stamp(seg: &Segment, rank: u32, parity: u32) -> Option<&AtomicU64> {
     let config = seg.config();

@@ -158,9 +158,8 @@ fn virtual_time_across_nodes() {
 /// the test-and-set registers of UEs on another node are taken and released.
 #[test]
 fn shared_dram_fails_cleanly_and_remote_locks_work_across_nodes() {
-    let src = build_dir().join("shm_nodes.c");
-    std::fs::write(
-        &src,
+    let exe = build_source(
+        "shm_nodes",
         r#"#include <stdio.h>
 #include "RCCE.h"
 int RCCE_APP(int argc, char **argv) {
@@ -178,18 +177,7 @@ int RCCE_APP(int argc, char **argv) {
     return RCCE_finalize();
 }
 "#,
-    )
-    .unwrap();
-    let dir = build_dir();
-    let exe = dir.join("shm_nodes");
-    let args: Vec<String> = ["-Wall", "-Wextra", "-Werror"]
-        .map(String::from)
-        .into_iter()
-        .chain([src.display().to_string(), "-o".into(), exe.display().to_string()])
-        .collect();
-    let lib_dir = Path::new(env!("CARGO_BIN_EXE_sccrun")).parent().unwrap();
-    let cc = rcce::launcher::compile_command(&args, lib_dir).unwrap().output().unwrap();
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    );
     for shape in [(2, 5, None), (3, 7, None)] {
         let out = sccrun(shape, &[], &exe, &[]);
         let (all, stdout) = (text(&out), String::from_utf8_lossy(&out.stdout).into_owned());
@@ -202,4 +190,80 @@ int RCCE_APP(int argc, char **argv) {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("RCCE UE 0: RCCE_shmalloc(4096): the job spans nodes"), "{all}");
     }
+}
+
+/// Builds the C program `source` (a file `name.c` in the build directory) with RCCE.
+fn build_source(name: &str, source: &str) -> PathBuf {
+    let dir = build_dir();
+    let (src, exe) = (dir.join(format!("{name}.c")), dir.join(name));
+    std::fs::write(&src, source).unwrap();
+    let args: Vec<String> = ["-Wall", "-Wextra", "-Werror"]
+        .map(String::from)
+        .into_iter()
+        .chain([src.display().to_string(), "-o".into(), exe.display().to_string()])
+        .collect();
+    let lib_dir = Path::new(env!("CARGO_BIN_EXE_sccrun")).parent().unwrap();
+    let cc = rcce::launcher::compile_command(&args, lib_dir).unwrap().output().unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    exe
+}
+
+/// A ping-pong between the first and the last UE in virtual time, communication only:
+/// with a link that costs nothing, rank 0's virtual time for its round trips is the
+/// same on one node and across two (flags stamped on the owner's node, gets from the
+/// other node's MPB charged as on the chip); with a link of 1 µs it grows by a whole
+/// number of crossings, at least two per round trip.
+#[test]
+fn virtual_time_of_rcce_messages_crosses_nodes_with_the_link() {
+    let exe = build_source(
+        "pingpong_vt",
+        r#"#include <stdio.h>
+#include "RCCE.h"
+#define ROUNDS 6
+int RCCE_APP(int argc, char **argv) {
+    static char buf[4000];
+    double t0 = 0;
+    int k, me, last;
+    RCCE_init(&argc, &argv);
+    me = RCCE_ue();
+    last = RCCE_num_ues() - 1;
+    /* The first round trip brings both UEs in step; the others are timed. */
+    for (k = 0; k <= ROUNDS; k++) {
+        if (k == 1)
+            t0 = RCCE_wtime();
+        if (me == 0) {
+            RCCE_send(buf, k % 2 ? 64 : sizeof buf, last);
+            RCCE_recv(buf, k % 2 ? 64 : sizeof buf, last);
+        } else if (me == last) {
+            RCCE_recv(buf, k % 2 ? 64 : sizeof buf, 0);
+            RCCE_send(buf, k % 2 ? 64 : sizeof buf, 0);
+        }
+    }
+    if (me == 0)
+        printf("round trips %.0f ps\n", (RCCE_wtime() - t0) * 1e12);
+    return RCCE_finalize();
+}
+"#,
+    );
+    let dir = build_dir();
+    let round_trips = |nodes: u32, latency_ns: f64| -> u64 {
+        let chip = dir.join(format!("pingpong_vt_{latency_ns}.toml"));
+        let toml = format!(
+            "[compute]\nsource = \"none\"\n[link]\nlatency_ns = {latency_ns:?}\ngigabytes_per_s = 1e15\n"
+        );
+        std::fs::write(&chip, toml).unwrap();
+        let timing = format!("scc={}", chip.display());
+        let out = sccrun((nodes, 2, None), &["--timing", &timing], &exe, &[]);
+        let all = text(&out);
+        assert!(out.status.success(), "{nodes} nodes:\n{all}");
+        let line = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("round trips ").map(String::from));
+        line.and_then(|l| l.trim_end_matches(" ps").parse().ok()).unwrap_or_else(|| panic!("{all}"))
+    };
+    let one = round_trips(1, 0.0);
+    assert_eq!(round_trips(2, 0.0), one, "a free link");
+    let (link, rounds) = (1_000_000, 6);
+    let crossed = round_trips(2, 1000.0) - round_trips(1, 1000.0);
+    assert!(crossed % link == 0 && crossed >= 2 * rounds * link, "{crossed} ps more across two nodes");
 }

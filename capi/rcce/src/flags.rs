@@ -132,8 +132,12 @@ impl Rcce {
     /// Writes the flag; rings `id` only across nodes (`flag_write` rings otherwise).
     fn store(&self, flag: Flag, set: bool, id: u32) {
         if self.spans {
-            // Local owners get the stamp too; a remote owner's node would not see it.
+            // A remote owner's stamp goes to its node, ahead of the update.
             crate::vtime::flag_written(id, flag.byte(self.bits()), false, self.is_local(id));
+            if !self.is_local(id) {
+                let stamped = self.core.stamp_mpb(id, flag.byte(self.bits()));
+                stamped.unwrap_or_else(|e| crate::fatal(self, &e.to_string()));
+            }
             let (value, op) = match (self.bits(), set) {
                 (false, _) => (u8::from(set), Op::Replace),
                 (true, true) => (1u8 << (flag.slot % 8), Op::BitOr),

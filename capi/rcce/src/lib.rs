@@ -38,6 +38,6 @@ pub mod vtime;
 pub fn fatal(rcce: &state::Rcce, why: &str) -> ! {
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    eprintln!("RCCE UE {}: {why}", rcce.rank);
+    sccemu::job::say(&format!("RCCE UE {}: {why}\n", rcce.rank));
     std::process::exit(1)
 }

@@ -14,7 +14,10 @@
 //! - a test-and-set costs the register access at its tile ([`test_and_set`]).
 //!
 //! So RCCE's send, receive, barrier and collectives, built of these, take the time of
-//! their handshakes on the chip. Off virtual time each of these is one branch.
+//! their handshakes on the chip. Across nodes the same charges apply, and sccemu adds
+//! the chip's link to what crosses (`core::remote_mpb`): a flag's stamp arrives a link
+//! later, a get from another node waits for the link both ways. Off virtual time each
+//! of these is one branch.
 
 use sccemu::timing::{self, Category, Op};
 
@@ -41,8 +44,8 @@ pub fn call(what: &'static str) -> Option<Op<'static>> {
 
 /// A flag write to rank `owner`'s MPB byte `byte` (through its test-and-set register
 /// if `bits`): charges it and, if `stamp`, stamps the byte. Call before the store.
-/// Across nodes a flag of a UE on another node is not stamped: the stamps are in each
-/// node's segment, so its owner would not see it, and its wait ends at its own time.
+/// Across nodes the stamps are in each node's segment: a flag of a UE on another node
+/// is stamped there instead (`Core::stamp_mpb`, with the chip's link).
 pub fn flag_written(owner: u32, byte: usize, bits: bool, stamp: bool) {
     let Some(op) = timing::begin(Category::Flag, "flag write") else { return };
     let c = op.clock();

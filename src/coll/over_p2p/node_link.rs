@@ -71,14 +71,11 @@ impl NodeLink<'_> {
         }
     }
 
-    /// Runs a window's traffic untimed: `rma::remote::timed` charges each of its
-    /// operations as the chip would pay it. MPB and flag requests are charged as the
-    /// messages that carry them.
+    /// Runs remote memory traffic untimed: each operation is charged as the chip would
+    /// pay it, by `rma::remote::timed` for windows and by the C interface for MPBs and
+    /// flags (`core::remote_mpb`).
     fn carry<R>(&self, traffic: impl FnOnce() -> R) -> R {
-        match self.members {
-            Some(_) => timing::untimed(traffic),
-            None => traffic(),
-        }
+        timing::untimed(traffic)
     }
 
     fn broken(&self, why: impl std::fmt::Display) -> JobAborted {

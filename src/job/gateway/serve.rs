@@ -43,6 +43,8 @@ use crate::protocol::abort::JobAborted;
 use crate::rma::control::{CtlLayout, TargetCtl, WindowCtl, lines};
 use crate::rma::remote::wire::{HEADER, Header, Kind, MAX_PAYLOAD, reply_tag};
 use crate::segment::mapping::Segment;
+use crate::sync::Ordering;
+use crate::timing::clock::mpb_stamp;
 use crate::protocol::test_and_set;
 use crate::segment::view::{atomic_u32_at, atomics_at};
 
@@ -187,6 +189,13 @@ impl Serve {
             Kind::Unlock => {
                 let hold = self.held.remove(&(origin, head.at)).ok_or_else(|| bad("an unlock of nothing held"))?;
                 release(seg, head.at as usize, hold);
+            }
+            Kind::Stamp => {
+                let at = usize::try_from(head.count).expect("u32 fits");
+                let stamp = spec.is_local(head.rank).then(|| mpb_stamp(seg, head.rank, at)).flatten();
+                // Relaxed: published by the flag update this origin sent after it, an
+                // AcqRel RMW this thread applies later.
+                stamp.ok_or_else(|| bad("a stamp outside this node's timed MPBs"))?.fetch_max(head.x, Ordering::Relaxed);
             }
             Kind::TestAndSet => {
                 let word = region(4)?;

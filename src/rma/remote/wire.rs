@@ -15,9 +15,9 @@
 //! | 3 | bit 0: the request wants an answer; bit 1: ring `rank`'s doorbell once applied |
 //! | 4..8 | the answer's token |
 //! | 8..16 | where, as an absolute offset of the target node's segment |
-//! | 16..20 | bytes to read, elements to combine, or a window's ranks |
+//! | 16..20 | bytes to read, elements to combine, a window's ranks, or an MPB byte |
 //! | 20..24 | a rank: whose doorbell to ring or wait on, or the locked target |
-//! | 24..32 | AXPY's factor (f64 bits), or where a lock's control block lies |
+//! | 24..32 | AXPY's factor (f64 bits), where a lock's control block lies, or a stamp |
 //!
 //! Tags: the library's tags start at `RESERVED_TAGS` (`0xffff_0000`, `p2p::endpoint`);
 //! the collectives over messages use the lower half of its 16 bits
@@ -77,10 +77,13 @@ pub enum Kind {
     /// Take the test-and-set word at `at` (a `u32`, 0 when free), waiting on `rank`'s
     /// doorbell, which its releases ring; answer once taken (`Core::lock_word`).
     TestAndSet = 12,
+    /// In virtual time: raise the stamp of byte `count` of rank `rank`'s MPB to `x` (a
+    /// flag's writer's time, sent ahead of the flag's update: `Core::stamp_mpb`).
+    Stamp = 13,
 }
 
 impl Kind {
-    const ALL: [Kind; 12] = [
+    const ALL: [Kind; 13] = [
         Kind::Write,
         Kind::Read,
         Kind::Accumulate,
@@ -93,6 +96,7 @@ impl Kind {
         Kind::LockAll,
         Kind::UnlockAll,
         Kind::TestAndSet,
+        Kind::Stamp,
     ];
 
     fn of(code: u8) -> Option<Kind> {

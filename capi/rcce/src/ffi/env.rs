@@ -39,7 +39,7 @@ pub unsafe extern "C" fn RCCE_init_variant(
         let variant =
             Variant { single_bit_flags: variant & SINGLE_BIT_FLAGS != 0, gory: variant & GORY != 0, maxnp };
         let core = Core::attach().map_err(|e| {
-            eprintln!("RCCE_init: {e}");
+            sccemu::job::say(&format!("RCCE_init: {e}\n"));
             Error::NumUes
         })?;
         // SAFETY: per this function's contract.
@@ -51,7 +51,10 @@ pub unsafe extern "C" fn RCCE_init_variant(
             Some(l) => {
                 let id = core.core_id(rank).expect("own rank");
                 if l.rank_of(id) != Some(rank) {
-                    eprintln!("RCCE_init: core {id} (rank {rank}) is not in the host list {:?}", l.ids);
+                    sccemu::job::say(&format!(
+                        "RCCE_init: core {id} (rank {rank}) is not in the host list {:?}\n",
+                        l.ids
+                    ));
                     return Err(Error::CoreNotInHostfile);
                 }
                 l.ghz
@@ -59,7 +62,7 @@ pub unsafe extern "C" fn RCCE_init_variant(
             None => 0.533,
         };
         let rcce = Rcce::init(core, rank, ghz, variant).map_err(|(e, why)| {
-            eprintln!("RCCE_init: {why}");
+            sccemu::job::say(&format!("RCCE_init: {why}\n"));
             e
         })?;
         rcce.publish_world();
@@ -76,7 +79,7 @@ pub unsafe extern "C" fn RCCE_init_variant(
         }
         // SAFETY: `finalize_at_exit` is an `extern "C" fn()` that never unwinds.
         if unsafe { atexit(finalize_at_exit) } != 0 {
-            eprintln!("RCCE_init: cannot register the exit handler; call RCCE_finalize");
+            sccemu::job::say("RCCE_init: cannot register the exit handler; call RCCE_finalize\n");
         }
         Ok(())
     })
@@ -242,10 +245,10 @@ pub extern "C" fn RCCE_fence() {
 pub extern "C" fn RCCE_shmalloc(size: usize) -> *mut u8 {
     let Ok(r) = rcce() else { return std::ptr::null_mut() };
     if r.spans {
-        eprintln!(
-            "RCCE UE {}: RCCE_shmalloc({size}): the job spans nodes, which share no memory: no shared DRAM",
+        sccemu::job::say(&format!(
+            "RCCE UE {}: RCCE_shmalloc({size}): the job spans nodes, which share no memory: no shared DRAM\n",
             r.rank
-        );
+        ));
         r.report(debug::DEBUG, "RCCE_shmalloc", Error::Malloc);
         return std::ptr::null_mut();
     }

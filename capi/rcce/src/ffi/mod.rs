@@ -88,7 +88,7 @@ pub fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned());
-            eprintln!("RCCE: internal error: {}", why.unwrap_or_default());
+            sccemu::job::say(&format!("RCCE: internal error: {}\n", why.unwrap_or_default()));
             std::process::exit(70)
         }
     }

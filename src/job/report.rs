@@ -38,14 +38,25 @@ impl JobReport {
         Some(format!("rank {} {}", self.first_rank as usize + rank, describe(status)))
     }
 
-    /// The launcher's exit code: 0 only if every rank exited 0.
-    pub fn exit_code(&self) -> i32 {
+    /// The launcher's exit code, as mpirun's: 0 only if every rank exited 0; otherwise
+    /// the first failure's own number where it has one (`MPI_Abort`'s error code, a
+    /// rank's exit status, 128 + a signal), else 1. Only its low 8 bits reach a shell,
+    /// and a failure never reads as 0 there.
+    pub fn exit_code(&self) -> u8 {
         if self.success() {
             return 0;
         }
-        match self.failure.map(|f| f.cause) {
-            Some(AbortCause::Interrupted(sig)) => 128 + sig,
-            _ => 1,
+        let code = match self.failure.map(|f| f.cause) {
+            Some(AbortCause::UserAbort(code) | AbortCause::Exited(code)) => code,
+            Some(AbortCause::Signaled(sig) | AbortCause::Interrupted(sig)) => 128 + sig,
+            Some(_) => 1,
+            None => self.exits.iter().find(|s| !s.success()).map_or(1, |s| {
+                s.code().or(s.signal().map(|sig| 128 + sig)).unwrap_or(1)
+            }),
+        };
+        match (code & 0xff) as u8 {
+            0 => 1,
+            c => c,
         }
     }
 }

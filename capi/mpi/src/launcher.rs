@@ -103,7 +103,7 @@ pub fn run_as_singleton() -> ! {
             if let Some(why) = report.diagnosis() {
                 eprintln!("sccemu MPI: {why}");
             }
-            report.exit_code()
+            i32::from(report.exit_code())
         }
         Err(e) => {
             eprintln!("sccemu MPI: cannot start a {cores}-core job for this program: {e}");

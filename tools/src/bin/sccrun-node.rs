@@ -147,5 +147,5 @@ fn main() -> ExitCode {
     }
     let code = report.exit_code();
     drop(universe);
-    ExitCode::from(code.clamp(0, 255) as u8)
+    ExitCode::from(code)
 }

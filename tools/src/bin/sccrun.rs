@@ -163,7 +163,7 @@ fn main() -> ExitCode {
     if let Some(diagnosis) = report.diagnosis() {
         eprintln!("sccrun: {diagnosis}");
     }
-    ExitCode::from(report.exit_code().clamp(0, 255) as u8)
+    ExitCode::from(report.exit_code())
 }
 
 /// The node that runs the most ranks under `spec`'s split (the first of them).

@@ -18,9 +18,9 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use sccemu::job::launcher::{CHECK_VAR, JobReport, Launch, find_program};
+use sccemu::job::launcher::{CHECK_VAR, Launch, find_program};
 use sccemu::job::vtime::VirtualTime;
-use sccemu::{AbortCause, ChannelKind, WaitPolicy};
+use sccemu::{ChannelKind, WaitPolicy};
 
 const USAGE: &str = "usage: sccmpiexec -n N [--check] [--channel srb|perpeer] [--wait auto|spin|block] \
                      [--timing scc[=FILE] [--trace FILE]] program [args...]";
@@ -136,26 +136,5 @@ fn main() -> ExitCode {
     if let Some(why) = report.diagnosis() {
         eprintln!("sccmpiexec: {why}");
     }
-    ExitCode::from(exit_code(&report))
-}
-
-/// The job's exit code: the first failure's own number where it has one.
-fn exit_code(report: &JobReport) -> u8 {
-    if report.success() {
-        return 0;
-    }
-    let code = match report.failure.map(|f| f.cause) {
-        Some(AbortCause::UserAbort(code) | AbortCause::Exited(code)) => code,
-        Some(AbortCause::Signaled(sig) | AbortCause::Interrupted(sig)) => 128 + sig,
-        Some(_) => 1,
-        None => report.exits.iter().find(|s| !s.success()).map_or(1, |s| {
-            use std::os::unix::process::ExitStatusExt;
-            s.code().or(s.signal().map(|sig| 128 + sig)).unwrap_or(1)
-        }),
-    };
-    // Only the low 8 bits reach the shell; a failure never reads as success.
-    match (code & 0xff) as u8 {
-        0 => 1,
-        c => c,
-    }
+    ExitCode::from(report.exit_code())
 }

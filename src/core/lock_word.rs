@@ -11,7 +11,7 @@
 //! there, which rings the owner's doorbell (one-way).
 //!
 //! What the holder did before releasing is visible to the next holder: on one node by
-//! the release's Release store; across nodes, the holder's one-way requests to other
+//! the release's Release swap; across nodes, the holder's one-way requests to other
 //! nodes' MPBs (puts and flag updates, `remote_mpb`) are completed first, by a sync round
 //! trip to each rank they went to, since requests to different ranks may apply in any
 //! order.
@@ -87,13 +87,26 @@ impl Core {
     ///
     /// # Examples
     ///
+    /// Core 0 keeps the word in its node's heap and tells every core where; any core,
+    /// on any node, then takes it:
+    ///
     /// ```no_run
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use sccemu::protocol::payload::Payload;
     /// let core = sccemu::Core::attach()?;
-    /// let word = core.heap_alloc(4)?; // collective: the same offset on every core
-    /// core.lock_word(0, word.offset)?;
-    /// // ... core 0's critical section ...
-    /// core.unlock_word(0, word.offset)?;
+    /// let mut at = [0u8; 8];
+    /// if core.rank() == 0 {
+    ///     let word = core.heap_alloc_local(64)?;
+    ///     core.heap_bytes(word).zero(0, 64);
+    ///     at = (word.offset as u64).to_le_bytes();
+    ///     (1..core.size()).try_for_each(|r| core.send(r, 1, &at))?;
+    /// } else {
+    ///     core.recv(0, 1, &mut at)?;
+    /// }
+    /// let at = u64::from_le_bytes(at) as usize;
+    /// core.lock_word(0, at)?;
+    /// // ... the critical section ...
+    /// core.unlock_word(0, at)?;
     /// # Ok(())
     /// # }
     /// ```
@@ -126,6 +139,9 @@ impl Core {
         let (code, _) = crate::Op::Replace.code();
         (head.elem, head.op, head.count) = (crate::protocol::atomic::op::ElemKind::U32 as u8, code as u8, 1);
         (head.ring, head.rank) = (true, rank);
-        Ok(self.remote_request(rank, head, &[&0u32.to_le_bytes()], None)?)
+        // Not left to complete (`remote_request` would mark it): nothing follows a
+        // release that needs it applied.
+        let link = crate::coll::over_p2p::NodeLink::new(self.context(), self.endpoint());
+        Ok(crate::rma::remote::request(&link, rank, head, &[&0u32.to_le_bytes()], None)?)
     }
 }

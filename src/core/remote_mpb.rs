@@ -29,7 +29,7 @@ use crate::protocol::atomic::op::{Element, Op};
 use crate::rma::acc_view::words_at;
 use crate::rma::remote::wire::{Header, Kind};
 use crate::rma::remote::timed::round_trip;
-use crate::rma::remote::{CHUNK, request};
+use crate::rma::remote::{CHUNK, request, sync_all};
 use crate::sync::Ordering;
 use crate::timing;
 use crate::segment::{Flag, FlagError, MpbError};
@@ -62,21 +62,26 @@ impl Core {
         payload: &[&[u8]],
         answer: Option<&mut [u8]>,
     ) -> Result<(), JobAborted> {
-        if answer.is_none() {
+        let one_way = answer.is_none();
+        let link = NodeLink::new(self.context(), self.endpoint());
+        request(&link, rank, head, payload, answer)?;
+        // After the send: a completion that sees the mark (in any thread of this core)
+        // then follows the request in the channel to `rank`, which applies in order.
+        if one_way {
             let mut dirty = self.remote_dirty.lock().unwrap_or_else(|e| e.into_inner());
             if !dirty.contains(&rank) {
                 dirty.push(rank);
             }
         }
-        let link = NodeLink::new(self.context(), self.endpoint());
-        request(&link, rank, head, payload, answer)
+        Ok(())
     }
 
-    /// Completes this core's one-way requests to other nodes (a sync round trip to each
-    /// rank they went to): they are then applied there.
+    /// Completes this core's one-way requests to other nodes: a sync to each rank they
+    /// went to, all sent before any answer is awaited; they are then applied there.
     pub(super) fn complete_remote_mpb(&self) -> Result<(), JobAborted> {
         let dirty = std::mem::take(&mut *self.remote_dirty.lock().unwrap_or_else(|e| e.into_inner()));
-        dirty.into_iter().try_for_each(|rank| self.remote_request(rank, Header::new(Kind::Sync, 0), &[], Some(&mut [])))
+        let link = NodeLink::new(self.context(), self.endpoint());
+        sync_all(&link, &dirty)
     }
 
     /// Copies `src` into core `rank`'s MPB at `offset`, on any node (module docs).
@@ -146,8 +151,9 @@ impl Core {
         Ok(self.remote_request(rank, head, &[bytemuck::bytes_of(&value)], None)?)
     }
 
-    /// In virtual time, raises the stamp of byte `offset` of core `rank`'s MPB to this
-    /// core's time, plus the chip's link if `rank` is on another node (module docs): a
+    /// In virtual time, raises the stamp keyed by byte `offset` of core `rank`'s MPB (the
+    /// key its waiter observes) to this core's time, plus the chip's link if `rank` is
+    /// on another node (module docs): a
     /// flag's writer calls it before the write, so that whoever waits for the flag
     /// observes the writer's time (RCCE's flags; `timing`). Does nothing off virtual
     /// time.

@@ -5,7 +5,7 @@
 //! looked free, so that waiters retrying do not bounce the line between cores. A taker
 //! that finds it held waits on the doorbell of the word's owner (the core whose register
 //! it is), and every release ([`release`]) rings that doorbell. The Acquire of a
-//! successful swap pairs with the Release of the store that freed the word: the next
+//! successful swap pairs with the Release of the swap that freed the word: the next
 //! holder sees whatever the previous one did while holding it. A release from another
 //! node is the same swap made by that node's gateway (AcqRel, an accumulate's), which
 //! rings the owner's doorbell after it.
@@ -36,9 +36,12 @@ pub fn take(word: &AtomicU32, waiter: &Waiter<'_>, bell: &Doorbell) -> Result<()
 #[inline]
 pub fn release(word: &AtomicU32, bell: &Doorbell) {
     // Release: publishes the holder's work to the next taker's Acquire swap. A swap,
-    // not a store, so that the ring's wake-up pairing (`Doorbell::ring_after_rmw`)
-    // rests on an RMW, as a remote release's does; with a plain store and `ring`, the
-    // loom model `test_and_set` finds a taker that sleeps through the release.
+    // not a store, so that the wake-up pairing (`Doorbell::ring_after_rmw`) rests on
+    // an RMW, as a remote release's does. With a plain store and `ring`, loom 0.7 finds
+    // a taker that sleeps through the release in the model `test_and_set`, an outcome
+    // the C++ fence rules forbid (`waiter`'s Dekker pair); the flag protocol relies on
+    // that pairing and its model passes, so this is taken as loom's modelling, not
+    // settled.
     word.swap(0, Ordering::Release);
     bell.ring_after_rmw();
 }

@@ -125,7 +125,12 @@ impl<T: Plain> Window<'_, T> {
             let at = self.check_range(target, index, dst.len())?;
             self.issued();
             if self.remote_to(target).is_some() {
-                return self.remote_read(target, at, bytes_of_mut(dst));
+                self.remote_read(target, at, bytes_of_mut(dst))?;
+                // An empty get sends nothing.
+                if !dst.is_empty() {
+                    crate::rma::remote::timed::round_trip(0, size_of_val(dst));
+                }
+                return Ok(());
             }
             self.part_bytes(target).read(at, bytes_of_mut(dst));
             Ok(())
@@ -191,6 +196,10 @@ impl<T: Plain> Window<'_, T> {
                     false => part.read(at, &mut dst[to..to + len]),
                 }
                 to += len;
+            }
+            if remote && !dst.is_empty() {
+                // The blocks' requests go out together: one round trip.
+                crate::rma::remote::timed::round_trip(0, dst.len());
             }
             Ok(())
         })

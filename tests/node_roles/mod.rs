@@ -9,7 +9,7 @@ use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 mod coll;
 mod mpb;
 mod rma;
-mod rma_timed;
+pub mod rma_timed;
 
 /// The variable that names a rank's role.
 pub const ROLE: &str = "NODE_TEST_ROLE";

@@ -173,8 +173,8 @@ fn virtual_time_runs_across_nodes() {
     }
 }
 
-/// Windows across nodes in virtual time, over the real MPI (`tests/gateway.rs` compares
-/// their times with one node's).
+/// Windows across nodes in virtual time, over the real MPI: a smoke test that the job
+/// runs and reports (`tests/gateway.rs` compares the times with one node's).
 #[test]
 fn windows_run_in_virtual_time_across_nodes() {
     let out = sccrun_with(2, 5, "rma_timed", &["--timing", "scc"]).output().unwrap();

@@ -133,7 +133,8 @@ impl Rcce {
     fn store(&self, flag: Flag, set: bool, id: u32) {
         if self.spans {
             // A remote owner's stamp goes to its node, ahead of the update.
-            crate::vtime::flag_written(id, flag.byte(self.bits()), false, self.is_local(id));
+            // Charged as on one node, where a single-bit flag goes through the register.
+            crate::vtime::flag_written(id, flag.byte(self.bits()), self.bits(), self.is_local(id));
             if !self.is_local(id) {
                 let stamped = self.core.stamp_mpb(id, flag.byte(self.bits()));
                 stamped.unwrap_or_else(|e| crate::fatal(self, &e.to_string()));

@@ -3,7 +3,7 @@
 //! As on the chip, reading a register takes it and says whether it was free; writing
 //! releases it. Both are sccemu's test-and-set words (`Core::lock_word`,
 //! `Core::unlock_word`): taking waits on the owner's doorbell, which every release
-//! rings, and the Acquire of a successful take and the Release of the store that frees
+//! rings, and the Acquire of a successful take and the Release of the swap that frees
 //! the register order whatever the holder did before (`RCCE_acquire_lock` /
 //! `RCCE_release_lock`, bit-flag writes) for the next holder.
 //!

@@ -47,7 +47,8 @@
 //! own arguments were valid), and every member returns the same error as on one node,
 //! nothing moved. A dead rank fails the receives waiting for it, so every survivor's
 //! call returns [`CollError::Aborted`] naming it. Checking mode does not cross nodes
-//! (`sccrun` refuses `--check` with `--nodes`); virtual time does not either.
+//! (`sccrun` refuses `--check` with `--nodes`); virtual time does, as the messages'
+//! stamps carry it (`p2p::timed`).
 //!
 //! Memory: no shared heap at all; per call, private buffers of at most the call's
 //! data (a reduction's partial sums, a received block) and the agreement's 16 bytes per

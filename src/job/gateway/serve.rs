@@ -199,7 +199,7 @@ impl Serve {
             }
             Kind::TestAndSet => {
                 let word = region(4)?;
-                if word.offset % 4 != 0 || !spec.is_local(head.rank) {
+                if word.offset % 4 != 0 || !spec.is_local(head.rank) || head.token.is_none() {
                     return Err(bad("a test-and-set word"));
                 }
                 let owner = head.rank;

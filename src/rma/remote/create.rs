@@ -59,7 +59,8 @@ impl<'c, T: Plain> Window<'c, T> {
     /// Collective over the team `members` (world ranks, by team rank; this core is
     /// team rank `me`), whose ranks span nodes: a window over `memory` (allocated and
     /// zeroed, or this member's own heap range), reached across nodes through `link`
-    /// (module docs). DRAM and the `Atomic` accumulate strategy only; off virtual time.
+    /// (module docs). DRAM and the `Atomic` accumulate strategy only; untimed, as a
+    /// window's creation on one node is.
     pub(crate) fn create_across(
         ctx: &'c CoreContext,
         (members, me): (Vec<u32>, u32),

@@ -89,6 +89,16 @@ fn send(link: &dyn RemoteLink, dest: u32, mut head: Header, payload: &[&[u8]], a
     Ok(head.token)
 }
 
+/// Completes every one-way request sent to the world ranks `dests` (on other nodes):
+/// a [`Kind::Sync`] to each, all sent before any answer is awaited.
+pub(crate) fn sync_all(link: &dyn RemoteLink, dests: &[u32]) -> Result<(), JobAborted> {
+    let mut tokens = Vec::with_capacity(dests.len());
+    for &dest in dests {
+        tokens.push(send(link, dest, Header::new(Kind::Sync, 0), &[], true)?.expect("answered"));
+    }
+    dests.iter().zip(tokens).try_for_each(|(&dest, token)| link.recv(dest, reply_tag(token), &mut []))
+}
+
 /// Two-sided messages among the job's ranks, as windows across nodes need them.
 pub(crate) trait RemoteLink: Send {
     /// Sends `msg` to world rank `dest` with the library's tag `tag`.
@@ -191,7 +201,6 @@ impl<'c, T: Plain> Window<'c, T> {
         for (chunk, token) in dst.chunks_mut(CHUNK).zip(tokens) {
             remote.link.recv(dest, reply_tag(token), chunk)?;
         }
-        timed::round_trip(0, dst.len());
         Ok(())
     }
 
@@ -303,6 +312,7 @@ impl<'c, T: Plain> Window<'c, T> {
     pub(crate) fn remote_sync(&self, target: u32) -> Result<(), JobAborted> {
         let Some(remote) = self.remote_to(target) else { return Ok(()) };
         if std::mem::take(&mut remote.dirty.borrow_mut()[target as usize]) {
+            timed::round_trip(0, 0);
             self.request(target, Header::new(Kind::Sync, 0), &[], Some(&mut []))?;
         }
         Ok(())
@@ -348,6 +358,7 @@ impl<'c, T: Plain> Window<'c, T> {
         let mut head = Header::new(kind, 0);
         (head.x, head.count) = (remote.meta[leader as usize] as u64, self.size());
         let worlds: Vec<u8> = self.team.members().iter().flat_map(|w| w.to_le_bytes()).collect();
+        timed::round_trip(0, 0);
         match kind {
             // Leaving needs only the lock_all word's doorbell: team rank 0's.
             Kind::UnlockAll => self.request(leader, head, &[&worlds[..4]], Some(&mut [])),
@@ -359,6 +370,7 @@ impl<'c, T: Plain> Window<'c, T> {
     pub(crate) fn remote_unlock(&self, target: u32) -> Result<(), JobAborted> {
         let remote = self.remote.as_ref().expect("a window across nodes");
         let head = Header::new(Kind::Unlock, remote.meta[target as usize] + self.lock_offset(target));
+        timed::round_trip(0, 0);
         self.request(target, head, &[], Some(&mut []))?;
         remote.dirty.borrow_mut()[target as usize] = false;
         Ok(())

@@ -18,12 +18,15 @@
 //!
 //! Costs: the messages carrying requests are untimed (`timing::untimed`, in the link),
 //! so each operation is charged once, as the chip would pay it. One-way crossings
-//! (puts, accumulates, stamps written there) hold nobody back: what crosses arrives a
-//! link later, so a stamp written on another node carries the writer's time plus the
-//! link, and so does a fence arrival from another node. A round trip (get,
-//! fetch-and-op, compare-and-swap, get_accumulate, lock, reading a stamp there) holds
-//! the origin for the link both ways. With a link that costs nothing, a program's
-//! virtual times are those of one node.
+//! (puts, accumulates, posts, completions, stamps written there) hold nobody back: what
+//! crosses arrives a link later, so a stamp written on another node carries the
+//! writer's time plus the link, and so does a fence arrival from another node. A round
+//! trip holds the origin for the link both ways: a get (one per call, however many
+//! blocks), fetch-and-op, compare-and-swap, get_accumulate, lock, unlock (it completes
+//! the epoch at the target), lock_all's entry to and unlock_all's exit from each other
+//! node, and the sync that completes one-way requests to a target (flush, fence,
+//! unlock_all). Reading a stamp there rides on the synchronisation's own round trip.
+//! With a link that costs nothing, a program's virtual times are those of one node.
 
 use crate::protocol::abort::JobAborted;
 use crate::protocol::atomic::op::{ElemKind, Op as AccOp};

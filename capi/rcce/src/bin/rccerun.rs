@@ -17,7 +17,6 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use rcce::launcher::RcceJob;
-use sccemu::AbortCause;
 
 struct Args {
     ues: u32,
@@ -163,15 +162,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(diagnosis) = report.diagnosis() {
         eprintln!("rccerun: {diagnosis}");
     }
-    if report.success() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let code = match report.failure.map(|f| f.cause) {
-        Some(AbortCause::Exited(code) | AbortCause::UserAbort(code)) => code,
-        Some(AbortCause::Signaled(sig) | AbortCause::Interrupted(sig)) => 128 + sig,
-        _ => 1,
-    };
-    Ok(ExitCode::from(code.clamp(1, 255) as u8))
+    Ok(ExitCode::from(report.exit_code()))
 }
 
 fn main() -> ExitCode {

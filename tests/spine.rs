@@ -147,10 +147,35 @@ fn die_in_barrier(core: &Core, _: ()) -> Result<String, String> {
     }
 }
 
+/// As `die_in_barrier`, in the barrier of a communicator that rank 2 leads: its
+/// waiters sleep on rank 2's barrier bell, which the abort must ring too.
+fn die_in_comm_barrier(core: &Core, _: ()) -> Result<String, String> {
+    let world = core.world().map_err(|e| e.to_string())?;
+    let upper = world.split(Some(u32::from(core.rank() >= 2)), 0).map_err(|e| e.to_string())?;
+    let comm = upper.expect("every rank has a colour");
+    if core.rank() == 3 {
+        std::thread::sleep(Duration::from_millis(200));
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).map_err(|e| e.to_string())?;
+    }
+    match comm.barrier() {
+        Ok(()) if core.rank() >= 2 => Err("barrier completed without rank 3".into()),
+        // Ranks 0 and 1 meet each other; they wait for the abort in the world barrier.
+        Ok(()) => {
+            core.barrier().map_or_else(|e| Ok(e.to_string()), |()| Err("world barrier completed".into()))
+        }
+        Err(e) => Ok(e.to_string()),
+    }
+}
+
 #[test]
 fn a_rank_killed_mid_barrier_aborts_the_job_within_seconds() {
-    for policy in [WaitPolicy::Block, WaitPolicy::Adaptive] {
-        let outcome = Job::new(6).wait(policy).run_outcome(&(), die_in_barrier).unwrap();
+    for (policy, die) in [
+        (WaitPolicy::Block, die_in_barrier as fn(&Core, ()) -> Result<String, String>),
+        (WaitPolicy::Adaptive, die_in_barrier),
+        (WaitPolicy::Block, die_in_comm_barrier),
+        (WaitPolicy::Adaptive, die_in_comm_barrier),
+    ] {
+        let outcome = Job::new(6).wait(policy).run_outcome(&(), die).unwrap();
         // The launcher's own clock (spawn to end), not the test's: a job may first wait
         // for another test's. The job takes ~0.2 s; a hang would be stopped by nothing
         // else, and 5 s leave room for a loaded 2-CPU machine.

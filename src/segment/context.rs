@@ -297,8 +297,13 @@ impl CoreContext {
     pub fn barrier(&self) -> Result<(), JobAborted> {
         // Relaxed: a private count of this core's own calls.
         self.world_barriers.fetch_add(1, Ordering::Relaxed);
-        let home = &self.segment.slot(0).bell;
-        self.segment.sync_area().world_barrier.wait(world_barrier_parties(self.segment.config()), &self.waiter(), home)
+        // Waiters sleep on core 0's barrier bell, which messages to core 0 do not ring
+        // (`CoreSlot::barrier_bell`); across nodes on its doorbell, the one the node's
+        // gateway rings when it arrives last and sleeps on otherwise (`job::gateway`).
+        let config = self.segment.config();
+        let slot = self.segment.slot(0);
+        let home = if config.spans_nodes() { &*slot.bell } else { &slot.barrier_bell };
+        self.segment.sync_area().world_barrier.wait(world_barrier_parties(config), &self.waiter(), home)
     }
 
     /// How many job-wide barriers this core has entered.

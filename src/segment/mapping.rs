@@ -50,6 +50,10 @@ pub struct CoreSlot {
     /// In virtual-time mode, the core's virtual time, compute, communication and
     /// waiting (picoseconds), as of its last operation (see `timing::clock`).
     pub vtime: [crate::sync::AtomicU64; 4],
+    /// The barrier bell of the communicators this core leads: their barriers' waiters
+    /// sleep here, not on `bell`, which every message to this core rings (see
+    /// `coll::comm`). Aborts ring it too.
+    pub barrier_bell: Doorbell,
 }
 
 /// Values of [`CoreSlot::state`].
@@ -302,6 +306,9 @@ impl Segment {
         let first = self.job().begin_abort(rank, cause);
         if first {
             self.ring_all();
+            for rank in 0..self.config().cores {
+                self.slot(rank).barrier_bell.ring();
+            }
         }
         first
     }

@@ -8,7 +8,11 @@
 //!
 //! Each communicator owns one *area* in the shared heap, allocated by its leader (comm
 //! rank 0) and learned by the others through the parent's collectives:
-//! - a [`BarrierState`], whose sleepers use the leader's doorbell;
+//! - a [`BarrierState`], whose sleepers use the leader's barrier bell
+//!   (`CoreSlot::barrier_bell`), not its doorbell: every message to the leader rings
+//!   that, and woke every member waiting in the barrier (47 MPI ranks streaming 8 B
+//!   isends into their leader: one futex wake per message and 6-11 µs per message,
+//!   against 0.21 µs on the barrier bell);
 //! - two publication words for the leader's later allocations (by call parity), and the
 //!   count of members that dropped the communicator without `free`;
 //! - per member, a line holding its rendezvous flag (see `coll`);
@@ -286,7 +290,8 @@ impl<'c> Comm<'c> {
     fn wait_barrier(&self) -> Result<(), JobAborted> {
         let state: &BarrierState = self.area_word(0);
         let meeting = self.meeting_arrive();
-        state.wait(self.size(), &self.ctx.waiter(), self.bell(0))?;
+        let home = &self.ctx.segment().slot(self.members[0]).barrier_bell;
+        state.wait(self.size(), &self.ctx.waiter(), home)?;
         self.meeting_leave(meeting);
         Ok(())
     }

@@ -43,7 +43,7 @@ pub(super) struct Pending {
     off: usize,
     started: bool,
     /// Announced as a single copy when its turn comes (module docs).
-    single: bool,
+    pub(super) single: bool,
     /// A synchronous message (its first fragment says so, see `synchronous`).
     sync: bool,
     /// SRB space reserved for the next fragment that did not fit yet (module docs).
@@ -62,6 +62,17 @@ impl Pending {
             (true, false) => Some(RENDEZVOUS_BYTES as usize),
             (false, _) => Some(self.data.as_slice().len() - self.off),
         }
+    }
+}
+
+impl Pending {
+    /// The SRB entry bytes of this send if it is a whole message that goes in one entry
+    /// of at most `max_payload` bytes and holds no reservation yet: one that a run of
+    /// reservations may include (`Ctx::ticket_front`).
+    pub(super) fn whole_entry(&self, max_payload: usize) -> Option<u32> {
+        let rest = self.data.as_slice().len() - self.off;
+        let whole = !self.single && !self.started && self.reserved.is_none() && rest <= max_payload;
+        whole.then(|| srb::entry_len(rest as u32))
     }
 }
 

@@ -4,7 +4,9 @@
 //! waits for, names the space bell that reservation's receiver will ring (a *ticket*,
 //! see `srb`). A wait without one sleeps on its own doorbell, which such a receiver
 //! rings by ringing every core, so the waits for a send take tickets
-//! ([`Ctx::ticket_front`]).
+//! ([`Ctx::ticket_front`]). A ticket far from fitting also reserves, in one run, the
+//! entries of the whole messages queued behind it (`Srb::run_behind`), so that the
+//! wake-up its bell brings sends them all.
 
 use super::{Blocked, Ctx, State};
 use crate::p2p::matching::Inbox;
@@ -26,6 +28,8 @@ impl Ctx<'_> {
     /// reservation's space bell, which the receiver rings once it fits, where a waiter
     /// without a reservation would have the receiver ring every core at every
     /// publication (47 MPI senders streaming isends into one core: a wake-up storm).
+    /// A ticket far from fitting takes the whole messages queued behind it along, in a
+    /// run of reservations (`Srb::run_behind`).
     pub fn ticket_front(&self, st: &mut State) {
         if !self.srb_mode() || !st.inbox.rdv.owed.is_empty() {
             return;
@@ -36,11 +40,34 @@ impl Ctx<'_> {
             _ => return,
         };
         drop(waiting);
-        let p = st.outbox[dest].front_mut().expect("a waiting queue has a front");
-        if p.reserved.is_none() {
-            let ring = self.place.srb(self.seg, dest as u32);
-            let n = bytes.min(ring.max_payload() as usize);
-            p.reserved = Some(ring.reserve(srb::entry_len(n as u32)));
+        let queue = &mut st.outbox[dest];
+        let front = queue.front_mut().expect("a waiting queue has a front");
+        if front.reserved.is_some() {
+            return;
+        }
+        let ring = self.place.srb(self.seg, dest as u32);
+        let max = ring.max_payload() as usize;
+        let ticket = ring.reserve(srb::entry_len(bytes.min(max) as u32));
+        front.reserved = Some(ticket);
+        // The whole messages queued behind a front whose next fragment is its last may
+        // join one run of reservations, if the ticket is far enough from fitting that
+        // it will sleep (`Srb::run_behind`): one wake-up then sends them all.
+        let budget = if bytes > max || front.single { 0 } else { ring.run_behind(&ticket) };
+        let (mut run, mut members) = (0, 0);
+        for len in queue.iter().skip(1).map_while(|p| p.whole_entry(max)) {
+            if run + len > budget {
+                break;
+            }
+            run += len;
+            members += 1;
+        }
+        if members == 0 {
+            return;
+        }
+        let mut reserved = ring.reserve(run);
+        for p in queue.iter_mut().skip(1).take(members) {
+            let len = p.whole_entry(max).expect("counted above");
+            p.reserved = Some(reserved.split_first(len));
         }
     }
 

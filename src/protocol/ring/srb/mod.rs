@@ -36,7 +36,9 @@
 //!   Acquire -> that sender's writes into the freed bytes: no sender overwrites bytes
 //!   the receiver has not finished with, and the control word it later publishes
 //!   follows the zeroing in modification order;
-//! - a sender waits only for its own reservation, and the earliest reservation always
+//! - a sender waits only for its own reservations (a sender may hold several: a run
+//!   reserved with one fetch-add and split into entries, [`Reservation::split_first`],
+//!   which it publishes in order, each once it fits), and the earliest reservation always
 //!   fits once the receiver reaches it and publishes (entries are at most `cap / 2`),
 //!   so the ring cannot deadlock while both sides make progress: a waiting sender is
 //!   counted in `space_waiters`, and a receiver publishes what it consumed before it
@@ -117,6 +119,19 @@ impl Reservation {
     /// ring's size).
     pub fn pos(&self) -> u32 {
         self.pos
+    }
+
+    /// Splits off the first `len` bytes (an [`entry_len`]) of a run of entries reserved
+    /// with one [`Srb::reserve`], leaving the rest in `self`. Each part is then an
+    /// entry's reservation like any other: disjoint from all others, at most `cap / 2`,
+    /// published on its own once it [`Srb::fits`]. The run's owner publishes its parts in
+    /// order (the receiver stops at the first unpublished one).
+    pub fn split_first(&mut self, len: u32) -> Reservation {
+        debug_assert!(len <= self.len && len % HEADER == 0);
+        let first = Reservation { pos: self.pos, len };
+        self.pos = self.pos.wrapping_add(len);
+        self.len -= len;
+        first
     }
 }
 

@@ -80,6 +80,25 @@ impl<'a, M: RingMem> Srb<'a, M> {
         short > self.cap() / BELLS_PER_LAP && short < 1 << 31
     }
 
+    /// Sender: how many bytes a sender holding `ticket` may reserve at once, as one run
+    /// ([`Reservation::split_first`]), for the whole messages queued behind it: a
+    /// quarter of the ring (the positions one space bell covers) if the ticket is more
+    /// than half a ring from fitting, none otherwise (a hint, like
+    /// [`Srb::far_from_fitting`]). Such a ticket sleeps until its bell rings, and one
+    /// wake-up then sends the run, where a reservation each cost each message a sleep
+    /// and a wake-up (47 MPI senders of 1 KiB into one core: 4.7-5.3 -> 1.7 µs per
+    /// message). Nearer tickets are waited for awake; runs there only push the other
+    /// senders' reservations away from fitting (7 senders of 4 KiB: 2.1 -> 2.3 µs with
+    /// runs behind every ticket more than a quarter short).
+    pub fn run_behind(&self, ticket: &Reservation) -> u32 {
+        // Relaxed: a hint; `fits` decides.
+        let consumer = self.counters.consumer.load(Ordering::Relaxed);
+        let short = ticket.pos.wrapping_add(ticket.len).wrapping_sub(consumer).wrapping_sub(self.cap());
+        // Past half the counter space: it fits already (the subtraction wrapped).
+        let far = short > self.cap() / 2 && short < 1 << 31;
+        if far { self.cap() / BELLS_PER_LAP } else { 0 }
+    }
+
     /// Sender: counts itself among the senders that sleep until space frees up, as
     /// `ticketed` if it sleeps on the space bell of its reservation
     /// ([`Srb::space_bell`]) rather than only on its own doorbell. It need not ring

@@ -269,7 +269,7 @@ fn predefined() -> Vec<TypeMap> {
 /// padding: a pair whose index follows its 4-byte value directly), `None` for the
 /// others: what the hot paths need, in a constant table (no lazy initialization to
 /// test on every call).
-const CONTIGUOUS_PRIMS: [Option<Prim>; 33] = {
+pub(crate) const CONTIGUOUS_PRIMS: [Option<Prim>; 33] = {
     let mut out = [None; 33];
     let mut i = 0;
     while i < out.len() {
@@ -299,7 +299,7 @@ const CONTIGUOUS_SIZES: [u8; 33] = {
 
 /// The index of predefined type `handle` in the tables above.
 #[inline(always)]
-fn predefined_index(handle: c_int) -> usize {
+pub(crate) fn predefined_index(handle: c_int) -> usize {
     (handle as u32).wrapping_sub(DATATYPE_NULL as u32).wrapping_sub(1) as usize
 }
 

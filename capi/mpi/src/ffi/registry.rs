@@ -154,6 +154,22 @@ impl<T> Serial<T> {
         f(unsafe { &mut *self.value.get() })
     }
 
+    /// The state, without the lock, below `MPI_THREAD_MULTIPLE`; `None` under it.
+    ///
+    /// # Safety
+    /// Nothing calls `with` or `read` on this object while the reference lives.
+    #[inline(always)]
+    pub unsafe fn unlocked(&self) -> Option<&T> {
+        // Relaxed: see `set_multiple`.
+        if MULTIPLE.load(Ordering::Relaxed) != 0 {
+            return None;
+        }
+        // SAFETY: below MPI_THREAD_MULTIPLE no other thread calls MPI, and this thread
+        // calls no `with` on the object while the reference lives (this function's
+        // contract): nothing writes the state meanwhile.
+        Some(unsafe { &*self.value.get() })
+    }
+
     /// [`Serial::with`] under `MPI_THREAD_MULTIPLE`.
     #[cold]
     #[inline(never)]

@@ -38,19 +38,37 @@ pub unsafe extern "C" fn MPI_Put(
     win: c_int,
 ) -> c_int {
     entry("MPI_Put", Scope::Win(win), || {
-        let args = (origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype);
-        // SAFETY: this call's contract, which is the fast path's.
-        let quick = unsafe { fast::put(origin_addr, args.0, args.1, args.2, args.3, args.4, args.5, win) };
-        if let Some(done) = quick {
-            return done;
+        let (o, t) =
+            ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
+        // SAFETY: this call's contract, which is the fast path's and the general path's.
+        unsafe {
+            fast::put(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win)
+                .unwrap_or_else(|| put_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win))
         }
-        fast::general(|| {
-            let obj = win::lookup(win)?;
-            let omap = datatype::committed(origin_datatype)?;
-            let t = target(target_rank, target_disp, target_count, target_datatype)?;
-            rma::put(obj, &origin(origin_addr, origin_count, &omap)?, &t)
-        })
     })
+}
+
+/// `MPI_Put`'s general path, out of line with its arguments by value (see
+/// `super::winsync`'s general paths).
+///
+/// # Safety
+/// As [`MPI_Put`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // MPI_Put's
+unsafe fn put_general(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    target_rank: c_int,
+    target_disp: isize,
+    target_count: c_int,
+    target_datatype: c_int,
+    win: c_int,
+) -> MpiResult<()> {
+    let obj = win::lookup(win)?;
+    let omap = datatype::committed(origin_datatype)?;
+    let t = target(target_rank, target_disp, target_count, target_datatype)?;
+    rma::put(obj, &origin(origin_addr, origin_count, &omap)?, &t)
 }
 
 /// `MPI_Get`.
@@ -69,19 +87,36 @@ pub unsafe extern "C" fn MPI_Get(
     win: c_int,
 ) -> c_int {
     entry("MPI_Get", Scope::Win(win), || {
-        let args = (origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype);
-        // SAFETY: this call's contract, which is the fast path's.
-        let quick = unsafe { fast::get(origin_addr, args.0, args.1, args.2, args.3, args.4, args.5, win) };
-        if let Some(done) = quick {
-            return done;
+        let (o, t) =
+            ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
+        // SAFETY: this call's contract, which is the fast path's and the general path's.
+        unsafe {
+            fast::get(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win)
+                .unwrap_or_else(|| get_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win))
         }
-        fast::general(|| {
-            let obj = win::lookup(win)?;
-            let omap = datatype::committed(origin_datatype)?;
-            let t = target(target_rank, target_disp, target_count, target_datatype)?;
-            rma::get(obj, &origin(origin_addr, origin_count, &omap)?, &t)
-        })
     })
+}
+
+/// `MPI_Get`'s general path (as [`put_general`]).
+///
+/// # Safety
+/// As [`MPI_Get`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // MPI_Get's
+unsafe fn get_general(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: c_int,
+    target_rank: c_int,
+    target_disp: isize,
+    target_count: c_int,
+    target_datatype: c_int,
+    win: c_int,
+) -> MpiResult<()> {
+    let obj = win::lookup(win)?;
+    let omap = datatype::committed(origin_datatype)?;
+    let t = target(target_rank, target_disp, target_count, target_datatype)?;
+    rma::get(obj, &origin(origin_addr, origin_count, &omap)?, &t)
 }
 
 /// `MPI_Accumulate`.
@@ -199,23 +234,35 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     win: c_int,
 ) -> c_int {
     entry("MPI_Fetch_and_op", Scope::Win(win), || {
-        let args = (datatype, target_rank, target_disp, op);
-        // SAFETY: this call's contract, which is the fast path's.
-        let quick =
-            unsafe { fast::fetch_and_op(origin_addr, result_addr, args.0, args.1, args.2, args.3, win) };
-        if let Some(done) = quick {
-            return done;
+        let (o, r, t) = (origin_addr, result_addr, (datatype, target_rank, target_disp));
+        // SAFETY: this call's contract, which is the fast path's and the general path's.
+        unsafe {
+            fast::fetch_and_op(o, r, t.0, t.1, t.2, op, win)
+                .unwrap_or_else(|| fetch_and_op_general(o, r, t.0, t.1, t.2, op, win))
         }
-        fast::general(|| {
-            let obj = win::lookup(win)?;
-            let op = crate::op::lookup(op)?;
-            let t = target(target_rank, target_disp, 1, datatype)?;
-            let value =
-                if op == sccemu::Op::NoOp { [0; 16] } else { one(origin_addr, &t.map, "origin_addr")? };
-            let old = rma::fetch_and_op(obj, &value, &t, op)?;
-            one_out(result_addr, &t.map, &old)
-        })
     })
+}
+
+/// `MPI_Fetch_and_op`'s general path (as [`put_general`]).
+///
+/// # Safety
+/// As [`MPI_Fetch_and_op`].
+#[inline(never)]
+unsafe fn fetch_and_op_general(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: c_int,
+    target_rank: c_int,
+    target_disp: isize,
+    op: c_int,
+    win: c_int,
+) -> MpiResult<()> {
+    let obj = win::lookup(win)?;
+    let op = crate::op::lookup(op)?;
+    let t = target(target_rank, target_disp, 1, datatype)?;
+    let value = if op == sccemu::Op::NoOp { [0; 16] } else { one(origin_addr, &t.map, "origin_addr")? };
+    let old = rma::fetch_and_op(obj, &value, &t, op)?;
+    one_out(result_addr, &t.map, &old)
 }
 
 /// `MPI_Compare_and_swap`.
@@ -234,22 +281,35 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
     win: c_int,
 ) -> c_int {
     entry("MPI_Compare_and_swap", Scope::Win(win), || {
-        let args = (datatype, target_rank, target_disp);
-        // SAFETY: this call's contract, which is the fast path's.
-        if let Some(done) = unsafe {
-            fast::compare_and_swap(origin_addr, compare_addr, result_addr, args.0, args.1, args.2, win)
-        } {
-            return done;
+        let (o, c, r, t) = (origin_addr, compare_addr, result_addr, (datatype, target_rank, target_disp));
+        // SAFETY: this call's contract, which is the fast path's and the general path's.
+        unsafe {
+            fast::compare_and_swap(o, c, r, t.0, t.1, t.2, win)
+                .unwrap_or_else(|| compare_and_swap_general(o, c, r, t.0, t.1, t.2, win))
         }
-        fast::general(|| {
-            let obj = win::lookup(win)?;
-            let t = target(target_rank, target_disp, 1, datatype)?;
-            let (value, compare) =
-                (one(origin_addr, &t.map, "origin_addr")?, one(compare_addr, &t.map, "compare_addr")?);
-            let old = rma::compare_and_swap(obj, &value, &compare, &t)?;
-            one_out(result_addr, &t.map, &old)
-        })
     })
+}
+
+/// `MPI_Compare_and_swap`'s general path (as [`put_general`]).
+///
+/// # Safety
+/// As [`MPI_Compare_and_swap`].
+#[inline(never)]
+unsafe fn compare_and_swap_general(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: c_int,
+    target_rank: c_int,
+    target_disp: isize,
+    win: c_int,
+) -> MpiResult<()> {
+    let obj = win::lookup(win)?;
+    let t = target(target_rank, target_disp, 1, datatype)?;
+    let (value, compare) =
+        (one(origin_addr, &t.map, "origin_addr")?, one(compare_addr, &t.map, "compare_addr")?);
+    let old = rma::compare_and_swap(obj, &value, &compare, &t)?;
+    one_out(result_addr, &t.map, &old)
 }
 
 /// Runs a request-based call: in a passive-target epoch only; the operation is

@@ -2,6 +2,7 @@
 
 use std::ffi::c_int;
 
+use crate::error::MpiResult;
 use crate::ffi::{Scope, c, entry, fast};
 use crate::win;
 use crate::winsync;
@@ -52,8 +53,7 @@ pub unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
 #[unsafe(export_name = "PMPI_Win_lock")]
 pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
     entry("MPI_Win_lock", Scope::Win(win), || {
-        fast::lock(lock_type, rank, assert, win)
-            .unwrap_or_else(|| fast::general(|| winsync::lock(win::lookup(win)?, lock_type, rank, assert)))
+        fast::lock(lock_type, rank, assert, win).unwrap_or_else(|| lock_general(lock_type, rank, assert, win))
     })
 }
 
@@ -61,7 +61,7 @@ pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win
 #[unsafe(export_name = "PMPI_Win_unlock")]
 pub extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
     entry("MPI_Win_unlock", Scope::Win(win), || {
-        fast::unlock(rank, win).unwrap_or_else(|| fast::general(|| winsync::unlock(win::lookup(win)?, rank)))
+        fast::unlock(rank, win).unwrap_or_else(|| unlock_general(rank, win))
     })
 }
 
@@ -81,8 +81,7 @@ pub extern "C" fn MPI_Win_unlock_all(win: c_int) -> c_int {
 #[unsafe(export_name = "PMPI_Win_flush")]
 pub extern "C" fn MPI_Win_flush(rank: c_int, win: c_int) -> c_int {
     entry("MPI_Win_flush", Scope::Win(win), || {
-        fast::flush(rank, win)
-            .unwrap_or_else(|| fast::general(|| winsync::flush(win::lookup(win)?, rank, false)))
+        fast::flush(rank, win).unwrap_or_else(|| flush_general(rank, win))
     })
 }
 
@@ -108,4 +107,23 @@ pub extern "C" fn MPI_Win_flush_local_all(win: c_int) -> c_int {
 #[unsafe(export_name = "PMPI_Win_sync")]
 pub extern "C" fn MPI_Win_sync(win: c_int) -> c_int {
     entry("MPI_Win_sync", Scope::Win(win), || winsync::sync(win::lookup(win)?))
+}
+
+// The general paths of the calls with fast paths: out of line, with their arguments by
+// value (a closure over the entry point's arguments would take their addresses, and
+// the fast path would store every one of them to memory first).
+
+#[inline(never)]
+fn lock_general(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> MpiResult<()> {
+    winsync::lock(win::lookup(win)?, lock_type, rank, assert)
+}
+
+#[inline(never)]
+fn unlock_general(rank: c_int, win: c_int) -> MpiResult<()> {
+    winsync::unlock(win::lookup(win)?, rank)
+}
+
+#[inline(never)]
+fn flush_general(rank: c_int, win: c_int) -> MpiResult<()> {
+    winsync::flush(win::lookup(win)?, rank, false)
 }

@@ -1,0 +1,59 @@
+//! Instruction counts of 8 B one-sided operations on the native API, for callgrind:
+//! the loop of `rma_cost.c` (the same operations through the MPI library) written
+//! as the `rma` bench suite writes it. Rank 0 runs OP ITERS times on rank
+//! `size - 1` (itself when alone): put, get, fop (fetch-and-add) and cas each followed
+//! by a flush in one shared lock epoch; lock is an exclusive lock and its unlock.
+//!
+//! The cost of one operation is the difference of two runs' totals over the
+//! difference of their ITERS, which leaves start-up out:
+//!
+//! ```text
+//! cargo build --release -p sccemu-tools -p sccemu-mpi --example rma_cost
+//! target/release/sccmpicc -O2 capi/mpi/examples/rma_cost.c -o /tmp/rma_cost_c
+//! for n in 10000 20000; do
+//!   target/release/sccrun -n 1 -- valgrind --tool=callgrind \
+//!     --callgrind-out-file=/tmp/cg.%p target/release/examples/rma_cost put $n
+//! done   # and the same with /tmp/rma_cost_c; compare the "Collected" totals
+//! ```
+
+use std::hint::black_box;
+
+use sccemu::{Core, LockKind, Placement};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (op, iters) = match &args[..] {
+        [_, op, n] => (op.clone(), n.parse::<u64>()?),
+        _ => return Err("usage: rma_cost put|get|fop|cas|lock ITERS".into()),
+    };
+    let core = Core::attach()?;
+    let win = core.window::<u8>(64, Placement::Dram)?;
+    core.barrier()?;
+    let t = core.size() - 1;
+    let mut buf = [1u8; 8];
+    if core.rank() == 0 {
+        if op == "lock" {
+            for _ in 0..iters {
+                win.lock(LockKind::Exclusive, t)?.unlock()?;
+            }
+        } else {
+            let epoch = win.lock(LockKind::Shared, t)?;
+            let mut compare = 0u64;
+            let k = op.as_bytes()[0];
+            for _ in 0..iters {
+                match k {
+                    b'p' => epoch.put(t, 0, &buf)?,
+                    b'g' => epoch.get(t, 0, &mut buf)?,
+                    b'f' => _ = black_box(epoch.fetch_add(t, 0, 1u64)?),
+                    _ => compare = epoch.compare_and_swap(t, 0, compare, compare + 1)? + 1,
+                }
+                epoch.flush(t)?;
+            }
+            epoch.unlock()?;
+        }
+    }
+    black_box(&buf);
+    core.barrier()?;
+    win.free()?;
+    Ok(())
+}

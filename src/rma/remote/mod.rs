@@ -268,18 +268,6 @@ impl<'c, T: Plain> Window<'c, T> {
         v: A,
         fetch: bool,
     ) -> Result<A, RmaError> {
-        self.update_call("armw", target, A::WIDTH, || self.remote_armw_now(target, index, op, v, fetch))
-    }
-
-    fn remote_armw_now<A: AtomicElem>(
-        &self,
-        target: u32,
-        index: usize,
-        op: Option<RmwOp>,
-        v: A,
-        fetch: bool,
-    ) -> Result<A, RmaError> {
-        let at = self.check_word::<A>(target, index)?;
         let op = match op {
             None => Op::NoOp,
             Some(RmwOp::Add) => Op::Sum,
@@ -288,12 +276,16 @@ impl<'c, T: Plain> Window<'c, T> {
             Some(RmwOp::Xor) => Op::BitXor,
             Some(RmwOp::Swap) => Op::Replace,
         };
-        let old = crate::with_elem!(word_elem::<A>(), E => {
-            let mut prev = [of_bits::<E>(0)];
-            self.remote_accumulate(target, at, &[of_bits::<E>(v.to_bits())], fetch.then_some(&mut prev[..]), op)?;
-            bits_of(prev[0])
-        });
-        Ok(A::from_bits(old))
+        self.update_call("armw", target, A::WIDTH, || {
+            let at = self.check_word::<A>(target, index)?;
+            let old = crate::with_elem!(word_elem::<A>(), E => {
+                let mut prev = [of_bits::<E>(0)];
+                let value = [of_bits::<E>(v.to_bits())];
+                self.remote_accumulate(target, at, &value, fetch.then_some(&mut prev[..]), op)?;
+                bits_of(prev[0])
+            });
+            Ok(A::from_bits(old))
+        })
     }
 
     /// Compare-and-swap of the `A` at element `index` of `target`'s part.

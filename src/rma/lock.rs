@@ -348,7 +348,7 @@ impl<'c, T: Plain> Window<'c, T> {
     }
 
     /// Completes all RMA to `target` at the target (`MPI_Win_flush`).
-    #[inline]
+    #[inline(always)]
     pub fn flush(&self, target: u32) -> Result<(), SyncError> {
         self.check_lock_rank(target)?;
         if !self.epochs.borrow().passive(target) {
@@ -356,7 +356,9 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         timing::in_call(Category::Sync, "flush", #[inline(always)] || {
             self.acc_quiesce()?;
-            self.remote_sync(target)?;
+            if self.remote.is_some() {
+                self.remote_sync(target)?;
+            }
             self.complete_stores();
             Ok(())
         })

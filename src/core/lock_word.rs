@@ -7,7 +7,7 @@
 //! heap out alike, so an offset names a word on each) is taken by that node's gateway,
 //! in a thread of its own that waits there on the owner's doorbell exactly as a local
 //! taker would, and answers once it holds the word: the taker sleeps on its own futex
-//! for the answer and never polls the network. It is released by an atomic store made
+//! for the answer and never polls the network. It is released by an atomic swap made
 //! there, which rings the owner's doorbell (one-way).
 //!
 //! What the holder did before releasing is visible to the next holder: on one node by

@@ -16,7 +16,7 @@
 //!   (`Core::lock_word`), waits in a thread of its own (a waiting lock must not stop the
 //!   gateway), which takes it exactly as a local origin would and reports back; a
 //!   window lock's hold is kept, by origin and lock, until its unlock (a test-and-set
-//!   word's holder releases it with an atomic store of its own).
+//!   word's holder releases it with an atomic swap of its own).
 //!
 //! An answer is a message from the rank the request went to, with the answer tag,
 //! queued for the origin's node and sent at the next collect. The gateway trusts
@@ -70,7 +70,7 @@ enum Held {
     One(Hold),
     /// This node's lock_all word of a window.
     All,
-    /// A test-and-set word, which its holder releases with an atomic store of its own.
+    /// A test-and-set word, which its holder releases with an atomic swap of its own.
     Word,
 }
 

@@ -20,6 +20,9 @@
 //!   every exclusive release on the window. Which of two contending lockers wins is
 //!   the host's doing, so contended lock epochs are not host-independent.
 //!
+//! Across nodes the same model holds, with the chip's link where something crosses and
+//! each stamp on the node that observes it (`remote::timed`).
+//!
 //! Stamps live after the window's control block (`control`), only in virtual time:
 //! a line of window-wide stamps (`EXCLUSIVE_RELEASED`, `ALL_RELEASED`), a line per rank
 //! (its fence arrivals by parity, its part's releases), then per origin a row of

@@ -17,6 +17,7 @@
 //! order.
 
 use crate::protocol::abort::JobAborted;
+use crate::protocol::atomic::op::{ElemKind, Op};
 use crate::protocol::test_and_set;
 use crate::rma::remote::wire::{Header, Kind};
 use crate::segment::WaitMark;
@@ -135,13 +136,10 @@ impl Core {
             test_and_set::release(word, &self.context().segment().slot(rank).bell);
             return Ok(());
         }
-        let mut head = Header::new(Kind::Accumulate, at);
-        let (code, _) = crate::Op::Replace.code();
-        (head.elem, head.op, head.count) = (crate::protocol::atomic::op::ElemKind::U32 as u8, code as u8, 1);
+        let mut head = Header::accumulate(at, ElemKind::U32, Op::Replace, 1);
         (head.ring, head.rank) = (true, rank);
         // Not left to complete (`remote_request` would mark it): nothing follows a
         // release that needs it applied.
-        let link = crate::coll::over_p2p::NodeLink::new(self.context(), self.endpoint());
-        Ok(crate::rma::remote::request(&link, rank, head, &[&0u32.to_le_bytes()], None)?)
+        Ok(crate::rma::remote::request(&self.node_link(), rank, head, &[&0u32.to_le_bytes()], None)?)
     }
 }

@@ -53,6 +53,11 @@ impl Core {
         Ok(mpb.offset + offset)
     }
 
+    /// This core's link for requests to other nodes.
+    pub(super) fn node_link(&self) -> NodeLink<'_> {
+        NodeLink::new(self.context(), self.endpoint())
+    }
+
     /// Sends one request to `rank`, waiting for its answer into `answer` if given; a
     /// one-way request leaves `rank` to complete ([`Core::complete_remote_mpb`]).
     pub(super) fn remote_request(
@@ -63,8 +68,7 @@ impl Core {
         answer: Option<&mut [u8]>,
     ) -> Result<(), JobAborted> {
         let one_way = answer.is_none();
-        let link = NodeLink::new(self.context(), self.endpoint());
-        request(&link, rank, head, payload, answer)?;
+        request(&self.node_link(), rank, head, payload, answer)?;
         // After the send: a completion that sees the mark (in any thread of this core)
         // then follows the request in the channel to `rank`, which applies in order.
         if one_way {
@@ -80,8 +84,7 @@ impl Core {
     /// went to, all sent before any answer is awaited; they are then applied there.
     pub(super) fn complete_remote_mpb(&self) -> Result<(), JobAborted> {
         let dirty = std::mem::take(&mut *self.remote_dirty.lock().unwrap_or_else(|e| e.into_inner()));
-        let link = NodeLink::new(self.context(), self.endpoint());
-        sync_all(&link, &dirty)
+        sync_all(&self.node_link(), &dirty)
     }
 
     /// Copies `src` into core `rank`'s MPB at `offset`, on any node (module docs).
@@ -144,9 +147,7 @@ impl Core {
             }
             return Ok(());
         }
-        let mut head = Header::new(Kind::Accumulate, self.mpb_at(rank, offset, width)?);
-        let (code, alpha) = op.code();
-        (head.elem, head.op, head.count, head.x) = (E::KIND as u8, code as u8, 1, alpha.to_bits());
+        let mut head = Header::accumulate(self.mpb_at(rank, offset, width)?, E::KIND, op, 1);
         (head.ring, head.rank) = (wake, rank);
         Ok(self.remote_request(rank, head, &[bytemuck::bytes_of(&value)], None)?)
     }

@@ -219,10 +219,8 @@ impl<'c, T: Plain> Window<'c, T> {
             timed::round_trip(size_of_val(src), size_of_val(src));
         }
         let per = (CHUNK / size_of::<E>()).max(1);
-        let (code, alpha) = op.code();
         for (i, chunk) in src.chunks(per).enumerate() {
-            let mut head = Header::new(Kind::Accumulate, self.remote_at(target, at + i * per * size_of::<E>()));
-            (head.elem, head.op, head.count, head.x) = (E::KIND as u8, code as u8, chunk.len() as u32, alpha.to_bits());
+            let head = Header::accumulate(self.remote_at(target, at + i * per * size_of::<E>()), E::KIND, op, chunk.len() as u32);
             let answer = result.as_deref_mut().map(|r| bytes_of_mut(&mut r[i * per..i * per + chunk.len()]));
             self.request(target, head, &[bytemuck::cast_slice(chunk)], answer)?;
         }

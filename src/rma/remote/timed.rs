@@ -68,8 +68,7 @@ impl<T: Plain> Window<'_, T> {
         let remote = self.remote.as_ref().expect("a window across nodes");
         let at = op.clock().now() + link_ps(0);
         let values: Vec<u8> = (0..count).flat_map(|_| at.to_le_bytes()).collect();
-        let mut head = Header::new(Kind::Accumulate, self.stamp_there(rank, offset));
-        (head.elem, head.op, head.count) = (ElemKind::U64 as u8, AccOp::Max.code().0 as u8, count as u32);
+        let head = Header::accumulate(self.stamp_there(rank, offset), ElemKind::U64, AccOp::Max, count as u32);
         request(&*remote.link, self.team.world(rank), head, &[&values], None)
     }
 

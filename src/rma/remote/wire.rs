@@ -25,6 +25,8 @@
 //! collective steps run in a context id of its own there); requests and answers use
 //! the upper half.
 
+use crate::protocol::atomic::op::{ElemKind, Op};
+
 /// The first tag of remote memory traffic (module docs).
 pub const TAGS: u32 = 0xffff_8000;
 /// The tag of every request.
@@ -132,6 +134,14 @@ impl Header {
     /// A header of `kind` at `at`, everything else zero.
     pub fn new(kind: Kind, at: usize) -> Header {
         Header { kind, elem: 0, op: 0, token: None, ring: false, at: at as u64, count: 0, rank: 0, x: 0 }
+    }
+
+    /// An [`Kind::Accumulate`] at `at` of `count` elements of `elem`, combined with
+    /// `op` (AXPY's factor in `x`); no answer, no doorbell.
+    pub fn accumulate(at: usize, elem: ElemKind, op: Op, count: u32) -> Header {
+        let (code, alpha) = op.code();
+        let head = Header::new(Kind::Accumulate, at);
+        Header { elem: elem as u8, op: code as u8, count, x: alpha.to_bits(), ..head }
     }
 
     /// Appends the header to `out`.

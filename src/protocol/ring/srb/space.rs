@@ -73,11 +73,17 @@ impl<'a, M: RingMem> Srb<'a, M> {
     /// a sender stops waiting awake; the loom model `bounds_are_exact` holds it to
     /// "more than".
     pub fn far_from_fitting(&self, r: &Reservation) -> bool {
+        self.short_of(r).is_some_and(|short| short > self.cap() / BELLS_PER_LAP)
+    }
+
+    /// How many bytes must still be published before `r` fits, or `None` if it fits
+    /// already (a hint; `fits` decides).
+    fn short_of(&self, r: &Reservation) -> Option<u32> {
         // Relaxed: a hint; `fits` decides.
         let consumer = self.counters.consumer.load(Ordering::Relaxed);
         let short = r.pos.wrapping_add(r.len).wrapping_sub(consumer).wrapping_sub(self.cap());
         // Past half the counter space: it fits already (the subtraction wrapped).
-        short > self.cap() / BELLS_PER_LAP && short < 1 << 31
+        (short < 1 << 31).then_some(short)
     }
 
     /// Sender: how many bytes a sender holding `ticket` may reserve at once, as one run
@@ -91,11 +97,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
     /// senders' reservations away from fitting (7 senders of 4 KiB: 2.1 -> 2.3 µs with
     /// runs behind every ticket more than a quarter short).
     pub fn run_behind(&self, ticket: &Reservation) -> u32 {
-        // Relaxed: a hint; `fits` decides.
-        let consumer = self.counters.consumer.load(Ordering::Relaxed);
-        let short = ticket.pos.wrapping_add(ticket.len).wrapping_sub(consumer).wrapping_sub(self.cap());
-        // Past half the counter space: it fits already (the subtraction wrapped).
-        let far = short > self.cap() / 2 && short < 1 << 31;
+        let far = self.short_of(ticket).is_some_and(|short| short > self.cap() / 2);
         if far { self.cap() / BELLS_PER_LAP } else { 0 }
     }
 

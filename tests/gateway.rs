@@ -124,6 +124,15 @@ fn windows_cross_nodes() {
 }
 
 #[test]
+fn accumulates_with_locks_cross_nodes() {
+    for (nodes, cores) in [(2, 2), (2, 5), (3, 7)] {
+        for report in run_nodes(nodes, cores, "rma_acc") {
+            assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
+        }
+    }
+}
+
+#[test]
 fn mpbs_and_flags_cross_nodes() {
     for (nodes, cores) in [(1, 3), (2, 2), (2, 5), (3, 7)] {
         for report in run_nodes(nodes, cores, "mpb") {

@@ -9,6 +9,7 @@ use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 mod coll;
 mod mpb;
 mod rma;
+mod rma_acc;
 pub mod rma_timed;
 
 /// The variable that names a rank's role.
@@ -164,6 +165,7 @@ pub fn rank_main() {
             std::process::exit(NAMED_THE_DEAD)
         }
         "rma" => rma::rma(&core).unwrap(),
+        "rma_acc" => rma_acc::rma_acc(&core).unwrap(),
         "rma_timed" => rma_timed::rma_timed(&core).unwrap(),
         "rma_link" => rma_timed::rma_link(&core).unwrap(),
         "mpb" => mpb::mpb(&core).unwrap(),

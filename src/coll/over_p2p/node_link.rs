@@ -118,9 +118,9 @@ impl RemoteLink for NodeLink<'_> {
 
 /// Collective over `members` (world ranks; this core is member `me`), a job or a
 /// communicator whose ranks span nodes: a window over `memory` (`rma::remote`). DRAM
-/// (MPBs for a job-wide window) and the `Atomic` strategy, as yet: anything else gives
-/// every member [`WindowError::AcrossNodes`] (alike, since every member must pass the
-/// same placement and strategy).
+/// (MPBs for a job-wide window) and the `Atomic` or `CallerComputes` strategy, as yet:
+/// anything else gives every member [`WindowError::AcrossNodes`] (alike, since every
+/// member must pass the same placement and strategy).
 pub(crate) fn window_across<'c, T: Plain>(
     ctx: &'c CoreContext,
     (members, me): (Vec<u32>, u32),
@@ -132,8 +132,8 @@ pub(crate) fn window_across<'c, T: Plain>(
         (Memory::Allocate(Placement::Mpb, _), _) if members.len() != ctx.size() as usize => {
             Some("MPB placement over a communicator")
         }
-        (_, AccStrategy::Atomic) => None,
-        _ => Some("an accumulate strategy other than Atomic"),
+        (_, AccStrategy::Atomic | AccStrategy::CallerComputes { .. }) => None,
+        (_, AccStrategy::OwnerComputes) => Some("the OwnerComputes accumulate strategy"),
     };
     if let Some(what) = what {
         return Err(WindowError::AcrossNodes { what });
@@ -146,6 +146,6 @@ pub(crate) fn window_across<'c, T: Plain>(
             _ => WindowError::AcrossNodes { what: "a context id: every one is taken" },
         })?;
         let link = NodeLink { ctx, ep, members: Some(Members { link, ranks: members.clone(), me }) };
-        Window::create_across(ctx, (members, me), memory, Box::new(link))
+        Window::create_across(ctx, (members, me), (memory, strategy), Box::new(link))
     })
 }

@@ -50,8 +50,8 @@
 
 use crate::protocol::atomic::acc_atomic::{AccElem, Words, accumulate_words, compare_and_swap_slot};
 use crate::protocol::atomic::op::{Element, Op};
-use crate::protocol::atomic::stripes::{MAX_STRIPES, striped_combine};
-use crate::rma::acc_view::{stripes_at, words_around};
+use crate::protocol::atomic::stripes::striped_combine;
+use crate::rma::acc_view::words_around;
 use crate::rma::error::RmaError;
 use crate::rma::transfer::Vector;
 use crate::rma::window::Window;
@@ -62,7 +62,8 @@ mod state;
 
 pub use error::AccError;
 pub use state::AccSlot;
-use state::{AccState, stripes_bytes};
+use state::AccState;
+pub(crate) use state::{STRIPES_ALIGN, stripes_bytes};
 
 /// How a window implements accumulates (the same on every core).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -226,10 +227,8 @@ impl<'c, T: Plain> Window<'c, T> {
         }
         match &*acc {
             None => accumulate_words(self.words_around(target, at, width, src.len())?, op, src, result),
-            Some(AccState::Caller { abs, stripings, .. }) => {
-                let share = stripes_bytes(1);
-                let bytes = self.ctx.segment().bytes(*abs);
-                let locks = stripes_at(bytes, target as usize * share, MAX_STRIPES);
+            Some(AccState::Caller { shares, stripings, .. }) => {
+                let locks = self.caller_locks(shares, target);
                 let striping = stripings[target as usize];
                 let bell = self.bell(target);
                 let (frame, phase) = self.acc_frame(target);

@@ -9,12 +9,13 @@ use std::cell::{Cell, RefCell};
 use shm_layout::Region;
 
 use crate::protocol::abort::JobAborted;
-use crate::protocol::atomic::stripes::{MAX_STRIPES, SpanGuard, Striping, lock_span};
+use crate::protocol::atomic::stripes::{CachePadded, MAX_STRIPES, SpanGuard, Stripe, StripeLocks, Striping, lock_span};
 use crate::protocol::payload::Payload;
 use crate::rma::acc_view::stripes_at;
 use crate::rma::create::Memory;
 use crate::rma::error::{RmaError, WindowError};
 use crate::rma::owner::{OwnerBlock, OwnerState, owner_striping};
+use crate::rma::remote::wire::Domain;
 use crate::rma::window::{Placement, Window};
 use crate::segment::CoreContext;
 use crate::segment::collective_alloc::HeapRegion;
@@ -31,14 +32,22 @@ pub struct AccSlot<'c>(pub(super) RefCell<Option<AccState<'c>>>, pub(super) Cell
 
 pub(super) enum AccState<'c> {
     /// `stripings[t]`: how target `t`'s part is striped (computed once: an ARMW would
-    /// otherwise spend a third of its time on the divisions of `Striping::new`).
-    Caller { block: HeapRegion, abs: Region, granularity: usize, stripings: Vec<Striping> },
+    /// otherwise spend a third of its time on the divisions of `Striping::new`);
+    /// `shares[t]`: where target `t`'s stripe locks lie, absolute in its node's segment.
+    /// `block` is the job's or the communicator's block of them, which the window
+    /// returns; across nodes the stripes lie in each node's control block allocation
+    /// (`remote::create`), and `block` is `None`.
+    Caller { block: Option<HeapRegion>, shares: Vec<usize>, granularity: usize, stripings: Vec<Striping> },
     Owner { block: HeapRegion, state: OwnerState<'c>, stripings: Vec<Striping> },
 }
 
-pub(super) fn stripes_bytes(n: usize) -> usize {
-    n * MAX_STRIPES * size_of::<crossbeam_utils::CachePadded<crate::protocol::atomic::stripes::Stripe>>()
+/// Bytes of the stripe locks of `n` targets.
+pub(crate) fn stripes_bytes(n: usize) -> usize {
+    n * MAX_STRIPES * size_of::<CachePadded<Stripe>>()
 }
+
+/// Where stripe locks may start (`acc_view::stripes_at` checks it).
+pub(crate) const STRIPES_ALIGN: usize = align_of::<CachePadded<Stripe>>();
 
 impl<'c, T: Plain> Window<'c, T> {
     /// Collective over the job: allocates a window (like [`crate::Core::window`]) whose
@@ -79,13 +88,10 @@ impl<'c, T: Plain> Window<'c, T> {
                         return Err(e);
                     }
                 };
-                let abs = Region { offset: heap.offset + block.offset, len: block.len };
                 let share = stripes_bytes(1);
-                ctx.segment().bytes(abs).zero(me as usize * share, share);
-                let stripings = (0..n as u32)
-                    .map(|t| Striping::new(granularity, self.acc_frame(t).0.len, ACC_ALIGN))
-                    .collect();
-                AccState::Caller { block, abs, granularity, stripings }
+                let shares: Vec<usize> = (0..n).map(|t| heap.offset + block.offset + t * share).collect();
+                ctx.segment().bytes(Region { offset: shares[me as usize], len: share }).zero(0, share);
+                AccState::Caller { block: Some(block), shares, granularity, stripings: self.caller_stripings(granularity) }
             }
             AccStrategy::OwnerComputes => {
                 let block = match self.alloc_heap(OwnerBlock::bytes(n)) {
@@ -117,6 +123,38 @@ impl<'c, T: Plain> Window<'c, T> {
 }
 
 impl<'c, T: Plain> Window<'c, T> {
+    /// How each target's part is striped under `CallerComputes` with `granularity`.
+    fn caller_stripings(&self, granularity: usize) -> Vec<Striping> {
+        (0..self.size()).map(|t| Striping::new(granularity, self.acc_frame(t).0.len, ACC_ALIGN)).collect()
+    }
+
+    /// Across nodes, at the window's creation: `CallerComputes` with `granularity`,
+    /// whose stripe locks for target `t` lie at `shares[t]` of its node's segment
+    /// (zeroed there by the node's leader before the members' barrier).
+    pub(crate) fn set_caller_across(&mut self, granularity: usize, shares: Vec<usize>) {
+        let stripings = self.caller_stripings(granularity);
+        *self.acc.0.get_mut() = Some(AccState::Caller { block: None, shares, granularity, stripings });
+        self.acc.1.set(true);
+    }
+
+    /// Target `t`'s stripe locks under `CallerComputes` (whose `shares` are given).
+    pub(super) fn caller_locks(&self, shares: &[usize], t: u32) -> &'c StripeLocks {
+        let region = Region { offset: shares[t as usize], len: stripes_bytes(1) };
+        stripes_at(self.ctx.segment().bytes(region), 0, MAX_STRIPES)
+    }
+
+    /// The atomicity domain of `target`'s part under a strategy with locks, as a
+    /// request to another node carries it (`remote::wire`); `None` under `Atomic`.
+    pub(crate) fn acc_domain(&self, target: u32) -> Option<Domain> {
+        let (stripes, striping) = match &*self.acc.0.borrow() {
+            None => return None,
+            Some(AccState::Caller { shares, stripings, .. }) => (shares[target as usize], stripings[target as usize]),
+            Some(AccState::Owner { .. }) => unreachable!("refused across nodes"),
+        };
+        let frame = self.acc_frame(target).0.offset as u64;
+        Some(Domain { stripes: stripes as u64, frame, granule: striping.granule as u64, count: striping.stripes as u32 })
+    }
+
     /// The accumulate strategy this window was created with.
     pub fn acc_strategy(&self) -> AccStrategy {
         match &*self.acc.0.borrow() {
@@ -175,11 +213,10 @@ impl<'c, T: Plain> Window<'c, T> {
         // Stripes cut the part's frame (`Window::acc_frame`).
         let at = at + self.acc_frame(target).1;
         Ok(Some(match &*self.acc.0.borrow() {
-            Some(AccState::Caller { abs, stripings, .. }) => {
-                let bytes = self.ctx.segment().bytes(*abs);
-                let locks = stripes_at(bytes, target as usize * stripes_bytes(1), MAX_STRIPES);
+            Some(AccState::Caller { shares, stripings, .. }) => {
                 // The striping of `acc_dispatch`: the same locks guard the same bytes.
                 let striping = stripings[target as usize];
+                let locks = self.caller_locks(shares, target);
                 lock_span(locks, striping, at, at + width, &self.ctx.waiter(), self.bell(target))?
             }
             Some(AccState::Owner { state, stripings, .. }) => {
@@ -192,7 +229,8 @@ impl<'c, T: Plain> Window<'c, T> {
     /// The heap block of the accumulate state, if the strategy has one.
     pub(crate) fn acc_block(&self) -> Option<HeapRegion> {
         match &*self.acc.0.borrow() {
-            Some(AccState::Caller { block, .. } | AccState::Owner { block, .. }) => Some(*block),
+            Some(AccState::Caller { block, .. }) => *block,
+            Some(AccState::Owner { block, .. }) => Some(*block),
             None => None,
         }
     }
@@ -203,7 +241,7 @@ impl<'c, T: Plain> Window<'c, T> {
         self.acc.1.set(false);
         match self.acc.0.borrow_mut().take() {
             None => None,
-            Some(AccState::Caller { block, .. }) => Some(block),
+            Some(AccState::Caller { block, .. }) => block,
             Some(AccState::Owner { block, state, .. }) => {
                 drop(state);
                 Some(block)

@@ -5,8 +5,10 @@
 //! 1. allgathers its part's size, its node (the node's first rank) and, over memory it
 //!    brings, that memory's heap offset in its node;
 //! 2. if it is its node's first member (the node's *leader*), allocates from its own
-//!    segment's heap the control block and, unless the members bring their memory, one
-//!    region for its node's parts, packed in team order, and zeroes the block; the
+//!    segment's heap the control block (followed, under `CallerComputes`, by the stripe
+//!    locks of its node's members, in team order) and, unless the members bring their
+//!    memory, one region for its node's parts, packed in team order, and zeroes the
+//!    block; the
 //!    others allocate nothing (a job-wide window in MPBs has its parts at one offset of
 //!    every core's MPB, from every core's replica of the symmetric MPB allocator);
 //! 3. allgathers the leaders' offsets (or their allocation error): every member now
@@ -36,6 +38,7 @@ use crate::rma::error::WindowError;
 use crate::rma::lock::LockViews;
 use crate::rma::remote::{Remote, RemoteLink};
 use crate::rma::team::Team;
+use crate::rma::accumulate::{AccStrategy, STRIPES_ALIGN, stripes_bytes};
 use crate::rma::create::Memory;
 use crate::rma::window::{Data, Placement, Window};
 use crate::segment::CoreContext;
@@ -59,12 +62,12 @@ impl<'c, T: Plain> Window<'c, T> {
     /// Collective over the team `members` (world ranks, by team rank; this core is
     /// team rank `me`), whose ranks span nodes: a window over `memory` (allocated and
     /// zeroed, or this member's own heap range), reached across nodes through `link`
-    /// (module docs). DRAM and the `Atomic` accumulate strategy only; untimed, as a
-    /// window's creation on one node is.
+    /// (module docs), whose accumulates use `strategy` (`Atomic` or `CallerComputes`);
+    /// untimed, as a window's creation on one node is.
     pub(crate) fn create_across(
         ctx: &'c CoreContext,
         (members, me): (Vec<u32>, u32),
-        memory: Memory,
+        (memory, strategy): (Memory, AccStrategy),
         link: Box<dyn RemoteLink + 'c>,
     ) -> Result<Window<'c, T>, WindowError> {
         if size_of::<T>() == 0 {
@@ -111,7 +114,15 @@ impl<'c, T: Plain> Window<'c, T> {
             }
         }
         let ctl = Self::layout(ctx, n);
-        let mine = if me == leader { Self::node_memory(ctx, ctl.total, node_total[me]) } else { [0, 0] };
+        // The stripes of a strategy with locks follow each node's control block, one
+        // share per member of the node, in team order.
+        let (share, shares_at) = match strategy {
+            AccStrategy::CallerComputes { .. } => (stripes_bytes(1), ctl.total.next_multiple_of(STRIPES_ALIGN)),
+            _ => (0, ctl.total),
+        };
+        let node_index: Vec<usize> = (0..n).map(|r| (0..r).filter(|&q| leaders[q] == leaders[r]).count()).collect();
+        let meta_bytes = |l: usize| shares_at + share * leaders.iter().filter(|&&m| m == l).count();
+        let mine = if me == leader { Self::node_memory(ctx, meta_bytes(me), node_total[me]) } else { [0, 0] };
         let got: Vec<u64> = words(&link.allgather(&to_bytes(&mine))?).collect();
         let empty = Range { offset: 0, len: 0 };
         let result = |l: usize, i: usize, bytes: usize| match (i, bytes) {
@@ -119,9 +130,9 @@ impl<'c, T: Plain> Window<'c, T> {
             _ => decode_result(got[2 * l + i], bytes),
         };
         let failed = (0..n).filter(|&r| r == leaders[r]).find_map(|l| {
-            result(l, 0, ctl.total).and(result(l, 1, node_total[l])).err()
+            result(l, 0, meta_bytes(l)).and(result(l, 1, node_total[l])).err()
         });
-        let (meta, data) = (result(leader, 0, ctl.total), result(leader, 1, node_total[leader]));
+        let (meta, data) = (result(leader, 0, meta_bytes(leader)), result(leader, 1, node_total[leader]));
         if let Some(e) = failed {
             if me == leader {
                 for r in [meta, data].into_iter().flatten().filter(|r| r.len > 0) {
@@ -145,12 +156,13 @@ impl<'c, T: Plain> Window<'c, T> {
             (Memory::Over(_), None) => Region { offset: heap.offset + overs[r] as usize, len: sizes[r] as usize },
         };
         let parts = (0..n).map(part).collect();
-        let remote_meta = (0..n).map(|r| at(r, 0)).collect();
+        let remote_meta: Vec<usize> = (0..n).map(|r| at(r, 0)).collect();
+        let shares = (0..n).map(|r| remote_meta[r] + shares_at + node_index[r] * share).collect();
         let local = leaders.iter().map(|&l| l == leader).collect();
         let node_leaders = (0..n).filter(|&r| leaders[r] == r).map(|r| r as u32).collect();
         let team = Team::new(members, me as u32, None);
         let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
-        let win = Window {
+        let mut win = Window {
             ctx,
             lock_views: LockViews::new(ctx, &team, meta_abs, &ctl),
             team,
@@ -174,6 +186,9 @@ impl<'c, T: Plain> Window<'c, T> {
         };
         if let Memory::Allocate(..) = memory {
             win.part_bytes(me as u32).zero(0, sizes[me] as usize);
+        }
+        if let AccStrategy::CallerComputes { granularity } = strategy {
+            win.set_caller_across(granularity, shares);
         }
         win.remote_barrier()?;
         Ok(win)

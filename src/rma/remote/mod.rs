@@ -10,9 +10,12 @@
 //! - put and atomic store: one-way writes; the target is then *dirty* until a
 //!   [`Kind::Sync`] round trip completes them (flush, fence, and before free);
 //! - get, fetch-and-op, get_accumulate and compare-and-swap: round trips;
-//! - accumulate: one-way, applied element by element as CPU atomics on the owning node,
-//!   so a remote read-modify-write racing a local one never loses an update (windows
-//!   across nodes use the `Atomic` strategy only);
+//! - accumulate: one-way, applied on the owning node as an origin there would: under
+//!   `Atomic` element by element as CPU atomics, so a remote read-modify-write racing a
+//!   local one never loses an update; under a strategy with locks, holding the target
+//!   part's stripes, whose place the request carries ([`wire::Domain`]: the caller's
+//!   stripes under `CallerComputes`, the owner's under `OwnerComputes`, under which its
+//!   agent combines);
 //! - lock and unlock: round trips; the gateway takes the target's ticket lock for the
 //!   origin (it waits in a thread of its own) and releases it;
 //! - lock_all: the lock_all word of every node's control block, entered node by node in
@@ -54,7 +57,7 @@ use wire::{HEADER, Header, Kind, REQUEST_TAG, reply_tag};
 /// this size, which the channels cut into fragments.
 pub const CHUNK: usize = 32 * 1024;
 
-const _: () = assert!(CHUNK <= wire::MAX_PAYLOAD);
+const _: () = assert!(CHUNK + wire::DOMAIN <= wire::MAX_PAYLOAD);
 
 /// Tokens of answers, per process (threads share it).
 static TOKENS: AtomicU32 = AtomicU32::new(0);
@@ -218,11 +221,15 @@ impl<'c, T: Plain> Window<'c, T> {
         if result.is_some() {
             timed::round_trip(size_of_val(src), size_of_val(src));
         }
+        let domain = self.acc_domain(target).map(|d| d.encode());
         let per = (CHUNK / size_of::<E>()).max(1);
         for (i, chunk) in src.chunks(per).enumerate() {
-            let head = Header::accumulate(self.remote_at(target, at + i * per * size_of::<E>()), E::KIND, op, chunk.len() as u32);
+            let mut head = Header::accumulate(self.remote_at(target, at + i * per * size_of::<E>()), E::KIND, op, chunk.len() as u32);
+            // The stripes' waiters sleep on the target's doorbell.
+            (head.locked, head.rank) = (domain.is_some(), self.team.world(target));
             let answer = result.as_deref_mut().map(|r| bytes_of_mut(&mut r[i * per..i * per + chunk.len()]));
-            self.request(target, head, &[bytemuck::cast_slice(chunk)], answer)?;
+            let domain = domain.as_ref().map_or(&[][..], |d| &d[..]);
+            self.request(target, head, &[domain, bytemuck::cast_slice(chunk)], answer)?;
         }
         Ok(())
     }
@@ -236,10 +243,12 @@ impl<'c, T: Plain> Window<'c, T> {
         value: E,
     ) -> Result<E, RmaError> {
         let mut head = Header::new(Kind::CompareAndSwap, self.remote_at(target, at));
-        (head.elem, head.count) = (E::KIND as u8, 1);
+        let domain = self.acc_domain(target).map(|d| d.encode());
+        (head.elem, head.count, head.locked, head.rank) = (E::KIND as u8, 1, domain.is_some(), self.team.world(target));
         timed::round_trip(2 * size_of::<E>(), size_of::<E>());
         let mut old = [compare];
-        let payload = [bytemuck::bytes_of(&compare), bytemuck::bytes_of(&value)];
+        let domain = domain.as_ref().map_or(&[][..], |d| &d[..]);
+        let payload = [domain, bytemuck::bytes_of(&compare), bytemuck::bytes_of(&value)];
         self.request(target, head, &payload, Some(bytemuck::cast_slice_mut(&mut old)))?;
         Ok(old[0])
     }

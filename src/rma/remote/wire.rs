@@ -12,12 +12,18 @@
 //! | 0 | [`Kind`] |
 //! | 1 | element kind (`ElemKind` code) of an accumulate or compare-and-swap |
 //! | 2 | op code (`Op::code`) of an accumulate; 1 for an exclusive lock |
-//! | 3 | bit 0: the request wants an answer; bit 1: ring `rank`'s doorbell once applied |
+//! | 3 | bit 0: the request wants an answer; bit 1: ring `rank`'s doorbell once applied; bit 2: the payload starts with a [`Domain`] |
 //! | 4..8 | the answer's token |
 //! | 8..16 | where, as an absolute offset of the target node's segment |
 //! | 16..20 | bytes to read, elements to combine, a window's ranks, or an MPB byte |
 //! | 20..24 | a rank: whose doorbell to ring or wait on, or the locked target |
 //! | 24..32 | AXPY's factor (f64 bits), where a lock's control block lies, or a stamp |
+//!
+//! An accumulate or compare-and-swap on a window whose strategy takes locks
+//! (`CallerComputes`, `OwnerComputes`) carries the target's atomicity domain ahead of
+//! its operands: where the stripe locks that guard the target's part lie and how the
+//! part is striped ([`Domain`], [`DOMAIN`] bytes). The gateway then applies it holding
+//! those stripes, as an origin on the target's node would.
 //!
 //! Tags: the library's tags start at `RESERVED_TAGS` (`0xffff_0000`, `p2p::endpoint`);
 //! the collectives over messages use the lower half of its 16 bits
@@ -41,9 +47,11 @@ pub fn reply_tag(token: u32) -> u32 {
 
 /// Bytes of a request's header.
 pub const HEADER: usize = 32;
+/// Bytes of a [`Domain`].
+pub const DOMAIN: usize = 28;
 /// The most bytes a request carries after its header: a chunk of data
-/// (`remote::CHUNK`), a compare-and-swap's two values, or a window's world ranks
-/// (`lock_all`, 4 bytes each of up to `MAX_JOB_CORES`).
+/// (`remote::CHUNK`) after a [`Domain`], a compare-and-swap's two values, or a
+/// window's world ranks (`lock_all`, 4 bytes each of up to `MAX_JOB_CORES`).
 pub const MAX_PAYLOAD: usize = 4 * shm_layout::MAX_JOB_CORES as usize;
 
 /// What a request asks of the target node's gateway.
@@ -120,6 +128,8 @@ pub struct Header {
     /// Ring `rank`'s doorbell once the request is applied (a flag's writer wakes the
     /// flag's owner).
     pub ring: bool,
+    /// The payload starts with a [`Domain`]: apply holding its stripes.
+    pub locked: bool,
     /// Absolute offset in the target node's segment.
     pub at: u64,
     /// Bytes or elements.
@@ -133,7 +143,7 @@ pub struct Header {
 impl Header {
     /// A header of `kind` at `at`, everything else zero.
     pub fn new(kind: Kind, at: usize) -> Header {
-        Header { kind, elem: 0, op: 0, token: None, ring: false, at: at as u64, count: 0, rank: 0, x: 0 }
+        Header { kind, elem: 0, op: 0, token: None, ring: false, locked: false, at: at as u64, count: 0, rank: 0, x: 0 }
     }
 
     /// An [`Kind::Accumulate`] at `at` of `count` elements of `elem`, combined with
@@ -147,7 +157,7 @@ impl Header {
     /// Appends the header to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let token = self.token.unwrap_or(0);
-        let flags = u8::from(self.token.is_some()) | u8::from(self.ring) << 1;
+        let flags = u8::from(self.token.is_some()) | u8::from(self.ring) << 1 | u8::from(self.locked) << 2;
         out.extend_from_slice(&[self.kind as u8, self.elem, self.op, flags]);
         out.extend_from_slice(&token.to_le_bytes());
         out.extend_from_slice(&self.at.to_le_bytes());
@@ -162,7 +172,7 @@ impl Header {
         let (head, payload) = msg.split_at_checked(HEADER)?;
         let u32_at = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().expect("8 bytes"));
-        if head[3] > 3 {
+        if head[3] > 7 {
             return None;
         }
         let token = (head[3] & 1 != 0).then(|| u32_at(4));
@@ -172,12 +182,48 @@ impl Header {
             op: head[2],
             token,
             ring: head[3] & 2 != 0,
+            locked: head[3] & 4 != 0,
             at: u64_at(8),
             count: u32_at(16),
             rank: u32_at(20),
             x: u64_at(24),
         };
         Some((header, payload))
+    }
+}
+
+/// The atomicity domain of a target's part under a strategy with locks: the stripe
+/// locks that guard it and how it is striped (`protocol::atomic::stripes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Domain {
+    /// Where the part's stripe locks start, absolute in the target node's segment.
+    pub stripes: u64,
+    /// Where the part's frame starts (`Window::acc_frame`), absolute: stripes cut the
+    /// frame, not the part.
+    pub frame: u64,
+    /// Bytes per granule.
+    pub granule: u64,
+    /// Stripe locks in use.
+    pub count: u32,
+}
+
+impl Domain {
+    /// The domain's bytes, which go ahead of the operands.
+    pub fn encode(&self) -> [u8; DOMAIN] {
+        let mut out = [0u8; DOMAIN];
+        out[..8].copy_from_slice(&self.stripes.to_le_bytes());
+        out[8..16].copy_from_slice(&self.frame.to_le_bytes());
+        out[16..24].copy_from_slice(&self.granule.to_le_bytes());
+        out[24..].copy_from_slice(&self.count.to_le_bytes());
+        out
+    }
+
+    /// The domain at the front of `payload`, and the operands after it.
+    pub fn decode(payload: &[u8]) -> Option<(Domain, &[u8])> {
+        let (d, rest) = payload.split_at_checked(DOMAIN)?;
+        let u64_at = |i: usize| u64::from_le_bytes(d[i..i + 8].try_into().expect("8 bytes"));
+        let u32_at = |i: usize| u32::from_le_bytes(d[i..i + 4].try_into().expect("4 bytes"));
+        Some((Domain { stripes: u64_at(0), frame: u64_at(8), granule: u64_at(16), count: u32_at(24) }, rest))
     }
 }
 
@@ -189,6 +235,7 @@ mod tests {
     fn headers_round_trip_and_bad_ones_are_refused() {
         let mut h = Header::new(Kind::Accumulate, 1 << 40);
         (h.elem, h.op, h.token, h.ring, h.count, h.rank, h.x) = (7, 3, Some(99), true, 5, 6, 2.5f64.to_bits());
+        h.locked = true;
         let mut msg = Vec::new();
         h.encode(&mut msg);
         assert_eq!(msg.len(), HEADER);
@@ -199,8 +246,13 @@ mod tests {
         bad[0] = 0;
         assert_eq!(Header::decode(&bad), None, "no such kind");
         let mut bad = msg;
-        bad[3] = 4;
+        bad[3] = 8;
         assert_eq!(Header::decode(&bad), None, "flags");
         assert!(reply_tag(TOKEN_MASK + 1) > REQUEST_TAG && reply_tag(3) != reply_tag(4));
+        let d = Domain { stripes: 1 << 33, frame: 4096, granule: 64, count: 17 };
+        let mut payload = d.encode().to_vec();
+        payload.extend_from_slice(b"ops");
+        assert_eq!(Domain::decode(&payload), Some((d, &b"ops"[..])));
+        assert_eq!(Domain::decode(&payload[..DOMAIN - 1]), None, "cut short");
     }
 }

@@ -1,15 +1,16 @@
 //! The `rma_acc` role: windows across nodes whose accumulates take locks
-//! (`CallerComputes`, with small granules and with one lock per part). In one lock_all
+//! (`CallerComputes`, with small granules and with one lock per part, and
+//! `OwnerComputes`, whose agents combine under their owners' stripes). In one lock_all
 //! epoch every rank accumulates into every target, on its node and on others, while
 //! everyone else does: block sums over many granules, fetch-and-add and
 //! compare-and-swap counters, and MAXLOC on value-index pairs (16 bytes, which no CPU
 //! atomic covers). A target's gateway combines remote requests into memory that the
-//! target's local origins combine into with plain loads and stores under the stripes,
-//! so a gateway that skipped the stripes would lose updates, and the exact totals
-//! would not come out.
+//! target's local origins (or its agent) combine into with plain loads and stores under
+//! the stripes, so a gateway that skipped the stripes would lose updates, and the exact
+//! totals would not come out.
 
 use sccemu::protocol::atomic::pair::DoubleIndex;
-use sccemu::{AccStrategy, Core, LockKind, Op, Placement, WindowError};
+use sccemu::{AccStrategy, Core, LockKind, Op, Placement};
 
 /// Elements of each part (`u64`).
 const LEN: usize = 2_048;
@@ -29,6 +30,7 @@ pub fn rma_acc(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     for strategy in [
         AccStrategy::CallerComputes { granularity: 64 },
         AccStrategy::CallerComputes { granularity: usize::MAX },
+        AccStrategy::OwnerComputes,
     ] {
         let win = core.window_with::<u64>(LEN, Placement::Dram, strategy)?;
         assert_eq!(win.acc_strategy(), strategy);
@@ -76,9 +78,5 @@ pub fn rma_acc(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
         assert_eq!(pair[0], DoubleIndex::new(n as f64, winner), "rank {me}, {strategy:?}: MAXLOC");
         win.free()?;
     }
-    // Owner-computes does not cross nodes yet: every rank is told so, and goes on.
-    let owner = core.window_with::<u64>(8, Placement::Dram, AccStrategy::OwnerComputes);
-    assert!(matches!(owner, Err(WindowError::AcrossNodes { .. })), "{:?}", owner.err());
-    core.barrier()?;
     Ok(())
 }

@@ -173,12 +173,12 @@ fn windows_cross_nodes_and_what_does_not_fails_cleanly() {
 
 /// The library's one-sided conformance program (lock contention, fetch-and-add
 /// counters, a CAS mutex, PSCW, lock_all with flush seen by a third rank,
-/// get_accumulate chains, every op) under each strategy windows across nodes offer.
+/// get_accumulate chains, every op) under every accumulate strategy.
 #[test]
 fn rma_conformance_across_nodes() {
     let mut failed = Vec::new();
     for (nodes, cores) in SHAPES {
-        for strategy in ["atomic", "caller", "caller:64"] {
+        for strategy in ["atomic", "caller", "caller:64", "owner"] {
             failed.extend(passes(nodes, cores, &[], "rma_atomics", &[strategy], "ok rma_atomics").err());
         }
     }

@@ -117,26 +117,19 @@ impl RemoteLink for NodeLink<'_> {
 }
 
 /// Collective over `members` (world ranks; this core is member `me`), a job or a
-/// communicator whose ranks span nodes: a window over `memory` (`rma::remote`). DRAM
-/// (MPBs for a job-wide window) and the `Atomic` or `CallerComputes` strategy, as yet:
-/// anything else gives every member [`WindowError::AcrossNodes`] (alike, since every
-/// member must pass the same placement and strategy).
+/// communicator whose ranks span nodes: a window over `memory` (`rma::remote`) whose
+/// accumulates use `strategy`. DRAM (MPBs for a job-wide window only, as yet: over a
+/// communicator every member gets [`WindowError::AcrossNodes`], alike, since every
+/// member must pass the same placement).
 pub(crate) fn window_across<'c, T: Plain>(
     ctx: &'c CoreContext,
     (members, me): (Vec<u32>, u32),
     memory: Memory,
     strategy: AccStrategy,
 ) -> Result<Window<'c, T>, WindowError> {
-    let what = match (memory, strategy) {
-        // The MPB window pool of communicators' windows is not reserved across nodes.
-        (Memory::Allocate(Placement::Mpb, _), _) if members.len() != ctx.size() as usize => {
-            Some("MPB placement over a communicator")
-        }
-        (_, AccStrategy::Atomic | AccStrategy::CallerComputes { .. }) => None,
-        (_, AccStrategy::OwnerComputes) => Some("the OwnerComputes accumulate strategy"),
-    };
-    if let Some(what) = what {
-        return Err(WindowError::AcrossNodes { what });
+    // The MPB window pool of communicators' windows is not reserved across nodes.
+    if matches!(memory, Memory::Allocate(Placement::Mpb, _)) && members.len() != ctx.size() as usize {
+        return Err(WindowError::AcrossNodes { what: "MPB placement over a communicator" });
     }
     // Untimed, as a window's creation on one node is (its traffic, `NodeLink::carry`).
     timing::untimed(|| {

@@ -48,6 +48,7 @@
 //! not.
 
 mod channel;
+mod combine;
 mod frame;
 mod serve;
 

@@ -38,7 +38,7 @@ pub(super) enum AccState<'c> {
     /// returns; across nodes the stripes lie in each node's control block allocation
     /// (`remote::create`), and `block` is `None`.
     Caller { block: Option<HeapRegion>, shares: Vec<usize>, granularity: usize, stripings: Vec<Striping> },
-    Owner { block: HeapRegion, state: OwnerState<'c>, stripings: Vec<Striping> },
+    Owner { block: Option<HeapRegion>, state: OwnerState<'c>, stripings: Vec<Striping> },
 }
 
 /// Bytes of the stripe locks of `n` targets.
@@ -102,16 +102,7 @@ impl<'c, T: Plain> Window<'c, T> {
                     }
                 };
                 let abs = Region { offset: heap.offset + block.offset, len: block.len };
-                let owner = OwnerBlock { abs, members: self.members().into() };
-                owner.init(ctx.segment(), me);
-                let os = |_| WindowError::AgentStart;
-                let fd = ctx.segment().fd().try_clone_to_owned().map_err(os)?;
-                let agent_seg = Segment::attach(fd).map_err(|_| WindowError::AgentStart)?;
-                let part = self.acc_frame(me).0;
-                let state =
-                    OwnerState::start(ctx.segment(), agent_seg, owner, me, part, ctx.waiter()).map_err(os)?;
-                let stripings = (0..n as u32).map(|t| owner_striping(self.acc_frame(t).0.len)).collect();
-                AccState::Owner { block, state, stripings }
+                self.owner_state(Some(block), OwnerBlock::packed(abs, self.members().into()))?
             }
         };
         *self.acc.0.borrow_mut() = Some(state);
@@ -137,6 +128,27 @@ impl<'c, T: Plain> Window<'c, T> {
         self.acc.1.set(true);
     }
 
+    /// Across nodes, at the window's creation: `OwnerComputes`, whose shares lie where
+    /// `owner` says (zeroed by each node's leader before the members' barrier).
+    pub(crate) fn set_owner_across(&mut self, owner: OwnerBlock) -> Result<(), WindowError> {
+        let state = self.owner_state(None, owner)?;
+        *self.acc.0.get_mut() = Some(state);
+        self.acc.1.set(true);
+        Ok(())
+    }
+
+    /// `OwnerComputes` over `owner`'s shares: initialises this member's share and starts
+    /// its agent on a mapping of its own.
+    fn owner_state(&self, block: Option<HeapRegion>, owner: OwnerBlock) -> Result<AccState<'c>, WindowError> {
+        let (seg, me) = (self.ctx.segment(), self.rank());
+        owner.init(seg, me);
+        let os = |_| WindowError::AgentStart;
+        let agent_seg = Segment::attach(seg.fd().try_clone_to_owned().map_err(os)?).map_err(|_| WindowError::AgentStart)?;
+        let state = OwnerState::start(seg, agent_seg, owner, me, self.acc_frame(me).0, self.ctx.waiter()).map_err(os)?;
+        let stripings = (0..self.size()).map(|t| owner_striping(self.acc_frame(t).0.len)).collect();
+        Ok(AccState::Owner { block, state, stripings })
+    }
+
     /// Target `t`'s stripe locks under `CallerComputes` (whose `shares` are given).
     pub(super) fn caller_locks(&self, shares: &[usize], t: u32) -> &'c StripeLocks {
         let region = Region { offset: shares[t as usize], len: stripes_bytes(1) };
@@ -149,7 +161,7 @@ impl<'c, T: Plain> Window<'c, T> {
         let (stripes, striping) = match &*self.acc.0.borrow() {
             None => return None,
             Some(AccState::Caller { shares, stripings, .. }) => (shares[target as usize], stripings[target as usize]),
-            Some(AccState::Owner { .. }) => unreachable!("refused across nodes"),
+            Some(AccState::Owner { state, stripings, .. }) => (state.stripes_offset(target), stripings[target as usize]),
         };
         let frame = self.acc_frame(target).0.offset as u64;
         Some(Domain { stripes: stripes as u64, frame, granule: striping.granule as u64, count: striping.stripes as u32 })
@@ -229,8 +241,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// The heap block of the accumulate state, if the strategy has one.
     pub(crate) fn acc_block(&self) -> Option<HeapRegion> {
         match &*self.acc.0.borrow() {
-            Some(AccState::Caller { block, .. }) => *block,
-            Some(AccState::Owner { block, .. }) => Some(*block),
+            Some(AccState::Caller { block, .. } | AccState::Owner { block, .. }) => *block,
             None => None,
         }
     }
@@ -244,7 +255,7 @@ impl<'c, T: Plain> Window<'c, T> {
             Some(AccState::Caller { block, .. }) => block,
             Some(AccState::Owner { block, state, .. }) => {
                 drop(state);
-                Some(block)
+                block
             }
         }
     }

@@ -137,7 +137,7 @@ impl Applying<'_, '_> {
             && E::check(op).is_ok()
             && at % size_of::<E>() == 0
             && at.checked_add(bytes).is_some_and(|end| end <= self.part.len())
-            && req.origin < self.block.ranks()
+            && self.block.reaches(req.origin)
             && half < HALVES
             && bytes <= if staged { HALF_BYTES } else { msg.len() - HEADER };
         if !in_bounds {

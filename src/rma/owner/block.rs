@@ -36,11 +36,15 @@ const fn lines(bytes: usize) -> usize {
     bytes.div_ceil(LINE) * LINE
 }
 
-/// Offsets of one rank's share of the block; the block is `n` shares.
+/// Offsets of each rank's share of the block. On one node the block is `n` shares in
+/// rank order ([`OwnerBlock::packed`]); across nodes each node holds its members'
+/// shares, and this node's agents and origins only ever reach those.
 #[derive(Clone, Debug)]
 pub struct OwnerBlock {
-    /// The whole block, absolute in the segment.
-    pub abs: Region,
+    /// Where each rank's share starts, absolute in its node's segment.
+    pub shares: Arc<[usize]>,
+    /// Whether each rank's share lies in this node's segment (every one on one node).
+    pub here: Arc<[bool]>,
     /// The world rank of each of the window's ranks.
     pub members: Arc<[u32]>,
 }
@@ -59,9 +63,20 @@ impl OwnerBlock {
         n * Self::STRIDE
     }
 
-    /// Ranks in the window.
-    pub fn ranks(&self) -> u32 {
-        self.members.len() as u32
+    /// The block of a window on one node: `abs` holds the shares in rank order.
+    pub fn packed(abs: Region, members: Arc<[u32]>) -> OwnerBlock {
+        let n = members.len();
+        OwnerBlock { shares: (0..n).map(|r| abs.offset + r * Self::STRIDE).collect(), here: vec![true; n].into(), members }
+    }
+
+    /// Whether `rank` is a rank of the window whose share lies on this node.
+    pub fn reaches(&self, rank: u32) -> bool {
+        self.here.get(rank as usize) == Some(&true)
+    }
+
+    /// Where `rank`'s stripe locks lie, absolute in its node's segment.
+    pub fn stripes_offset(&self, rank: u32) -> usize {
+        self.shares[rank as usize] + Self::STRIPES
     }
 
     /// The doorbell of the core that plays `rank` (checked by the caller).
@@ -70,8 +85,7 @@ impl OwnerBlock {
     }
 
     fn share<'s>(&self, seg: &'s Segment, rank: u32) -> SharedBytes<'s> {
-        let offset = self.abs.offset + rank as usize * Self::STRIDE;
-        seg.bytes(Region { offset, len: Self::STRIDE })
+        seg.bytes(Region { offset: self.shares[rank as usize], len: Self::STRIDE })
     }
 
     /// `rank`'s request queue, which its agent consumes.
@@ -80,7 +94,7 @@ impl OwnerBlock {
         let ctl: &QueueCtl = atomics_at(b, 0);
         let seqs = u64s_at(b, Self::SEQS, CAP);
         let slots_abs = Region {
-            offset: self.abs.offset + rank as usize * Self::STRIDE + Self::SLOTS,
+            offset: self.shares[rank as usize] + Self::SLOTS,
             len: CAP * SLOT_BYTES,
         };
         // `space` on the owner's slot doorbell, which the abort protocol rings (see `Bells`).
@@ -90,7 +104,7 @@ impl OwnerBlock {
 
     /// `rank`'s queue as absolute regions: control words, `seq` words, slots.
     pub fn regions(&self, rank: u32) -> [Region; 3] {
-        let at = |offset: usize, len: usize| Region { offset: self.abs.offset + rank as usize * Self::STRIDE + offset, len };
+        let at = |offset: usize, len: usize| Region { offset: self.shares[rank as usize] + offset, len };
         [at(0, Self::SEQS), at(Self::SEQS, CAP * 8), at(Self::SLOTS, CAP * SLOT_BYTES)]
     }
 
@@ -104,7 +118,7 @@ impl OwnerBlock {
     }
 
     pub(super) fn staging<'s>(&self, seg: &'s Segment, rank: u32, half: usize) -> SharedBytes<'s> {
-        let offset = self.abs.offset + rank as usize * Self::STRIDE + Self::STAGING + half * HALF_BYTES;
+        let offset = self.shares[rank as usize] + Self::STAGING + half * HALF_BYTES;
         seg.bytes(Region { offset, len: HALF_BYTES })
     }
 

@@ -173,6 +173,11 @@ impl<'c> OwnerState<'c> {
         self.block.regions(owner)
     }
 
+    /// Where `target`'s stripe locks lie, absolute in its node's segment.
+    pub fn stripes_offset(&self, target: u32) -> usize {
+        self.block.stripes_offset(target)
+    }
+
     /// Enters the agent's atomicity domain for an ARMW on bytes `at..end` of `target`'s
     /// part, striped by `striping` (`owner`'s module docs): once this core's requests
     /// are applied, holds `target`'s stripes that guard those bytes until the guard

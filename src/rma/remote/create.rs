@@ -5,17 +5,19 @@
 //! 1. allgathers its part's size, its node (the node's first rank) and, over memory it
 //!    brings, that memory's heap offset in its node;
 //! 2. if it is its node's first member (the node's *leader*), allocates from its own
-//!    segment's heap the control block (followed, under `CallerComputes`, by the stripe
-//!    locks of its node's members, in team order) and, unless the members bring their
-//!    memory, one region for its node's parts, packed in team order, and zeroes the
-//!    block; the
-//!    others allocate nothing (a job-wide window in MPBs has its parts at one offset of
-//!    every core's MPB, from every core's replica of the symmetric MPB allocator);
+//!    segment's heap the control block, followed under a strategy with locks by its
+//!    node's members' shares of the strategy's block in team order (their stripe locks
+//!    under `CallerComputes`; queues, stripes and staging under `OwnerComputes`), and,
+//!    unless the members bring their memory, one region for its node's parts, packed in
+//!    team order, and zeroes the block; the others allocate nothing (a job-wide window
+//!    in MPBs has its parts at one offset of every core's MPB, from every core's
+//!    replica of the symmetric MPB allocator);
 //! 3. allgathers the leaders' offsets (or their allocation error): every member now
 //!    knows where each rank's part and control block lie in that rank's node;
-//! 4. zeroes its own part (if allocated) and passes the team's barrier, so nobody
-//!    touches a part before its owner zeroed it (the leader's zeroes of the block reach its node's members
-//!    through the messages of step 3).
+//! 4. zeroes its own part (if allocated), starts its owner-computes agent (if any), and
+//!    passes the team's barrier, so nobody touches a part before its owner zeroed it
+//!    (the leader's zeroes of the block reach its node's members through the messages
+//!    of step 3).
 //!
 //! An error found at any step is found alike by every member (each reads the same
 //! allgathered table), and the leaders return what they allocated.
@@ -23,8 +25,10 @@
 //! Free: every member completes its one-way requests, then the members allgather
 //! whether they still have an epoch open (the allgather is also the barrier after
 //! which nobody accesses the window); unless one has, each leader returns its node's
-//! memory. A window across nodes dropped without free keeps its memory until the job
-//! ends: the orphan reclamation of one node (`segment::reclaim`) does not cross nodes.
+//! memory (under `OwnerComputes`, after every member stopped its agent and the members
+//! met once more). A window across nodes dropped without free keeps its memory until
+//! the job ends: the orphan reclamation of one node (`segment::reclaim`) does not cross
+//! nodes.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -40,6 +44,7 @@ use crate::rma::remote::{Remote, RemoteLink};
 use crate::rma::team::Team;
 use crate::rma::accumulate::{AccStrategy, STRIPES_ALIGN, stripes_bytes};
 use crate::rma::create::Memory;
+use crate::rma::owner::OwnerBlock;
 use crate::rma::window::{Data, Placement, Window};
 use crate::segment::CoreContext;
 use crate::protocol::payload::Payload;
@@ -62,8 +67,8 @@ impl<'c, T: Plain> Window<'c, T> {
     /// Collective over the team `members` (world ranks, by team rank; this core is
     /// team rank `me`), whose ranks span nodes: a window over `memory` (allocated and
     /// zeroed, or this member's own heap range), reached across nodes through `link`
-    /// (module docs), whose accumulates use `strategy` (`Atomic` or `CallerComputes`);
-    /// untimed, as a window's creation on one node is.
+    /// (module docs), whose accumulates use `strategy`; untimed, as a window's creation
+    /// on one node is.
     pub(crate) fn create_across(
         ctx: &'c CoreContext,
         (members, me): (Vec<u32>, u32),
@@ -118,7 +123,8 @@ impl<'c, T: Plain> Window<'c, T> {
         // share per member of the node, in team order.
         let (share, shares_at) = match strategy {
             AccStrategy::CallerComputes { .. } => (stripes_bytes(1), ctl.total.next_multiple_of(STRIPES_ALIGN)),
-            _ => (0, ctl.total),
+            AccStrategy::OwnerComputes => (OwnerBlock::STRIDE, ctl.total.next_multiple_of(STRIPES_ALIGN)),
+            AccStrategy::Atomic => (0, ctl.total),
         };
         let node_index: Vec<usize> = (0..n).map(|r| (0..r).filter(|&q| leaders[q] == leaders[r]).count()).collect();
         let meta_bytes = |l: usize| shares_at + share * leaders.iter().filter(|&&m| m == l).count();
@@ -157,8 +163,8 @@ impl<'c, T: Plain> Window<'c, T> {
         };
         let parts = (0..n).map(part).collect();
         let remote_meta: Vec<usize> = (0..n).map(|r| at(r, 0)).collect();
-        let shares = (0..n).map(|r| remote_meta[r] + shares_at + node_index[r] * share).collect();
-        let local = leaders.iter().map(|&l| l == leader).collect();
+        let shares: Vec<usize> = (0..n).map(|r| remote_meta[r] + shares_at + node_index[r] * share).collect();
+        let local: Vec<bool> = leaders.iter().map(|&l| l == leader).collect();
         let node_leaders = (0..n).filter(|&r| leaders[r] == r).map(|r| r as u32).collect();
         let team = Team::new(members, me as u32, None);
         let meta_abs = Region { offset: heap.offset + meta.offset, len: meta.len };
@@ -181,14 +187,19 @@ impl<'c, T: Plain> Window<'c, T> {
             table_entry: None,
             acc: Default::default(),
             released: Cell::new(false),
-            remote: Some(Remote::new(link, local, remote_meta, node_leaders, me == leader)),
+            remote: Some(Remote::new(link, local.clone(), remote_meta, node_leaders, me == leader)),
             _elem: PhantomData,
         };
         if let Memory::Allocate(..) = memory {
             win.part_bytes(me as u32).zero(0, sizes[me] as usize);
         }
-        if let AccStrategy::CallerComputes { granularity } = strategy {
-            win.set_caller_across(granularity, shares);
+        match strategy {
+            AccStrategy::Atomic => {}
+            AccStrategy::CallerComputes { granularity } => win.set_caller_across(granularity, shares),
+            AccStrategy::OwnerComputes => {
+                let members = win.team.members().into();
+                win.set_owner_across(OwnerBlock { shares: shares.into(), here: local.into(), members })?;
+            }
         }
         win.remote_barrier()?;
         Ok(win)
@@ -231,6 +242,12 @@ impl<'c, T: Plain> Window<'c, T> {
             return Err(WindowError::EpochOpen { rank: rank as u32 });
         }
         self.released.set(true);
+        // An owner-computes agent reads its share of the node's memory until it stops:
+        // every member's stops, and the members meet, before any leader returns it.
+        if self.acc_strategy() == AccStrategy::OwnerComputes {
+            self.acc_take();
+            self.remote_barrier()?;
+        }
         if let Data::Mpb(r) = self.data {
             self.ctx.mpb_free(r)?;
         }

@@ -358,7 +358,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2 && size <= 48);
-    /* One strategy if named (windows across nodes offer all but `owner`), else all. */
+    /* One strategy if named, else all. */
     static const char *strategies[] = {"atomic", "caller", "caller:64", "owner"};
     for (int s = 0; s < 4; s++) {
         strategy = argc > 1 ? argv[1] : strategies[s];

@@ -30,7 +30,8 @@
 //! if any rank failed, every rank returns an error (the failing one its own), undoes
 //! what it prepared, and the job goes on. The accumulate strategy comes from the info
 //! key `sccemu_accumulate_strategy` (`atomic`, the default; `caller`, whole-part locks;
-//! `caller:GRANULARITY`; `owner`); `accumulate_ordering` and `accumulate_ops` are
+//! `caller:GRANULARITY`; `owner`), or else from `$SCCEMU_ACCUMULATE_STRATEGY` (the same
+//! values, the same in every process since the launcher passes its environment on); `accumulate_ordering` and `accumulate_ops` are
 //! accepted as MPI defines them: every strategy orders and is atomic beyond what they
 //! ask.
 
@@ -147,10 +148,20 @@ pub fn check_handle(win: c_int) -> MpiResult<()> {
     lookup(win).map(drop)
 }
 
-/// The accumulate strategy an info asks for.
+/// The variable that sets the accumulate strategy of windows whose info does not
+/// (`sccemu_accumulate_strategy`'s values), so that a program can be run under another
+/// strategy unchanged.
+pub const STRATEGY_VAR: &str = "SCCEMU_ACCUMULATE_STRATEGY";
+
+/// The accumulate strategy an info asks for: its `sccemu_accumulate_strategy`, else
+/// [`STRATEGY_VAR`], else `atomic`.
 pub fn strategy(info: c_int) -> MpiResult<AccStrategy> {
-    let Some(value) = crate::info::get(info, "sccemu_accumulate_strategy")? else {
-        return Ok(AccStrategy::Atomic);
+    let (value, from) = match crate::info::get(info, "sccemu_accumulate_strategy")? {
+        Some(value) => (value, "the info key sccemu_accumulate_strategy"),
+        None => match std::env::var(STRATEGY_VAR) {
+            Ok(value) => (value, "$SCCEMU_ACCUMULATE_STRATEGY"),
+            Err(_) => return Ok(AccStrategy::Atomic),
+        },
     };
     Ok(match value.as_str() {
         "atomic" => AccStrategy::Atomic,
@@ -161,9 +172,7 @@ pub fn strategy(info: c_int) -> MpiResult<AccStrategy> {
             _ => {
                 return fail(
                     class::INFO_VALUE,
-                    format!(
-                        "sccemu_accumulate_strategy={other:?}: use atomic, caller, caller:BYTES or owner"
-                    ),
+                    format!("{from} is {other:?}: use atomic, caller, caller:BYTES or owner"),
                 );
             }
         },

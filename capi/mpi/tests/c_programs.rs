@@ -247,6 +247,26 @@ fn rma_windows_and_synchronization() {
     passes("rma_basic");
 }
 
+/// `$SCCEMU_ACCUMULATE_STRATEGY` sets the strategy of the windows whose info does not:
+/// `rma_basic`, which checks the hint in use against the variable, passes under two of
+/// them, and a bad value fails the window's creation with the variable named.
+#[test]
+fn the_environment_sets_the_default_accumulate_strategy() {
+    let exe = build("rma_basic", &[]);
+    for strategy in ["caller:256", "owner"] {
+        let (out, _) = sccmpiexec_env(&["-n", "3"], &exe, &[], &[("SCCEMU_ACCUMULATE_STRATEGY", strategy)]);
+        let passed = String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "ok rma_basic");
+        assert!(out.status.success() && passed, "{strategy}: {}", text(&out));
+    }
+    let (out, _) = sccmpiexec_env(&["-n", "2"], &exe, &[], &[("SCCEMU_ACCUMULATE_STRATEGY", "fastest")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("$SCCEMU_ACCUMULATE_STRATEGY is \"fastest\""),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn rma_atomicity_under_every_accumulate_strategy() {
     // 7: an odd count past 4, where the fetch-and-add and mutex tests run fewer rounds.

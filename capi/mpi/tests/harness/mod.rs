@@ -53,12 +53,23 @@ pub fn sccmpiexec(args: &[&str], exe: &Path) -> (Output, Duration) {
 /// Runs `sccmpiexec ARGS... exe PROGRAM_ARGS...`, one job at a time, failing the test if
 /// it takes more than two minutes.
 pub fn sccmpiexec_args(args: &[&str], exe: &Path, program_args: &[&str]) -> (Output, Duration) {
+    sccmpiexec_env(args, exe, program_args, &[])
+}
+
+/// [`sccmpiexec_args`] with the variables `env` set for the job.
+pub fn sccmpiexec_env(
+    args: &[&str],
+    exe: &Path,
+    program_args: &[&str],
+    env: &[(&str, &str)],
+) -> (Output, Duration) {
     static ONE_JOB: Mutex<()> = Mutex::new(());
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let mut child = Command::new(env!("CARGO_BIN_EXE_sccmpiexec"))
         .args(args)
         .arg(exe)
         .args(program_args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

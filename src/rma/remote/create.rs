@@ -15,9 +15,10 @@
 //! 3. allgathers the leaders' offsets (or their allocation error): every member now
 //!    knows where each rank's part and control block lie in that rank's node;
 //! 4. zeroes its own part (if allocated), starts its owner-computes agent (if any), and
-//!    passes the team's barrier, so nobody touches a part before its owner zeroed it
-//!    (the leader's zeroes of the block reach its node's members through the messages
-//!    of step 3).
+//!    passes the team's barrier, an allgather of whether its agent started (if one did
+//!    not, every member fails the creation), so nobody touches a part before its owner
+//!    zeroed it (the leader's zeroes of the block reach its node's members through the
+//!    messages of step 3).
 //!
 //! An error found at any step is found alike by every member (each reads the same
 //! allgathered table), and the leaders return what they allocated.
@@ -193,16 +194,24 @@ impl<'c, T: Plain> Window<'c, T> {
         if let Memory::Allocate(..) = memory {
             win.part_bytes(me as u32).zero(0, sizes[me] as usize);
         }
-        match strategy {
-            AccStrategy::Atomic => {}
-            AccStrategy::CallerComputes { granularity } => win.set_caller_across(granularity, shares),
+        let started = match strategy {
+            AccStrategy::Atomic => Ok(()),
+            AccStrategy::CallerComputes { granularity } => {
+                win.set_caller_across(granularity, shares);
+                Ok(())
+            }
             AccStrategy::OwnerComputes => {
                 let members = win.team.members().into();
-                win.set_owner_across(OwnerBlock { shares: shares.into(), here: local.into(), members })?;
+                win.set_owner_across(OwnerBlock { shares: shares.into(), here: local.into(), members })
             }
+        };
+        // The members' barrier, which also tells everyone whether every agent started
+        // (one that did not fails the creation everywhere, and nobody waits for it).
+        let votes = win.remote.as_ref().expect("across").link.allgather(&[u8::from(started.is_ok())])?;
+        match votes.iter().all(|&v| v == 1) {
+            true => Ok(win),
+            false => Err(started.err().unwrap_or(WindowError::AgentStart)),
         }
-        win.remote_barrier()?;
-        Ok(win)
     }
 
     /// The MPB region of a job-wide window in MPBs whose parts have `sizes` bytes: one

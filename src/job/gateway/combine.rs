@@ -133,3 +133,90 @@ pub(super) fn combine<E: Element>(
 fn reachable_from(frame: usize, r: Region) -> Option<Region> {
     Some(Region { offset: frame, len: r.end().checked_sub(frame)? })
 }
+
+#[cfg(test)]
+mod tests {
+    use shm_layout::Config;
+
+    use super::*;
+    use crate::protocol::atomic::op::ElemKind;
+    use crate::protocol::atomic::pair::DoubleIndex;
+    use crate::protocol::payload::Payload;
+
+    /// A 4-rank job's segment as node 0 of 2 sees it (ranks 0 and 1 are its own).
+    fn node() -> (Segment, NodeSpec) {
+        let config = Config { heap_bytes: 1 << 20, ..Config::new(4) };
+        (Segment::create(config).unwrap(), NodeSpec::block(4, 2, 0).unwrap())
+    }
+
+    /// A domain of 4 stripes of 64-byte granules at the start of the heap, over a part
+    /// whose frame starts 64 KiB into it; and an accumulate header there.
+    fn request(seg: &Segment, kind: Kind, elem: ElemKind, at: usize, count: u32) -> (Header, Domain) {
+        let heap = seg.layout().heap.offset;
+        let (code, _) = Op::Sum.code();
+        let head = Header { elem: elem as u8, op: code as u8, count, rank: 1, locked: true, ..Header::new(kind, heap + at) };
+        let domain = Domain { stripes: heap as u64, frame: (heap + 65536) as u64, granule: 64, count: 4 };
+        (head, domain)
+    }
+
+    #[test]
+    fn a_domain_is_checked_before_any_stripe_is_taken() {
+        let (seg, spec) = node();
+        let (head, good) = request(&seg, Kind::Accumulate, ElemKind::U64, 65536, 1);
+        assert!(Locked::of(&seg, &spec, &head, good).is_ok());
+        let bad = [
+            Domain { count: 0, ..good },
+            Domain { count: MAX_STRIPES as u32 + 1, ..good },
+            Domain { granule: 24, ..good },
+            Domain { granule: 0, ..good },
+            // Before the heap, misaligned, and past the segment's end.
+            Domain { stripes: 0, ..good },
+            Domain { stripes: good.stripes + 8, ..good },
+            Domain { stripes: u64::MAX - 64, ..good },
+            // A frame that starts after the element.
+            Domain { frame: head.at + 8, ..good },
+        ];
+        for d in bad {
+            assert!(Locked::of(&seg, &spec, &head, d).is_err(), "{d:?}");
+        }
+        // The stripes' doorbell is the target's, which must run on this node.
+        assert!(Locked::of(&seg, &spec, &Header { rank: 2, ..head }, good).is_err());
+    }
+
+    #[test]
+    fn locked_combines_apply_under_the_stripes() {
+        let (seg, spec) = node();
+        let heap = seg.layout().heap;
+        let region = |len: usize| -> Result<Region, String> { Ok(Region { offset: heap.offset + 65536 + 128, len }) };
+        // Sums of 20 u64 across granules, answering the previous values.
+        let (mut head, d) = request(&seg, Kind::Accumulate, ElemKind::U64, 65536 + 128, 20);
+        head.token = Some(1);
+        let ones: Vec<u8> = [1u64; 20].iter().flat_map(|v| v.to_le_bytes()).collect();
+        for round in 0..3u64 {
+            let locked = Locked::of(&seg, &spec, &head, d).unwrap();
+            let old = combine::<u64>(&seg, &head, &ones, region, Some(locked)).ok().unwrap();
+            assert_eq!(old, [round; 20].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        }
+        // Stripes are free again: a compare-and-swap takes the one around its element.
+        let (mut cas, d) = request(&seg, Kind::CompareAndSwap, ElemKind::U64, 65536 + 128, 1);
+        cas.token = Some(2);
+        let operands: Vec<u8> = [3u64, 7].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let locked = Locked::of(&seg, &spec, &cas, d).unwrap();
+        let old = combine::<u64>(&seg, &cas, &operands, region, Some(locked)).ok().unwrap();
+        assert_eq!(old, 3u64.to_le_bytes());
+        let mut now = [0u8; 8];
+        seg.bytes(heap).read(65536 + 128, &mut now);
+        assert_eq!(u64::from_le_bytes(now), 7);
+        // A value-index pair (16 bytes) combines only under locks.
+        let (mut pair, d) = request(&seg, Kind::Accumulate, ElemKind::DoubleIndex, 65536 + 512, 1);
+        pair.op = Op::MaxLoc.code().0 as u8;
+        let at = |len| -> Result<Region, String> { Ok(Region { offset: heap.offset + 65536 + 512, len }) };
+        let operand = bytemuck::bytes_of(&DoubleIndex::new(2.5, 9)).to_vec();
+        let locked = Locked::of(&seg, &spec, &pair, d).unwrap();
+        assert!(combine::<DoubleIndex>(&seg, &pair, &operand, at, Some(locked)).is_ok());
+        assert!(matches!(combine::<DoubleIndex>(&seg, &pair, &operand, at, None), Err(Refused::Bad(_))));
+        let mut got = [0u8; 16];
+        seg.bytes(heap).read(65536 + 512, &mut got);
+        assert_eq!(bytemuck::pod_read_unaligned::<DoubleIndex>(&got), DoubleIndex::new(2.5, 9));
+    }
+}

@@ -1,5 +1,6 @@
 //! A window's accumulate strategy state: created collectively with the window (its
-//! block allocated as the window's collective steps allocate, `team`), and
+//! block allocated as the window's collective steps allocate, `team`; across nodes,
+//! each node's members' shares follow that node's control block, `remote::create`), and
 //! consulted by every call that completes RMA (owner-computes requests must be applied
 //! first) and by every ARMW (which must share the accumulates' atomicity domain). Kept
 //! apart from the accumulate calls themselves, because those other paths reach it too.

@@ -120,15 +120,20 @@ impl<'c, T: Plain> Window<'c, T> {
             }
         }
         let ctl = Self::layout(ctx, n);
-        // The stripes of a strategy with locks follow each node's control block, one
-        // share per member of the node, in team order.
+        // A strategy's shares (stripe locks; an owner's queue, stripes and staging)
+        // follow each node's control block, one per member of the node, in team order.
         let (share, shares_at) = match strategy {
             AccStrategy::CallerComputes { .. } => (stripes_bytes(1), ctl.total.next_multiple_of(STRIPES_ALIGN)),
             AccStrategy::OwnerComputes => (OwnerBlock::STRIDE, ctl.total.next_multiple_of(STRIPES_ALIGN)),
             AccStrategy::Atomic => (0, ctl.total),
         };
-        let node_index: Vec<usize> = (0..n).map(|r| (0..r).filter(|&q| leaders[q] == leaders[r]).count()).collect();
-        let meta_bytes = |l: usize| shares_at + share * leaders.iter().filter(|&&m| m == l).count();
+        // Per member, its place among its node's members; per leader, their number.
+        let (mut node_index, mut on_node) = (vec![0usize; n], vec![0usize; n]);
+        for r in 0..n {
+            node_index[r] = on_node[leaders[r]];
+            on_node[leaders[r]] += 1;
+        }
+        let meta_bytes = |l: usize| shares_at + share * on_node[l];
         let mine = if me == leader { Self::node_memory(ctx, meta_bytes(me), node_total[me]) } else { [0, 0] };
         let got: Vec<u64> = words(&link.allgather(&to_bytes(&mine))?).collect();
         let empty = Range { offset: 0, len: 0 };

@@ -77,7 +77,7 @@ fn message(i: u32, len: usize) -> Vec<u8> {
 /// Receives the next message of rank 1 (tag 5) into a buffer, copying an announced one
 /// with `pull`, driving both sides until it is complete.
 fn take(receiver: &Ctx<'_>, inbox: &mut Inbox, sender: &Ctx<'_>, st: &mut State, pull: &dyn Pull) -> Vec<u8> {
-    let mut buf = vec![0u8; 8192];
+    let mut buf = vec![0u8; 1 << 14];
     let mut t = Target { id: None, src: Source::Rank(1), tag: TagMatch::Tag(5), buf: &mut buf, state: TargetState::Open };
     inbox.start(&mut t, pull).unwrap();
     for _ in 0..1000 {

@@ -113,3 +113,61 @@ fn a_sender_that_leaves_waits_until_its_copy_is_read() {
         Job::new(2).channel(kind).run(&LARGE, sender_leaves).unwrap();
     }
 }
+
+/// Ranks 1 and 2 each isend a window of large messages back to back to rank 0, which
+/// receives only after a barrier: many announcements per sender are open at once. In
+/// the second round rank 1's memory is unreadable: every copy of its open
+/// announcements is refused and goes through the channel in its place. Rank 0 takes
+/// them from any source, some through receives posted ahead, and each sender's must
+/// arrive whole and in order; every send completes.
+fn many_open(core: &Core, len: usize) -> Result<(), String> {
+    const N: u32 = 40;
+    // Each round has its own tag: a sender may start the next before rank 0 is done.
+    let seed = |src: u32, round: u32, i: u32| src * 10_000 + round * 1000 + i;
+    for round in 0..2 {
+        let me = core.rank();
+        if me != 0 {
+            if round == 1 && me == 1 {
+                refuse_readers()?;
+            }
+            let requests = (0..N)
+                .map(|i| core.isend_owned(0, 7 + round, pattern(seed(me, round, i), len)).map_err(e))
+                .collect::<Result<Vec<_>, _>>()?;
+            core.barrier().map_err(e)?;
+            core.wait_all(requests).map_err(e)?;
+            continue;
+        }
+        if round == 1 {
+            // Root may read what is not dumpable: rank 0 gives that up too.
+            refuse_readers()?;
+        }
+        core.barrier().map_err(e)?;
+        let mut next = [0u32; 3];
+        let mut bufs = vec![vec![0u8; len]; 4];
+        let posted = bufs
+            .iter_mut()
+            .map(|b| core.irecv(ANY_SOURCE, 7 + round, b).map_err(e))
+            .collect::<Result<Vec<_>, _>>()?;
+        let statuses = core.wait_all(posted).map_err(e)?;
+        let mut got = statuses.into_iter().zip(bufs).map(|(st, b)| (st.source, b)).collect::<Vec<_>>();
+        for _ in 4..2 * N {
+            let (b, st) = core.recv_vec(ANY_SOURCE, 7 + round).map_err(e)?;
+            got.push((st.source, b));
+        }
+        for (src, b) in got {
+            let i = next[src as usize];
+            check(b == pattern(seed(src, round, i), len), || {
+                format!("round {round}: message {i} of {src} damaged or out of order")
+            })?;
+            next[src as usize] += 1;
+        }
+    }
+    core.barrier().map_err(e)
+}
+
+#[test]
+fn many_open_announcements_arrive_in_order_read_or_refused() {
+    for kind in BOTH {
+        Job::new(3).channel(kind).run(&LARGE, many_open).unwrap();
+    }
+}

@@ -10,7 +10,10 @@
 //! A message announced for the single-copy path (`rendezvous`) is matched the same way;
 //! its bytes stay in the sender's memory until a receive with a buffer takes it (then
 //! one [`Pull`] copies them straight into that buffer), or until the core is about to
-//! wait ([`Inbox::pull_deferred`] copies them into memory the inbox owns). A message to
+//! wait ([`Inbox::pull_deferred`] copies them into memory the inbox owns). One whose
+//! copy the kernel refused stays in its place with no bytes, set aside until its
+//! sender's continuation fragments fill it, the earliest refused of that sender first
+//! (`rendezvous`: a sender may have several announcements open). A message to
 //! oneself arrives whole ([`Inbox::deliver_own`]): one copy into the memory of the
 //! receive it goes to.
 //!
@@ -128,6 +131,10 @@ pub(crate) struct Inbox {
     assigned: FxHashMap<u64, Msg>,
     /// Indexed by source rank.
     assembling: Vec<Option<Assembly>>,
+    /// Announced messages whose copy was refused, awaiting their bytes (`pull`): the
+    /// source, the message's arrival number and where it is. Its first continuation
+    /// fragment makes the source's earliest one its assembly.
+    refused: Vec<(u32, u64, Assembly)>,
     /// This core's SRB consumer position (channel state, kept here so that draining
     /// needs one borrow).
     pub srb_pos: u32,
@@ -184,7 +191,7 @@ impl Inbox {
         }
         let mut msg = self.arrived.remove(&seq).expect("found");
         self.acknowledge(&msg.status, msg.sync.take());
-        self.take_into(msg, t, pull)
+        self.take_into(msg, Sink::Arrived(seq), t, pull)
     }
 
     /// A receive matched the message of `status`: if it is synchronous (`sync`, taken
@@ -197,8 +204,9 @@ impl Inbox {
         }
     }
 
-    /// Moves a matched message (complete, partial or announced) into the target's buffer.
-    fn take_into(&mut self, msg: Msg, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
+    /// Moves a matched message (complete, partial or announced) from `from` into the
+    /// target's buffer.
+    fn take_into(&mut self, msg: Msg, from: Sink, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
         if let Some(at) = msg.remote {
             self.deferred -= 1;
             t.state = TargetState::Direct { status: msg.status, filled: 0, seq: msg.seq };
@@ -209,8 +217,7 @@ impl Inbox {
             t.state = TargetState::Done(msg.status);
         } else {
             t.state = TargetState::Direct { status: msg.status, filled: msg.data.len(), seq: msg.seq };
-            self.slot(msg.status.source).as_mut().expect("partial messages are assembling").sink =
-                Sink::Direct;
+            self.retarget(msg.status.source, from, Sink::Direct);
         }
         self.spare.keep(msg.data);
         Ok(())
@@ -233,8 +240,13 @@ impl Inbox {
         id
     }
 
+    /// A partial message of `src` moved: its assembly, or its refused record, follows.
     fn retarget(&mut self, src: u32, from: Sink, to: Sink) {
         if let Some(a) = self.slot(src).as_mut().filter(|a| a.sink == from) {
+            a.sink = to;
+            return;
+        }
+        if let Some((_, _, a)) = self.refused.iter_mut().find(|(s, _, a)| *s == src && a.sink == from) {
             a.sink = to;
         }
     }
@@ -251,7 +263,7 @@ impl Inbox {
             self.unassign(id, msg);
             return Ok(());
         }
-        self.take_into(msg, t, pull)
+        self.take_into(msg, Sink::Assigned(id), t, pull)
     }
 
     /// Puts back a message that receive `id` did not take.
@@ -395,6 +407,8 @@ impl Inbox {
             let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
             let sink = self.place(status, target.as_deref_mut(), None, sync);
             *self.slot(src) = Some(Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
+        } else if self.slot(src).is_none() {
+            self.resume_refused(src);
         }
         let Some(a) = (*self.slot(src)).filter(|a| a.tag == h.tag) else {
             return Err(corrupt(CorruptKind::StrayContinuation { src }));

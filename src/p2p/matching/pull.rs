@@ -1,8 +1,9 @@
 //! Announced messages (see `rendezvous`): copying them out of their senders' memory,
 //! straight into the receive that takes them or, before the core waits, into memory
 //! the inbox owns; and what a refused copy turns them into (an ordinary message whose
-//! bytes the sender then sends as continuations).
+//! bytes the sender then sends as continuations, set aside until they come).
 
+use crate::p2p::endpoint::Status;
 use crate::p2p::progress::Fail;
 use crate::p2p::timed::Model;
 use crate::protocol::ring::frag::{FragKind, Rendezvous};
@@ -39,7 +40,7 @@ impl Inbox {
                 Ok(())
             }
             Err(PullError::Refused) => {
-                *self.slot(src) = Some(Assembly { sink: Sink::Direct, tag: status.tag, total: status.len, filled: 0 });
+                self.refuse(src, seq, Sink::Direct, &status);
                 self.rdv.owe(src, (FragKind::Refused, at.token), Model::Untimed);
                 Ok(())
             }
@@ -88,10 +89,32 @@ impl Inbox {
             msg.remote = None;
             self.deferred -= 1;
             if answer == FragKind::Refused {
-                *self.slot(status.source) = Some(Assembly { sink, tag: status.tag, total: status.len, filled: 0 });
+                let seq = self.msg(sink).seq;
+                self.refuse(status.source, seq, sink, &status);
             }
             self.rdv.owe(status.source, (answer, at.token), Model::Untimed);
         }
         Ok(())
+    }
+
+    /// The copy of announced message `seq` of `src`, now at `sink`, was refused: its
+    /// bytes follow as continuation fragments, in the order of its sender's
+    /// announcements (see `rendezvous`).
+    pub(super) fn refuse(&mut self, src: u32, seq: u64, sink: Sink, status: &Status) {
+        let a = Assembly { sink, tag: status.tag, total: status.len, filled: 0 };
+        self.refused.push((src, seq, a));
+    }
+
+    /// A continuation fragment of `src` with no message assembling: the earliest
+    /// refused message of `src` becomes the assembly. Its sender sends the refused
+    /// messages' bytes in the order it announced them, each once it heard its refusal,
+    /// and after the bytes of any earlier one: so every refused message of `src` that
+    /// arrived earlier has its bytes already (see `rendezvous`).
+    pub(super) fn resume_refused(&mut self, src: u32) {
+        let earliest = self.refused.iter().enumerate().filter(|(_, r)| r.0 == src).min_by_key(|(_, r)| r.1);
+        if let Some((i, _)) = earliest {
+            let (_, _, a) = self.refused.swap_remove(i);
+            *self.slot(src) = Some(a);
+        }
     }
 }

@@ -20,5 +20,6 @@ impl Inbox {
             && self.posted.is_empty()
             && self.deferred == 0
             && self.assembling.get(src as usize).is_none_or(Option::is_none)
+            && !self.refused.iter().any(|r| r.0 == src)
     }
 }

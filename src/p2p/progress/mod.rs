@@ -32,9 +32,10 @@
 //! the buffers of finished ones are reused (`spare`). A large one whose buffer the
 //! caller hands over (`Core::isend_owned`, what the MPI library does with the user's
 //! buffer) is neither copied nor pushed: when its turn comes it is announced
-//! (`rendezvous`), the receiver reads it straight out of this process, and the send
-//! finishes on the answer; one copy, not the ring's four (into a copy of its own, into
-//! the ring, out of it, out of the receiver's staging). On a refusal its bytes go
+//! (`rendezvous`; several such sends in a row are announced together), the receiver
+//! reads it straight out of this process, and the send finishes on the answer; one
+//! copy, not the ring's four (into a copy of its own, into the ring, out of it, out of
+//! the receiver's staging). On a refusal its bytes go
 //! through the channel after all. (Copying a large message whole at `isend` to announce
 //! the copy was measured and refused: a window of 64 isends of 1 MiB then held 64 MiB
 //! of fresh copies, faulted in page by page, and took twice as long.)

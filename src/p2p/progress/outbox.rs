@@ -1,18 +1,23 @@
 //! The outbox: a core's queues of unfinished non-blocking sends, one per destination,
 //! and how they move (the module docs of `progress` say why they exist).
 //!
-//! Invariants: a queue's sends leave in order, one message's fragments at a time; only
-//! the front of a queue moves. A send holds its bytes until its last fragment has left
-//! (`Bytes::Copy`, returned to `spare` then), or, a large buffer handed over
-//! (`Bytes::Given`), until its receiver answered the announcement: the receiver reads
-//! those bytes in place, so they must outlive the answer, and the core waits for open
-//! announcements before it leaves (`Engine::settle`). A front announced and not yet
-//! answered waits for an incoming fragment, not for room, so waits do not count it
-//! among the destinations they cannot send to ([`Pending::next_push`]).
+//! Invariants: a queue's sends leave in order, one message's fragments at a time. Only
+//! the front of a queue sends fragments, with one exception: behind a front of
+//! announced single copies the single copies that follow are announced too, in order,
+//! up to `rendezvous::MAX_OPEN` open per destination; each is removed from the queue
+//! when its answer says it was read, wherever it stands (see `rendezvous`). A send
+//! holds its bytes until its last fragment has left (`Bytes::Copy`, returned to
+//! `spare` then), or, a large buffer handed over (`Bytes::Given`), until its receiver
+//! answered the announcement: the receiver reads those bytes in place, so they must
+//! outlive the answer, and the core waits for open announcements before it leaves
+//! (`Engine::settle`, [`State::announced_to`]). A front announced and not yet answered
+//! waits for an incoming fragment, not for room, so waits do not count it among the
+//! destinations they cannot send to ([`Pending::next_push`]); nor do they count the
+//! sends behind it, which move when answers come.
 
 use std::collections::VecDeque;
 
-use crate::p2p::rendezvous::Book;
+use crate::p2p::rendezvous::{Book, MAX_OPEN};
 use crate::p2p::timed::Model;
 use crate::protocol::ring::frag::{FragKind, RENDEZVOUS_BYTES, Rendezvous};
 use crate::protocol::ring::srb;
@@ -44,6 +49,8 @@ pub(super) struct Pending {
     started: bool,
     /// Announced as a single copy when its turn comes (module docs).
     pub(super) single: bool,
+    /// Its announcement's token, once announced.
+    token: u32,
     /// A synchronous message (its first fragment says so, see `synchronous`).
     sync: bool,
     /// SRB space reserved for the next fragment that did not fit yet (module docs).
@@ -78,12 +85,17 @@ impl Pending {
 
 /// Where a queued single-copy send stands (`Ctx::announce_queued`).
 enum Announced {
-    /// Not announced yet, or not answered yet (`true`: the announcement left now).
-    Waiting(bool),
+    /// Announced, not answered yet (`true`: the announcement left now).
+    Open(bool),
+    /// Not announced: no room, or announcements to its destination are at the bound or
+    /// a blocking send's is open.
+    Blocked,
     /// The receiver read it: the send is finished.
     Read,
     /// The receiver may not read this process: the bytes go through the channel.
     Refused,
+    /// Never announced, since a receiver refused this process before: an ordinary send.
+    Ordinary,
 }
 
 impl State {
@@ -98,7 +110,7 @@ impl State {
         reserved: Option<srb::Reservation>,
     ) -> u64 {
         let data = Bytes::Copy(self.spare.copy_of(rest));
-        let p = Pending { id: 0, tag, total, data, off: 0, started, single: false, sync, reserved, model };
+        let p = Pending { id: 0, tag, total, data, off: 0, started, single: false, token: 0, sync, reserved, model };
         self.queue(dest, p)
     }
 
@@ -112,7 +124,7 @@ impl State {
         model: Model,
     ) -> u64 {
         let data = Bytes::Given(data);
-        let p = Pending { id: 0, tag, total, data, off: 0, started: false, single: true, sync: false, reserved: None, model };
+        let p = Pending { id: 0, tag, total, data, off: 0, started: false, single: true, token: 0, sync: false, reserved: None, model };
         self.queue(dest, p)
     }
 
@@ -132,7 +144,7 @@ impl State {
     /// itself to and whose answer has not come.
     pub fn announced_to(&self, left: impl Fn(u32) -> bool) -> Option<u32> {
         (0..self.outbox.len() as u32).find(|&d| {
-            self.outbox[d as usize].front().is_some_and(|p| p.single && p.started) && !left(d)
+            self.outbox[d as usize].iter().any(|p| p.single && p.started) && !left(d)
         })
     }
 
@@ -151,22 +163,33 @@ impl Ctx<'_> {
             if queue.is_empty() || busy.get(dest).is_some_and(|&b| b) {
                 continue;
             }
-            while let Some(p) = queue.front_mut() {
+            // The announced single copies at the front are passed over (they wait for
+            // their answers, and the sends behind them may be announced too); anything
+            // else moves only at the front (module docs).
+            let mut i = 0;
+            while let Some(p) = queue.get_mut(i) {
                 if p.single {
                     match self.announce_queued(dest as u32, p, &mut inbox.rdv)? {
-                        Announced::Waiting(moved) => {
+                        Announced::Open(moved) => {
                             any |= moved;
-                            break;
+                            i += 1;
+                            continue;
                         }
+                        Announced::Blocked => break,
                         Announced::Read => {
                             any = true;
                             unfinished.remove(&p.id);
-                            queue.pop_front();
+                            queue.remove(i);
                             continue;
                         }
-                        // Through the channel after all, as continuation fragments.
+                        // Through the channel after all, as continuation fragments, in
+                        // its turn at the front.
                         Announced::Refused => any = true,
+                        Announced::Ordinary => {}
                     }
+                }
+                if i > 0 {
+                    break;
                 }
                 let rest = &p.data.as_slice()[p.off..];
                 let frag = Frag::message(p.tag, p.total, !p.started, p.sync);
@@ -190,32 +213,42 @@ impl Ctx<'_> {
     }
 
     /// Announces queued send `p` to `dest` as a single copy, or looks for the answer to
-    /// its announcement (module docs).
+    /// its announcement (module docs). Every send ahead of `p` in its queue is an open
+    /// announcement.
     fn announce_queued(&self, dest: u32, p: &mut Pending, rdv: &mut Book) -> Result<Announced, Fail> {
         let mut moved = false;
         if !p.started {
+            // A receiver refused this process's memory: the bytes go through the
+            // channel without asking again.
+            if !self.single.usable() {
+                p.single = false;
+                return Ok(Announced::Ordinary);
+            }
             // A blocking send of another thread may hold an announcement to `dest` still
-            // (it started before this send was queued): this one waits its turn.
-            if rdv.open(dest) {
-                return Ok(Announced::Waiting(false));
+            // (it started before this send was queued): this one waits its turn. So
+            // does one past the bound.
+            let (open, blocking) = rdv.open_to(dest);
+            if blocking || open >= MAX_OPEN {
+                return Ok(Announced::Blocked);
             }
             // The buffer stays where it is, held by this queue, until the answer.
-            let at = Rendezvous { addr: p.data.as_slice().as_ptr() as u64, token: rdv.announce(dest) };
+            p.token = rdv.announce_queued(dest);
+            let at = Rendezvous { addr: p.data.as_slice().as_ptr() as u64, token: p.token };
             let frag = Frag { tag: p.tag, total: p.total, first: true, kind: FragKind::Rendezvous };
             if self.push(dest, (frag, false), &at.to_bytes(), &mut p.reserved, p.model)?.is_none() {
                 // No room for the announcement yet; it is made again, with the same
                 // reservation if it took one.
-                rdv.close(dest);
-                return Ok(Announced::Waiting(false));
+                rdv.close_token(dest, p.token);
+                return Ok(Announced::Blocked);
             }
             (p.started, moved) = (true, true);
         }
-        let answer = rdv.answer(dest);
+        let answer = rdv.answer_to(dest, p.token);
         if answer.is_some() {
-            rdv.close(dest);
+            rdv.close_token(dest, p.token);
         }
         Ok(match answer {
-            None => Announced::Waiting(moved),
+            None => Announced::Open(moved),
             Some(FragKind::Done) => Announced::Read,
             Some(_) => {
                 self.single.refused();

@@ -165,9 +165,10 @@ impl Engine {
 
     /// Before the core leaves the job: sends the answers it still owes (acknowledgements
     /// of synchronous messages it received, single-copy answers; see `rendezvous`),
-    /// waiting for room at their destinations as long as those are in the job, and waits
+    /// waiting for room at their destinations as long as those are in the job, waits
     /// for the answers to its queued sends' announcements (their receivers read this
-    /// process's memory, which must still be there). An answer to or from a core that
+    /// process's memory, which must still be there), and publishes the SRB space its
+    /// queued sends reserved (a receiver stops at an entry reserved and not published). An answer to or from a core that
     /// left is not waited for: nothing of it waits any more. A leaving core rings its
     /// own doorbell once it is marked finalized (`CoreContext::leave`), which the wait
     /// here also sleeps on, so it never sleeps past its destination's departure. An
@@ -180,7 +181,7 @@ impl Engine {
         loop {
             st.inbox.rdv.owed.retain(|o| !left(o.dest));
             let owed = st.inbox.rdv.owed.front().map(|o| o.dest);
-            let Some(dest) = owed.or_else(|| st.announced_to(left)) else { return };
+            let Some(dest) = owed.or_else(|| st.owing_to(left)) else { return };
             match cx.progress(&mut st, None) {
                 Ok(true) => continue,
                 Ok(false) => {}

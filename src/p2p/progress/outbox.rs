@@ -9,11 +9,12 @@
 //! holds its bytes until its last fragment has left (`Bytes::Copy`, returned to
 //! `spare` then), or, a large buffer handed over (`Bytes::Given`), until its receiver
 //! answered the announcement: the receiver reads those bytes in place, so they must
-//! outlive the answer, and the core waits for open announcements before it leaves
-//! (`Engine::settle`, [`State::announced_to`]). A front announced and not yet answered
-//! waits for an incoming fragment, not for room, so waits do not count it among the
-//! destinations they cannot send to ([`Pending::next_push`]); nor do they count the
-//! sends behind it, which move when answers come.
+//! outlive the answer, and the core waits for open announcements (and publishes the SRB
+//! space its queued sends reserved) before it leaves (`Engine::settle`,
+//! [`State::owing_to`]). A front announced and not yet answered waits for an incoming
+//! fragment, not for room, so waits do not count it among the destinations they cannot
+//! send to ([`Pending::next_push`]); nor do they count the sends behind it, which move
+//! when answers come.
 
 use std::collections::VecDeque;
 
@@ -140,11 +141,13 @@ impl State {
         id
     }
 
-    /// A destination still in the job (not `left`) that a queued send has announced
-    /// itself to and whose answer has not come.
-    pub fn announced_to(&self, left: impl Fn(u32) -> bool) -> Option<u32> {
+    /// A destination still in the job (not `left`) that a queued send still owes
+    /// something before this core may leave: the answer to its announcement (the
+    /// receiver reads the bytes in place), or the publication of SRB space it reserved
+    /// (the receiver, and every sender behind it in that ring, stop at it).
+    pub fn owing_to(&self, left: impl Fn(u32) -> bool) -> Option<u32> {
         (0..self.outbox.len() as u32).find(|&d| {
-            self.outbox[d as usize].iter().any(|p| p.single && p.started) && !left(d)
+            self.outbox[d as usize].iter().any(|p| (p.single && p.started) || p.reserved.is_some()) && !left(d)
         })
     }
 

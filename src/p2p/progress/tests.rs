@@ -32,6 +32,10 @@ fn a_reservation_that_does_not_fit_yet_stays_queued() {
     let id = st.enqueue(0, (5, max, false), &data, (false, Model::Untimed), Some(lost));
     assert!(!sender.progress(&mut st, None).unwrap());
     assert!(!st.send_finished(id));
+    // Its core may not leave before it publishes that space: the receiver (and rank
+    // 2's entry after it) would stop at it for good. Unless the receiver left.
+    assert_eq!(st.owing_to(|_| false), Some(0));
+    assert_eq!(st.owing_to(|rank| rank == 0), None);
     // Its lone reservation is a ticket only for a wait that sleeps on the space bell:
     // the background's sleeps on its own doorbell, which only ordinary waiters get.
     for bell in [false, true] {
@@ -50,6 +54,7 @@ fn a_reservation_that_does_not_fit_yet_stays_queued() {
     sender.unwatch(&watch);
     assert!(sender.progress(&mut st, None).unwrap());
     assert!(st.send_finished(id));
+    assert_eq!(st.owing_to(|_| false), None);
     receiver.drain(&mut inbox, None, true).unwrap();
     assert_eq!(inbox.probe(Source::Rank(1), TagMatch::Tag(5)).map(|s| s.len), Some(max as usize));
 }

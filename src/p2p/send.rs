@@ -6,7 +6,9 @@
 //! - Blocking, at least the single-copy threshold (`cma`), another core, single copy
 //!   usable: announced, then copied by the receiver straight out of `data`; the send
 //!   returns on the receiver's answer (`rendezvous`). Refused: the bytes follow through
-//!   the channel as continuations of the announced message.
+//!   the channel as continuations of the announced message. To a core on another node
+//!   the announcement goes to this node's gateway, which copies the bytes out of
+//!   `data` and answers (`job::gateway`).
 //! - Otherwise through the channel, fragment by fragment: a blocking send waits for
 //!   room (draining its own channel meanwhile); a non-blocking one sends what fits and
 //!   queues a copy of the rest (`progress`).
@@ -53,8 +55,8 @@ impl<'c> Endpoint<'c> {
     pub(crate) fn isend_owned(&self, dest: u32, tag: u32, data: Box<dyn AsRef<[u8]> + Send>) -> Result<Request<'c>, SendError> {
         let len = (*data).as_ref().len();
         let single = self.engine.single_copy();
-        // Another node's process cannot be read: its messages go through the channel.
-        if dest == self.ctx.rank() || !single.applies(len) || !single.usable() || !self.ctx.is_local(dest) {
+        // To another node, this node's gateway reads `data` (`job::gateway`).
+        if dest == self.ctx.rank() || !single.applies(len) || !single.usable() {
             return self.isend(dest, tag, (*data).as_ref());
         }
         let status = Status { source: self.ctx.rank(), tag, len, vtime: 0 };
@@ -123,7 +125,7 @@ impl<'c> Endpoint<'c> {
             return Ok((None, number));
         }
         let single = self.engine.single_copy();
-        let large = single.applies(data.len()) && !sync && self.ctx.is_local(dest);
+        let large = single.applies(data.len()) && !sync;
         let model = timed::message_sent(dest, data.len(), cx.message_path(dest, data.len()));
         if !st.may_start(dest) {
             if !block {

@@ -13,16 +13,28 @@
 //!   inline or through the pair's DRAM ring, and reads `r`'s acknowledgements from the
 //!   stand-in MPB of `s`.
 //!
+//! A large message's announcement ([`FragKind::Rendezvous`]) in a channel to another
+//! node is not forwarded: the gateway reads the message out of its sender and forwards
+//! its bytes, and answers the sender itself (`pull`). No answer to an announcement
+//! ([`FragKind::Done`], [`FragKind::Refused`]) is forwarded either: every announcement
+//! this node's ranks receive from another node's comes from this gateway (`lend`),
+//! which takes the answers.
+//!
 //! In virtual time the stamp word of each fragment (by ring position, or by pair) is
 //! read before the fragment is released and written before it is published, as the
 //! two-sided protocol's own ends do (`p2p::timed`).
 
+use std::collections::HashMap;
+
 use shm_layout::ChannelKind;
 
 use super::frame::{self, Frame};
+use super::pull::{self, Pulled};
 use crate::job::node::NodeSpec;
 use crate::p2p::channel::Placement;
-use crate::protocol::ring::frag::CorruptError;
+use crate::protocol::payload::Payload;
+use crate::protocol::ring::perpeer::PerPeer;
+use crate::protocol::ring::frag::{FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
 use crate::protocol::ring::srb::{Reservation, entry_len};
 use crate::segment::mapping::Segment;
 use crate::sync::{AtomicU64, Ordering};
@@ -43,6 +55,9 @@ pub(super) struct Ends {
     timed: bool,
     /// Shared receive buffer: per rank, used for other nodes' ranks.
     stand_ins: Vec<StandIn>,
+    /// Bytes already read of the announced message at the head of a pair's channel,
+    /// by (source, destination), while it is partly read (`pull`).
+    pulled: HashMap<(u32, u32), u32>,
 }
 
 /// A stamp word's value (Relaxed: the fragment's publication, which the caller's
@@ -60,7 +75,7 @@ fn set_stamp(word: Option<&AtomicU64>, stamp: u64) {
 
 impl Ends {
     pub fn new(kind: ChannelKind, place: Placement, timed: bool, cores: u32) -> Ends {
-        Ends { kind, place, timed, stand_ins: vec![StandIn::default(); cores as usize] }
+        Ends { kind, place, timed, stand_ins: vec![StandIn::default(); cores as usize], pulled: HashMap::new() }
     }
 
     /// The largest payload a frame may carry into this node's channels.
@@ -75,22 +90,46 @@ impl Ends {
     }
 
     /// Moves every fragment this node's ranks sent to other nodes' ranks into the
-    /// batch for the destination's node; true if there were any.
-    pub fn drain(&mut self, seg: &Segment, spec: &NodeSpec, out: &mut [Vec<u8>]) -> Result<bool, CorruptError> {
+    /// batch for the destination's node, reading announced messages out of their
+    /// senders (`pull`, at most [`pull::PULL_BYTES`] of each per call) and appending
+    /// the answers they get to `answers`; the answers to this gateway's own
+    /// announcements go to `heard`, as frames for the announced message's source. True
+    /// if anything moved.
+    pub fn drain(
+        &mut self,
+        seg: &Segment,
+        spec: &NodeSpec,
+        out: &mut [Vec<u8>],
+        (answers, heard): (&mut Vec<Frame>, &mut Vec<Frame>),
+    ) -> Result<bool, String> {
         let mut any = false;
         let remote = (0..spec.cores).filter(|&r| !spec.is_local(r));
+        let max_payload = self.max_payload(seg, spec);
         match self.kind {
             ChannelKind::Srb => {
                 for rank in remote {
                     let ring = self.place.srb(seg, rank);
                     let stand_in = &mut self.stand_ins[rank as usize];
                     let batch = &mut out[spec.node_of(rank) as usize];
-                    while let Some(entry) = ring.peek(stand_in.pos)? {
+                    while let Some(entry) = ring.peek(stand_in.pos).map_err(|e| e.to_string())? {
                         let stamp = if self.timed { stamp_of(ring_stamp(seg, rank, entry.pos())) } else { 0 };
-                        frame::encode_with(batch, (rank, &entry.header, stamp), |p| ring.read(&entry, 0, p));
+                        any = true;
+                        if entry.header.kind == FragKind::Rendezvous {
+                            let mut at = [0u8; RENDEZVOUS_BYTES as usize];
+                            ring.read(&entry, 0, &mut at);
+                            let done = self.pulled.entry((entry.header.src, rank)).or_default();
+                            match pull::pull(seg, (rank, &entry.header, stamp), Rendezvous::from_bytes(&at), done, (max_payload, batch))? {
+                                Pulled::Whole(answer) => answers.push(answer),
+                                Pulled::Part | Pulled::Gone => break,
+                            }
+                            self.pulled.remove(&(entry.header.src, rank));
+                        } else if is_answer(&entry.header) {
+                            heard.push(answer_frame(rank, entry.header));
+                        } else {
+                            frame::encode_with(batch, (rank, &entry.header, stamp), |p| ring.read(&entry, 0, p));
+                        }
                         stand_in.pos = entry.next();
                         ring.release(entry);
-                        any = true;
                     }
                     if ring.free_consumed(stand_in.pos, &mut stand_in.published, true) {
                         seg.ring_all();
@@ -102,18 +141,28 @@ impl Ends {
                     let batch = &mut out[spec.node_of(rank) as usize];
                     for src in spec.first..spec.first + spec.count {
                         let ch = self.place.perpeer(seg, src, rank);
-                        while let Some(incoming) = ch.peek()? {
+                        while let Some(incoming) = ch.peek().map_err(|e| e.to_string())? {
                             let (header, stamp) = (incoming.header, if self.timed { stamp_of(pair_stamp(seg, rank, src)) } else { 0 });
-                            if incoming.in_dram {
-                                frame::encode_with(batch, (rank, &header, stamp), |p| ch.read_dram(0, p));
-                                ch.take();
-                                ch.free_dram(header.len as usize);
+                            any = true;
+                            if header.kind == FragKind::Rendezvous {
+                                let mut at = [0u8; RENDEZVOUS_BYTES as usize];
+                                read_fragment(&ch, &header, incoming.in_dram, &mut at);
+                                let done = self.pulled.entry((src, rank)).or_default();
+                                match pull::pull(seg, (rank, &header, stamp), Rendezvous::from_bytes(&at), done, (max_payload, batch))? {
+                                    Pulled::Whole(answer) => answers.push(answer),
+                                    Pulled::Part | Pulled::Gone => break,
+                                }
+                                self.pulled.remove(&(src, rank));
+                            } else if is_answer(&header) {
+                                heard.push(answer_frame(rank, header));
                             } else {
-                                frame::encode_with(batch, (rank, &header, stamp), |p| ch.read_inline(0, p));
-                                ch.take();
+                                frame::encode_with(batch, (rank, &header, stamp), |p| read_fragment(&ch, &header, incoming.in_dram, p));
+                            }
+                            ch.take();
+                            if incoming.in_dram {
+                                ch.free_dram(header.len as usize);
                             }
                             seg.slot(src).bell.ring();
-                            any = true;
                         }
                     }
                 }
@@ -174,4 +223,21 @@ impl Ends {
         seg.slot(dest).bell.ring();
         true
     }
+}
+
+/// Copies the payload of the fragment in a per-peer slot (`header.len` bytes into
+/// `dst`), inline or from the pair's DRAM ring.
+fn read_fragment<B: Payload>(ch: &PerPeer<'_, B>, header: &FragHeader, in_dram: bool, dst: &mut [u8]) {
+    debug_assert_eq!(dst.len(), header.len as usize);
+    if in_dram { ch.read_dram(0, dst) } else { ch.read_inline(0, dst) }
+}
+
+/// Whether a fragment answers an announcement.
+fn is_answer(header: &FragHeader) -> bool {
+    matches!(header.kind, FragKind::Done | FragKind::Refused)
+}
+
+/// An answer (no payload) to rank `dest`, the announced message's source.
+fn answer_frame(dest: u32, header: FragHeader) -> Frame {
+    Frame { dest, header, stamp: 0, whole: false, payload: Vec::new() }
 }

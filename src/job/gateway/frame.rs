@@ -1,15 +1,21 @@
 //! A two-sided fragment as it travels between nodes.
 //!
 //! A batch is a sequence of frames, each a fixed header (destination, source, tag,
-//! message length, payload length, kind, first flag, and in virtual time the
-//! fragment's stamp) of [`HEADER`] little-endian bytes followed by the payload. The receiving gateway trusts nothing in it: a frame that
-//! runs past the batch, names a kind no sender writes, carries more than a ring entry
-//! holds or contradicts its kind is refused, and the job aborts.
+//! message length, payload length, kind, first flag, whole flag, and in virtual time
+//! the fragment's stamp) of [`HEADER`] little-endian bytes followed by the payload. A
+//! *whole* frame carries a whole message of at most [`WHOLE_MAX`] bytes in one data
+//! fragment (a message its sending gateway read out of its sender, `pull`); every other
+//! frame carries at most a ring entry. The receiving gateway trusts nothing in it: a
+//! frame that runs past the batch, names a kind no sender writes, carries more than it
+//! may or contradicts its kind is refused, and the job aborts.
 
 use crate::protocol::ring::frag::{FragHeader, FragKind, KIND_SHIFT};
 
 /// Bytes of a frame's header.
 pub(super) const HEADER: usize = 32;
+
+/// The largest message a whole frame carries.
+pub(super) const WHOLE_MAX: u32 = 4 << 20;
 
 /// One fragment for rank `dest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +24,8 @@ pub(super) struct Frame {
     pub header: FragHeader,
     /// The fragment's virtual time as its sender stamped it (0 outside virtual time).
     pub stamp: u64,
+    /// Whether it carries a whole message, which may exceed a ring entry (module docs).
+    pub whole: bool,
     pub payload: Vec<u8>,
 }
 
@@ -25,17 +33,26 @@ pub(super) struct Frame {
 /// `header.len` payload bytes in place (straight out of a ring).
 pub(super) fn encode_with(
     batch: &mut Vec<u8>,
-    (dest, header, stamp): (u32, &FragHeader, u64),
+    frame: (u32, &FragHeader, u64),
     fill: impl FnOnce(&mut [u8]),
 ) {
+    let start = append(batch, frame, false);
+    fill(&mut batch[start..]);
+}
+
+/// Appends the frame of a fragment for `dest` (`whole`: a whole message, which the
+/// caller checked is at most [`WHOLE_MAX`]) with `header.len` zero payload bytes, for
+/// the caller to fill; where its payload starts. (Truncating `batch` back to
+/// `start - HEADER` takes the frame out again.)
+pub(super) fn append(batch: &mut Vec<u8>, (dest, header, stamp): (u32, &FragHeader, u64), whole: bool) -> usize {
     for word in [dest, header.src, header.tag, header.total, header.len] {
         batch.extend_from_slice(&word.to_le_bytes());
     }
-    batch.extend_from_slice(&[header.kind as u8, u8::from(header.first), 0, 0]);
+    batch.extend_from_slice(&[header.kind as u8, u8::from(header.first), u8::from(whole), 0]);
     batch.extend_from_slice(&stamp.to_le_bytes());
     let start = batch.len();
     batch.resize(start + header.len as usize, 0);
-    fill(&mut batch[start..]);
+    start
 }
 
 /// The frames of `batch`, in order; an error names what is wrong with the first bad one.
@@ -56,14 +73,19 @@ pub(super) fn decode(mut batch: &[u8], max_payload: u32) -> Result<Vec<Frame>, S
             1 => true,
             other => return Err(format!("a frame whose first flag is {other}")),
         };
-        if len > max_payload || batch.len() - HEADER < len as usize {
+        let whole = match batch[22] {
+            0 => false,
+            1 if first && kind == FragKind::Data && len == total && len <= WHOLE_MAX => true,
+            other => return Err(format!("a frame whose whole flag is {other}, of kind {kind:?}, {len} of {total} bytes")),
+        };
+        if (len > max_payload && !whole) || batch.len() - HEADER < len as usize {
             return Err(format!("a frame of {len} payload bytes with {} left", batch.len() - HEADER));
         }
         let header = FragHeader { src, tag, len, total, first, kind };
         let stamp = u64::from_le_bytes(batch[24..32].try_into().expect("8 bytes"));
         header.check().map_err(|e| format!("a frame from rank {src}: {e:?}"))?;
         let end = HEADER + len as usize;
-        frames.push(Frame { dest, header, stamp, payload: batch[HEADER..end].to_vec() });
+        frames.push(Frame { dest, header, stamp, whole, payload: batch[HEADER..end].to_vec() });
         batch = &batch[end..];
     }
     Ok(frames)
@@ -101,5 +123,29 @@ mod tests {
         let mut bad = Vec::new();
         encode(&mut bad, 1, &FragHeader::data(3, 7, 5, 4, true), b"hello");
         assert!(decode(&bad, 1024).is_err(), "a first fragment longer than its message");
+    }
+
+    #[test]
+    fn a_whole_frame_may_exceed_an_entry_but_must_be_a_whole_message() {
+        let whole = |header: &FragHeader| {
+            let mut batch = Vec::new();
+            let start = append(&mut batch, (2, header, 9), true);
+            batch[start..].fill(0xab);
+            batch
+        };
+        let message = FragHeader::data(1, 4, 3000, 3000, true);
+        let frames = decode(&whole(&message), 1024).unwrap();
+        assert_eq!(frames.len(), 1);
+        assert!(frames[0].whole && frames[0].payload == vec![0xab; 3000] && frames[0].header == message);
+        assert!(decode(&whole(&FragHeader::data(1, 4, 3000, 4000, true)), 1024).is_err(), "part of a message");
+        assert!(decode(&whole(&FragHeader::data(1, 4, 3000, 3000, false)), 1024).is_err(), "a continuation");
+        let big = WHOLE_MAX + 1;
+        assert!(decode(&whole(&FragHeader::data(1, 4, big, big, true)), u32::MAX).is_err(), "past the most");
+        let mut plain = Vec::new();
+        encode(&mut plain, 2, &message, &[0; 3000]);
+        assert!(decode(&plain, 1024).is_err(), "not whole: at most an entry");
+        let mut bad = whole(&message);
+        bad[22] = 2;
+        assert!(decode(&bad, 1024).is_err(), "whole flag");
     }
 }

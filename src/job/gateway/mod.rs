@@ -18,9 +18,11 @@
 //! - the gateway never waits on a channel: a frame that does not fit yet stays queued
 //!   (a shared-receive-buffer reservation with it, counted as a space waiter so the
 //!   receiver publishes what it consumed), and the next call tries again;
-//! - large messages never take the single-copy path to another node (`p2p::send`
-//!   checks [`CoreContext::is_local`](crate::segment::CoreContext::is_local)): only
-//!   channel fragments cross, never a rendezvous;
+//! - only data and answer fragments cross, never a rendezvous: a large message's
+//!   announcement to another node's rank is read by this node's gateway, which copies
+//!   the message out of its sender into the batch as data fragments and answers the
+//!   sender itself (`pull`); the announcement keeps its place in its channel until
+//!   every byte is in a batch, so the pair's order holds;
 //! - the world barrier counts this node's ranks and the gateway. The gateway reports
 //!   how many barriers its ranks have all entered, and arrives (last, so at once) in
 //!   barrier `g` once every node reports at least `g + 1`: nobody leaves a barrier
@@ -50,6 +52,8 @@
 mod channel;
 mod combine;
 mod frame;
+mod lend;
+mod pull;
 mod serve;
 
 use std::collections::{HashMap, VecDeque};
@@ -73,6 +77,7 @@ use crate::timing::Chip;
 use crate::timing::clock::barrier_stamp;
 use channel::Ends;
 use frame::Frame;
+use lend::Lender;
 use serve::Serve;
 
 /// Why a gateway could not be set up.
@@ -130,6 +135,8 @@ pub struct Gateway {
     on_link: HashMap<(u32, u32), (u64, u64)>,
     /// The requests of windows across nodes.
     serve: Serve,
+    /// Large messages lent to this node's receivers (`lend`).
+    lender: Lender,
 }
 
 impl Gateway {
@@ -147,7 +154,9 @@ impl Gateway {
         // The same first symmetric MPB allocation as every core's (`p2p::channel`).
         let mut mpb = FreeList::new(config.mpb_bytes as usize, MPB_GRANULE);
         let place = Placement::setup(&config, &mut mpb).map_err(|e| GatewayError::Setup(e.to_string()))?;
+        let lender = Lender::new(&segment, &spec);
         Ok(Gateway {
+            lender,
             segment: Arc::new(segment),
             spec: spec.clone(),
             ends: Ends::new(kind, place, config.timing != 0, spec.cores),
@@ -203,8 +212,10 @@ impl Gateway {
         }
     }
 
-    /// Publishes the queued frames that fit, in order, per destination.
+    /// Publishes the queued frames that fit, in order, per destination; a whole frame
+    /// is announced (lent) or cut (`lend`), and a pair with a loan waits for its answer.
     fn push_inbound(&mut self) {
+        let max_payload = self.ends.max_payload(&self.segment, &self.spec);
         for (i, inbound) in self.inbound.iter_mut().enumerate() {
             let dest = self.spec.first + i as u32;
             if inbound.queue.is_empty() {
@@ -214,16 +225,57 @@ impl Gateway {
             // reads nothing more.
             if self.segment.slot(dest).state.load(Ordering::Acquire) == slot_state::FINALIZED {
                 inbound.queue.clear();
+                self.lender.forget(dest);
                 continue;
             }
             while let Some(front) = inbound.queue.front() {
-                if !self.ends.publish(&self.segment, dest, front, &mut inbound.held) {
+                if self.lender.waits(front.header.src, dest) {
                     break;
                 }
-                inbound.queue.pop_front();
+                // A frame holding a reservation goes as it was reserved for.
+                if front.whole && !self.lender.readable() && inbound.held.is_none() {
+                    let whole = inbound.queue.pop_front().expect("a front");
+                    for part in lend::cut(whole, max_payload).into_iter().rev() {
+                        inbound.queue.push_front(part);
+                    }
+                    continue;
+                }
+                if front.whole {
+                    let (announcement, token) = self.lender.announcement(front);
+                    if !self.ends.publish(&self.segment, dest, &announcement, &mut inbound.held) {
+                        break;
+                    }
+                    self.lender.lend(inbound.queue.pop_front().expect("a front"), token);
+                } else {
+                    if !self.ends.publish(&self.segment, dest, front, &mut inbound.held) {
+                        break;
+                    }
+                    inbound.queue.pop_front();
+                }
                 self.moved = true;
             }
         }
+    }
+
+    /// Takes the receivers' answers to this gateway's announcements; a refused one's
+    /// continuations go first in their destination's queue (behind a frame holding a
+    /// reservation, which is another pair's).
+    fn take_answers(&mut self, heard: Vec<Frame>) -> Result<(), String> {
+        let max_payload = self.ends.max_payload(&self.segment, &self.spec);
+        for answer in heard {
+            let dest = answer.header.src;
+            if !self.spec.is_local(dest) {
+                return Err(format!("an answer from rank {dest}, which this node does not run"));
+            }
+            let rest = self.lender.answered(&answer, max_payload)?;
+            let inbound = &mut self.inbound[(dest - self.spec.first) as usize];
+            let at = usize::from(inbound.held.is_some()).min(inbound.queue.len());
+            for (k, frame) in rest.into_iter().enumerate() {
+                inbound.queue.insert(at + k, frame);
+            }
+            self.moved = true;
+        }
+        Ok(())
     }
 }
 
@@ -235,13 +287,23 @@ impl NodeSide for Gateway {
         }
         let max_payload = self.ends.max_payload(&self.segment, &self.spec);
         self.moved |= self.serve.answer(&self.spec, max_payload, out);
-        match self.ends.drain(&self.segment, &self.spec, out) {
+        let (mut answers, mut heard) = (Vec::new(), Vec::new());
+        let drained = self.ends.drain(&self.segment, &self.spec, out, (&mut answers, &mut heard));
+        let taken = drained.and_then(|any| self.take_answers(heard).map(|()| any));
+        match taken {
             Ok(any) => self.moved |= any,
             Err(e) => {
                 eprintln!("sccemu: gateway of node {}: {e}", self.spec.node);
                 self.segment.abort(None, AbortCause::Corrupted);
+                return;
             }
         }
+        // The answers to announcements this collect read, for this node's ranks: queued
+        // behind what already waits for them (answers need no order).
+        for answer in answers {
+            self.inbound[(answer.dest - self.spec.first) as usize].queue.push_back(answer);
+        }
+        self.push_inbound();
     }
 
     fn deliver(&mut self, from: u32, batch: &[u8]) -> Result<(), String> {
@@ -315,6 +377,6 @@ impl NodeSide for Gateway {
     }
 
     fn busy(&self) -> bool {
-        self.moved || self.serve.pending() || self.inbound.iter().any(|i| !i.queue.is_empty())
+        self.moved || self.serve.pending() || self.lender.lending() || self.inbound.iter().any(|i| !i.queue.is_empty())
     }
 }

@@ -13,6 +13,13 @@
 //!   were sent.
 //! - [`Inbox::receive`] receives exactly the message it probed (`MPI_Improbe` then
 //!   `MPI_Mrecv`), so no other receive can take it in between.
+//! - A message longer than [`PIECE`] leaves as consecutive MPI messages of at most
+//!   [`PIECE`] bytes, all but the last tagged [`MORE`] and the last with the message's
+//!   tag; the inbox appends a node's pieces, in order, to that node's buffer and hands
+//!   the message over with its last piece. Why: Open MPI's TCP transport sends a
+//!   message of more than its eager limit (64 KiB) only after the receiver answers its
+//!   first fragment, and on this oversubscribed 2-CPU machine that handshake between
+//!   two polling gateways stalled for milliseconds at times, for the raw MPI too.
 
 use mpi::Tag;
 use mpi::datatype::Equivalence;
@@ -20,10 +27,18 @@ use mpi::request::{Request, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, Destination, Source};
 
-/// One send in flight: its request, and the buffer it reads, owned here.
+/// The tag of a piece of a message that more pieces follow (module docs); the engine's
+/// own tags are smaller.
+pub const MORE: Tag = 100;
+/// The most bytes one MPI message carries: a piece, under Open MPI's TCP eager limit of
+/// 64 KiB with the transport's own header.
+pub const PIECE: usize = 63 * 1024;
+
+/// One message in flight: the requests of its pieces, and the buffer they read, owned
+/// here.
 struct Pending {
-    request: Request<'static, [u8]>,
-    /// From `Box::into_raw`; freed once `request` has completed.
+    requests: Vec<Request<'static, [u8]>>,
+    /// From `Box::into_raw`; freed once every request has completed.
     buffer: *mut [u8],
 }
 
@@ -55,20 +70,30 @@ impl Outbox {
         // so the shared reference, which the request holds, stays valid for as long as
         // MPI may read through it.
         let shared: &'static [u8] = unsafe { &*buffer };
-        let request = world.process_at_rank(to).immediate_send_with_tag(StaticScope, shared, tag);
-        self.pending.push(Pending { request, buffer });
+        let process = world.process_at_rank(to);
+        let pieces = shared.chunks(PIECE).count().max(1);
+        let requests = (0..pieces)
+            .map(|i| {
+                let piece = &shared[(i * PIECE).min(shared.len())..((i + 1) * PIECE).min(shared.len())];
+                let tag = if i + 1 < pieces { MORE } else { tag };
+                process.immediate_send_with_tag(StaticScope, piece, tag)
+            })
+            .collect();
+        self.pending.push(Pending { requests, buffer });
         Ok(())
     }
 
     /// Completes the sends that MPI has finished with (and frees their buffers).
     pub fn progress(&mut self) {
-        for Pending { request, buffer } in std::mem::take(&mut self.pending) {
-            match request.test() {
-                // SAFETY: the request completed and was consumed by `test`, so neither MPI
-                // nor any reference reads `buffer` any more; it came from `Box::into_raw`
-                // in `send` and is freed only here, once.
-                Ok(_) => drop(unsafe { Box::from_raw(buffer) }),
-                Err(request) => self.pending.push(Pending { request, buffer }),
+        for Pending { requests, buffer } in std::mem::take(&mut self.pending) {
+            let left: Vec<_> = requests.into_iter().filter_map(|r| r.test().err()).collect();
+            if left.is_empty() {
+                // SAFETY: every request that read `buffer` completed and was consumed by
+                // `test`, so neither MPI nor any reference reads it any more; it came from
+                // `Box::into_raw` in `send` and is freed only here, once.
+                drop(unsafe { Box::from_raw(buffer) });
+            } else {
+                self.pending.push(Pending { requests: left, buffer });
             }
         }
     }
@@ -84,36 +109,48 @@ impl Drop for Outbox {
         // Only on an error (the engine returns with sends in flight; the world is about
         // to be aborted): MPI may still read the buffers, so they are leaked, and the
         // requests too (dropping a pending rsmpi request panics).
-        for Pending { request, .. } in self.pending.drain(..) {
-            std::mem::forget(request);
+        for Pending { requests, .. } in self.pending.drain(..) {
+            std::mem::forget(requests);
         }
     }
 }
 
-/// Receives this node's messages, one at a time, in a buffer kept between them.
+/// Receives this node's messages, one at a time, each node's in a buffer kept between
+/// them (where its pieces gather).
+#[derive(Default)]
 pub struct Inbox {
-    buffer: Vec<u8>,
-}
-
-impl Default for Inbox {
-    fn default() -> Inbox {
-        // Never an empty allocation: an empty Vec's dangling pointer is 1, which Open MPI
-        // may take for MPI_IN_PLACE.
-        Inbox { buffer: vec![0; 64] }
-    }
+    buffers: Vec<Vec<u8>>,
+    /// The node whose buffer holds the message handed over last: emptied at the next
+    /// call.
+    last: Option<usize>,
 }
 
 impl Inbox {
-    /// The next message that has arrived from any node, if one has: its sender's world
-    /// rank, its tag and its bytes (valid until the next call).
+    /// The next whole message that has arrived from any node, if one has: its sender's
+    /// world rank, its tag and its bytes (valid until the next call).
     pub fn receive(&mut self, world: &SimpleCommunicator) -> Option<(usize, Tag, &[u8])> {
-        let (message, status) = world.any_process().immediate_matched_probe()?;
-        let len = usize::try_from(status.count(u8::equivalent_datatype())).expect("a byte count is defined");
-        if self.buffer.len() < len {
-            self.buffer.resize(len, 0);
+        if let Some(node) = self.last.take() {
+            self.buffers[node].clear();
         }
-        message.matched_receive_into(&mut self.buffer[..len]);
-        let from = usize::try_from(status.source_rank()).expect("a probed message has a source");
-        Some((from, status.tag(), &self.buffer[..len]))
+        loop {
+            let (message, status) = world.any_process().immediate_matched_probe()?;
+            let len =
+                usize::try_from(status.count(u8::equivalent_datatype())).expect("a byte count is defined");
+            let from = usize::try_from(status.source_rank()).expect("a probed message has a source");
+            if self.buffers.len() <= from {
+                self.buffers.resize_with(from + 1, Vec::new);
+            }
+            let buffer = &mut self.buffers[from];
+            let start = buffer.len();
+            // Never an empty allocation: an empty Vec's dangling pointer is 1, which Open
+            // MPI may take for MPI_IN_PLACE.
+            buffer.reserve((start + len).max(64) - start);
+            buffer.resize(start + len, 0);
+            message.matched_receive_into(&mut buffer[start..]);
+            if status.tag() != MORE {
+                self.last = Some(from);
+                return Some((from, status.tag(), &self.buffers[from][..]));
+            }
+        }
     }
 }

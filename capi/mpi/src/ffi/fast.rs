@@ -7,24 +7,29 @@
 //! path, which checks everything again and reports any error with its class. So
 //! every check the general path makes still happens before anything moves; the fast
 //! path only makes the cheap ones inline (constant datatype table, lock-free window
-//! lookup, one range test) and then calls sccemu exactly as the general path would.
-//! When it does call sccemu, put, get, flush, lock and unlock return the call's own
-//! result (`Some`), mapped to the same MPI error classes as the general path: sccemu
-//! refuses a call before it has any effect, or fails during a wait (job aborted), and
-//! neither must run twice. The atomics instead return `None` when sccemu refuses them:
-//! the general path reaches sccemu through the accumulate machinery, whose error (and
-//! the order of its checks) is the one to report, and a refused atomic had no effect,
-//! so running it again is safe.
+//! lookup, one range test) and then calls sccemu's entry points for bindings
+//! (`sccemu::rma::quick`: byte offsets, each check once, errors out of line), or,
+//! for lock and unlock, the window's own calls. Put, get, flush, lock and unlock
+//! return sccemu's result (`Some`), whose error [`run`] maps out of line to the same
+//! MPI error classes as the general path: sccemu refuses a call before it has any
+//! effect, or fails during a wait (job aborted), and neither must run twice. The
+//! atomics instead return `None` when sccemu refuses them: the general path reaches
+//! sccemu through the accumulate machinery, whose error (and the order of its
+//! checks) is the one to report, and a refused atomic had no effect, so running it
+//! again is safe.
 //!
 //! Under `MPI_THREAD_MULTIPLE` the fast paths step aside and the general path, which
 //! takes the window's lock, runs every call (see `on_win`).
 
 use std::ffi::{c_int, c_void};
+use std::panic::AssertUnwindSafe;
 
-use sccemu::{AtomicElem, AtomicInt, LockKind, Op, Window};
+use sccemu::protocol::atomic::armw::RmwOp;
+use sccemu::{AtomicElem, LockKind, Op, RmaError, SyncError, Window};
 
 use crate::datatype::{self, Prim};
-use crate::error::MpiResult;
+use crate::error::{MpiError, class};
+use crate::ffi::Scope;
 use crate::win::{self, Flavor, WinObj, rma_error, sync_error};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
@@ -149,7 +154,7 @@ pub unsafe fn put(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<Result<(), RmaError>> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -159,7 +164,7 @@ pub unsafe fn put(
         // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.put(target, at, src).map_err(rma_error))
+    on_win(obj, |w| w.quick_put(target, at, src))
 }
 
 /// `MPI_Get`'s fast path.
@@ -178,7 +183,7 @@ pub unsafe fn get(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<Result<(), RmaError>> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -189,7 +194,7 @@ pub unsafe fn get(
         // the call (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.get(target, at, dst).map_err(rma_error))
+    on_win(obj, |w| w.quick_get(target, at, dst))
 }
 
 /// One element of `A` read from C memory (possibly unaligned).
@@ -212,101 +217,46 @@ unsafe fn write<A: Copy>(p: *mut c_void, value: A) {
     unsafe { p.cast::<A>().write_unaligned(value) }
 }
 
-/// Finishes an ARMW: its old value to `result`; `None` if sccemu refused it (the
-/// general path then reports why). Called inside the window's closure, so that only
-/// the one-word result leaves it: sccemu's error is wide, and moving it through memory
-/// on the success path stalls store forwarding.
+/// The ARMW that fetch-and-op's fast path runs for op handle `handle`, the ones the
+/// hardware has: `Some(None)` for `MPI_NO_OP` (an atomic load), `None` for the ops it
+/// leaves to the general path.
+#[inline(always)]
+fn rmw(handle: c_int) -> Option<Option<RmwOp>> {
+    Some(match crate::op::predefined(handle)? {
+        Op::Sum => Some(RmwOp::Add),
+        Op::NoOp => None,
+        Op::Replace => Some(RmwOp::Swap),
+        Op::BitAnd => Some(RmwOp::And),
+        Op::BitOr => Some(RmwOp::Or),
+        Op::BitXor => Some(RmwOp::Xor),
+        _ => return None,
+    })
+}
+
+/// Fetch-and-op on one `A` through sccemu's ARMW entry for bindings, which runs in the
+/// element's atomicity domain under every accumulate strategy, as the general path's
+/// accumulate does; its old value to `result`. `None` if sccemu refused it: the
+/// general path then reports why (a refused ARMW had no effect).
 ///
 /// # Safety
-/// `result` is non-null and has room for an `A`.
-#[inline(always)]
-unsafe fn finish<A: Copy>(done: Result<A, sccemu::RmaError>, result: *mut c_void) -> Option<MpiResult<()>> {
-    let old = done.ok()?;
-    // SAFETY: this function's contract.
-    unsafe { write(result, old) };
-    Some(Ok(()))
-}
-
-/// The ops fetch-and-op's fast path runs on the typed ARMW: the ones the hardware has.
-/// A byte, not `sccemu::Op`, whose AXPY makes it 16 bytes to carry around.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Rmw {
-    Sum,
-    NoOp,
-    Replace,
-    And,
-    Or,
-    Xor,
-}
-
-/// The [`Rmw`] of op handle `handle`, if it is one.
-#[inline(always)]
-fn rmw(handle: c_int) -> Option<Rmw> {
-    match crate::op::predefined(handle)? {
-        Op::Sum => Some(Rmw::Sum),
-        Op::NoOp => Some(Rmw::NoOp),
-        Op::Replace => Some(Rmw::Replace),
-        Op::BitAnd => Some(Rmw::And),
-        Op::BitOr => Some(Rmw::Or),
-        Op::BitXor => Some(Rmw::Xor),
-        _ => None,
-    }
-}
-
-/// Fetch-and-op on one `A` on the typed ARMW, which runs in the element's atomicity
-/// domain under every accumulate strategy, as the general path's accumulate does;
-/// `None` for the bitwise ops on floats. Inlined into the entry point with one window
-/// call per arm, so that each arm inlines its ARMW and the call pays one frame (the
-/// previous form, a function out of line per element type taking a 16-byte
-/// `sccemu::Op`, paid two).
-///
-/// # Safety
-/// `origin` holds an `A` unless `op` is `MPI_NO_OP`; `result` has room for one; both
-/// non-null where read or written.
+/// `origin` holds an `A` unless `op` is `None` (`MPI_NO_OP`); `result` has room for
+/// one; both non-null where read or written.
 #[inline(always)]
 unsafe fn fop<A: AtomicElem>(
-    obj: &WinObj,
-    target: u32,
-    at: usize,
+    w: &Window<'static, u8>,
+    (target, at): (u32, usize),
     origin: *const c_void,
     result: *mut c_void,
-    op: Rmw,
-    bitwise: impl FnOnce(&Window<'static, u8>, A) -> Option<Result<A, sccemu::RmaError>>,
-) -> Option<MpiResult<()>> {
-    // SAFETY: `origin` holds an `A` for every op but MPI_NO_OP, which does not read it;
-    // `result` has room for one (this function's contract).
-    unsafe {
-        match op {
-            // The common op inlined by force: LLVM left this closure out of line, one call
-            // and frame more (callgrind, 8 B fetch-and-op + flush: 345 -> 335).
-            Rmw::Sum => on_win(
-                obj,
-                #[inline(always)]
-                move |w| finish(w.fetch_add(target, at, read::<A>(origin)), result),
-            )?,
-            Rmw::NoOp => on_win(obj, move |w| finish(w.load::<A>(target, at), result))?,
-            Rmw::Replace => on_win(obj, move |w| finish(w.swap(target, at, read::<A>(origin)), result))?,
-            _ => on_win(obj, move |w| bitwise(w, read::<A>(origin))?.ok().map(|old| write(result, old)))?
-                .map(|()| Ok(())),
-        }
-    }
-}
-
-/// The bitwise fetch-and-ops of integer elements.
-#[inline(always)]
-fn bitwise<A: AtomicInt>(
-    w: &Window<'static, u8>,
-    target: u32,
-    at: usize,
-    v: A,
-    op: Rmw,
-) -> Option<Result<A, sccemu::RmaError>> {
-    match op {
-        Rmw::Or => Some(w.fetch_or(target, at, v)),
-        Rmw::And => Some(w.fetch_and(target, at, v)),
-        Rmw::Xor => Some(w.fetch_xor(target, at, v)),
-        _ => None,
-    }
+    op: Option<RmwOp>,
+) -> Option<()> {
+    let old = match op {
+        None => w.quick_load::<A>(target, at),
+        // SAFETY: `origin` holds an `A` for every op but MPI_NO_OP (this function's
+        // contract).
+        Some(op) => w.quick_fetch_op::<A>(target, at, op, unsafe { read::<A>(origin) }),
+    };
+    // SAFETY: `result` has room for an `A` (this function's contract).
+    old.ok().map(|old| unsafe { write(result, old) })
 }
 
 /// `MPI_Fetch_and_op`'s fast path.
@@ -323,29 +273,34 @@ pub unsafe fn fetch_and_op(
     disp: isize,
     op: c_int,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<()> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let op = rmw(op)?;
-    let (target, at) = landing(obj, rank, disp, atom.size())?;
-    if result.is_null() || (origin.is_null() && op != Rmw::NoOp) {
+    let to = landing(obj, rank, disp, atom.size())?;
+    if result.is_null() || (origin.is_null() && op.is_some()) {
         return None;
     }
-    // SAFETY: non-null pointers to one element of `dt`, whose Rust type each arm names
-    // (this function's contract).
-    unsafe {
-        match atom {
-            // Wrapping add and the bitwise ops are the same on signed and unsigned bits.
-            Atom::Int4 => {
-                fop::<u32>(obj, target, at, origin, result, op, |w, v| bitwise(w, target, at, v, op))
+    let bitwise = matches!(op, Some(RmwOp::And | RmwOp::Or | RmwOp::Xor));
+    // Inlined by force: LLVM left this closure out of line, one call and frame more
+    // (callgrind, 8 B fetch-and-op + flush: 320 instructions that way).
+    on_win(
+        obj,
+        #[inline(always)]
+        // SAFETY: non-null pointers to one element of `dt`, whose Rust type each arm names
+        // (this function's contract).
+        |w| unsafe {
+            match atom {
+                // Wrapping add and the bitwise ops are the same on signed and unsigned bits.
+                Atom::Int4 => fop::<u32>(w, to, origin, result, op),
+                Atom::Int8 => fop::<u64>(w, to, origin, result, op),
+                // MPI has no bitwise op on floats: the general path's error.
+                _ if bitwise => None,
+                Atom::Float4 => fop::<f32>(w, to, origin, result, op),
+                Atom::Float8 => fop::<f64>(w, to, origin, result, op),
             }
-            Atom::Int8 => {
-                fop::<u64>(obj, target, at, origin, result, op, |w, v| bitwise(w, target, at, v, op))
-            }
-            Atom::Float4 => fop::<f32>(obj, target, at, origin, result, op, |_, _| None),
-            Atom::Float8 => fop::<f64>(obj, target, at, origin, result, op, |_, _| None),
-        }
-    }
+        },
+    )?
 }
 
 /// `MPI_Compare_and_swap`'s fast path.
@@ -362,7 +317,7 @@ pub unsafe fn compare_and_swap(
     rank: c_int,
     disp: isize,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<()> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let (target, at) = landing(obj, rank, disp, atom.size())?;
@@ -374,18 +329,20 @@ pub unsafe fn compare_and_swap(
     on_win(
         obj,
         #[inline(always)]
-        move |w| {
+        |w| {
             // SAFETY: non-null pointers to one element of `dt` (this function's contract).
             unsafe {
                 match atom.size() {
-                    4 => finish(
-                        w.compare_and_swap(target, at, read::<u32>(compare), read::<u32>(origin)),
-                        result,
-                    ),
-                    _ => finish(
-                        w.compare_and_swap(target, at, read::<u64>(compare), read::<u64>(origin)),
-                        result,
-                    ),
+                    4 => {
+                        let old =
+                            w.quick_compare_and_swap(target, at, read::<u32>(compare), read::<u32>(origin));
+                        old.ok().map(|old| write(result, old))
+                    }
+                    _ => {
+                        let old =
+                            w.quick_compare_and_swap(target, at, read::<u64>(compare), read::<u64>(origin));
+                        old.ok().map(|old| write(result, old))
+                    }
                 }
             }
         },
@@ -399,6 +356,52 @@ pub fn general<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// The body of a C entry point with a fast path: `fast`, under the entry point's panic
+/// guard; its refusal (`None`) runs `general`, the entry point's general path, and its
+/// error goes to the window's error handler as `error` maps it. Both out of line, so
+/// that the success path is the fast path and one test.
+#[inline(always)]
+pub fn run<E>(
+    name: &'static str,
+    win: c_int,
+    fast: impl FnOnce() -> Option<Result<(), E>>,
+    error: fn(E) -> MpiError,
+    general: impl FnOnce() -> c_int,
+) -> c_int {
+    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
+        Ok(Some(Ok(()))) => class::SUCCESS,
+        Ok(Some(Err(e))) => failed(name, win, e, error),
+        Ok(None) => general(),
+        Err(panic) => super::panicked(name, panic),
+    }
+}
+
+/// [`run`] for the atomics, whose fast paths leave every refusal to the general path.
+#[inline(always)]
+pub fn run_atomic(
+    name: &'static str,
+    fast: impl FnOnce() -> Option<()>,
+    general: impl FnOnce() -> c_int,
+) -> c_int {
+    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
+        Ok(Some(())) => class::SUCCESS,
+        Ok(None) => general(),
+        Err(panic) => super::panicked(name, panic),
+    }
+}
+
+/// The error `e` of a fast path, mapped by `error`, to the window's handler.
+#[cold]
+#[inline(never)]
+fn failed<E>(name: &'static str, win: c_int, e: E, error: fn(E) -> MpiError) -> c_int {
+    super::failed(name, Scope::Win(win), error(e))
+}
+
+/// sccemu's errors in a transfer and in synchronisation, as [`run`] takes them.
+pub const RMA: fn(RmaError) -> MpiError = rma_error;
+/// See [`RMA`].
+pub const SYNC: fn(SyncError) -> MpiError = sync_error;
+
 /// The window and window rank `rank`, checked (not `MPI_PROC_NULL`).
 #[inline(always)]
 fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
@@ -411,14 +414,14 @@ fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
 
 /// `MPI_Win_flush`'s fast path.
 #[inline(always)]
-pub fn flush(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
+pub fn flush(rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.flush(target).map_err(sync_error))
+    on_win(obj, |w| w.quick_flush(target))
 }
 
 /// `MPI_Win_lock`'s fast path (no asserts).
 #[inline(always)]
-pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<MpiResult<()>> {
+pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let kind = match (lock_type, assert) {
         (LOCK_EXCLUSIVE, 0) => LockKind::Exclusive,
         (LOCK_SHARED, 0) => LockKind::Shared,
@@ -426,14 +429,14 @@ pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<
     };
     let (obj, target) = sync_target(win, rank)?;
     // The epoch stays open until MPI_Win_unlock.
-    on_win(obj, |w| w.lock_unguarded(kind, target).map_err(sync_error))
+    on_win(obj, |w| w.lock_unguarded(kind, target))
 }
 
 /// `MPI_Win_unlock`'s fast path.
 #[inline(always)]
-pub fn unlock(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
+pub fn unlock(rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.unlock(target).map_err(sync_error))
+    on_win(obj, |w| w.unlock(target))
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ pub fn failed(name: &'static str, scope: Scope, error: MpiError) -> c_int {
 /// Ends the job after a panic in `name` (a bug of this library), naming the call.
 #[cold]
 #[inline(never)]
-fn panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
+pub(crate) fn panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
     let why = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

@@ -8,15 +8,11 @@
 //! every check the general path makes still happens before anything moves; the fast
 //! path only makes the cheap ones inline (constant datatype table, lock-free window
 //! lookup, one range test) and then calls sccemu's entry points for bindings
-//! (`sccemu::rma::quick`: byte offsets, each check once, errors out of line), or,
-//! for lock and unlock, the window's own calls. Put, get, flush, lock and unlock
-//! return sccemu's result (`Some`), whose error [`run`] maps out of line to the same
-//! MPI error classes as the general path: sccemu refuses a call before it has any
-//! effect, or fails during a wait (job aborted), and neither must run twice. The
-//! atomics instead return `None` when sccemu refuses them: the general path reaches
-//! sccemu through the accumulate machinery, whose error (and the order of its
-//! checks) is the one to report, and a refused atomic had no effect, so running it
-//! again is safe.
+//! (`sccemu::rma::quick`), which do the operation or refuse having done nothing, so
+//! that a refusal too goes to the general path ([`run_done`]), which reports it:
+//! nothing on the fast path builds or carries an error. Lock and unlock call the
+//! window's own calls and return their result (`Some`), whose error [`run`] maps out
+//! of line: they fail during a wait (job aborted) too, and must not run twice.
 //!
 //! Under `MPI_THREAD_MULTIPLE` the fast paths step aside and the general path, which
 //! takes the window's lock, runs every call (see `on_win`).
@@ -25,12 +21,12 @@ use std::ffi::{c_int, c_void};
 use std::panic::AssertUnwindSafe;
 
 use sccemu::protocol::atomic::armw::RmwOp;
-use sccemu::{AtomicElem, LockKind, Op, RmaError, SyncError, Window};
+use sccemu::{AtomicElem, LockKind, Op, SyncError, Window};
 
 use crate::datatype::{self, Prim};
 use crate::error::{MpiError, class};
 use crate::ffi::Scope;
-use crate::win::{self, Flavor, WinObj, rma_error, sync_error};
+use crate::win::{self, Flavor, WinObj, sync_error};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
 const LOCK_EXCLUSIVE: c_int = 234;
@@ -154,7 +150,7 @@ pub unsafe fn put(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<Result<(), RmaError>> {
+) -> Option<()> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -164,7 +160,7 @@ pub unsafe fn put(
         // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.quick_put(target, at, src))
+    on_win(obj, |w| w.quick_put(target, at, src))?
 }
 
 /// `MPI_Get`'s fast path.
@@ -183,7 +179,7 @@ pub unsafe fn get(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<Result<(), RmaError>> {
+) -> Option<()> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -194,7 +190,7 @@ pub unsafe fn get(
         // the call (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.quick_get(target, at, dst))
+    on_win(obj, |w| w.quick_get(target, at, dst))?
 }
 
 /// One element of `A` read from C memory (possibly unaligned).
@@ -256,7 +252,7 @@ unsafe fn fop<A: AtomicElem>(
         Some(op) => w.quick_fetch_op::<A>(target, at, op, unsafe { read::<A>(origin) }),
     };
     // SAFETY: `result` has room for an `A` (this function's contract).
-    old.ok().map(|old| unsafe { write(result, old) })
+    old.map(|old| unsafe { write(result, old) })
 }
 
 /// `MPI_Fetch_and_op`'s fast path.
@@ -336,12 +332,12 @@ pub unsafe fn compare_and_swap(
                     4 => {
                         let old =
                             w.quick_compare_and_swap(target, at, read::<u32>(compare), read::<u32>(origin));
-                        old.ok().map(|old| write(result, old))
+                        old.map(|old| write(result, old))
                     }
                     _ => {
                         let old =
                             w.quick_compare_and_swap(target, at, read::<u64>(compare), read::<u64>(origin));
-                        old.ok().map(|old| write(result, old))
+                        old.map(|old| write(result, old))
                     }
                 }
             }
@@ -376,9 +372,11 @@ pub fn run<E>(
     }
 }
 
-/// [`run`] for the atomics, whose fast paths leave every refusal to the general path.
+/// [`run`] for the fast paths that leave every refusal to the general path (`None`):
+/// sccemu's entry points for bindings, which refuse having done nothing, and build no
+/// error to carry (module docs).
 #[inline(always)]
-pub fn run_atomic(
+pub fn run_done(
     name: &'static str,
     fast: impl FnOnce() -> Option<()>,
     general: impl FnOnce() -> c_int,
@@ -397,9 +395,7 @@ fn failed<E>(name: &'static str, win: c_int, e: E, error: fn(E) -> MpiError) -> 
     super::failed(name, Scope::Win(win), error(e))
 }
 
-/// sccemu's errors in a transfer and in synchronisation, as [`run`] takes them.
-pub const RMA: fn(RmaError) -> MpiError = rma_error;
-/// See [`RMA`].
+/// sccemu's errors in synchronisation, as [`run`] takes them.
 pub const SYNC: fn(SyncError) -> MpiError = sync_error;
 
 /// The window and window rank `rank`, checked (not `MPI_PROC_NULL`).
@@ -414,9 +410,9 @@ fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
 
 /// `MPI_Win_flush`'s fast path.
 #[inline(always)]
-pub fn flush(rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
+pub fn flush(rank: c_int, win: c_int) -> Option<()> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.quick_flush(target))
+    on_win(obj, |w| w.quick_flush(target))?
 }
 
 /// `MPI_Win_lock`'s fast path (no asserts).

@@ -38,12 +38,10 @@ pub unsafe extern "C" fn MPI_Put(
     win: c_int,
 ) -> c_int {
     let (o, t) = ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
-    fast::run(
+    fast::run_done(
         "MPI_Put",
-        win,
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::put(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
-        fast::RMA,
         // SAFETY: this call's contract, which is the general path's.
         || unsafe { put_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
     )
@@ -90,12 +88,10 @@ pub unsafe extern "C" fn MPI_Get(
     win: c_int,
 ) -> c_int {
     let (o, t) = ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
-    fast::run(
+    fast::run_done(
         "MPI_Get",
-        win,
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::get(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
-        fast::RMA,
         // SAFETY: this call's contract, which is the general path's.
         || unsafe { get_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
     )
@@ -240,7 +236,7 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     win: c_int,
 ) -> c_int {
     let (o, r, t) = (origin_addr, result_addr, (datatype, target_rank, target_disp));
-    fast::run_atomic(
+    fast::run_done(
         "MPI_Fetch_and_op",
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::fetch_and_op(o, r, t.0, t.1, t.2, op, win) },
@@ -289,7 +285,7 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
     win: c_int,
 ) -> c_int {
     let (o, c, r, t) = (origin_addr, compare_addr, result_addr, (datatype, target_rank, target_disp));
-    fast::run_atomic(
+    fast::run_done(
         "MPI_Compare_and_swap",
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::compare_and_swap(o, c, r, t.0, t.1, t.2, win) },

@@ -81,7 +81,7 @@ pub extern "C" fn MPI_Win_unlock_all(win: c_int) -> c_int {
 /// `MPI_Win_flush`.
 #[unsafe(export_name = "PMPI_Win_flush")]
 pub extern "C" fn MPI_Win_flush(rank: c_int, win: c_int) -> c_int {
-    fast::run("MPI_Win_flush", win, || fast::flush(rank, win), fast::SYNC, || flush_general(rank, win))
+    fast::run_done("MPI_Win_flush", || fast::flush(rank, win), || flush_general(rank, win))
 }
 
 /// `MPI_Win_flush_all`.

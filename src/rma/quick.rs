@@ -17,8 +17,8 @@
 //!
 //! Everything on the way is inlined by force, closures too: left to LLVM, an 8 B
 //! fetch-and-op's entry point called the epoch check and the ARMW's closure out of
-//! line, with their results through memory (169 instructions in the entry point
-//! against 125 inlined).
+//! line, with their results through memory (fetch-and-op + flush through the MPI
+//! library: 300 instructions that way, 263 inlined; callgrind).
 //!
 //! Nothing here is unsafe: every index and every range is checked before use.
 

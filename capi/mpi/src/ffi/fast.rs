@@ -26,7 +26,7 @@ use sccemu::{AtomicElem, LockKind, Op, SyncError, Window};
 use crate::datatype::{self, Prim};
 use crate::error::{MpiError, class};
 use crate::ffi::Scope;
-use crate::win::{self, Flavor, WinObj, sync_error};
+use crate::win::{self, Flavor, WinObj, rma_error, sync_error};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
 const LOCK_EXCLUSIVE: c_int = 234;
@@ -150,7 +150,7 @@ pub unsafe fn put(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<()> {
+) -> Option<c_int> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -160,7 +160,24 @@ pub unsafe fn put(
         // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.quick_put(target, at, src))?
+    on_win(obj, |w| match w.quick_put(target, at, src) {
+        Some(()) => class::SUCCESS,
+        None => put_refused(w, (target, at), src, win),
+    })
+}
+
+/// A put that sccemu's entry point for bindings refused, once the library's checks
+/// passed: the window's general put, which the general path would make with these
+/// very arguments (the same rank, offset and bytes), does it or reports why. Taking
+/// only these, not the C arguments, lets those die before sccemu's part of the fast
+/// path, which then has the registers to itself.
+#[cold]
+#[inline(never)]
+fn put_refused(w: &Window<'static, u8>, (target, at): (u32, usize), src: &[u8], win: c_int) -> c_int {
+    match w.put(target, at, src) {
+        Ok(()) => class::SUCCESS,
+        Err(e) => super::failed("MPI_Put", Scope::Win(win), rma_error(e)),
+    }
 }
 
 /// `MPI_Get`'s fast path.
@@ -179,7 +196,7 @@ pub unsafe fn get(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<()> {
+) -> Option<c_int> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -190,7 +207,20 @@ pub unsafe fn get(
         // the call (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.quick_get(target, at, dst))?
+    on_win(obj, |w| match w.quick_get(target, at, dst) {
+        Some(()) => class::SUCCESS,
+        None => get_refused(w, (target, at), dst, win),
+    })
+}
+
+/// [`put_refused`] for a get.
+#[cold]
+#[inline(never)]
+fn get_refused(w: &Window<'static, u8>, (target, at): (u32, usize), dst: &mut [u8], win: c_int) -> c_int {
+    match w.get(target, at, dst) {
+        Ok(()) => class::SUCCESS,
+        Err(e) => super::failed("MPI_Get", Scope::Win(win), rma_error(e)),
+    }
 }
 
 /// One element of `A` read from C memory (possibly unaligned).
@@ -367,6 +397,21 @@ pub fn run<E>(
     match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
         Ok(Some(Ok(()))) => class::SUCCESS,
         Ok(Some(Err(e))) => failed(name, win, e, error),
+        Ok(None) => general(),
+        Err(panic) => super::panicked(name, panic),
+    }
+}
+
+/// [`run`] for the fast paths that settle their own refusals once past the library's
+/// checks (put and get): `Some` carries the call's code.
+#[inline(always)]
+pub fn run_code(
+    name: &'static str,
+    fast: impl FnOnce() -> Option<c_int>,
+    general: impl FnOnce() -> c_int,
+) -> c_int {
+    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
+        Ok(Some(code)) => code,
         Ok(None) => general(),
         Err(panic) => super::panicked(name, panic),
     }

@@ -38,7 +38,7 @@ pub unsafe extern "C" fn MPI_Put(
     win: c_int,
 ) -> c_int {
     let (o, t) = ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
-    fast::run_done(
+    fast::run_code(
         "MPI_Put",
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::put(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn MPI_Get(
     win: c_int,
 ) -> c_int {
     let (o, t) = ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
-    fast::run_done(
+    fast::run_code(
         "MPI_Get",
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::get(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },

@@ -133,7 +133,9 @@ impl<'c> Window<'c, u8> {
             return None;
         }
         let e = self.epochs.try_borrow().ok()?;
-        if e.lock_all.is_none() && e.locks.get(target as usize)?.is_none() {
+        // The rank first: under lock_all too, a rank out of range is refused.
+        let held = e.locks.get(target as usize)?;
+        if e.lock_all.is_none() && held.is_none() {
             return None;
         }
         drop(e);

@@ -75,7 +75,7 @@ impl Epochs {
     }
 
     /// Whether RMA to `target` is allowed now.
-    #[inline]
+    #[inline(always)]
     pub fn may_access(&self, target: u32) -> bool {
         self.fence_open || self.passive(target) || (self.access_open && self.access.contains(target))
     }

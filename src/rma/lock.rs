@@ -370,7 +370,7 @@ impl<'c, T: Plain> Window<'c, T> {
     /// issued since the last flush, everything since was loads or locked RMWs, and
     /// `fence_after_rmw` gives the same ordering (on x86, without an mfence).
     #[inline]
-    fn complete_stores(&self) {
+    pub(super) fn complete_stores(&self) {
         if self.pending_stores.replace(false) {
             fence(Ordering::SeqCst);
         } else {

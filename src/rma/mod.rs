@@ -2,7 +2,8 @@
 //!
 //! Owns window creation ([`create`]) and free ([`window`]) over a team of cores (the
 //! job, or a communicator's members: `team`), load/store access to parts ([`part`]),
-//! put/get/ARMW and request-based and strided transfers ([`transfer`]), epochs and their synchronisation ([`epoch`], with
+//! put/get/ARMW and request-based and strided transfers ([`transfer`]), their entry points for
+//! bindings ([`quick`]), epochs and their synchronisation ([`epoch`], with
 //! the fence, PSCW and lock protocols of `protocol`), RAII lock epochs ([`lock`]),
 //! accumulate and its strategies ([`accumulate`], `acc_view`), the owner-computes
 //! agent ([`owner`]), windows whose members span nodes (`remote`) and the errors of it
@@ -19,6 +20,7 @@ pub mod error;
 pub mod lock;
 pub mod owner;
 pub mod part;
+pub mod quick;
 pub(crate) mod remote;
 pub(crate) mod team;
 pub(crate) mod team_checks;

@@ -285,7 +285,7 @@ impl<T: Plain> Window<'_, T> {
     }
 
     #[inline]
-    fn rmw<A: AtomicElem>(&self, target: u32, index: usize, op: RmwOp, v: A) -> Result<A, RmaError> {
+    pub(super) fn rmw<A: AtomicElem>(&self, target: u32, index: usize, op: RmwOp, v: A) -> Result<A, RmaError> {
         if self.remote.is_some() {
             return self.armw_across(target, index, Some(op), v, true);
         }

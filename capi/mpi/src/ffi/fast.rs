@@ -7,25 +7,30 @@
 //! path, which checks everything again and reports any error with its class. So
 //! every check the general path makes still happens before anything moves; the fast
 //! path only makes the cheap ones inline (constant datatype table, lock-free window
-//! lookup, one range test) and then calls sccemu exactly as the general path would.
-//! When it does call sccemu, put, get, flush, lock and unlock return the call's own
-//! result (`Some`), mapped to the same MPI error classes as the general path: sccemu
-//! refuses a call before it has any effect, or fails during a wait (job aborted), and
-//! neither must run twice. The atomics instead return `None` when sccemu refuses them:
-//! the general path reaches sccemu through the accumulate machinery, whose error (and
-//! the order of its checks) is the one to report, and a refused atomic had no effect,
-//! so running it again is safe.
+//! lookup, one range test) and then calls sccemu's entry points for bindings
+//! (`sccemu::rma::quick`), which do the operation or refuse having done nothing, so
+//! that a refusal too goes to the general path ([`run_done`]), which reports it:
+//! nothing on the fast path builds or carries an error. Lock and unlock call the
+//! window's own calls and return their result (`Some`), whose error [`run`] maps out
+//! of line: they fail during a wait (job aborted) too, and must not run twice.
+//!
+//! How an entry point runs its fast path and its general path is in
+//! [`fast_run`](super::fast_run), re-exported here.
 //!
 //! Under `MPI_THREAD_MULTIPLE` the fast paths step aside and the general path, which
 //! takes the window's lock, runs every call (see `on_win`).
 
 use std::ffi::{c_int, c_void};
 
-use sccemu::{AtomicElem, AtomicInt, LockKind, Op, Window};
+use sccemu::protocol::atomic::armw::RmwOp;
+use sccemu::{AtomicElem, LockKind, Op, SyncError, Window};
 
 use crate::datatype::{self, Prim};
-use crate::error::MpiResult;
-use crate::win::{self, Flavor, WinObj, rma_error, sync_error};
+use crate::error::class;
+use crate::ffi::Scope;
+use crate::win::{self, Flavor, WinObj, rma_error};
+
+pub use super::fast_run::{SYNC, general, run, run_code, run_done};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
 const LOCK_EXCLUSIVE: c_int = 234;
@@ -149,7 +154,7 @@ pub unsafe fn put(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<c_int> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -159,7 +164,24 @@ pub unsafe fn put(
         // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.put(target, at, src).map_err(rma_error))
+    on_win(obj, |w| match w.quick_put(target, at, src) {
+        Some(()) => class::SUCCESS,
+        None => put_refused(w, (target, at), src, win),
+    })
+}
+
+/// A put that sccemu's entry point for bindings refused, once the library's checks
+/// passed: the window's general put, which the general path would make with these
+/// very arguments (the same rank, offset and bytes), does it or reports why. Taking
+/// only these, not the C arguments, lets those die before sccemu's part of the fast
+/// path, which then has the registers to itself.
+#[cold]
+#[inline(never)]
+fn put_refused(w: &Window<'static, u8>, (target, at): (u32, usize), src: &[u8], win: c_int) -> c_int {
+    match w.put(target, at, src) {
+        Ok(()) => class::SUCCESS,
+        Err(e) => super::failed("MPI_Put", Scope::Win(win), rma_error(e)),
+    }
 }
 
 /// `MPI_Get`'s fast path.
@@ -178,7 +200,7 @@ pub unsafe fn get(
     tcount: c_int,
     tdt: c_int,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<c_int> {
     let obj = win::get(win)?;
     let bytes = contiguous_bytes(ocount, odt, tcount, tdt)?;
     let (target, at) = landing(obj, rank, disp, bytes)?;
@@ -189,7 +211,20 @@ pub unsafe fn get(
         // the call (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| w.get(target, at, dst).map_err(rma_error))
+    on_win(obj, |w| match w.quick_get(target, at, dst) {
+        Some(()) => class::SUCCESS,
+        None => get_refused(w, (target, at), dst, win),
+    })
+}
+
+/// [`put_refused`] for a get.
+#[cold]
+#[inline(never)]
+fn get_refused(w: &Window<'static, u8>, (target, at): (u32, usize), dst: &mut [u8], win: c_int) -> c_int {
+    match w.get(target, at, dst) {
+        Ok(()) => class::SUCCESS,
+        Err(e) => super::failed("MPI_Get", Scope::Win(win), rma_error(e)),
+    }
 }
 
 /// One element of `A` read from C memory (possibly unaligned).
@@ -212,101 +247,46 @@ unsafe fn write<A: Copy>(p: *mut c_void, value: A) {
     unsafe { p.cast::<A>().write_unaligned(value) }
 }
 
-/// Finishes an ARMW: its old value to `result`; `None` if sccemu refused it (the
-/// general path then reports why). Called inside the window's closure, so that only
-/// the one-word result leaves it: sccemu's error is wide, and moving it through memory
-/// on the success path stalls store forwarding.
+/// The ARMW that fetch-and-op's fast path runs for op handle `handle`, the ones the
+/// hardware has: `Some(None)` for `MPI_NO_OP` (an atomic load), `None` for the ops it
+/// leaves to the general path.
+#[inline(always)]
+fn rmw(handle: c_int) -> Option<Option<RmwOp>> {
+    Some(match crate::op::predefined(handle)? {
+        Op::Sum => Some(RmwOp::Add),
+        Op::NoOp => None,
+        Op::Replace => Some(RmwOp::Swap),
+        Op::BitAnd => Some(RmwOp::And),
+        Op::BitOr => Some(RmwOp::Or),
+        Op::BitXor => Some(RmwOp::Xor),
+        _ => return None,
+    })
+}
+
+/// Fetch-and-op on one `A` through sccemu's ARMW entry for bindings, which runs in the
+/// element's atomicity domain under every accumulate strategy, as the general path's
+/// accumulate does; its old value to `result`. `None` if sccemu refused it: the
+/// general path then reports why (a refused ARMW had no effect).
 ///
 /// # Safety
-/// `result` is non-null and has room for an `A`.
-#[inline(always)]
-unsafe fn finish<A: Copy>(done: Result<A, sccemu::RmaError>, result: *mut c_void) -> Option<MpiResult<()>> {
-    let old = done.ok()?;
-    // SAFETY: this function's contract.
-    unsafe { write(result, old) };
-    Some(Ok(()))
-}
-
-/// The ops fetch-and-op's fast path runs on the typed ARMW: the ones the hardware has.
-/// A byte, not `sccemu::Op`, whose AXPY makes it 16 bytes to carry around.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Rmw {
-    Sum,
-    NoOp,
-    Replace,
-    And,
-    Or,
-    Xor,
-}
-
-/// The [`Rmw`] of op handle `handle`, if it is one.
-#[inline(always)]
-fn rmw(handle: c_int) -> Option<Rmw> {
-    match crate::op::predefined(handle)? {
-        Op::Sum => Some(Rmw::Sum),
-        Op::NoOp => Some(Rmw::NoOp),
-        Op::Replace => Some(Rmw::Replace),
-        Op::BitAnd => Some(Rmw::And),
-        Op::BitOr => Some(Rmw::Or),
-        Op::BitXor => Some(Rmw::Xor),
-        _ => None,
-    }
-}
-
-/// Fetch-and-op on one `A` on the typed ARMW, which runs in the element's atomicity
-/// domain under every accumulate strategy, as the general path's accumulate does;
-/// `None` for the bitwise ops on floats. Inlined into the entry point with one window
-/// call per arm, so that each arm inlines its ARMW and the call pays one frame (the
-/// previous form, a function out of line per element type taking a 16-byte
-/// `sccemu::Op`, paid two).
-///
-/// # Safety
-/// `origin` holds an `A` unless `op` is `MPI_NO_OP`; `result` has room for one; both
-/// non-null where read or written.
+/// `origin` holds an `A` unless `op` is `None` (`MPI_NO_OP`); `result` has room for
+/// one; both non-null where read or written.
 #[inline(always)]
 unsafe fn fop<A: AtomicElem>(
-    obj: &WinObj,
-    target: u32,
-    at: usize,
+    w: &Window<'static, u8>,
+    (target, at): (u32, usize),
     origin: *const c_void,
     result: *mut c_void,
-    op: Rmw,
-    bitwise: impl FnOnce(&Window<'static, u8>, A) -> Option<Result<A, sccemu::RmaError>>,
-) -> Option<MpiResult<()>> {
-    // SAFETY: `origin` holds an `A` for every op but MPI_NO_OP, which does not read it;
-    // `result` has room for one (this function's contract).
-    unsafe {
-        match op {
-            // The common op inlined by force: LLVM left this closure out of line, one call
-            // and frame more (callgrind, 8 B fetch-and-op + flush: 345 -> 335).
-            Rmw::Sum => on_win(
-                obj,
-                #[inline(always)]
-                move |w| finish(w.fetch_add(target, at, read::<A>(origin)), result),
-            )?,
-            Rmw::NoOp => on_win(obj, move |w| finish(w.load::<A>(target, at), result))?,
-            Rmw::Replace => on_win(obj, move |w| finish(w.swap(target, at, read::<A>(origin)), result))?,
-            _ => on_win(obj, move |w| bitwise(w, read::<A>(origin))?.ok().map(|old| write(result, old)))?
-                .map(|()| Ok(())),
-        }
-    }
-}
-
-/// The bitwise fetch-and-ops of integer elements.
-#[inline(always)]
-fn bitwise<A: AtomicInt>(
-    w: &Window<'static, u8>,
-    target: u32,
-    at: usize,
-    v: A,
-    op: Rmw,
-) -> Option<Result<A, sccemu::RmaError>> {
-    match op {
-        Rmw::Or => Some(w.fetch_or(target, at, v)),
-        Rmw::And => Some(w.fetch_and(target, at, v)),
-        Rmw::Xor => Some(w.fetch_xor(target, at, v)),
-        _ => None,
-    }
+    op: Option<RmwOp>,
+) -> Option<()> {
+    let old = match op {
+        None => w.quick_load::<A>(target, at),
+        // SAFETY: `origin` holds an `A` for every op but MPI_NO_OP (this function's
+        // contract).
+        Some(op) => w.quick_fetch_op::<A>(target, at, op, unsafe { read::<A>(origin) }),
+    };
+    // SAFETY: `result` has room for an `A` (this function's contract).
+    old.map(|old| unsafe { write(result, old) })
 }
 
 /// `MPI_Fetch_and_op`'s fast path.
@@ -323,29 +303,34 @@ pub unsafe fn fetch_and_op(
     disp: isize,
     op: c_int,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<()> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let op = rmw(op)?;
-    let (target, at) = landing(obj, rank, disp, atom.size())?;
-    if result.is_null() || (origin.is_null() && op != Rmw::NoOp) {
+    let to = landing(obj, rank, disp, atom.size())?;
+    if result.is_null() || (origin.is_null() && op.is_some()) {
         return None;
     }
-    // SAFETY: non-null pointers to one element of `dt`, whose Rust type each arm names
-    // (this function's contract).
-    unsafe {
-        match atom {
-            // Wrapping add and the bitwise ops are the same on signed and unsigned bits.
-            Atom::Int4 => {
-                fop::<u32>(obj, target, at, origin, result, op, |w, v| bitwise(w, target, at, v, op))
+    let bitwise = matches!(op, Some(RmwOp::And | RmwOp::Or | RmwOp::Xor));
+    // Inlined by force: LLVM left this closure out of line, one call and frame more
+    // (callgrind, 8 B fetch-and-op + flush: 320 instructions that way).
+    on_win(
+        obj,
+        #[inline(always)]
+        // SAFETY: non-null pointers to one element of `dt`, whose Rust type each arm names
+        // (this function's contract).
+        |w| unsafe {
+            match atom {
+                // Wrapping add and the bitwise ops are the same on signed and unsigned bits.
+                Atom::Int4 => fop::<u32>(w, to, origin, result, op),
+                Atom::Int8 => fop::<u64>(w, to, origin, result, op),
+                // MPI has no bitwise op on floats: the general path's error.
+                _ if bitwise => None,
+                Atom::Float4 => fop::<f32>(w, to, origin, result, op),
+                Atom::Float8 => fop::<f64>(w, to, origin, result, op),
             }
-            Atom::Int8 => {
-                fop::<u64>(obj, target, at, origin, result, op, |w, v| bitwise(w, target, at, v, op))
-            }
-            Atom::Float4 => fop::<f32>(obj, target, at, origin, result, op, |_, _| None),
-            Atom::Float8 => fop::<f64>(obj, target, at, origin, result, op, |_, _| None),
-        }
-    }
+        },
+    )?
 }
 
 /// `MPI_Compare_and_swap`'s fast path.
@@ -362,7 +347,7 @@ pub unsafe fn compare_and_swap(
     rank: c_int,
     disp: isize,
     win: c_int,
-) -> Option<MpiResult<()>> {
+) -> Option<()> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let (target, at) = landing(obj, rank, disp, atom.size())?;
@@ -374,29 +359,24 @@ pub unsafe fn compare_and_swap(
     on_win(
         obj,
         #[inline(always)]
-        move |w| {
+        |w| {
             // SAFETY: non-null pointers to one element of `dt` (this function's contract).
             unsafe {
                 match atom.size() {
-                    4 => finish(
-                        w.compare_and_swap(target, at, read::<u32>(compare), read::<u32>(origin)),
-                        result,
-                    ),
-                    _ => finish(
-                        w.compare_and_swap(target, at, read::<u64>(compare), read::<u64>(origin)),
-                        result,
-                    ),
+                    4 => {
+                        let old =
+                            w.quick_compare_and_swap(target, at, read::<u32>(compare), read::<u32>(origin));
+                        old.map(|old| write(result, old))
+                    }
+                    _ => {
+                        let old =
+                            w.quick_compare_and_swap(target, at, read::<u64>(compare), read::<u64>(origin));
+                        old.map(|old| write(result, old))
+                    }
                 }
             }
         },
     )?
-}
-
-/// Runs a call's general path out of line, so that the entry point's frame is the
-/// fast path's alone.
-#[inline(never)]
-pub fn general<R>(f: impl FnOnce() -> R) -> R {
-    f()
 }
 
 /// The window and window rank `rank`, checked (not `MPI_PROC_NULL`).
@@ -411,14 +391,14 @@ fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
 
 /// `MPI_Win_flush`'s fast path.
 #[inline(always)]
-pub fn flush(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
+pub fn flush(rank: c_int, win: c_int) -> Option<()> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.flush(target).map_err(sync_error))
+    on_win(obj, |w| w.quick_flush(target))?
 }
 
 /// `MPI_Win_lock`'s fast path (no asserts).
 #[inline(always)]
-pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<MpiResult<()>> {
+pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let kind = match (lock_type, assert) {
         (LOCK_EXCLUSIVE, 0) => LockKind::Exclusive,
         (LOCK_SHARED, 0) => LockKind::Shared,
@@ -426,14 +406,14 @@ pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<
     };
     let (obj, target) = sync_target(win, rank)?;
     // The epoch stays open until MPI_Win_unlock.
-    on_win(obj, |w| w.lock_unguarded(kind, target).map_err(sync_error))
+    on_win(obj, |w| w.lock_unguarded(kind, target))
 }
 
 /// `MPI_Win_unlock`'s fast path.
 #[inline(always)]
-pub fn unlock(rank: c_int, win: c_int) -> Option<MpiResult<()>> {
+pub fn unlock(rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.unlock(target).map_err(sync_error))
+    on_win(obj, |w| w.unlock(target))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! (collectives), [`vcoll`] (the v-collectives), [`icoll`] (the nonblocking collectives), [`userop`] (user ops, scan and exscan),
 //! [`window`] (window creation and queries), [`win_attr`] (window attributes and
 //! names), [`rma`] (one-sided communication), [`winsync`] (epochs), [`fast`] and
-//! [`fast_p2p`] (the fast paths of the hottest calls), [`file`](mod@file) (MPI-IO on whole files,
+//! [`fast_p2p`] (the fast paths of the hottest calls; [`fast_run`], how an entry point runs them), [`file`](mod@file) (MPI-IO on whole files,
 //! and file error handlers) [`file_data`] (reads and writes), [`file_nonblocking`] (their nonblocking forms),
 //! [`file_split`] (split collectives) and
 //! [`file_shared`] (views, file pointers), [`registry`] (lock-free handle
@@ -46,6 +46,7 @@ pub mod dist_graph;
 pub mod env;
 pub mod fast;
 pub mod fast_p2p;
+pub mod fast_run;
 pub mod file;
 pub mod file_data;
 pub mod file_nonblocking;
@@ -149,7 +150,7 @@ pub fn failed(name: &'static str, scope: Scope, error: MpiError) -> c_int {
 /// Ends the job after a panic in `name` (a bug of this library), naming the call.
 #[cold]
 #[inline(never)]
-fn panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
+pub(crate) fn panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
     let why = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

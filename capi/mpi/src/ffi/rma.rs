@@ -37,19 +37,18 @@ pub unsafe extern "C" fn MPI_Put(
     target_datatype: c_int,
     win: c_int,
 ) -> c_int {
-    entry("MPI_Put", Scope::Win(win), || {
-        let (o, t) =
-            ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
-        // SAFETY: this call's contract, which is the fast path's and the general path's.
-        unsafe {
-            fast::put(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win)
-                .unwrap_or_else(|| put_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win))
-        }
-    })
+    let (o, t) = ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
+    fast::run_code(
+        "MPI_Put",
+        // SAFETY: this call's contract, which is the fast path's.
+        || unsafe { fast::put(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
+        // SAFETY: this call's contract, which is the general path's.
+        || unsafe { put_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
+    )
 }
 
 /// `MPI_Put`'s general path, out of line with its arguments by value (see
-/// `super::winsync`'s general paths).
+/// `super::winsync`'s general paths), under the entry point's guard.
 ///
 /// # Safety
 /// As [`MPI_Put`].
@@ -64,11 +63,13 @@ unsafe fn put_general(
     target_count: c_int,
     target_datatype: c_int,
     win: c_int,
-) -> MpiResult<()> {
-    let obj = win::lookup(win)?;
-    let omap = datatype::committed(origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype)?;
-    rma::put(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+) -> c_int {
+    entry("MPI_Put", Scope::Win(win), || {
+        let obj = win::lookup(win)?;
+        let omap = datatype::committed(origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        rma::put(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+    })
 }
 
 /// `MPI_Get`.
@@ -86,15 +87,14 @@ pub unsafe extern "C" fn MPI_Get(
     target_datatype: c_int,
     win: c_int,
 ) -> c_int {
-    entry("MPI_Get", Scope::Win(win), || {
-        let (o, t) =
-            ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
-        // SAFETY: this call's contract, which is the fast path's and the general path's.
-        unsafe {
-            fast::get(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win)
-                .unwrap_or_else(|| get_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win))
-        }
-    })
+    let (o, t) = ((origin_count, origin_datatype), (target_rank, target_disp, target_count, target_datatype));
+    fast::run_code(
+        "MPI_Get",
+        // SAFETY: this call's contract, which is the fast path's.
+        || unsafe { fast::get(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
+        // SAFETY: this call's contract, which is the general path's.
+        || unsafe { get_general(origin_addr, o.0, o.1, t.0, t.1, t.2, t.3, win) },
+    )
 }
 
 /// `MPI_Get`'s general path (as [`put_general`]).
@@ -112,11 +112,13 @@ unsafe fn get_general(
     target_count: c_int,
     target_datatype: c_int,
     win: c_int,
-) -> MpiResult<()> {
-    let obj = win::lookup(win)?;
-    let omap = datatype::committed(origin_datatype)?;
-    let t = target(target_rank, target_disp, target_count, target_datatype)?;
-    rma::get(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+) -> c_int {
+    entry("MPI_Get", Scope::Win(win), || {
+        let obj = win::lookup(win)?;
+        let omap = datatype::committed(origin_datatype)?;
+        let t = target(target_rank, target_disp, target_count, target_datatype)?;
+        rma::get(obj, &origin(origin_addr, origin_count, &omap)?, &t)
+    })
 }
 
 /// `MPI_Accumulate`.
@@ -233,14 +235,14 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     op: c_int,
     win: c_int,
 ) -> c_int {
-    entry("MPI_Fetch_and_op", Scope::Win(win), || {
-        let (o, r, t) = (origin_addr, result_addr, (datatype, target_rank, target_disp));
-        // SAFETY: this call's contract, which is the fast path's and the general path's.
-        unsafe {
-            fast::fetch_and_op(o, r, t.0, t.1, t.2, op, win)
-                .unwrap_or_else(|| fetch_and_op_general(o, r, t.0, t.1, t.2, op, win))
-        }
-    })
+    let (o, r, t) = (origin_addr, result_addr, (datatype, target_rank, target_disp));
+    fast::run_done(
+        "MPI_Fetch_and_op",
+        // SAFETY: this call's contract, which is the fast path's.
+        || unsafe { fast::fetch_and_op(o, r, t.0, t.1, t.2, op, win) },
+        // SAFETY: this call's contract, which is the general path's.
+        || unsafe { fetch_and_op_general(o, r, t.0, t.1, t.2, op, win) },
+    )
 }
 
 /// `MPI_Fetch_and_op`'s general path (as [`put_general`]).
@@ -256,13 +258,15 @@ unsafe fn fetch_and_op_general(
     target_disp: isize,
     op: c_int,
     win: c_int,
-) -> MpiResult<()> {
-    let obj = win::lookup(win)?;
-    let op = crate::op::lookup(op)?;
-    let t = target(target_rank, target_disp, 1, datatype)?;
-    let value = if op == sccemu::Op::NoOp { [0; 16] } else { one(origin_addr, &t.map, "origin_addr")? };
-    let old = rma::fetch_and_op(obj, &value, &t, op)?;
-    one_out(result_addr, &t.map, &old)
+) -> c_int {
+    entry("MPI_Fetch_and_op", Scope::Win(win), || {
+        let obj = win::lookup(win)?;
+        let op = crate::op::lookup(op)?;
+        let t = target(target_rank, target_disp, 1, datatype)?;
+        let value = if op == sccemu::Op::NoOp { [0; 16] } else { one(origin_addr, &t.map, "origin_addr")? };
+        let old = rma::fetch_and_op(obj, &value, &t, op)?;
+        one_out(result_addr, &t.map, &old)
+    })
 }
 
 /// `MPI_Compare_and_swap`.
@@ -280,14 +284,14 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
     target_disp: isize,
     win: c_int,
 ) -> c_int {
-    entry("MPI_Compare_and_swap", Scope::Win(win), || {
-        let (o, c, r, t) = (origin_addr, compare_addr, result_addr, (datatype, target_rank, target_disp));
-        // SAFETY: this call's contract, which is the fast path's and the general path's.
-        unsafe {
-            fast::compare_and_swap(o, c, r, t.0, t.1, t.2, win)
-                .unwrap_or_else(|| compare_and_swap_general(o, c, r, t.0, t.1, t.2, win))
-        }
-    })
+    let (o, c, r, t) = (origin_addr, compare_addr, result_addr, (datatype, target_rank, target_disp));
+    fast::run_done(
+        "MPI_Compare_and_swap",
+        // SAFETY: this call's contract, which is the fast path's.
+        || unsafe { fast::compare_and_swap(o, c, r, t.0, t.1, t.2, win) },
+        // SAFETY: this call's contract, which is the general path's.
+        || unsafe { compare_and_swap_general(o, c, r, t.0, t.1, t.2, win) },
+    )
 }
 
 /// `MPI_Compare_and_swap`'s general path (as [`put_general`]).
@@ -303,13 +307,15 @@ unsafe fn compare_and_swap_general(
     target_rank: c_int,
     target_disp: isize,
     win: c_int,
-) -> MpiResult<()> {
-    let obj = win::lookup(win)?;
-    let t = target(target_rank, target_disp, 1, datatype)?;
-    let (value, compare) =
-        (one(origin_addr, &t.map, "origin_addr")?, one(compare_addr, &t.map, "compare_addr")?);
-    let old = rma::compare_and_swap(obj, &value, &compare, &t)?;
-    one_out(result_addr, &t.map, &old)
+) -> c_int {
+    entry("MPI_Compare_and_swap", Scope::Win(win), || {
+        let obj = win::lookup(win)?;
+        let t = target(target_rank, target_disp, 1, datatype)?;
+        let (value, compare) =
+            (one(origin_addr, &t.map, "origin_addr")?, one(compare_addr, &t.map, "compare_addr")?);
+        let old = rma::compare_and_swap(obj, &value, &compare, &t)?;
+        one_out(result_addr, &t.map, &old)
+    })
 }
 
 /// Runs a request-based call: in a passive-target epoch only; the operation is

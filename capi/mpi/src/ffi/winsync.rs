@@ -2,7 +2,6 @@
 
 use std::ffi::c_int;
 
-use crate::error::MpiResult;
 use crate::ffi::{Scope, c, entry, fast};
 use crate::win;
 use crate::winsync;
@@ -52,17 +51,19 @@ pub unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
 /// `MPI_Win_lock`.
 #[unsafe(export_name = "PMPI_Win_lock")]
 pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
-    entry("MPI_Win_lock", Scope::Win(win), || {
-        fast::lock(lock_type, rank, assert, win).unwrap_or_else(|| lock_general(lock_type, rank, assert, win))
-    })
+    fast::run(
+        "MPI_Win_lock",
+        win,
+        || fast::lock(lock_type, rank, assert, win),
+        fast::SYNC,
+        || lock_general(lock_type, rank, assert, win),
+    )
 }
 
 /// `MPI_Win_unlock`.
 #[unsafe(export_name = "PMPI_Win_unlock")]
 pub extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
-    entry("MPI_Win_unlock", Scope::Win(win), || {
-        fast::unlock(rank, win).unwrap_or_else(|| unlock_general(rank, win))
-    })
+    fast::run("MPI_Win_unlock", win, || fast::unlock(rank, win), fast::SYNC, || unlock_general(rank, win))
 }
 
 /// `MPI_Win_lock_all`.
@@ -80,9 +81,7 @@ pub extern "C" fn MPI_Win_unlock_all(win: c_int) -> c_int {
 /// `MPI_Win_flush`.
 #[unsafe(export_name = "PMPI_Win_flush")]
 pub extern "C" fn MPI_Win_flush(rank: c_int, win: c_int) -> c_int {
-    entry("MPI_Win_flush", Scope::Win(win), || {
-        fast::flush(rank, win).unwrap_or_else(|| flush_general(rank, win))
-    })
+    fast::run_done("MPI_Win_flush", || fast::flush(rank, win), || flush_general(rank, win))
 }
 
 /// `MPI_Win_flush_all`.
@@ -109,21 +108,22 @@ pub extern "C" fn MPI_Win_sync(win: c_int) -> c_int {
     entry("MPI_Win_sync", Scope::Win(win), || winsync::sync(win::lookup(win)?))
 }
 
-// The general paths of the calls with fast paths: out of line, with their arguments by
-// value (a closure over the entry point's arguments would take their addresses, and
-// the fast path would store every one of them to memory first).
+// The general paths of the calls with fast paths, under the entry point's guard: out of
+// line, with their arguments by value (a closure over the entry point's arguments would
+// take their addresses, and the fast path would store every one of them to memory
+// first).
 
 #[inline(never)]
-fn lock_general(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> MpiResult<()> {
-    winsync::lock(win::lookup(win)?, lock_type, rank, assert)
+fn lock_general(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
+    entry("MPI_Win_lock", Scope::Win(win), || winsync::lock(win::lookup(win)?, lock_type, rank, assert))
 }
 
 #[inline(never)]
-fn unlock_general(rank: c_int, win: c_int) -> MpiResult<()> {
-    winsync::unlock(win::lookup(win)?, rank)
+fn unlock_general(rank: c_int, win: c_int) -> c_int {
+    entry("MPI_Win_unlock", Scope::Win(win), || winsync::unlock(win::lookup(win)?, rank))
 }
 
 #[inline(never)]
-fn flush_general(rank: c_int, win: c_int) -> MpiResult<()> {
-    winsync::flush(win::lookup(win)?, rank, false)
+fn flush_general(rank: c_int, win: c_int) -> c_int {
+    entry("MPI_Win_flush", Scope::Win(win), || winsync::flush(win::lookup(win)?, rank, false))
 }

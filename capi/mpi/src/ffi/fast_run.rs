@@ -1,0 +1,80 @@
+//! How a C entry point with a fast path (`super::fast`) runs it: the fast path under
+//! the entry point's panic guard, with the general path and the error mapping out of
+//! line, so that the success path is the fast path and one test.
+
+use std::ffi::c_int;
+use std::panic::AssertUnwindSafe;
+
+use sccemu::SyncError;
+
+use crate::error::{MpiError, class};
+use crate::ffi::Scope;
+use crate::win::sync_error;
+
+/// Runs a call's general path out of line, so that the entry point's frame is the
+/// fast path's alone.
+#[inline(never)]
+pub fn general<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// The body of a C entry point with a fast path: `fast`, under the entry point's panic
+/// guard; its refusal (`None`) runs `general`, the entry point's general path, and its
+/// error goes to the window's error handler as `error` maps it. Both out of line, so
+/// that the success path is the fast path and one test.
+#[inline(always)]
+pub fn run<E>(
+    name: &'static str,
+    win: c_int,
+    fast: impl FnOnce() -> Option<Result<(), E>>,
+    error: fn(E) -> MpiError,
+    general: impl FnOnce() -> c_int,
+) -> c_int {
+    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
+        Ok(Some(Ok(()))) => class::SUCCESS,
+        Ok(Some(Err(e))) => failed(name, win, e, error),
+        Ok(None) => general(),
+        Err(panic) => super::panicked(name, panic),
+    }
+}
+
+/// [`run`] for the fast paths that settle their own refusals once past the library's
+/// checks (put and get): `Some` carries the call's code.
+#[inline(always)]
+pub fn run_code(
+    name: &'static str,
+    fast: impl FnOnce() -> Option<c_int>,
+    general: impl FnOnce() -> c_int,
+) -> c_int {
+    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
+        Ok(Some(code)) => code,
+        Ok(None) => general(),
+        Err(panic) => super::panicked(name, panic),
+    }
+}
+
+/// [`run`] for the fast paths that leave every refusal to the general path (`None`):
+/// sccemu's entry points for bindings, which refuse having done nothing, and build no
+/// error to carry (module docs).
+#[inline(always)]
+pub fn run_done(
+    name: &'static str,
+    fast: impl FnOnce() -> Option<()>,
+    general: impl FnOnce() -> c_int,
+) -> c_int {
+    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
+        Ok(Some(())) => class::SUCCESS,
+        Ok(None) => general(),
+        Err(panic) => super::panicked(name, panic),
+    }
+}
+
+/// The error `e` of a fast path, mapped by `error`, to the window's handler.
+#[cold]
+#[inline(never)]
+fn failed<E>(name: &'static str, win: c_int, e: E, error: fn(E) -> MpiError) -> c_int {
+    super::failed(name, Scope::Win(win), error(e))
+}
+
+/// sccemu's errors in synchronisation, as [`run`] takes them.
+pub const SYNC: fn(SyncError) -> MpiError = sync_error;

@@ -1,0 +1,145 @@
+//! Entry points for bindings (the MPI library's C calls): put, get, ARMW and flush on
+//! a byte window, at byte offsets, in the common case only, each check made once.
+//!
+//! Each does what [`Window::put`], [`Window::get`], the ARMW family or
+//! [`Window::flush`] does, when that call would accept it and the case is the common
+//! one: a window on one node, no virtual time and, for ARMW and flush, the `Atomic`
+//! accumulate strategy (no stripe locks to take, no owner agent to wait for). Anything
+//! else returns `None` having done nothing, and the binding makes the general call,
+//! which does it or reports why. So these calls build no error: a C entry point
+//! cannot inline across its caller, and an error built on the way, or carried back
+//! from a general call made out of line, cost it stack traffic on the common path
+//! too (8 B flush through the MPI library: 59 instructions with its error carried, 50
+//! without, where the entry point saves no register). The epoch
+//! state is read once (one `RefCell` borrow that checks the epoch and records the
+//! access as issued, where the general calls take two), and the part is looked up
+//! once (the index is the rank check).
+//!
+//! Everything on the way is inlined by force, closures too: left to LLVM, an 8 B
+//! fetch-and-op's entry point called the epoch check and the ARMW's closure out of
+//! line, with their results through memory (fetch-and-op + flush through the MPI
+//! library: 300 instructions that way, 263 inlined; callgrind).
+//!
+//! Nothing here is unsafe: every index and every range is checked before use.
+
+use crate::protocol::atomic::armw::{AtomicElem, RmwOp, Word};
+use crate::protocol::payload::Payload;
+use crate::rma::window::Window;
+use crate::segment::mapping::SharedBytes;
+use crate::segment::view::{atomic_u32_at, atomic_u64_at};
+use crate::timing;
+
+impl<'c> Window<'c, u8> {
+    /// Whether the common case applies: one node, no virtual time, and for ARMW and
+    /// flush (`armw`) no accumulate locks or agent.
+    #[inline(always)]
+    fn quick_case(&self, armw: bool) -> bool {
+        self.remote.is_none() && !(armw && self.acc_locks()) && timing::clock().is_none()
+    }
+
+    /// Runs `then` on the bytes of `target`'s part if an access of `bytes` bytes at
+    /// byte `at` is allowed (rank, epoch, bounds), and records the access as issued if
+    /// `then` accepts it (`Some`). One borrow of the epochs for the check and the
+    /// record.
+    #[inline(always)]
+    fn quick_access<R>(
+        &self,
+        target: u32,
+        at: usize,
+        bytes: usize,
+        then: impl FnOnce(SharedBytes<'c>) -> Option<R>,
+    ) -> Option<R> {
+        let part = *self.parts.get(target as usize)?;
+        let mut e = self.epochs.try_borrow_mut().ok()?;
+        if !e.may_access(target) || at.checked_add(bytes)? > part.len {
+            return None;
+        }
+        let done = then(self.ctx.segment().bytes(part))?;
+        e.ops_since_fence = true;
+        Some(done)
+    }
+
+    /// [`Window::put`] of `src` at byte `at` of `target`'s part, in the common case
+    /// (module docs).
+    #[inline(always)]
+    pub fn quick_put(&self, target: u32, at: usize, src: &[u8]) -> Option<()> {
+        if !self.quick_case(false) {
+            return None;
+        }
+        self.quick_access(target, at, src.len(), #[inline(always)] |part| {
+            part.write(at, src);
+            Some(())
+        })?;
+        self.pending_stores.set(true);
+        Some(())
+    }
+
+    /// [`Window::get`] into `dst` from byte `at` of `target`'s part, in the common
+    /// case (module docs).
+    #[inline(always)]
+    pub fn quick_get(&self, target: u32, at: usize, dst: &mut [u8]) -> Option<()> {
+        if !self.quick_case(false) {
+            return None;
+        }
+        self.quick_access(target, at, dst.len(), #[inline(always)] |part| {
+            part.read(at, dst);
+            Some(())
+        })
+    }
+
+    /// Runs `armw` on the word of an `A` at byte `at` of `target`'s part, if the
+    /// access is allowed and the word aligned.
+    #[inline(always)]
+    fn quick_armw<A: AtomicElem>(&self, target: u32, at: usize, armw: impl FnOnce(Word<'c>) -> u64) -> Option<A> {
+        if !self.quick_case(true) {
+            return None;
+        }
+        self.quick_access(target, at, A::WIDTH, #[inline(always)] |part| {
+            let word = match A::WIDTH {
+                4 => Word::W32(atomic_u32_at(part, at)?),
+                _ => Word::W64(atomic_u64_at(part, at)?),
+            };
+            Some(A::from_bits(armw(word)))
+        })
+    }
+
+    /// The ARMW `op` with `v` on the `A` at byte `at` of `target`'s part (the
+    /// fetch-and-op family and swap), in the common case (module docs); returns the
+    /// old value. A bitwise op on a float element acts on its bits.
+    #[inline(always)]
+    pub fn quick_fetch_op<A: AtomicElem>(&self, target: u32, at: usize, op: RmwOp, v: A) -> Option<A> {
+        self.quick_armw::<A>(target, at, #[inline(always)] |w| w.fetch_op(op, A::KIND, v.to_bits()))
+    }
+
+    /// [`Window::load`] of the `A` at byte `at` of `target`'s part, in the common case
+    /// (module docs).
+    #[inline(always)]
+    pub fn quick_load<A: AtomicElem>(&self, target: u32, at: usize) -> Option<A> {
+        self.quick_armw::<A>(target, at, Word::load)
+    }
+
+    /// [`Window::compare_and_swap`] on the `A` at byte `at` of `target`'s part, in the
+    /// common case (module docs).
+    #[inline(always)]
+    pub fn quick_compare_and_swap<A: AtomicElem>(&self, target: u32, at: usize, current: A, new: A) -> Option<A> {
+        self.quick_armw::<A>(target, at, #[inline(always)] |w| w.compare_and_swap(current.to_bits(), new.to_bits()))
+    }
+
+    /// [`Window::flush`] of `target`, in the common case (module docs): under the
+    /// `Atomic` strategy no accumulate is pending, so a flush is its fence.
+    #[inline(always)]
+    pub fn quick_flush(&self, target: u32) -> Option<()> {
+        if !self.quick_case(true) {
+            return None;
+        }
+        let e = self.epochs.try_borrow().ok()?;
+        // The rank first: under lock_all too, a rank out of range is refused.
+        let held = e.locks.get(target as usize)?;
+        if e.lock_all.is_none() && held.is_none() {
+            return None;
+        }
+        drop(e);
+        self.complete_stores();
+        Some(())
+    }
+}

@@ -42,7 +42,8 @@
 //! Windows: a request of an origin on another node (`rma::remote`) travels as a
 //! two-sided message to one of this node's ranks with the request tag; the gateway
 //! keeps it out of that rank's ring and applies it to the segment itself, as local
-//! copies and CPU atomics, and sends the answers back (`serve`).
+//! copies, CPU atomics and combines under the target part's stripe locks (`combine`),
+//! and sends the answers back (`serve`).
 //!
 //! Two-sided messages, world barriers, communicators (with their collectives, over
 //! two-sided messages: `coll::over_p2p`), windows, MPBs and flags (through `Core`:

@@ -104,34 +104,29 @@ pub(super) fn combine<E: Element>(
         false => Op::from_code(u32::from(head.op), f64::from_bits(head.x)).ok_or("an unknown op")?,
     };
     E::check(op).map_err(|_| "an op the element does not take")?;
+    let waiter = Waiter::new(WaitPolicy::Block, seg.job());
+    // Where the element lies in the frame the stripes cut (`Locked::of` checked that
+    // the frame starts at or before it).
+    let in_frame = |l: &Locked<'_>| r.offset - l.frame;
+    if cas {
+        let held = locked.as_ref().map(|l| lock_span(l.locks, l.striping, in_frame(l), in_frame(l) + width, &waiter, l.bell));
+        let _held = held.transpose().map_err(|_| Refused::Aborted)?;
+        let words = words_around(seg, r, r.offset, width, 1).ok_or("a misaligned element")?;
+        return Ok(bytemuck::bytes_of(&compare_and_swap_slot(words.slot(0), src[0], src[1])).to_vec());
+    }
     let mut old = head.token.is_some().then(|| src.clone());
     match locked {
         Some(l) => {
-            let frame = seg.bytes(reachable_from(l.frame, r).ok_or("a frame past its element")?);
-            let (at, waiter) = (r.offset - l.frame, Waiter::new(WaitPolicy::Block, seg.job()));
-            if cas {
-                let _held = lock_span(l.locks, l.striping, at, at + width, &waiter, l.bell).map_err(|_| Refused::Aborted)?;
-                let words = words_around(seg, r, r.offset, width, 1).ok_or("a misaligned element")?;
-                return Ok(bytemuck::bytes_of(&compare_and_swap_slot(words.slot(0), src[0], src[1])).to_vec());
-            }
-            striped_combine(l.locks, l.striping, &frame, at, op, &src, old.as_deref_mut(), &waiter, l.bell)
+            let frame = seg.bytes(Region { offset: l.frame, len: r.end() - l.frame });
+            striped_combine(l.locks, l.striping, &frame, in_frame(&l), op, &src, old.as_deref_mut(), &waiter, l.bell)
                 .map_err(|_| Refused::Aborted)?;
         }
         None => {
             let words = words_around(seg, r, r.offset, width, count).ok_or("a misaligned element")?;
-            if cas {
-                return Ok(bytemuck::bytes_of(&compare_and_swap_slot(words.slot(0), src[0], src[1])).to_vec());
-            }
             accumulate_words(words, op, &src, old.as_deref_mut());
         }
     }
     Ok(old.map_or_else(Vec::new, |old| bytemuck::cast_slice(&old).to_vec()))
-}
-
-/// The region from `frame` to the end of `r` (which the request may reach), if `frame`
-/// lies at or before `r`.
-fn reachable_from(frame: usize, r: Region) -> Option<Region> {
-    Some(Region { offset: frame, len: r.end().checked_sub(frame)? })
 }
 
 #[cfg(test)]

@@ -49,4 +49,5 @@ pub mod topology;
 pub mod user_errors;
 pub mod vcoll;
 pub mod win;
+pub mod win_hints;
 pub mod winsync;

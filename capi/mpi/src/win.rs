@@ -28,17 +28,13 @@
 //! Creation is collective and agrees first: every rank prepares its memory, then all
 //! exchange whether that worked, their sizes and displacement units (one allgather);
 //! if any rank failed, every rank returns an error (the failing one its own), undoes
-//! what it prepared, and the job goes on. The accumulate strategy comes from the info
-//! key `sccemu_accumulate_strategy` (`atomic`, the default; `caller`, whole-part locks;
-//! `caller:GRANULARITY`; `owner`), or else from `$SCCEMU_ACCUMULATE_STRATEGY` (the same
-//! values, the same in every process since the launcher passes its environment on); `accumulate_ordering` and `accumulate_ops` are
-//! accepted as MPI defines them: every strategy orders and is atomic beyond what they
-//! ask.
+//! what it prepared, and the job goes on. The accumulate strategy and the placement
+//! come from the info (and the environment), as `win_hints` reads them.
 
 use std::ffi::{c_int, c_void};
 
 use sccemu::segment::collective_alloc::HeapRegion;
-use sccemu::{AccStrategy, Allgather, Placement, Window};
+use sccemu::{Allgather, Window};
 
 use crate::comm::{CommObj, coll_error};
 use crate::dynamic::AttachTable;
@@ -148,69 +144,6 @@ pub fn check_handle(win: c_int) -> MpiResult<()> {
     lookup(win).map(drop)
 }
 
-/// The variable that sets the accumulate strategy of windows whose info does not
-/// (`sccemu_accumulate_strategy`'s values), so that a program can be run under another
-/// strategy unchanged.
-pub const STRATEGY_VAR: &str = "SCCEMU_ACCUMULATE_STRATEGY";
-
-/// The accumulate strategy an info asks for: its `sccemu_accumulate_strategy`, else
-/// [`STRATEGY_VAR`], else `atomic`.
-pub fn strategy(info: c_int) -> MpiResult<AccStrategy> {
-    let (value, from) = match crate::info::get(info, "sccemu_accumulate_strategy")? {
-        Some(value) => (value, "the info key sccemu_accumulate_strategy"),
-        None => match std::env::var(STRATEGY_VAR) {
-            Ok(value) => (value, "$SCCEMU_ACCUMULATE_STRATEGY"),
-            Err(_) => return Ok(AccStrategy::Atomic),
-        },
-    };
-    Ok(match value.as_str() {
-        "atomic" => AccStrategy::Atomic,
-        "caller" => AccStrategy::CallerComputes { granularity: usize::MAX },
-        "owner" => AccStrategy::OwnerComputes,
-        other => match other.strip_prefix("caller:").and_then(|g| g.parse::<usize>().ok()) {
-            Some(granularity) if granularity > 0 => AccStrategy::CallerComputes { granularity },
-            _ => {
-                return fail(
-                    class::INFO_VALUE,
-                    format!("{from} is {other:?}: use atomic, caller, caller:BYTES or owner"),
-                );
-            }
-        },
-    })
-}
-
-/// Where `MPI_Win_allocate` puts the parts (`sccemu_placement` = `dram` or `mpb`).
-fn placement(info: c_int) -> MpiResult<Placement> {
-    match crate::info::get(info, "sccemu_placement")?.as_deref() {
-        None | Some("dram") => Ok(Placement::Dram),
-        Some("mpb") => Ok(Placement::Mpb),
-        Some(other) => fail(class::INFO_VALUE, format!("sccemu_placement={other:?}: use dram or mpb")),
-    }
-}
-
-/// The hints a window created with `info` uses: the sccemu keys with the values in
-/// effect (defaults included), and MPI's `accumulate_ordering` and `accumulate_ops`
-/// as given or defaulted (every strategy orders and is atomic beyond what they ask, so
-/// any value is honoured).
-fn hints(info: c_int, strategy: AccStrategy, placement: Placement) -> MpiResult<crate::info::Pairs> {
-    let strategy = match strategy {
-        AccStrategy::Atomic => "atomic".to_owned(),
-        AccStrategy::CallerComputes { granularity: usize::MAX } => "caller".to_owned(),
-        AccStrategy::CallerComputes { granularity } => format!("caller:{granularity}"),
-        AccStrategy::OwnerComputes => "owner".to_owned(),
-    };
-    let placement = if placement == Placement::Mpb { "mpb" } else { "dram" };
-    let given = |key: &str, default: &str| -> MpiResult<(String, String)> {
-        Ok((key.to_owned(), crate::info::get(info, key)?.unwrap_or_else(|| default.to_owned())))
-    };
-    Ok(vec![
-        ("sccemu_accumulate_strategy".to_owned(), strategy),
-        ("sccemu_placement".to_owned(), placement.to_owned()),
-        given("accumulate_ordering", "rar,raw,war,waw")?,
-        given("accumulate_ops", "same_op_no_op")?,
-    ])
-}
-
 /// A rank's arguments and prepared memory for a new window.
 pub struct Prepared {
     /// Its part, for a window over memory it brings (`None`: the window allocates).
@@ -312,9 +245,7 @@ pub fn create(
 ) -> MpiResult<c_int> {
     // Argument errors found here still take part in the agreement.
     let prepared = prepared.and_then(|p| {
-        let strategy = strategy(info)?;
-        let placement = placement(info)?;
-        let hints = hints(info, strategy, placement)?;
+        let (strategy, placement, hints) = crate::win_hints::read(info)?;
         Ok((p, strategy, placement, hints))
     });
     let mine = match &prepared {

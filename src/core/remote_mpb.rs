@@ -20,7 +20,8 @@
 //! model says, and a round trip (a get, a remote flag read) adds the chip's link both
 //! ways. A flag's writer stamps the flag's byte on the owner's node
 //! ([`Core::stamp_mpb`]) with its time plus the link, ahead of the update, so the
-//! owner's wait observes it as on one node.
+//! owner's wait observes it as on one node; a reader on another node asks for the stamp
+//! after its read ([`Core::mpb_stamp_of`]).
 
 use crate::coll::over_p2p::NodeLink;
 use crate::protocol::abort::JobAborted;
@@ -174,6 +175,28 @@ impl Core {
         let mut head = Header::new(Kind::Stamp, 0);
         (head.rank, head.count, head.x) = (rank, offset as u32, clock.now() + clock.chip().link_ps(0));
         Ok(self.remote_request(rank, head, &[], None)?)
+    }
+
+    /// In virtual time, the stamp of byte `offset` of `rank`'s MPB, on any node: the
+    /// latest time a flag write there was stamped with, a writer's link included
+    /// ([`Core::stamp_mpb`]); 0 off virtual time. For a rank on another node it is one
+    /// more round trip, uncharged: a reader asks for it right after the read whose value
+    /// it stamps, and the owner's gateway applies the two in order.
+    pub fn mpb_stamp_of(&self, rank: u32, offset: usize) -> Result<u64, MpbError> {
+        let Some(clock) = timing::clock() else { return Ok(0) };
+        if rank >= self.size() {
+            return Err(MpbError::RankOutOfRange { rank, size: self.size() });
+        }
+        self.mpb_at(rank, offset, 1)?;
+        if !self.on_other_node(rank) {
+            // Relaxed: ordered after the read it stamps by that read's Acquire (`vtime`).
+            return Ok(clock.mpb_stamp(rank, offset).map_or(0, |w| w.load(Ordering::Relaxed)));
+        }
+        let mut head = Header::new(Kind::Stamp, 0);
+        (head.rank, head.count) = (rank, offset as u32);
+        let mut stamp = [0u8; 8];
+        self.remote_request(rank, head, &[], Some(&mut stamp))?;
+        Ok(u64::from_le_bytes(stamp))
     }
 
     /// Reads core `rank`'s copy of `flag`, on any node.

@@ -267,3 +267,58 @@ int RCCE_APP(int argc, char **argv) {
     let crossed = round_trips(2, 1000.0) - round_trips(1, 1000.0);
     assert!(crossed % link == 0 && crossed >= 2 * rounds * link, "{crossed} ps more across two nodes");
 }
+
+/// In virtual time, a UE polling another node's flag with `RCCE_flag_read` sees it no
+/// earlier than its writer wrote it: the writer spends hundreds of microseconds of chip
+/// time on MPB copies first, far more than the reader's polls cost, so the reader's
+/// time comes only from the flag's stamp. On one node and across two.
+#[test]
+fn a_remote_flag_read_sees_its_writers_virtual_time() {
+    let exe = build_source(
+        "flag_read_vt",
+        r#"#define GORY
+#include <stdio.h>
+#include "RCCE.h"
+#define COPIES 400
+int RCCE_APP(int argc, char **argv) {
+    static char buf[4096];
+    RCCE_FLAG done;
+    RCCE_FLAG_STATUS seen = RCCE_FLAG_UNSET;
+    t_vcharp scratch;
+    int k, me, last;
+    RCCE_init(&argc, &argv);
+    me = RCCE_ue();
+    last = RCCE_num_ues() - 1;
+    if (RCCE_flag_alloc(&done) != RCCE_SUCCESS || !(scratch = RCCE_malloc(sizeof buf)))
+        return 1;
+    RCCE_barrier(&RCCE_COMM_WORLD);
+    if (me == last) {
+        for (k = 0; k < COPIES; k++)
+            RCCE_put(scratch, (t_vcharp)buf, sizeof buf, me);
+        printf("written %.0f ps\n", RCCE_wtime() * 1e12);
+        fflush(stdout);
+        RCCE_flag_write(&done, RCCE_FLAG_SET, me);
+    } else if (me == 0) {
+        while (seen != RCCE_FLAG_SET)
+            RCCE_flag_read(done, &seen, last);
+        printf("seen %.0f ps\n", RCCE_wtime() * 1e12);
+    }
+    RCCE_barrier(&RCCE_COMM_WORLD);
+    return RCCE_finalize();
+}
+"#,
+    );
+    for nodes in [1, 2] {
+        let out = sccrun((nodes, 2, None), &["--timing", "scc"], &exe, &[]);
+        let all = text(&out);
+        assert!(out.status.success(), "{nodes} nodes:\n{all}");
+        let at = |what: &str| -> f64 {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let line = stdout.lines().find_map(|l| l.strip_prefix(what).map(String::from));
+            line.and_then(|l| l.trim_end_matches(" ps").parse().ok())
+                .unwrap_or_else(|| panic!("{what}:\n{all}"))
+        };
+        let (written, seen) = (at("written "), at("seen "));
+        assert!(seen > written, "{nodes} nodes: seen at {seen} ps, written at {written} ps:\n{all}");
+    }
+}

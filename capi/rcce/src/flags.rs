@@ -185,8 +185,14 @@ impl Rcce {
     /// the stamp of the write whose value it returns.
     pub fn flag_read_observed(&self, flag: Flag, id: u32) -> bool {
         let value = self.flag_read(flag, id);
+        let byte = flag.byte(self.bits());
         if self.is_local(id) {
-            crate::vtime::flag_seen(id, flag.byte(self.bits()));
+            crate::vtime::flag_seen(id, byte);
+        } else {
+            // Asked after the read, so not older than the write whose value it returned.
+            let stamp =
+                self.core.mpb_stamp_of(id, byte).unwrap_or_else(|e| crate::fatal(self, &e.to_string()));
+            crate::vtime::remote_flag_seen(id, stamp);
         }
         value
     }

@@ -16,7 +16,8 @@
 //! So RCCE's send, receive, barrier and collectives, built of these, take the time of
 //! their handshakes on the chip. Across nodes the same charges apply, and sccemu adds
 //! the chip's link to what crosses (`core::remote_mpb`): a flag's stamp arrives a link
-//! later, a get from another node waits for the link both ways. Off virtual time each
+//! later, a get from another node waits for the link both ways, and a read of another
+//! node's flag sees its stamp a link later ([`remote_flag_seen`]). Off virtual time each
 //! of these is one branch.
 
 use sccemu::timing::{self, Category, Op};
@@ -61,6 +62,15 @@ pub fn flag_seen(owner: u32, byte: usize) {
     let Some(op) = timing::begin(Category::FlagWait, "flag wait") else { return };
     let c = op.clock();
     op.observe_word(c.mpb_stamp(owner, byte), c.mpb_line_ps(owner));
+}
+
+/// A flag of rank `owner`, on another node, read by a round trip (charged by the read)
+/// whose value was written at `stamp` there: the answer cannot leave before then, and
+/// takes the link back.
+pub fn remote_flag_seen(owner: u32, stamp: u64) {
+    let Some(op) = timing::begin(Category::FlagWait, "flag read") else { return };
+    let c = op.clock();
+    op.observe(stamp.saturating_add(c.chip().link_ps(0)), c.mpb_line_ps(owner));
 }
 
 /// `bytes` copied between a private buffer of `private_bytes` and rank `owner`'s MPB.

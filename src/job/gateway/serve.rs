@@ -204,8 +204,11 @@ impl Serve {
                 let at = usize::try_from(head.count).expect("u32 fits");
                 let stamp = spec.is_local(head.rank).then(|| mpb_stamp(seg, head.rank, at)).flatten();
                 // Relaxed: published by the flag update this origin sent after it, an
-                // AcqRel RMW this thread applies later.
-                stamp.ok_or_else(|| bad("a stamp outside this node's timed MPBs"))?.fetch_max(head.x, Ordering::Relaxed);
+                // AcqRel RMW this thread applies later. A reader's (`x` = 0) is an RMW
+                // too, so it sees the stamp of every flag write this thread applied or
+                // read before it (`Core::mpb_stamp_of`).
+                let old = stamp.ok_or_else(|| bad("a stamp outside this node's timed MPBs"))?.fetch_max(head.x, Ordering::Relaxed);
+                answer = old.max(head.x).to_le_bytes().to_vec();
             }
             Kind::TestAndSet => {
                 let word = region(4)?;

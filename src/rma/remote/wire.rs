@@ -88,7 +88,8 @@ pub enum Kind {
     /// doorbell, which its releases ring; answer once taken (`Core::lock_word`).
     TestAndSet = 12,
     /// In virtual time: raise the stamp of byte `count` of rank `rank`'s MPB to `x` (a
-    /// flag's writer's time, sent ahead of the flag's update: `Core::stamp_mpb`).
+    /// flag's writer's time, sent ahead of the flag's update: `Core::stamp_mpb`); answer
+    /// the stamp, raised (a remote flag's reader, with `x` = 0: `Core::mpb_stamp_of`).
     Stamp = 13,
 }
 

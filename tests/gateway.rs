@@ -133,6 +133,15 @@ fn accumulates_with_locks_cross_nodes() {
 }
 
 #[test]
+fn windows_dropped_across_nodes_give_their_memory_back() {
+    for (nodes, cores) in [(2, 2), (2, 5), (3, 7)] {
+        for report in run_nodes(nodes, cores, "dropped") {
+            assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
+        }
+    }
+}
+
+#[test]
 fn mpbs_and_flags_cross_nodes() {
     for (nodes, cores) in [(1, 3), (2, 2), (2, 5), (3, 7)] {
         for report in run_nodes(nodes, cores, "mpb") {

@@ -140,7 +140,7 @@ impl<'c, T: Plain> Window<'c, T> {
         &self.ctx.segment().slot(self.team.world(rank)).bell
     }
 
-    fn team_ctl(&self) -> &'c TeamCtl {
+    pub(crate) fn team_ctl(&self) -> &'c TeamCtl {
         atomics_at(self.ctx.segment().bytes(self.meta_abs), self.ctl.team)
     }
 

@@ -158,12 +158,15 @@ pub struct Window<'c, T: Plain> {
 /// A job-wide window dropped without `free` (or whose `free` was refused) becomes an
 /// orphan of this core, reclaimed once every core dropped it (module docs); its
 /// owner-computes agent, if any, stops when the accumulate state drops, right after
-/// this. A communicator's window is released (`team`), its agent stopped first.
+/// this. A communicator's window is released (`team`), its agent stopped first. A
+/// window across nodes counts this member out on every node (`remote::orphan`).
 impl<T: Plain> Drop for Window<'_, T> {
     fn drop(&mut self) {
-        // Across nodes: kept until the job ends (`remote::create`).
-        if self.released.get() || self.spans_nodes() {
+        if self.released.get() {
             return;
+        }
+        if self.spans_nodes() {
+            return self.drop_across();
         }
         if self.team.is_job() {
             self.ctx.orphan(self.as_orphan());

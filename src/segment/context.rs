@@ -108,6 +108,8 @@ pub struct CoreContext {
     world_checks: Mutex<u64>,
     /// Windows dropped without `free`, until reclaimed (see `reclaim`).
     pub(crate) orphans: Mutex<Vec<crate::segment::reclaim::Orphan>>,
+    /// Windows across nodes this core leads on its node, dropped, not yet returned.
+    pub(crate) node_orphans: Mutex<Vec<crate::segment::reclaim::NodeOrphan>>,
     /// Private memory mapped onto heap pages (see `adopt`).
     pub(crate) adoptions: Mutex<Vec<crate::segment::adopt::Adoption>>,
     /// Job-wide barriers this core has entered (every core enters the same ones, so
@@ -142,6 +144,7 @@ impl CoreContext {
             checking: checking_from_env(),
             world_checks: Mutex::new(0),
             orphans: Mutex::new(Vec::new()),
+            node_orphans: Mutex::new(Vec::new()),
             adoptions: Mutex::new(Vec::new()),
             world_barriers: crate::sync::AtomicU64::new(0),
         })

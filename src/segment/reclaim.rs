@@ -28,6 +28,10 @@
 //! after every core dropped it; identities are unique among unreclaimed windows, since
 //! a control block is not reused before its window is reclaimed.
 //!
+//! A window across nodes is not an orphan of this kind: each node's memory is its own
+//! (`rma::remote::orphan`). Its members count themselves out on every node, and the
+//! node's leader keeps it as a `NodeOrphan` until that node's count is full.
+//!
 //! Communicators need no agreement: their memory is the heap's alone, and the last
 //! member to drop one returns it (see `coll::comm`). Windows over a communicator are
 //! never orphans for the same reason: their memory (heap, and the MPB window pool's) is
@@ -38,6 +42,9 @@ use crate::segment::collective_alloc::HeapRegion;
 use crate::segment::context::CoreContext;
 use crate::segment::mapping::SharedBytes;
 use crate::segment::mpb::MpbRegion;
+use crate::segment::view::atomic_u32_at;
+use crate::sync::Ordering;
+use shm_layout::Region;
 
 // `agree` finds core r's slots at r * MEMBER_BYTES: the layout's per-core stride.
 const _: () = assert!(shm_layout::ORPHAN_BYTES == MEMBER_BYTES && MEMBER_BYTES % shm_layout::LINE == 0);
@@ -64,7 +71,41 @@ impl Orphan {
     }
 }
 
+/// A window across nodes that this core leads on its node, dropped without `free`: its
+/// node's memory, returned once every member counted itself out there.
+#[derive(Debug)]
+pub(crate) struct NodeOrphan {
+    /// Where the node's count of members out lies (an absolute offset in the segment).
+    pub left: usize,
+    /// The window's members, on every node.
+    pub members: u32,
+    /// Its regions of this node's heap.
+    pub heap: Vec<HeapRegion>,
+}
+
 impl CoreContext {
+    /// Returns the memory of the windows across nodes on this core's list whose count is
+    /// full (`rma::remote::orphan`), and the memory of `orphan` too if it is.
+    pub(crate) fn reclaim_on_node(&self, orphan: Option<NodeOrphan>) {
+        let mut orphans = self.node_orphans.lock().unwrap_or_else(|e| e.into_inner());
+        orphans.extend(orphan);
+        orphans.retain(|o| {
+            let word = Region { offset: o.left, len: 4 };
+            let left = atomic_u32_at(self.segment().bytes(word), 0).expect("aligned in a control block");
+            // Acquire: the last member's count (an AcqRel RMW, here or by its node's
+            // gateway) continues the release sequence of every earlier one, so every
+            // member's accesses happen before the memory is handed back.
+            if left.load(Ordering::Acquire) < o.members {
+                return true;
+            }
+            for &region in &o.heap {
+                // Fails only if the job is aborting, when nothing needs the memory.
+                let _ = self.heap_free_local(region);
+            }
+            false
+        });
+    }
+
     /// Records a window dropped without `free` on this core (module docs).
     pub(crate) fn orphan(&self, orphan: Orphan) {
         self.orphans.lock().unwrap_or_else(|e| e.into_inner()).push(orphan);
@@ -72,10 +113,14 @@ impl CoreContext {
 
     /// Windows this core dropped without `free` that are not reclaimed yet, and the
     /// bytes they hold (heap, and MPB in every core): they are reclaimed at the next
-    /// job-wide collective allocation after every core dropped them.
+    /// job-wide collective allocation after every core dropped them. Windows across nodes
+    /// count on the core that leads them on its node, until returned (module docs).
     pub fn orphaned(&self) -> (usize, usize) {
         let orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
-        (orphans.len(), orphans.iter().map(|o| o.bytes(self.size())).sum())
+        let across = self.node_orphans.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = orphans.iter().map(|o| o.bytes(self.size())).sum::<usize>()
+            + across.iter().flat_map(|o| &o.heap).map(|r| r.len).sum::<usize>();
+        (orphans.len() + across.len(), bytes)
     }
 
     /// Takes this core's orphan list out (so that a window another thread drops meanwhile

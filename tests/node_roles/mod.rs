@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 
 mod coll;
+mod dropped;
 mod mpb;
 mod rma;
 mod rma_acc;
@@ -184,6 +185,7 @@ pub fn rank_main() {
         }
         "rma" => rma::rma(&core).unwrap(),
         "rma_acc" => rma_acc::rma_acc(&core).unwrap(),
+        "dropped" => dropped::dropped(&core).unwrap(),
         "rma_timed" => rma_timed::rma_timed(&core).unwrap(),
         "rma_link" => rma_timed::rma_link(&core).unwrap(),
         "mpb" => mpb::mpb(&core).unwrap(),

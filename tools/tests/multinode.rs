@@ -62,7 +62,7 @@ fn collectives_cross_nodes() {
 
 #[test]
 fn windows_mpbs_and_flags_cross_nodes() {
-    for role in ["rma", "rma_acc", "mpb"] {
+    for role in ["rma", "rma_acc", "mpb", "dropped"] {
         for (nodes, cores) in [(2, 5), (3, 7)] {
             let out = run(nodes, cores, role);
             assert!(out.status.success(), "{role}, {nodes} nodes, {cores} cores:\n{}", text(&out));

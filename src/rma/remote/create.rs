@@ -27,9 +27,9 @@
 //! whether they still have an epoch open (the allgather is also the barrier after
 //! which nobody accesses the window); unless one has, each leader returns its node's
 //! memory (under `OwnerComputes`, after every member stopped its agent and the members
-//! met once more). A window across nodes dropped without free keeps its memory until
-//! the job ends: the orphan reclamation of one node (`segment::reclaim`) does not cross
-//! nodes.
+//! met once more). A window across nodes dropped without free is returned node by node
+//! once every member dropped it (`orphan`); each creation, past step 1, first returns
+//! those whose count is full.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -90,6 +90,9 @@ impl<'c, T: Plain> Window<'c, T> {
         };
         let node = u64::from(ctx.segment().config().node_first);
         let table: Vec<u64> = words(&link.allgather(&to_bytes(&[bytes, node, over]))?).collect();
+        // Every member has finished its drops: the dropped windows whose count is full
+        // go back before this one takes memory (`orphan`).
+        ctx.reclaim_on_node(None);
         let column = |i: usize| -> Vec<u64> { table.chunks(3).map(|entry| entry[i]).collect() };
         let (sizes, nodes, overs) = (column(0), column(1), column(2));
         if let Some(rank) = sizes.iter().position(|&s| s == TOO_LARGE) {

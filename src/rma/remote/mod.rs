@@ -36,6 +36,7 @@
 //! which `coll` implements over it.
 
 pub(crate) mod create;
+mod orphan;
 pub(crate) mod timed;
 pub mod wire;
 

@@ -9,6 +9,10 @@
 //! - a mover holds [`PAGES_MOVING`] for writing while pages move ([`pages_moving`]);
 //! - a library thread holds it for reading ([`pages_stay`]) while it may write memory
 //!   of the process. An agent lets go while it waits for requests.
+//! - An agent's setup (std's and glibc's thread start, which free the spawn's boxes
+//!   and set up the allocator's cache, then its own) writes the heap unguarded, so its
+//!   window's creation returns only once the agent says it is set up (`rma::owner`),
+//!   and its exit happens inside the join of its window's free or drop.
 //! - The progress thread does all its work inside one long wait, so it holds the lock
 //!   for reading across the whole wait, sleeps included, and registers as a
 //!   [`StillSleeper`]. A mover first raises every registered sleeper's `asked` count
@@ -21,8 +25,9 @@
 //! never waits for a sleeper that nothing will wake. Lock order: `SLEEPERS`, then
 //! `PAGES_MOVING`.
 //!
-//! Not covered: what glibc writes when a library thread exits (its allocator cache),
-//! and the program's own threads: under `MPI_THREAD_MULTIPLE` a thread blocked in a
+//! Not covered: what std and glibc write when the progress thread starts and exits
+//! (it starts when the core attaches, in `MPI_Init`, before a program can adopt
+//! anything, and stops in `MPI_Finalize`), and the program's own threads: under `MPI_THREAD_MULTIPLE` a thread blocked in a
 //! receive drives the core's work, which may write its receive buffer or free memory
 //! on a page that another thread's `MPI_Win_create` moves. `adopt`'s `# Safety`
 //! contract puts that on the caller, and the MPI library's window creation says so. The counts are Relaxed: the

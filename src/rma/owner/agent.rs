@@ -36,6 +36,12 @@ pub(super) fn agent(seg: &Segment, block: OwnerBlock, me: u32, part: Region, pol
     let striping = owner_striping(part.len());
     // Stripe waiters sleep on the owner's doorbell, which ARMW holders ring on unlock.
     let bell = block.bell(seg, me);
+    // The thread's setup is over: std's and glibc's (which free the spawn's boxes and
+    // set up the allocator's cache, writing heap pages a buffer may share) and ours
+    // above. Release: those writes happen before the creator's Acquire sees the flag,
+    // and so before any page it moves afterwards (`segment::pages_still`).
+    block.origin(seg, me).agent_ready.store(1, Ordering::Release);
+    bell.ring();
     while let Ok(Next::Message(len)) = consumer.pop(&queue, &mut msg, &waiter) {
         // At most a slot's payload (`Queue::max_message`): the queue copies nothing out
         // of a longer one, so `msg` would hold a stale request.

@@ -30,6 +30,9 @@ pub struct OriginCtl {
     /// then (a Dekker pair of SeqCst fences, as in the queue's flow control), so that
     /// streams of accumulates do not wake whatever else sleeps on that doorbell.
     pub(super) waiting: CachePadded<AtomicU32>,
+    /// Set by this rank's agent once its thread is set up (`agent`): its creator waits
+    /// for it before it returns.
+    pub(super) agent_ready: CachePadded<AtomicU32>,
 }
 
 const fn lines(bytes: usize) -> usize {

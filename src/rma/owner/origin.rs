@@ -53,6 +53,22 @@ impl<'c> OwnerState<'c> {
         let agent = std::thread::Builder::new()
             .name(format!("sccemu-acc-agent-{me}"))
             .spawn(move || agent(&agent_seg, for_agent, me, part, policy))?;
+        // Until its setup is over the agent writes the heap unguarded, so the program
+        // may not move pages yet (`segment::pages_still`): wait for it. Acquire: pairs
+        // with the agent's Release of the flag.
+        let ready = &block.origin(seg, me).agent_ready;
+        let started = waiter.wait_until(block.bell(seg, me), || {
+            (ready.load(Ordering::Acquire) != 0 || agent.is_finished()).then_some(())
+        });
+        if let Err(aborted) = started {
+            block.queue(seg, me).request_stop();
+            let _ = agent.join();
+            return Err(std::io::Error::other(aborted));
+        }
+        if ready.load(Ordering::Acquire) == 0 {
+            let _ = agent.join();
+            return Err(std::io::Error::other("the accumulate agent stopped before it started"));
+        }
         Ok(OwnerState {
             block,
             seg,

@@ -337,7 +337,7 @@ pub fn lookup_intra(handle: c_int) -> MpiResult<&'static CommObj> {
             format!(
                 "{handle:#x} is an intercommunicator: this call takes an intracommunicator (on \
                  intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create and the \
-                 blocking collectives but MPI_Alltoallw, the scans and the neighbourhood ones work)"
+                 blocking collectives but the scans and the neighbourhood ones work)"
             ),
         );
     }

@@ -29,7 +29,7 @@ use crate::error::MpiResult;
 use crate::ffi::buffer::Buffer;
 use crate::ffi::coll::{buffer, count, in_place};
 use crate::ffi::userop::with_combiner;
-use crate::ffi::vcoll::{layout, vbuf};
+use crate::ffi::vcoll::{WSide, layout, vbuf};
 use crate::intercoll::{self, Blocks, Role, exchange, in_place_refused, role, rooted};
 use crate::ordered::Combine;
 
@@ -234,6 +234,28 @@ pub(super) unsafe fn alltoall(c: &CommObj, send: Side, recv: Side) -> MpiResult<
     let rn = c.peers.len();
     // SAFETY: this function's contract.
     unsafe { with_blocks(send, rn, |s| with_blocks(recv, rn, |r| exchange::alltoall(c, s?, r?))) }
+}
+
+/// One side of `MPI_Alltoallw`: the buffer, and its counts, displacements (in bytes)
+/// and datatypes.
+pub(super) type WArrays = (*const c_void, *const c_int, *const c_int, *const c_int);
+
+/// `MPI_Alltoallw` on an intercommunicator: `MPI_Alltoallv`'s exchange with a datatype
+/// per block, one block per remote rank on each side.
+///
+/// # Safety
+/// As the call's contract, with the arrays of the remote group's size.
+pub(super) unsafe fn alltoallw(c: &CommObj, send: WArrays, recv: WArrays) -> MpiResult<()> {
+    if in_place(send.0) {
+        return Err(in_place_refused());
+    }
+    let rn = c.peers.len() as u32;
+    // SAFETY: this function's contract.
+    let send = unsafe { WSide::new(send.0, send.1, send.2, send.3, rn) }?;
+    // SAFETY: this function's contract.
+    let recv = unsafe { WSide::new(recv.0, recv.1, recv.2, recv.3, rn) }?;
+    let (send, recv) = (|j| send.block(j), |i| recv.block(i));
+    exchange::alltoall(c, &Blocks { at: &send, exact: false }, &Blocks { at: &recv, exact: false })
 }
 
 /// `MPI_Reduce_scatter_block` (`counts` `Each`) and `MPI_Reduce_scatter` on an

@@ -373,9 +373,10 @@ unsafe fn maps(counts: &[usize], types: *const c_int, n: u32) -> MpiResult<Vec<O
 /// displacements in bytes.
 ///
 /// # Safety
-/// The six count, displacement and type arrays hold `size` ints each; `sendbuf` holds
-/// every block its arrays describe (or is `MPI_IN_PLACE`), and `recvbuf` has room for
-/// every block its arrays describe.
+/// The six count, displacement and type arrays hold `size` ints each (the remote
+/// group's size on an intercommunicator); `sendbuf` holds every block its arrays
+/// describe (or is `MPI_IN_PLACE`), and `recvbuf` has room for every block its arrays
+/// describe.
 #[unsafe(export_name = "PMPI_Alltoallw")]
 pub unsafe extern "C" fn MPI_Alltoallw(
     sendbuf: *const c_void,
@@ -389,7 +390,18 @@ pub unsafe extern "C" fn MPI_Alltoallw(
     comm: c_int,
 ) -> c_int {
     entry("MPI_Alltoallw", Scope::Comm(comm), || {
-        let c = comm::lookup_intra(comm)?;
+        let c = comm::lookup(comm)?;
+        if c.is_inter() {
+            // SAFETY: this call's contract (on an intercommunicator the arrays hold the
+            // remote group's size).
+            return unsafe {
+                inter::alltoallw(
+                    c,
+                    (sendbuf, sendcounts, sdispls, sendtypes),
+                    (recvbuf, recvcounts, rdispls, recvtypes),
+                )
+            };
+        }
         let n = c.size();
         // SAFETY: this call's contract.
         let recv = or_abstain!(c, unsafe { WSide::new(recvbuf, recvcounts, rdispls, recvtypes, n) });

@@ -1,5 +1,5 @@
 //! The all-to-all collectives of variable size on an intercommunicator (MPI-3.1
-//! section 5.2.2): `MPI_Allgatherv`, `MPI_Alltoall(v)` and `MPI_Reduce_scatter(_block)`.
+//! section 5.2.2): `MPI_Allgatherv`, `MPI_Alltoall(v,w)` and `MPI_Reduce_scatter(_block)`.
 //! Every member receives from the remote group only; each call is three steps:
 //! 1. each group brings its data to its leader: the members' blocks
 //!    (`vcoll::gather_bytes`), or their inputs folded in rank order;

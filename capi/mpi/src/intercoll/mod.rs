@@ -1,8 +1,7 @@
 //! Collectives on intercommunicators (MPI-3.1 section 5.2.2). Every blocking
 //! collective of MPI-3.1 chapter 5 but the scans (which MPI does not define on
 //! intercommunicators) works on one; the nonblocking ones (`MPI_I*`) refuse an
-//! intercommunicator with `MPI_ERR_COMM` (`comm::lookup_intra`), and so does
-//! `MPI_Alltoallw`.
+//! intercommunicator with `MPI_ERR_COMM` (`comm::lookup_intra`).
 //!
 //! Each runs on the local group's sccemu communicator (the intercommunicator's own
 //! `coll()`), plus messages between the two leaders (local rank 0 of each group), or

@@ -1,6 +1,6 @@
 /* The rooted and variable-size collectives on intercommunicators (MPI-3.1 5.2.2):
  * Reduce (predefined, derived and a non-commutative user op), Gather(v), Scatter(v),
- * Allgatherv, Alltoall(v), Reduce_scatter(_block), each with either group as the root
+ * Allgatherv, Alltoall(v,w), Reduce_scatter(_block), each with either group as the root
  * or sending group, against a sequential computation of what MPI specifies; then the
  * error classes of bad arguments and mismatched signatures, after which the
  * intercommunicator still works, and of a bad argument at one process of a rooted call
@@ -210,6 +210,45 @@ static void alltoalls(MPI_Comm ic) {
         for (int k = 0; k < rc[i]; k++) CHECK(in[rd[i] + k] == 1000 * remote(i) + 10 * lrank + k);
         CHECK(in[rd[i] + rc[i]] == -1);
     }
+    /* Alltoallw: the block from local rank l to remote rank j holds (l + j) % 3
+     * elements, ints where l + j is even and doubles where it is odd; byte
+     * displacements, receive blocks in reverse order with a gap of one double. */
+    double wout[BIG], wbuf[BIG];
+    int wsc[MAXP], wsd[MAXP], wrc[MAXP], wrd[MAXP];
+    MPI_Datatype st[MAXP], rt[MAXP];
+    at = 0;
+    for (int j = 0; j < rn; j++) {
+        int ints = (lrank + j) % 2 == 0;
+        wsc[j] = (lrank + j) % 3;
+        st[j] = ints ? MPI_INT : MPI_DOUBLE;
+        wsd[j] = at * (int)sizeof(double);
+        for (int k = 0; k < wsc[j]; k++) {
+            if (ints)
+                ((int *)&wout[at])[k] = 2000 * wrank + 10 * j + k;
+            else
+                wout[at + k] = 1000.5 * wrank + 10 * j + k;
+        }
+        at += wsc[j];
+    }
+    at = 0;
+    for (int i = rn - 1; i >= 0; i--) {
+        wrc[i] = (lrank + i) % 3;
+        rt[i] = (lrank + i) % 2 == 0 ? MPI_INT : MPI_DOUBLE;
+        wrd[i] = at * (int)sizeof(double);
+        at += wrc[i] + 1;
+    }
+    for (int i = 0; i < BIG; i++) wbuf[i] = -1;
+    CHECK_RC(MPI_Alltoallw(wout, wsc, wsd, st, wbuf, wrc, wrd, rt, ic));
+    for (int i = 0; i < rn; i++) {
+        double *block = &wbuf[wrd[i] / (int)sizeof(double)];
+        for (int k = 0; k < wrc[i]; k++) {
+            if (rt[i] == MPI_INT)
+                CHECK(((int *)block)[k] == 2000 * remote(i) + 10 * lrank + k);
+            else
+                CHECK(block[k] == 1000.5 * remote(i) + 10 * lrank + k);
+        }
+        CHECK(block[wrc[i]] == -1);
+    }
 }
 
 static void reduce_scatters(MPI_Comm ic, MPI_Op polyop) {
@@ -266,7 +305,8 @@ static void errors(MPI_Comm ic) {
     CHECK_CLASS(MPI_Alltoallv(a, counts, neg, MPI_INT, b, counts, displs, MPI_INT, ic), MPI_ERR_ARG);
     MPI_Datatype types[MAXP];
     for (int i = 0; i < MAXP; i++) types[i] = MPI_INT;
-    CHECK_CLASS(MPI_Alltoallw(a, counts, displs, types, b, counts, displs, types, ic), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Alltoallw(MPI_IN_PLACE, counts, displs, types, b, counts, displs, types, ic), MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Alltoallw(a, counts, neg, types, b, counts, displs, types, ic), MPI_ERR_ARG);
     /* Mismatches: the root of group 0 receives 1 int per member where 2 come. */
     int rc = MPI_Gather(a, 2, MPI_INT, b, 1, MPI_INT, fromroot, ic), cls = -1;
     MPI_Error_class(rc, &cls);

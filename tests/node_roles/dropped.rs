@@ -2,6 +2,8 @@
 //! than a node's heap holds at once, job-wide under every accumulate strategy and over
 //! a communicator whose ranks run backwards. Each is used before it is dropped; the
 //! creations must keep succeeding, and once the last is returned nothing stays behind.
+//! Then rank 0 drops one more after the others have left the job: its drop must still
+//! end.
 
 use sccemu::{AccStrategy, Core, Op, Placement, Window};
 
@@ -51,5 +53,12 @@ pub fn dropped(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     last.free()?;
     assert_eq!(ctx.orphaned(), (0, 0), "rank {me} keeps dropped windows");
     core.barrier()?;
+    // Rank 0 drops its last window after every other rank has left the job.
+    let late = core.window::<u64>(len, Placement::Dram)?;
+    exercise(&late, me, n, ROUNDS + 1)?;
+    if me == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    drop(late);
     Ok(())
 }

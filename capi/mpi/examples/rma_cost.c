@@ -2,7 +2,7 @@
  * rma_cost.rs is the same loop on the native API. Rank 0 runs OP ITERS times on
  * rank `size - 1` (itself when alone): put, get, fop and cas are each followed by
  * MPI_Win_flush in one shared lock epoch; lock is an exclusive MPI_Win_lock +
- * MPI_Win_unlock. Run it twice under callgrind with different ITERS: the difference
+ * MPI_Win_unlock, slock a shared one, alock MPI_Win_lock_all + MPI_Win_unlock_all. Run it twice under callgrind with different ITERS: the difference
  * of the totals over the difference of ITERS is the cost of one operation, without
  * start-up (see the doc comment of rma_cost.rs). */
 #include <mpi.h>
@@ -13,7 +13,7 @@
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: rma_cost put|get|fop|cas|lock ITERS\n");
+        fprintf(stderr, "usage: rma_cost put|get|fop|cas|lock|slock|alock ITERS\n");
         return 2;
     }
     const char *op = argv[1];
@@ -30,12 +30,18 @@ int main(int argc, char **argv) {
     int t = size - 1;
     /* The op by its first letter: the loop tests a char, not strings. */
     char k = op[0];
+    int kind = k == 's' ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE;
     uint64_t buf = 1, old = 0, compare = 0;
     if (rank == 0) {
-        if (k == 'l') {
+        if (k == 'l' || k == 's') {
             for (long i = 0; i < iters; i++) {
-                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win);
+                MPI_Win_lock(kind, t, 0, win);
                 MPI_Win_unlock(t, win);
+            }
+        } else if (k == 'a') {
+            for (long i = 0; i < iters; i++) {
+                MPI_Win_lock_all(0, win);
+                MPI_Win_unlock_all(win);
             }
         } else {
             MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);

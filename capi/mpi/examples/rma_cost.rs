@@ -2,7 +2,8 @@
 //! the loop of `rma_cost.c` (the same operations through the MPI library) written
 //! as the `rma` bench suite writes it. Rank 0 runs OP ITERS times on rank
 //! `size - 1` (itself when alone): put, get, fop (fetch-and-add) and cas each followed
-//! by a flush in one shared lock epoch; lock is an exclusive lock and its unlock.
+//! by a flush in one shared lock epoch; lock is an exclusive lock and its unlock, slock
+//! a shared one, alock lock_all and its unlock_all.
 //!
 //! The cost of one operation is the difference of two runs' totals over the
 //! difference of their ITERS, which leaves start-up out:
@@ -24,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (op, iters) = match &args[..] {
         [_, op, n] => (op.clone(), n.parse::<u64>()?),
-        _ => return Err("usage: rma_cost put|get|fop|cas|lock ITERS".into()),
+        _ => return Err("usage: rma_cost put|get|fop|cas|lock|slock|alock ITERS".into()),
     };
     let core = Core::attach()?;
     let win = core.window::<u8>(64, Placement::Dram)?;
@@ -32,9 +33,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = core.size() - 1;
     let mut buf = [1u8; 8];
     if core.rank() == 0 {
-        if op == "lock" {
+        if op == "lock" || op == "slock" {
+            let kind = if op == "lock" { LockKind::Exclusive } else { LockKind::Shared };
             for _ in 0..iters {
-                win.lock(LockKind::Exclusive, t)?.unlock()?;
+                win.lock(kind, t)?.unlock()?;
+            }
+        } else if op == "alock" {
+            for _ in 0..iters {
+                win.lock_all()?.unlock_all()?;
             }
         } else {
             let epoch = win.lock(LockKind::Shared, t)?;

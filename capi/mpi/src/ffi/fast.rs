@@ -1,6 +1,7 @@
 //! Fast paths of the calls that benchmarks (and tight application loops) make most:
 //! put and get of contiguous predefined data, fetch-and-op and compare-and-swap on
-//! 4- and 8-byte elements, flush, lock and unlock of one target.
+//! 4- and 8-byte elements, flush, lock and unlock of one target, lock_all and
+//! unlock_all.
 //!
 //! Each takes the C arguments and returns `None` unless every argument is one the
 //! call accepts and the common case applies; the entry point then runs the general
@@ -10,9 +11,11 @@
 //! lookup, one range test) and then calls sccemu's entry points for bindings
 //! (`sccemu::rma::quick`), which do the operation or refuse having done nothing, so
 //! that a refusal too goes to the general path ([`run_done`]), which reports it:
-//! nothing on the fast path builds or carries an error. Lock and unlock call the
-//! window's own calls and return their result (`Some`), whose error [`run`] maps out
-//! of line: they fail during a wait (job aborted) too, and must not run twice.
+//! nothing on the fast path builds or carries an error. Lock and lock_all can fail
+//! once past every check, in the wait for the lock (job aborted): sccemu returns that
+//! error (`Some(Err)`), which [`run`] maps out of line, since the call must not run
+//! twice; their misuse (lock twice, a rank out of range, ...) is a refusal like the
+//! others'.
 //!
 //! How an entry point runs its fast path and its general path is in
 //! [`fast_run`](super::fast_run), re-exported here.
@@ -247,20 +250,32 @@ unsafe fn write<A: Copy>(p: *mut c_void, value: A) {
     unsafe { p.cast::<A>().write_unaligned(value) }
 }
 
-/// The ARMW that fetch-and-op's fast path runs for op handle `handle`, the ones the
-/// hardware has: `Some(None)` for `MPI_NO_OP` (an atomic load), `None` for the ops it
-/// leaves to the general path.
+/// The ARMW of each predefined op (by `op::predefined_index`), the ones the hardware
+/// has: `Some(None)` for `MPI_NO_OP` (an atomic load), `None` for the ops the fast path
+/// leaves to the general path. A table, so that the op costs one load and one test
+/// (a `match` on the op compiled to a jump table: 16 instructions).
+const RMWS: [Option<Option<RmwOp>>; crate::op::OPS.len()] = {
+    let mut out = [None; crate::op::OPS.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = match crate::op::OPS[i] {
+            Op::Sum => Some(Some(RmwOp::Add)),
+            Op::NoOp => Some(None),
+            Op::Replace => Some(Some(RmwOp::Swap)),
+            Op::BitAnd => Some(Some(RmwOp::And)),
+            Op::BitOr => Some(Some(RmwOp::Or)),
+            Op::BitXor => Some(Some(RmwOp::Xor)),
+            _ => None,
+        };
+        i += 1;
+    }
+    out
+};
+
+/// The ARMW that fetch-and-op's fast path runs for op handle `handle` ([`RMWS`]).
 #[inline(always)]
 fn rmw(handle: c_int) -> Option<Option<RmwOp>> {
-    Some(match crate::op::predefined(handle)? {
-        Op::Sum => Some(RmwOp::Add),
-        Op::NoOp => None,
-        Op::Replace => Some(RmwOp::Swap),
-        Op::BitAnd => Some(RmwOp::And),
-        Op::BitOr => Some(RmwOp::Or),
-        Op::BitXor => Some(RmwOp::Xor),
-        _ => return None,
-    })
+    *RMWS.get(crate::op::predefined_index(handle))?
 }
 
 /// Fetch-and-op on one `A` through sccemu's ARMW entry for bindings, which runs in the
@@ -379,14 +394,13 @@ pub unsafe fn compare_and_swap(
     )?
 }
 
-/// The window and window rank `rank`, checked (not `MPI_PROC_NULL`).
+/// The window and window rank `rank`, unchecked: sccemu's entries for bindings check
+/// it (their lookup by rank), and refuse a rank out of range, `MPI_PROC_NULL` and any
+/// negative rank included (it wraps past every window size), for the general path to
+/// report or, for `MPI_PROC_NULL`, to do nothing.
 #[inline(always)]
 fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
-    let obj = win::get(win)?;
-    // A negative rank wraps past every window size.
-    let rank = rank as u32;
-    ((rank as usize) < obj.targets.len()).then_some(())?;
-    Some((obj, rank))
+    Some((win::get(win)?, rank as u32))
 }
 
 /// `MPI_Win_flush`'s fast path.
@@ -396,7 +410,9 @@ pub fn flush(rank: c_int, win: c_int) -> Option<()> {
     on_win(obj, |w| w.quick_flush(target))?
 }
 
-/// `MPI_Win_lock`'s fast path (no asserts).
+/// `MPI_Win_lock`'s fast path (no asserts): sccemu's entry for bindings, which refuses
+/// (`None`) having done nothing, or locks, or reports a failed wait (`Some(Err)`,
+/// which must not run twice: the lock was waited for).
 #[inline(always)]
 pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let kind = match (lock_type, assert) {
@@ -406,14 +422,29 @@ pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<
     };
     let (obj, target) = sync_target(win, rank)?;
     // The epoch stays open until MPI_Win_unlock.
-    on_win(obj, |w| w.lock_unguarded(kind, target))
+    on_win(obj, |w| w.quick_lock(kind, target))?
 }
 
 /// `MPI_Win_unlock`'s fast path.
 #[inline(always)]
-pub fn unlock(rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
+pub fn unlock(rank: c_int, win: c_int) -> Option<()> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.unlock(target))
+    on_win(obj, |w| w.quick_unlock(target))?
+}
+
+/// `MPI_Win_lock_all`'s fast path (no asserts), as [`lock`].
+#[inline(always)]
+pub fn lock_all(assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
+    if assert != 0 {
+        return None;
+    }
+    on_win(win::get(win)?, |w| w.quick_lock_all())?
+}
+
+/// `MPI_Win_unlock_all`'s fast path.
+#[inline(always)]
+pub fn unlock_all(win: c_int) -> Option<()> {
+    on_win(win::get(win)?, |w| w.quick_unlock_all())?
 }
 
 #[cfg(test)]

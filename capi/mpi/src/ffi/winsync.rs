@@ -63,19 +63,25 @@ pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win
 /// `MPI_Win_unlock`.
 #[unsafe(export_name = "PMPI_Win_unlock")]
 pub extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
-    fast::run("MPI_Win_unlock", win, || fast::unlock(rank, win), fast::SYNC, || unlock_general(rank, win))
+    fast::run_done("MPI_Win_unlock", || fast::unlock(rank, win), || unlock_general(rank, win))
 }
 
 /// `MPI_Win_lock_all`.
 #[unsafe(export_name = "PMPI_Win_lock_all")]
 pub extern "C" fn MPI_Win_lock_all(assert: c_int, win: c_int) -> c_int {
-    entry("MPI_Win_lock_all", Scope::Win(win), || winsync::lock_all(win::lookup(win)?, assert))
+    fast::run(
+        "MPI_Win_lock_all",
+        win,
+        || fast::lock_all(assert, win),
+        fast::SYNC,
+        || lock_all_general(assert, win),
+    )
 }
 
 /// `MPI_Win_unlock_all`.
 #[unsafe(export_name = "PMPI_Win_unlock_all")]
 pub extern "C" fn MPI_Win_unlock_all(win: c_int) -> c_int {
-    entry("MPI_Win_unlock_all", Scope::Win(win), || winsync::unlock_all(win::lookup(win)?))
+    fast::run_done("MPI_Win_unlock_all", || fast::unlock_all(win), || unlock_all_general(win))
 }
 
 /// `MPI_Win_flush`.
@@ -121,6 +127,16 @@ fn lock_general(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_i
 #[inline(never)]
 fn unlock_general(rank: c_int, win: c_int) -> c_int {
     entry("MPI_Win_unlock", Scope::Win(win), || winsync::unlock(win::lookup(win)?, rank))
+}
+
+#[inline(never)]
+fn lock_all_general(assert: c_int, win: c_int) -> c_int {
+    entry("MPI_Win_lock_all", Scope::Win(win), || winsync::lock_all(win::lookup(win)?, assert))
+}
+
+#[inline(never)]
+fn unlock_all_general(win: c_int) -> c_int {
+    entry("MPI_Win_unlock_all", Scope::Win(win), || winsync::unlock_all(win::lookup(win)?))
 }
 
 #[inline(never)]

@@ -33,11 +33,12 @@ use crate::error::class;
 use crate::ffi::Scope;
 use crate::win::{self, Flavor, WinObj, rma_error};
 
-pub use super::fast_run::{SYNC, general, run, run_code, run_done};
+pub use super::fast_run::{SYNC, general, refused, run, run_code, run_done, run_refusable};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
-const LOCK_EXCLUSIVE: c_int = 234;
-const LOCK_SHARED: c_int = 235;
+pub const LOCK_EXCLUSIVE: c_int = 234;
+/// `MPI_LOCK_SHARED`.
+pub const LOCK_SHARED: c_int = 235;
 
 /// What the atomics' fast paths see in an element: a 4- or 8-byte integer (signed or
 /// not: wrapping adds and the bitwise ops are the same on both) or float.
@@ -304,7 +305,9 @@ unsafe fn fop<A: AtomicElem>(
     old.map(|old| unsafe { write(result, old) })
 }
 
-/// `MPI_Fetch_and_op`'s fast path.
+/// `MPI_Fetch_and_op`'s fast path: `None` if the library's checks refuse the call,
+/// `Some(None)` if sccemu's entry does (having done nothing), which the entry point
+/// sends to the general path from a call site of its own ([`refused`]).
 ///
 /// # Safety
 /// `origin` holds one element of `dt` (unless `op` is `MPI_NO_OP`); `result` has room
@@ -318,7 +321,7 @@ pub unsafe fn fetch_and_op(
     disp: isize,
     op: c_int,
     win: c_int,
-) -> Option<()> {
+) -> Option<Option<()>> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let op = rmw(op)?;
@@ -345,10 +348,10 @@ pub unsafe fn fetch_and_op(
                 Atom::Float8 => fop::<f64>(w, to, origin, result, op),
             }
         },
-    )?
+    )
 }
 
-/// `MPI_Compare_and_swap`'s fast path.
+/// `MPI_Compare_and_swap`'s fast path, with [`fetch_and_op`]'s two refusals.
 ///
 /// # Safety
 /// `origin` and `compare` hold one element of `dt`; `result` has room for one (the
@@ -362,7 +365,7 @@ pub unsafe fn compare_and_swap(
     rank: c_int,
     disp: isize,
     win: c_int,
-) -> Option<()> {
+) -> Option<Option<()>> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let (target, at) = landing(obj, rank, disp, atom.size())?;
@@ -391,7 +394,7 @@ pub unsafe fn compare_and_swap(
                 }
             }
         },
-    )?
+    )
 }
 
 /// The window and window rank `rank`, unchecked: sccemu's entries for bindings check
@@ -407,29 +410,38 @@ fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
 #[inline(always)]
 pub fn flush(rank: c_int, win: c_int) -> Option<()> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.quick_flush(target))?
+    on_win(
+        obj,
+        #[inline(always)]
+        |w| w.quick_flush(target),
+    )?
 }
 
-/// `MPI_Win_lock`'s fast path (no asserts): sccemu's entry for bindings, which refuses
-/// (`None`) having done nothing, or locks, or reports a failed wait (`Some(Err)`,
-/// which must not run twice: the lock was waited for).
+/// `MPI_Win_lock`'s fast path, for a lock of type `kind` without asserts (which the
+/// entry point tells apart): sccemu's entry for bindings, which refuses (`None`) having
+/// done nothing, or locks, or reports a failed wait (`Some(Err)`, which must not run
+/// twice: the lock was waited for).
 #[inline(always)]
-pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
-    let kind = match (lock_type, assert) {
-        (LOCK_EXCLUSIVE, 0) => LockKind::Exclusive,
-        (LOCK_SHARED, 0) => LockKind::Shared,
-        _ => return None,
-    };
+pub fn lock(kind: LockKind, rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let (obj, target) = sync_target(win, rank)?;
-    // The epoch stays open until MPI_Win_unlock.
-    on_win(obj, |w| w.quick_lock(kind, target))?
+    // The epoch stays open until MPI_Win_unlock. Inlined by force, as the others: LLVM
+    // left this closure out of line, its result returned through memory.
+    on_win(
+        obj,
+        #[inline(always)]
+        |w| w.quick_lock(kind, target),
+    )?
 }
 
 /// `MPI_Win_unlock`'s fast path.
 #[inline(always)]
 pub fn unlock(rank: c_int, win: c_int) -> Option<()> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.quick_unlock(target))?
+    on_win(
+        obj,
+        #[inline(always)]
+        |w| w.quick_unlock(target),
+    )?
 }
 
 /// `MPI_Win_lock_all`'s fast path (no asserts), as [`lock`].
@@ -438,13 +450,21 @@ pub fn lock_all(assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     if assert != 0 {
         return None;
     }
-    on_win(win::get(win)?, |w| w.quick_lock_all())?
+    on_win(
+        win::get(win)?,
+        #[inline(always)]
+        |w| w.quick_lock_all(),
+    )?
 }
 
 /// `MPI_Win_unlock_all`'s fast path.
 #[inline(always)]
 pub fn unlock_all(win: c_int) -> Option<()> {
-    on_win(win::get(win)?, |w| w.quick_unlock_all())?
+    on_win(
+        win::get(win)?,
+        #[inline(always)]
+        |w| w.quick_unlock_all(),
+    )?
 }
 
 #[cfg(test)]

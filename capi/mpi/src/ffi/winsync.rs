@@ -2,6 +2,8 @@
 
 use std::ffi::c_int;
 
+use sccemu::LockKind;
+
 use crate::ffi::{Scope, c, entry, fast};
 use crate::win;
 use crate::winsync;
@@ -48,15 +50,33 @@ pub unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
     })
 }
 
-/// `MPI_Win_lock`.
+/// `MPI_Win_lock`: each lock type without asserts to an entry of its own, the rest to
+/// the general path. The dispatch cannot panic, and each callee has its own guard; a
+/// call in tail position (a jump: the callees are `extern "C"`, so nothing unwinds out
+/// of them and the call needs no landing pad), so that each type's path saves only the
+/// registers it needs (the shared lock's far fewer than the exclusive one's).
 #[unsafe(export_name = "PMPI_Win_lock")]
 pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
+    match (lock_type, assert) {
+        (fast::LOCK_EXCLUSIVE, 0) => lock_of::<true>(rank, win),
+        (fast::LOCK_SHARED, 0) => lock_of::<false>(rank, win),
+        _ => lock_general(lock_type, rank, assert, win),
+    }
+}
+
+/// `MPI_Win_lock` of an exclusive (`EXCLUSIVE`) or shared lock, without asserts.
+#[inline(never)]
+extern "C" fn lock_of<const EXCLUSIVE: bool>(rank: c_int, win: c_int) -> c_int {
+    let (kind, lock_type) = match EXCLUSIVE {
+        true => (LockKind::Exclusive, fast::LOCK_EXCLUSIVE),
+        false => (LockKind::Shared, fast::LOCK_SHARED),
+    };
     fast::run(
         "MPI_Win_lock",
         win,
-        || fast::lock(lock_type, rank, assert, win),
+        || fast::lock(kind, rank, win),
         fast::SYNC,
-        || lock_general(lock_type, rank, assert, win),
+        || lock_general(lock_type, rank, 0, win),
     )
 }
 
@@ -120,7 +140,7 @@ pub extern "C" fn MPI_Win_sync(win: c_int) -> c_int {
 // first).
 
 #[inline(never)]
-fn lock_general(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
+extern "C" fn lock_general(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
     entry("MPI_Win_lock", Scope::Win(win), || winsync::lock(win::lookup(win)?, lock_type, rank, assert))
 }
 

@@ -53,8 +53,9 @@ pub unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
 /// `MPI_Win_lock`: each lock type without asserts to an entry of its own, the rest to
 /// the general path. The dispatch cannot panic, and each callee has its own guard; a
 /// call in tail position (a jump: the callees are `extern "C"`, so nothing unwinds out
-/// of them and the call needs no landing pad), so that each type's path saves only the
-/// registers it needs (the shared lock's far fewer than the exclusive one's).
+/// of them and the call needs no landing pad), so that each type's path has its type
+/// as a constant (callgrind, 8 B shared lock: 121 instructions a call with one entry
+/// for both types, 114 with one each).
 #[unsafe(export_name = "PMPI_Win_lock")]
 pub extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> c_int {
     match (lock_type, assert) {

@@ -1,5 +1,6 @@
 //! Entry points for bindings (the MPI library's C calls): put, get, ARMW and flush on
-//! a byte window, at byte offsets, in the common case only, each check made once.
+//! a byte window, at byte offsets, and the lock epochs' opening and closing (lock,
+//! unlock, lock_all, unlock_all), in the common case only, each check made once.
 //!
 //! Each does what [`Window::put`], [`Window::get`], the ARMW family or
 //! [`Window::flush`] does, when that call would accept it and the case is the common
@@ -15,6 +16,18 @@
 //! access as issued, where the general calls take two), and the part is looked up
 //! once (the index is the rank check).
 //!
+//! Accesses are quick in a fence or lock epoch; in a PSCW access epoch they refuse, and
+//! the general call (which takes the access group's membership test) does them.
+//!
+//! The lock calls keep the general calls' epoch state machine: a refusal (`None`) leaves
+//! the epochs as found, so the general call then finds the same state and reports the
+//! misuse (lock twice, unlock without lock, lock_all over a lock, a rank out of range).
+//! Past their checks they wait for the lock, and a wait can fail (the job aborted, or a
+//! lock found corrupted): that error is built out of line and returned (`Some(Err)`),
+//! since a lock that was waited for must not be retried by the general call. Unlock
+//! and unlock_all refuse under a strategy with accumulate locks (whose owner-computes
+//! requests an unlock waits for: `Window::acc_quiesce`), and cannot fail otherwise.
+//!
 //! Everything on the way is inlined by force, closures too: left to LLVM, an 8 B
 //! fetch-and-op's entry point called the epoch check and the ARMW's closure out of
 //! line, with their results through memory (fetch-and-op + flush through the MPI
@@ -22,8 +35,12 @@
 //!
 //! Nothing here is unsafe: every index and every range is checked before use.
 
+use crate::protocol::abort::JobAborted;
 use crate::protocol::atomic::armw::{AtomicElem, RmwOp, Word};
 use crate::protocol::payload::Payload;
+use crate::protocol::rwlock::LockKind;
+use crate::rma::epoch::{Epochs, Held};
+use crate::rma::error::SyncError;
 use crate::rma::window::Window;
 use crate::segment::mapping::SharedBytes;
 use crate::segment::view::{atomic_u32_at, atomic_u64_at};
@@ -51,7 +68,12 @@ impl<'c> Window<'c, u8> {
     ) -> Option<R> {
         let part = *self.parts.get(target as usize)?;
         let mut e = self.epochs.try_borrow_mut().ok()?;
-        if !e.may_access(target) || at.checked_add(bytes)? > part.len {
+        // A fence or lock epoch; a PSCW access epoch is left to the general call, whose
+        // membership test is a call out of line: on this path, the arguments would be
+        // saved across it (to memory and back on every call: callgrind, 8 B get + flush
+        // through the MPI library).
+        let allowed = e.fence_open || e.lock_all.is_some() || e.locks.get(target as usize)?.is_some();
+        if !allowed || at.checked_add(bytes)? > part.len {
             return None;
         }
         let done = then(self.ctx.segment().bytes(part))?;
@@ -141,5 +163,99 @@ impl<'c> Window<'c, u8> {
         drop(e);
         self.complete_stores();
         Some(())
+    }
+
+    /// [`Window::lock_unguarded`] of `target`, in the common case (module docs): the
+    /// epoch stays open until an unlock. `Some(Err)` only when the wait for the lock
+    /// failed, the epochs left as found.
+    #[inline(always)]
+    pub fn quick_lock(&self, kind: LockKind, target: u32) -> Option<Result<(), SyncError>> {
+        if !self.quick_case(false) {
+            return None;
+        }
+        let views = &self.lock_views;
+        // The index is the rank check (one entry per rank).
+        let &(lock, bell) = views.targets.get(target as usize)?;
+        // Held through the wait, as the general call's: nothing a wait drives touches a
+        // window's epochs.
+        let mut e = self.epochs.try_borrow_mut().ok()?;
+        let Epochs { locks, locked, lock_all, generation, .. } = &mut *e;
+        let slot = locks.get_mut(target as usize)?;
+        if lock_all.is_some() || slot.is_some() {
+            return None;
+        }
+        let waited = match kind {
+            LockKind::Shared => lock.lock_shared(&views.waiter, bell).map(|()| None),
+            LockKind::Exclusive => lock.lock_exclusive(target, &views.waiter, bell, views.all, views.home).map(Some),
+        };
+        let exclusive = match waited {
+            Ok(exclusive) => exclusive,
+            Err(e) => return Some(Err(self.quick_wait_failed(e))),
+        };
+        *generation += 1;
+        *slot = Some(Held { kind, generation: *generation, exclusive });
+        *locked += 1;
+        Some(Ok(()))
+    }
+
+    /// [`Window::unlock`] of `target`, in the common case (module docs); `None` (nothing
+    /// done) if `target` is not locked, for the general call to report.
+    #[inline(always)]
+    pub fn quick_unlock(&self, target: u32) -> Option<()> {
+        if !self.quick_case(true) {
+            return None;
+        }
+        let views = &self.lock_views;
+        let &(lock, bell) = views.targets.get(target as usize)?;
+        let mut e = self.epochs.try_borrow_mut().ok()?;
+        // `take` of an empty slot changes nothing.
+        let held = e.locks.get_mut(target as usize)?.take()?;
+        e.locked -= 1;
+        drop(e);
+        match held.exclusive {
+            None => lock.unlock_shared(bell),
+            Some(hold) => lock.unlock_exclusive(hold, bell, views.all, views.home, views.handoff_cpu),
+        }
+        Some(())
+    }
+
+    /// [`Window::lock_all`] without a guard, in the common case (module docs): open
+    /// until an unlock_all. `Some(Err)` only when the wait failed, as `quick_lock`.
+    #[inline(always)]
+    pub fn quick_lock_all(&self) -> Option<Result<(), SyncError>> {
+        if !self.quick_case(false) {
+            return None;
+        }
+        // Held through the wait, as in `quick_lock`.
+        let mut e = self.epochs.try_borrow_mut().ok()?;
+        if e.lock_all.is_some() || e.locked > 0 {
+            return None;
+        }
+        if let Err(err) = self.lock_all_here() {
+            return Some(Err(self.quick_wait_failed(err)));
+        }
+        let generation = e.next_generation();
+        e.lock_all = Some(generation);
+        Some(Ok(()))
+    }
+
+    /// [`Window::unlock_all`], in the common case (module docs); `None` (nothing done)
+    /// if no lock_all epoch is open, for the general call to report.
+    #[inline(always)]
+    pub fn quick_unlock_all(&self) -> Option<()> {
+        if !self.quick_case(true) {
+            return None;
+        }
+        self.epochs.try_borrow_mut().ok()?.lock_all.take()?;
+        self.lock_views.all.unlock_all(self.lock_views.home);
+        Some(())
+    }
+
+    /// The error of a failed lock wait, as the general calls report it (out of line:
+    /// the common path builds no error).
+    #[cold]
+    #[inline(never)]
+    fn quick_wait_failed(&self, e: JobAborted) -> SyncError {
+        self.fail_stop(e)
     }
 }

@@ -232,7 +232,7 @@ impl CommObj {
 }
 
 /// Every live communicator, by handle.
-static COMMS: Registry<CommObj> = Registry::new(COMM_NULL);
+static COMMS: Registry<CommObj, COMM_NULL> = Registry::new();
 
 /// Context ids in use by this process's live communicators.
 static CONTEXT_BITS: Mutex<ContextBits> = Mutex::new([0; CONTEXT_WORDS]);

@@ -24,8 +24,9 @@ use crate::error::{MpiError, MpiResult, class, fail};
 /// `MPI_OP_NULL`: the op handles' base.
 pub const OP_NULL: c_int = 0x5c00_0000;
 
-/// The sccemu op of a predefined `MPI_Op` handle, in `mpi.h`'s order.
-const OPS: [Op; 14] = [
+/// The sccemu op of a predefined `MPI_Op` handle, in `mpi.h`'s order (by
+/// [`predefined_index`]).
+pub const OPS: [Op; 14] = [
     Op::Max,
     Op::Min,
     Op::Sum,
@@ -45,8 +46,14 @@ const OPS: [Op; 14] = [
 /// The op `handle` names, if it is one: the fast paths' lookup.
 #[inline(always)]
 pub fn predefined(handle: c_int) -> Option<Op> {
-    let index = (handle as u32).wrapping_sub(OP_NULL as u32).wrapping_sub(1);
-    OPS.get(index as usize).copied()
+    OPS.get(predefined_index(handle)).copied()
+}
+
+/// The index in [`OPS`] of `handle`, if it is a predefined op; some index past the end
+/// otherwise (wrapping: `MPI_OP_NULL` and anything below it included).
+#[inline(always)]
+pub const fn predefined_index(handle: c_int) -> usize {
+    (handle as u32).wrapping_sub(OP_NULL as u32).wrapping_sub(1) as usize
 }
 
 /// The first user op's handle: past the predefined ones, in their handle space.

@@ -121,7 +121,7 @@ pub struct WinObj {
     pub hints: crate::info::Pairs,
 }
 
-static WINS: Registry<WinObj> = Registry::new(WIN_NULL);
+static WINS: Registry<WinObj, WIN_NULL> = Registry::new();
 
 /// The window `handle` names, if live: the fast paths' lookup (one atomic load).
 #[inline(always)]

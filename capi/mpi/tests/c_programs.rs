@@ -43,6 +43,7 @@
 //! | `rma_basic`   | window flavors, put/get, every synchronization        | 2, 3, 8    | srb, perpeer      |
 //! | `rma_atomics` | atomicity under every accumulate strategy             | 2, 3, 7, 8 | srb, perpeer      |
 //! | `rma_fast`    | the hot one-sided calls' fast paths: results, errors  | 2, 3, 8    | srb, perpeer      |
+//! | `rma_locks`   | lock, unlock, lock_all, unlock_all: exclusion, epoch misuse | 2, 3, 8 | srb, perpeer  |
 //! | `win_subcomm` | windows on split, reversed and self communicators     | 2, 3, 8    | srb, perpeer      |
 //! | `threads`     | MPI_THREAD_MULTIPLE with pthreads (`-pthread`)        | 2, 3, 8    | srb, perpeer      |
 //! | `grequest`    | generalized requests completed by a thread (`-pthread`) | 2, 3, 8  | srb, perpeer      |
@@ -279,6 +280,11 @@ fn rma_fast_paths_agree_with_the_general_path() {
 }
 
 #[test]
+fn rma_locks_exclude_and_report_misuse() {
+    passes("rma_locks");
+}
+
+#[test]
 fn rma_windows_on_sub_communicators() {
     // Every accumulate strategy and both placements run inside the program.
     passes("win_subcomm");
@@ -359,6 +365,7 @@ fn checking_mode_accepts_correct_programs() {
         ("rma_basic", &[]),
         ("rma_atomics", &[]),
         ("rma_fast", &[]),
+        ("rma_locks", &[]),
         ("win_subcomm", &[]),
         ("file_io", &[]),
         ("file_shared", &[]),

@@ -1,6 +1,7 @@
 //! Fast paths of the calls that benchmarks (and tight application loops) make most:
 //! put and get of contiguous predefined data, fetch-and-op and compare-and-swap on
-//! 4- and 8-byte elements, flush, lock and unlock of one target.
+//! 4- and 8-byte elements, flush, lock and unlock of one target, lock_all and
+//! unlock_all.
 //!
 //! Each takes the C arguments and returns `None` unless every argument is one the
 //! call accepts and the common case applies; the entry point then runs the general
@@ -10,9 +11,11 @@
 //! lookup, one range test) and then calls sccemu's entry points for bindings
 //! (`sccemu::rma::quick`), which do the operation or refuse having done nothing, so
 //! that a refusal too goes to the general path ([`run_done`]), which reports it:
-//! nothing on the fast path builds or carries an error. Lock and unlock call the
-//! window's own calls and return their result (`Some`), whose error [`run`] maps out
-//! of line: they fail during a wait (job aborted) too, and must not run twice.
+//! nothing on the fast path builds or carries an error. Lock and lock_all can fail
+//! once past every check, in the wait for the lock (job aborted): sccemu returns that
+//! error (`Some(Err)`), which [`run`] maps out of line, since the call must not run
+//! twice; their misuse (lock twice, a rank out of range, ...) is a refusal like the
+//! others'.
 //!
 //! How an entry point runs its fast path and its general path is in
 //! [`fast_run`](super::fast_run), re-exported here.
@@ -30,11 +33,12 @@ use crate::error::class;
 use crate::ffi::Scope;
 use crate::win::{self, Flavor, WinObj, rma_error};
 
-pub use super::fast_run::{SYNC, general, run, run_code, run_done};
+pub use super::fast_run::{SYNC, general, refused, run, run_code, run_done, run_refusable};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
-const LOCK_EXCLUSIVE: c_int = 234;
-const LOCK_SHARED: c_int = 235;
+pub const LOCK_EXCLUSIVE: c_int = 234;
+/// `MPI_LOCK_SHARED`.
+pub const LOCK_SHARED: c_int = 235;
 
 /// What the atomics' fast paths see in an element: a 4- or 8-byte integer (signed or
 /// not: wrapping adds and the bitwise ops are the same on both) or float.
@@ -247,20 +251,32 @@ unsafe fn write<A: Copy>(p: *mut c_void, value: A) {
     unsafe { p.cast::<A>().write_unaligned(value) }
 }
 
-/// The ARMW that fetch-and-op's fast path runs for op handle `handle`, the ones the
-/// hardware has: `Some(None)` for `MPI_NO_OP` (an atomic load), `None` for the ops it
-/// leaves to the general path.
+/// The ARMW of each predefined op (by `op::predefined_index`), the ones the hardware
+/// has: `Some(None)` for `MPI_NO_OP` (an atomic load), `None` for the ops the fast path
+/// leaves to the general path. A table, so that the op costs one load and one test
+/// (a `match` on the op compiled to a jump table: 16 instructions).
+const RMWS: [Option<Option<RmwOp>>; crate::op::OPS.len()] = {
+    let mut out = [None; crate::op::OPS.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = match crate::op::OPS[i] {
+            Op::Sum => Some(Some(RmwOp::Add)),
+            Op::NoOp => Some(None),
+            Op::Replace => Some(Some(RmwOp::Swap)),
+            Op::BitAnd => Some(Some(RmwOp::And)),
+            Op::BitOr => Some(Some(RmwOp::Or)),
+            Op::BitXor => Some(Some(RmwOp::Xor)),
+            _ => None,
+        };
+        i += 1;
+    }
+    out
+};
+
+/// The ARMW that fetch-and-op's fast path runs for op handle `handle` ([`RMWS`]).
 #[inline(always)]
 fn rmw(handle: c_int) -> Option<Option<RmwOp>> {
-    Some(match crate::op::predefined(handle)? {
-        Op::Sum => Some(RmwOp::Add),
-        Op::NoOp => None,
-        Op::Replace => Some(RmwOp::Swap),
-        Op::BitAnd => Some(RmwOp::And),
-        Op::BitOr => Some(RmwOp::Or),
-        Op::BitXor => Some(RmwOp::Xor),
-        _ => return None,
-    })
+    *RMWS.get(crate::op::predefined_index(handle))?
 }
 
 /// Fetch-and-op on one `A` through sccemu's ARMW entry for bindings, which runs in the
@@ -289,7 +305,9 @@ unsafe fn fop<A: AtomicElem>(
     old.map(|old| unsafe { write(result, old) })
 }
 
-/// `MPI_Fetch_and_op`'s fast path.
+/// `MPI_Fetch_and_op`'s fast path: `None` if the library's checks refuse the call,
+/// `Some(None)` if sccemu's entry does (having done nothing), which the entry point
+/// sends to the general path from a call site of its own ([`refused`]).
 ///
 /// # Safety
 /// `origin` holds one element of `dt` (unless `op` is `MPI_NO_OP`); `result` has room
@@ -303,7 +321,7 @@ pub unsafe fn fetch_and_op(
     disp: isize,
     op: c_int,
     win: c_int,
-) -> Option<()> {
+) -> Option<Option<()>> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let op = rmw(op)?;
@@ -330,10 +348,10 @@ pub unsafe fn fetch_and_op(
                 Atom::Float8 => fop::<f64>(w, to, origin, result, op),
             }
         },
-    )?
+    )
 }
 
-/// `MPI_Compare_and_swap`'s fast path.
+/// `MPI_Compare_and_swap`'s fast path, with [`fetch_and_op`]'s two refusals.
 ///
 /// # Safety
 /// `origin` and `compare` hold one element of `dt`; `result` has room for one (the
@@ -347,7 +365,7 @@ pub unsafe fn compare_and_swap(
     rank: c_int,
     disp: isize,
     win: c_int,
-) -> Option<()> {
+) -> Option<Option<()>> {
     let obj = win::get(win)?;
     let atom = atom(dt)?;
     let (target, at) = landing(obj, rank, disp, atom.size())?;
@@ -376,44 +394,77 @@ pub unsafe fn compare_and_swap(
                 }
             }
         },
-    )?
+    )
 }
 
-/// The window and window rank `rank`, checked (not `MPI_PROC_NULL`).
+/// The window and window rank `rank`, unchecked: sccemu's entries for bindings check
+/// it (their lookup by rank), and refuse a rank out of range, `MPI_PROC_NULL` and any
+/// negative rank included (it wraps past every window size), for the general path to
+/// report or, for `MPI_PROC_NULL`, to do nothing.
 #[inline(always)]
 fn sync_target(win: c_int, rank: c_int) -> Option<(&'static WinObj, u32)> {
-    let obj = win::get(win)?;
-    // A negative rank wraps past every window size.
-    let rank = rank as u32;
-    ((rank as usize) < obj.targets.len()).then_some(())?;
-    Some((obj, rank))
+    Some((win::get(win)?, rank as u32))
 }
 
 /// `MPI_Win_flush`'s fast path.
 #[inline(always)]
 pub fn flush(rank: c_int, win: c_int) -> Option<()> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.quick_flush(target))?
+    on_win(
+        obj,
+        #[inline(always)]
+        |w| w.quick_flush(target),
+    )?
 }
 
-/// `MPI_Win_lock`'s fast path (no asserts).
+/// `MPI_Win_lock`'s fast path, for a lock of type `kind` without asserts (which the
+/// entry point tells apart): sccemu's entry for bindings, which refuses (`None`) having
+/// done nothing, or locks, or reports a failed wait (`Some(Err)`, which must not run
+/// twice: the lock was waited for).
 #[inline(always)]
-pub fn lock(lock_type: c_int, rank: c_int, assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
-    let kind = match (lock_type, assert) {
-        (LOCK_EXCLUSIVE, 0) => LockKind::Exclusive,
-        (LOCK_SHARED, 0) => LockKind::Shared,
-        _ => return None,
-    };
+pub fn lock(kind: LockKind, rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
     let (obj, target) = sync_target(win, rank)?;
-    // The epoch stays open until MPI_Win_unlock.
-    on_win(obj, |w| w.lock_unguarded(kind, target))
+    // The epoch stays open until MPI_Win_unlock. Inlined by force, as the others: LLVM
+    // left this closure out of line, its result returned through memory.
+    on_win(
+        obj,
+        #[inline(always)]
+        |w| w.quick_lock(kind, target),
+    )?
 }
 
 /// `MPI_Win_unlock`'s fast path.
 #[inline(always)]
-pub fn unlock(rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
+pub fn unlock(rank: c_int, win: c_int) -> Option<()> {
     let (obj, target) = sync_target(win, rank)?;
-    on_win(obj, |w| w.unlock(target))
+    on_win(
+        obj,
+        #[inline(always)]
+        |w| w.quick_unlock(target),
+    )?
+}
+
+/// `MPI_Win_lock_all`'s fast path (no asserts), as [`lock`].
+#[inline(always)]
+pub fn lock_all(assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
+    if assert != 0 {
+        return None;
+    }
+    on_win(
+        win::get(win)?,
+        #[inline(always)]
+        |w| w.quick_lock_all(),
+    )?
+}
+
+/// `MPI_Win_unlock_all`'s fast path.
+#[inline(always)]
+pub fn unlock_all(win: c_int) -> Option<()> {
+    on_win(
+        win::get(win)?,
+        #[inline(always)]
+        |w| w.quick_unlock_all(),
+    )?
 }
 
 #[cfg(test)]

@@ -69,6 +69,34 @@ pub fn run_done(
     }
 }
 
+/// [`run`] for the fast paths whose sccemu refusal (`Some(None)`) must not share the
+/// library's refusal's exit (`None`): both run the general path, but `refused`, from a
+/// call site of its own. Where they shared one, the C arguments, saved across sccemu's
+/// part, were loaded back before each of its refusal tests, on the success path too
+/// (8 B fetch-and-op: six loads); with their own exit, only that exit loads them.
+#[inline(always)]
+pub fn run_refusable(
+    name: &'static str,
+    fast: impl FnOnce() -> Option<Option<()>>,
+    refused: impl FnOnce() -> c_int,
+    general: impl FnOnce() -> c_int,
+) -> c_int {
+    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
+        Ok(Some(Some(()))) => class::SUCCESS,
+        Ok(Some(None)) => refused(),
+        Ok(None) => general(),
+        Err(panic) => super::panicked(name, panic),
+    }
+}
+
+/// The general path after a refusal by sccemu ([`run_refusable`]): `general`, from this
+/// call site, out of line.
+#[cold]
+#[inline(never)]
+pub fn refused<R>(general: impl FnOnce() -> R) -> R {
+    general()
+}
+
 /// The error `e` of a fast path, mapped by `error`, to the window's handler.
 #[cold]
 #[inline(never)]

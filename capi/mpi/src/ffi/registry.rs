@@ -1,6 +1,6 @@
 //! Objects that every call looks up, without a lock: communicators and windows.
 //!
-//! A [`Registry`] maps handles (`base | index`, as `crate::handles` does) to objects
+//! A [`Registry`] maps handles (`BASE | index`, as `crate::handles` does) to objects
 //! that live as long as the process: a handle's slot holds a pointer to its boxed
 //! object, published with Release and read with Acquire, so a lookup is one atomic load
 //! and no lock, however many threads call. Freeing clears the slot and moves the box to
@@ -31,20 +31,20 @@ struct Slots<T: 'static> {
     retired: Vec<Box<T>>,
 }
 
-/// Lock-free lookup of long-lived objects by handle (module docs).
-pub struct Registry<T: 'static> {
-    base: u32,
+/// Lock-free lookup of long-lived objects by handle (module docs). The base is a
+/// constant, so that a lookup subtracts an immediate rather than a field loaded first.
+pub struct Registry<T: 'static, const BASE: c_int> {
     slots: [AtomicPtr<T>; CAPACITY],
     alloc: Mutex<Slots<T>>,
 }
 
 // Objects are handed to any thread by shared reference: they must be `Sync`.
-impl<T: Send + Sync + 'static> Registry<T> {
-    /// An empty registry whose handles are `base | index`, index 0 being the null handle.
-    pub const fn new(base: c_int) -> Registry<T> {
-        assert!(base as u32 & INDEX_MASK == 0, "a registry's base has no index bits");
+impl<T: Send + Sync + 'static, const BASE: c_int> Registry<T, BASE> {
+    /// An empty registry whose handles are `BASE | index`, index 0 being the null handle.
+    #[allow(clippy::new_without_default)] // for statics: a const constructor, never a default
+    pub const fn new() -> Registry<T, BASE> {
+        assert!(BASE as u32 & INDEX_MASK == 0, "a registry's base has no index bits");
         Registry {
-            base: base as u32,
             slots: [const { AtomicPtr::new(std::ptr::null_mut()) }; CAPACITY],
             alloc: Mutex::new(Slots { next: 1, free: Vec::new(), retired: Vec::new() }),
         }
@@ -52,9 +52,9 @@ impl<T: Send + Sync + 'static> Registry<T> {
 
     #[inline(always)]
     fn index(&self, handle: c_int) -> Option<usize> {
-        // `base` has no index bits and CAPACITY is below INDEX_MASK: one subtraction and
+        // `BASE` has no index bits and CAPACITY is below INDEX_MASK: one subtraction and
         // one comparison test both the base and the index.
-        let i = (handle as u32).wrapping_sub(self.base) as usize;
+        let i = (handle as u32).wrapping_sub(BASE as u32) as usize;
         (i < CAPACITY).then_some(i)
     }
 
@@ -84,7 +84,7 @@ impl<T: Send + Sync + 'static> Registry<T> {
         };
         // Release: the object's initialisation happens before any lookup that sees it.
         self.slots[index].store(Box::into_raw(Box::new(value)), Ordering::Release);
-        Some((self.base | index as u32) as c_int)
+        Some((BASE as u32 | index as u32) as c_int)
     }
 
     /// Removes the object of `handle` (if live), keeping it alive for threads still

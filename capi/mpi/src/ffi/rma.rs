@@ -236,11 +236,13 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     win: c_int,
 ) -> c_int {
     let (o, r, t) = (origin_addr, result_addr, (datatype, target_rank, target_disp));
-    fast::run_done(
+    fast::run_refusable(
         "MPI_Fetch_and_op",
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::fetch_and_op(o, r, t.0, t.1, t.2, op, win) },
         // SAFETY: this call's contract, which is the general path's.
+        || fast::refused(|| unsafe { fetch_and_op_general(o, r, t.0, t.1, t.2, op, win) }),
+        // SAFETY: as above.
         || unsafe { fetch_and_op_general(o, r, t.0, t.1, t.2, op, win) },
     )
 }
@@ -285,11 +287,13 @@ pub unsafe extern "C" fn MPI_Compare_and_swap(
     win: c_int,
 ) -> c_int {
     let (o, c, r, t) = (origin_addr, compare_addr, result_addr, (datatype, target_rank, target_disp));
-    fast::run_done(
+    fast::run_refusable(
         "MPI_Compare_and_swap",
         // SAFETY: this call's contract, which is the fast path's.
         || unsafe { fast::compare_and_swap(o, c, r, t.0, t.1, t.2, win) },
         // SAFETY: this call's contract, which is the general path's.
+        || fast::refused(|| unsafe { compare_and_swap_general(o, c, r, t.0, t.1, t.2, win) }),
+        // SAFETY: as above.
         || unsafe { compare_and_swap_general(o, c, r, t.0, t.1, t.2, win) },
     )
 }

@@ -136,7 +136,8 @@ fn the_per_peer_channel_crosses_nodes() {
 fn a_flood_into_a_slow_receiver_is_held_to_the_credit() {
     // Node 0 runs ranks 0..4, node 1 ranks 4..7; rank 6 receives.
     let (nodes, cores, remote_senders) = (2, 7, 4);
-    let per_sender: u64 = (0..node_roles::FLOOD_MESSAGES).map(|i| node_roles::flood_len(i) as u64).sum();
+    let per_sender: u64 =
+        (0..node_roles::flow::FLOOD_MESSAGES).map(|i| node_roles::flow::flood_len(i) as u64).sum();
     for (channel, flows) in [(ChannelKind::Srb, 1), (ChannelKind::PerPeer, remote_senders)] {
         let config = Config { channel: channel as u32, ..Config::new(cores) };
         let (reports, held) = run_held(nodes, config, "flood", None);
@@ -154,6 +155,19 @@ fn a_flood_into_a_slow_receiver_is_held_to_the_credit() {
         if channel == ChannelKind::Srb {
             let flood = remote_senders * per_sender;
             assert!(bound * 2 < flood, "the flood ({flood} B) must dwarf the bound ({bound} B)");
+        }
+    }
+}
+
+/// A flag written from another node reaches a rank that takes no message until it sees
+/// it, though its stand-in ring holds a flood's messages back for want of credit
+/// (`flood_flag`), on either channel (per peer, the flag's pair holds nothing back).
+#[test]
+fn a_request_passes_messages_held_back() {
+    for channel in [ChannelKind::Srb, ChannelKind::PerPeer] {
+        let config = Config { channel: channel as u32, ..Config::new(3) };
+        for report in run_with(2, config, "flood_flag", None) {
+            assert!(report.success(), "{channel}: {:?}", report.diagnosis());
         }
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 
 mod coll;
+pub mod flow;
 mod mpb;
 mod rma;
 mod rma_acc;
@@ -156,45 +157,6 @@ pub fn timed(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Messages each sender of `flood` sends.
-pub const FLOOD_MESSAGES: u32 = 32;
-
-/// The length of `flood`'s message `i`: every fourth a large one (a blocking send past
-/// the single-copy threshold: a whole frame the receiving gateway lends), the others
-/// a few ring entries.
-pub fn flood_len(i: u32) -> usize {
-    if i % 4 == 3 { 512 * 1024 } else { 16 * 1024 }
-}
-
-/// Many to one: every rank but the last sends [`FLOOD_MESSAGES`] messages to the last,
-/// which sleeps first (a slow receiver), then takes them from any source and checks
-/// that each arrives whole and in its sender's order.
-pub fn flood(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
-    let (rank, sink) = (core.rank(), core.size() - 1);
-    let byte = |src: u32, i: u32, at: usize| (at as u32 ^ (src * 31 + i * 7)) as u8;
-    if rank != sink {
-        for i in 0..FLOOD_MESSAGES {
-            let message: Vec<u8> = (0..flood_len(i)).map(|at| byte(rank, i, at)).collect();
-            core.send(sink, 8, &message)?;
-        }
-    } else {
-        std::thread::sleep(Duration::from_millis(800));
-        let mut next = vec![0u32; sink as usize];
-        for _ in 0..sink * FLOOD_MESSAGES {
-            let (got, status) = core.recv_vec(ANY_SOURCE, 8)?;
-            let (src, i) = (status.source, next[status.source as usize]);
-            assert_eq!(got.len(), flood_len(i), "message {i} from rank {src}");
-            assert!(
-                got.iter().enumerate().all(|(at, &b)| b == byte(src, i, at)),
-                "message {i} from rank {src}"
-            );
-            next[src as usize] += 1;
-        }
-    }
-    core.barrier()?;
-    Ok(())
-}
-
 /// The ranks' entry: does nothing unless started as a rank of a node test.
 pub fn rank_main() {
     let Ok(role) = std::env::var(ROLE) else { return };
@@ -203,7 +165,8 @@ pub fn rank_main() {
         "ring" => ring(&core).unwrap(),
         "die" => die(&core).unwrap(),
         "timed" => timed(&core).unwrap(),
-        "flood" => flood(&core).unwrap(),
+        "flood" => flow::flood(&core).unwrap(),
+        "flood_flag" => flow::flood_flag(&core).unwrap(),
         "cpus" => {
             let status = std::fs::read_to_string("/proc/self/status").unwrap();
             let cpus =

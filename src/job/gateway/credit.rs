@@ -42,12 +42,13 @@
 //!   message), since a receiver that takes nothing before a barrier would otherwise
 //!   hold the barrier forever. A node's `finished` waits until nothing is held back.
 //!
-//! Limit: a request waits behind the same sender's two-sided data held back towards the
-//! same rank when it cannot be read past (the sender's own send queue, or a per-peer
-//! pair's channel, which holds one fragment). A rank that leaves more than the window
-//! of messages unreceived in flight to one rank of another node, then needs a window
-//! operation on that rank to complete before that rank receives them, waits where on
-//! one node it would not.
+//! Limit: a request waits behind two-sided data held back towards its rank when it
+//! cannot be read past: behind the same sender's (in its own send queue, or in a
+//! per-peer pair's channel, which holds one fragment), and behind anyone's once the
+//! data fills the stand-in ring (the request finds no room). So with more than the
+//! window and a ring of messages unreceived in flight to one rank of another node, a
+//! window or MPB operation on that rank that must complete before it receives them
+//! waits, where on one node it would not (there it needs no ring).
 
 use std::collections::HashMap;
 

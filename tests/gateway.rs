@@ -210,7 +210,9 @@ fn mpbs_and_flags_cross_nodes() {
 
 #[test]
 fn a_dead_rank_aborts_every_node() {
-    for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5), ("rma_die", 2, 5), ("rma_die", 3, 7)] {
+    let roles =
+        [("die", 3, 6), ("coll_die", 2, 5), ("rma_die", 2, 5), ("rma_die", 3, 7), ("flood_die", 2, 5)];
+    for (role, nodes, cores) in roles {
         a_dead_rank_is_named(role, nodes, cores);
     }
 }

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use sccemu::{ANY_SOURCE, Core};
 
+use super::NAMED_THE_DEAD;
+
 /// Messages each sender of `flood` sends.
 pub const FLOOD_MESSAGES: u32 = 32;
 
@@ -103,4 +105,23 @@ pub fn flood_flag(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
     }
     core.barrier()?;
     Ok(())
+}
+
+/// `flood`, but the receiver exits (status 3) instead of receiving, while its flows are
+/// held back: every sender's error names it, and the job ends (a node that holds
+/// messages back for a dead job still finishes).
+pub fn flood_die(core: &Core) -> Result<(), Box<dyn std::error::Error>> {
+    let sink = core.size() - 1;
+    if core.rank() == sink {
+        std::thread::sleep(Duration::from_millis(300));
+        std::process::exit(3);
+    }
+    let sent = send_all(core, sink, FLOOD_MESSAGES, flood_len).and_then(|()| Ok(core.barrier()?));
+    match sent {
+        Err(e) if e.to_string().contains(&format!("rank {sink} exited with status 3")) => {
+            println!("rank {} named the dead rank {sink}", core.rank());
+            std::process::exit(NAMED_THE_DEAD)
+        }
+        other => panic!("rank {} got {other:?}", core.rank()),
+    }
 }

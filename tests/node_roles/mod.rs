@@ -167,6 +167,7 @@ pub fn rank_main() {
         "timed" => timed(&core).unwrap(),
         "flood" => flow::flood(&core).unwrap(),
         "flood_flag" => flow::flood_flag(&core).unwrap(),
+        "flood_die" => flow::flood_die(&core).unwrap(),
         "cpus" => {
             let status = std::fs::read_to_string("/proc/self/status").unwrap();
             let cpus =

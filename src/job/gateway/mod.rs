@@ -394,8 +394,9 @@ impl NodeSide for Gateway {
             barriers: self.released + u64::from(self.all_arrived()),
             failure: self.segment.job().check().err().map(|e| (e.rank, e.cause)),
             // Not while entries wait for credit: a node that says it finished has
-            // nothing left to send (`credit`).
-            finished: self.finished && !self.ends.held_back(),
+            // nothing left to send (`credit`). After an abort nothing more crosses, and
+            // nothing is collected: what waited is moot.
+            finished: self.finished && (!self.ends.held_back() || self.aborted()),
             barrier_vtime: self.latest_arrival(),
         }
     }

@@ -28,6 +28,25 @@ fn run_nodes(nodes: u32, cores: u32, role: &str) -> Vec<JobReport> {
 /// [`run_nodes`] of a job of `config`, in virtual time if `timing` says so; one node is
 /// an ordinary job.
 fn run_with(nodes: u32, config: Config, role: &str, timing: Option<VirtualTime>) -> Vec<JobReport> {
+    run_held(nodes, config, role, timing).0
+}
+
+/// What a gateway held for its node: the most at any time, still at the end, and the
+/// bound of one flow into it (`Gateway::held`, `Gateway::flow_bound`).
+#[derive(Debug)]
+struct Held {
+    most: u64,
+    left: u64,
+    flow_bound: u64,
+}
+
+/// [`run_with`], and what each node's gateway held (none on one node).
+fn run_held(
+    nodes: u32,
+    config: Config,
+    role: &str,
+    timing: Option<VirtualTime>,
+) -> (Vec<JobReport>, Vec<Held>) {
     let cores = config.cores;
     let exe = std::env::current_exe().unwrap();
     let mut gateways = Vec::new();
@@ -42,7 +61,7 @@ fn run_with(nodes: u32, config: Config, role: &str, timing: Option<VirtualTime>)
         launch.timing = timing.clone();
         let running = launch.spawn().unwrap();
         if nodes == 1 {
-            return vec![running.wait()];
+            return (vec![running.wait()], Vec::new());
         }
         gateways.push(Gateway::new(&running).unwrap());
         let done = done.clone();
@@ -69,7 +88,11 @@ fn run_with(nodes: u32, config: Config, role: &str, timing: Option<VirtualTime>)
             gateway.settle(&all);
         }
         if all.iter().all(|s| s.finished) {
-            return reports.into_iter().map(Option::unwrap).collect();
+            let held = gateways
+                .iter()
+                .map(|g| Held { most: g.held().1, left: g.held().0, flow_bound: g.flow_bound() })
+                .collect();
+            return (reports.into_iter().map(Option::unwrap).collect(), held);
         }
         idle = if gateways.iter().any(|g| g.busy()) {
             Duration::ZERO
@@ -101,6 +124,50 @@ fn the_per_peer_channel_crosses_nodes() {
         let config = Config { channel: ChannelKind::PerPeer as u32, ..Config::new(cores) };
         for report in run_with(nodes, config, "ring", None) {
             assert!(report.success(), "{nodes} nodes, {cores} cores: {:?}", report.diagnosis());
+        }
+    }
+}
+
+/// Many senders on one node flood one slow receiver on another (`flood`): every message
+/// arrives whole and in order, and the receiving gateway holds at most the credit of the
+/// flows into it (issue 23), far less than the flood: one flow per other node under the
+/// shared receive buffer, one per remote sender per peer.
+#[test]
+fn a_flood_into_a_slow_receiver_is_held_to_the_credit() {
+    // Node 0 runs ranks 0..4, node 1 ranks 4..7; rank 6 receives.
+    let (nodes, cores, remote_senders) = (2, 7, 4);
+    let per_sender: u64 =
+        (0..node_roles::flow::FLOOD_MESSAGES).map(|i| node_roles::flow::flood_len(i) as u64).sum();
+    for (channel, flows) in [(ChannelKind::Srb, 1), (ChannelKind::PerPeer, remote_senders)] {
+        let config = Config { channel: channel as u32, ..Config::new(cores) };
+        let (reports, held) = run_held(nodes, config, "flood", None);
+        for report in &reports {
+            assert!(report.success(), "{channel}: {:?}", report.diagnosis());
+        }
+        let receiving = &held[1];
+        let bound = flows * receiving.flow_bound;
+        assert!(
+            receiving.most <= bound,
+            "{channel}: held {receiving:?}, more than {flows} flows' bound {bound}"
+        );
+        assert_eq!(receiving.left, 0, "{channel}: {receiving:?}");
+        assert!(held[0].most <= held[0].flow_bound, "{channel}: the sending node's gateway {:?}", held[0]);
+        if channel == ChannelKind::Srb {
+            let flood = remote_senders * per_sender;
+            assert!(bound * 2 < flood, "the flood ({flood} B) must dwarf the bound ({bound} B)");
+        }
+    }
+}
+
+/// A flag written from another node reaches a rank that takes no message until it sees
+/// it, though its stand-in ring holds a flood's messages back for want of credit
+/// (`flood_flag`), on either channel (per peer, the flag's pair holds nothing back).
+#[test]
+fn a_request_passes_messages_held_back() {
+    for channel in [ChannelKind::Srb, ChannelKind::PerPeer] {
+        let config = Config { channel: channel as u32, ..Config::new(3) };
+        for report in run_with(2, config, "flood_flag", None) {
+            assert!(report.success(), "{channel}: {:?}", report.diagnosis());
         }
     }
 }
@@ -152,7 +219,9 @@ fn mpbs_and_flags_cross_nodes() {
 
 #[test]
 fn a_dead_rank_aborts_every_node() {
-    for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5), ("rma_die", 2, 5), ("rma_die", 3, 7)] {
+    let roles =
+        [("die", 3, 6), ("coll_die", 2, 5), ("rma_die", 2, 5), ("rma_die", 3, 7), ("flood_die", 2, 5)];
+    for (role, nodes, cores) in roles {
         a_dead_rank_is_named(role, nodes, cores);
     }
 }

@@ -8,6 +8,7 @@ use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 
 mod coll;
 mod dropped;
+pub mod flow;
 mod mpb;
 mod rma;
 mod rma_acc;
@@ -165,6 +166,9 @@ pub fn rank_main() {
         "ring" => ring(&core).unwrap(),
         "die" => die(&core).unwrap(),
         "timed" => timed(&core).unwrap(),
+        "flood" => flow::flood(&core).unwrap(),
+        "flood_flag" => flow::flood_flag(&core).unwrap(),
+        "flood_die" => flow::flood_die(&core).unwrap(),
         "cpus" => {
             let status = std::fs::read_to_string("/proc/self/status").unwrap();
             let cpus =

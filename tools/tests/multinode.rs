@@ -60,6 +60,16 @@ fn collectives_cross_nodes() {
     }
 }
 
+/// Flow control over MPI (`node_roles::flow`): a many-to-one flood into a slow
+/// receiver, and a flag's request that passes messages held back.
+#[test]
+fn floods_cross_nodes_within_their_credit() {
+    for (role, cores) in [("flood", 7), ("flood_flag", 3)] {
+        let out = run(2, cores, role);
+        assert!(out.status.success(), "{role}:\n{}", text(&out));
+    }
+}
+
 #[test]
 fn windows_mpbs_and_flags_cross_nodes() {
     for role in ["rma", "rma_acc", "mpb", "dropped"] {
@@ -72,7 +82,7 @@ fn windows_mpbs_and_flags_cross_nodes() {
 
 #[test]
 fn a_dead_rank_on_one_node_aborts_every_node() {
-    for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5), ("rma_die", 3, 7)] {
+    for (role, nodes, cores) in [("die", 3, 6), ("coll_die", 2, 5), ("rma_die", 3, 7), ("flood_die", 2, 5)] {
         a_dead_rank_is_named(role, nodes, cores);
     }
 }

@@ -20,6 +20,12 @@
 //! this node's ranks receive from another node's comes from this gateway (`lend`),
 //! which takes the answers.
 //!
+//! Flow control (`credit`): a fragment that would take its flow past its credit stays
+//! in its stand-in channel. Free fragments (requests, answers) behind it in a stand-in
+//! ring are taken ahead, out of order: the ring keeps its consumer position before the
+//! entry held back, and remembers what it took past it ([`StandIn`]'s `ahead`). A pair's
+//! per-peer channel holds one fragment, so what follows one held back waits with it.
+//!
 //! In virtual time the stamp word of each fragment (by ring position, or by pair) is
 //! read before the fragment is released and written before it is published, as the
 //! two-sided protocol's own ends do (`p2p::timed`).
@@ -28,6 +34,7 @@ use std::collections::HashMap;
 
 use shm_layout::ChannelKind;
 
+use super::credit::{self, Credit};
 use super::frame::{self, Frame};
 use super::pull::{self, Pulled};
 use crate::job::node::NodeSpec;
@@ -41,10 +48,13 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::timing::clock::{pair_stamp, ring_stamp};
 
 /// The consumer's side of a stand-in ring.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct StandIn {
     pos: u32,
     published: u32,
+    /// Entries past `pos` already taken (read ahead of entries the credit holds back):
+    /// by position, the position after each. The in-order pass skips them.
+    ahead: HashMap<u32, u32>,
 }
 
 /// The gateway's channel ends (module docs).
@@ -58,6 +68,8 @@ pub(super) struct Ends {
     /// Bytes already read of the announced message at the head of a pair's channel,
     /// by (source, destination), while it is partly read (`pull`).
     pulled: HashMap<(u32, u32), u32>,
+    /// Whether the last drain left entries the credit held back.
+    held_back: bool,
 }
 
 /// A stamp word's value (Relaxed: the fragment's publication, which the caller's
@@ -75,7 +87,13 @@ fn set_stamp(word: Option<&AtomicU64>, stamp: u64) {
 
 impl Ends {
     pub fn new(kind: ChannelKind, place: Placement, timed: bool, cores: u32) -> Ends {
-        Ends { kind, place, timed, stand_ins: vec![StandIn::default(); cores as usize], pulled: HashMap::new() }
+        let stand_ins = vec![StandIn::default(); cores as usize];
+        Ends { kind, place, timed, stand_ins, pulled: HashMap::new(), held_back: false }
+    }
+
+    /// Whether the last drain left entries in a stand-in channel for want of credit.
+    pub fn held_back(&self) -> bool {
+        self.held_back
     }
 
     /// The largest payload a frame may carry into this node's channels.
@@ -89,20 +107,22 @@ impl Ends {
         }
     }
 
-    /// Moves every fragment this node's ranks sent to other nodes' ranks into the
-    /// batch for the destination's node, reading announced messages out of their
-    /// senders (`pull`, at most [`pull::PULL_BYTES`] of each per call) and appending
-    /// the answers they get to `answers`; the answers to this gateway's own
-    /// announcements go to `heard`, as frames for the announced message's source. True
-    /// if anything moved.
+    /// Moves the fragments this node's ranks sent to other nodes' ranks into the batch
+    /// for the destination's node, each flow's within its credit (`credit`: what it
+    /// holds back stays in its channel, and free fragments behind it are read ahead),
+    /// reading announced messages out of their senders (`pull`, at most
+    /// [`pull::PULL_BYTES`] of each per call) and appending the answers they get to
+    /// `answers`; the answers to this gateway's own announcements go to `heard`, as
+    /// frames for the announced message's source. True if anything moved.
     pub fn drain(
         &mut self,
         seg: &Segment,
         spec: &NodeSpec,
-        out: &mut [Vec<u8>],
+        (out, credit): (&mut [Vec<u8>], &mut Credit),
         (answers, heard): (&mut Vec<Frame>, &mut Vec<Frame>),
     ) -> Result<bool, String> {
         let mut any = false;
+        self.held_back = false;
         let remote = (0..spec.cores).filter(|&r| !spec.is_local(r));
         let max_payload = self.max_payload(seg, spec);
         match self.kind {
@@ -111,15 +131,47 @@ impl Ends {
                     let ring = self.place.srb(seg, rank);
                     let stand_in = &mut self.stand_ins[rank as usize];
                     let batch = &mut out[spec.node_of(rank) as usize];
-                    while let Some(entry) = ring.peek(stand_in.pos).map_err(|e| e.to_string())? {
+                    let key = credit.key(spec, spec.first, rank);
+                    // Whether an entry before `at` stays: what is taken from there on
+                    // is taken ahead, out of order.
+                    let mut behind = false;
+                    let mut at = stand_in.pos;
+                    loop {
+                        if let Some(&next) = stand_in.ahead.get(&at) {
+                            if !behind {
+                                stand_in.ahead.remove(&at);
+                                stand_in.pos = next;
+                            }
+                            at = next;
+                            continue;
+                        }
+                        let Some(entry) = ring.peek(at).map_err(|e| e.to_string())? else { break };
+                        let free = credit::is_free(&entry.header);
+                        if !free && (behind || !credit.open(key)) {
+                            behind = true;
+                            at = entry.next();
+                            continue;
+                        }
                         let stamp = if self.timed { stamp_of(ring_stamp(seg, rank, entry.pos())) } else { 0 };
                         any = true;
+                        let start = batch.len();
                         if entry.header.kind == FragKind::Rendezvous {
-                            let mut at = [0u8; RENDEZVOUS_BYTES as usize];
-                            ring.read(&entry, 0, &mut at);
+                            let mut rv = [0u8; RENDEZVOUS_BYTES as usize];
+                            ring.read(&entry, 0, &mut rv);
                             let done = self.pulled.entry((entry.header.src, rank)).or_default();
-                            match pull::pull(seg, (rank, &entry.header, stamp), Rendezvous::from_bytes(&at), done, (max_payload, batch))? {
+                            let pulled = pull::pull(seg, (rank, &entry.header, stamp), Rendezvous::from_bytes(&rv), done, (max_payload, batch))?;
+                            if !free {
+                                credit.spend(key, (batch.len() - start) as u64);
+                            }
+                            match pulled {
                                 Pulled::Whole(answer) => answers.push(answer),
+                                // A partly read request keeps the requests behind it
+                                // waiting: they apply in order.
+                                Pulled::Part if !free => {
+                                    behind = true;
+                                    at = entry.next();
+                                    continue;
+                                }
                                 Pulled::Part | Pulled::Gone => break,
                             }
                             self.pulled.remove(&(entry.header.src, rank));
@@ -127,10 +179,20 @@ impl Ends {
                             heard.push(answer_frame(rank, entry.header));
                         } else {
                             frame::encode_with(batch, (rank, &entry.header, stamp), |p| ring.read(&entry, 0, p));
+                            if !free {
+                                credit.spend(key, (batch.len() - start) as u64);
+                            }
                         }
-                        stand_in.pos = entry.next();
+                        let next = entry.next();
                         ring.release(entry);
+                        if behind {
+                            stand_in.ahead.insert(at, next);
+                        } else {
+                            stand_in.pos = next;
+                        }
+                        at = next;
                     }
+                    self.held_back |= behind;
                     if ring.free_consumed(stand_in.pos, &mut stand_in.published, true) {
                         seg.ring_all();
                     }
@@ -141,14 +203,27 @@ impl Ends {
                     let batch = &mut out[spec.node_of(rank) as usize];
                     for src in spec.first..spec.first + spec.count {
                         let ch = self.place.perpeer(seg, src, rank);
+                        let key = credit.key(spec, src, rank);
                         while let Some(incoming) = ch.peek().map_err(|e| e.to_string())? {
                             let (header, stamp) = (incoming.header, if self.timed { stamp_of(pair_stamp(seg, rank, src)) } else { 0 });
+                            let free = credit::is_free(&header);
+                            if !free && !credit.open(key) {
+                                // The pair's channel holds one fragment: what follows
+                                // it waits (module docs of `credit`).
+                                self.held_back = true;
+                                break;
+                            }
                             any = true;
+                            let start = batch.len();
                             if header.kind == FragKind::Rendezvous {
-                                let mut at = [0u8; RENDEZVOUS_BYTES as usize];
-                                read_fragment(&ch, &header, incoming.in_dram, &mut at);
+                                let mut rv = [0u8; RENDEZVOUS_BYTES as usize];
+                                read_fragment(&ch, &header, incoming.in_dram, &mut rv);
                                 let done = self.pulled.entry((src, rank)).or_default();
-                                match pull::pull(seg, (rank, &header, stamp), Rendezvous::from_bytes(&at), done, (max_payload, batch))? {
+                                let pulled = pull::pull(seg, (rank, &header, stamp), Rendezvous::from_bytes(&rv), done, (max_payload, batch))?;
+                                if !free {
+                                    credit.spend(key, (batch.len() - start) as u64);
+                                }
+                                match pulled {
                                     Pulled::Whole(answer) => answers.push(answer),
                                     Pulled::Part | Pulled::Gone => break,
                                 }
@@ -157,6 +232,9 @@ impl Ends {
                                 heard.push(answer_frame(rank, header));
                             } else {
                                 frame::encode_with(batch, (rank, &header, stamp), |p| read_fragment(&ch, &header, incoming.in_dram, p));
+                                if !free {
+                                    credit.spend(key, (batch.len() - start) as u64);
+                                }
                             }
                             ch.take();
                             if incoming.in_dram {
@@ -239,5 +317,5 @@ fn is_answer(header: &FragHeader) -> bool {
 
 /// An answer (no payload) to rank `dest`, the announced message's source.
 fn answer_frame(dest: u32, header: FragHeader) -> Frame {
-    Frame { dest, header, stamp: 0, whole: false, payload: Vec::new() }
+    Frame { dest, header, stamp: 0, whole: false, payload: Vec::new(), charge: 0 }
 }

@@ -2,7 +2,8 @@
 //!
 //! A batch is a sequence of frames, each a fixed header (destination, source, tag,
 //! message length, payload length, kind, first flag, whole flag, and in virtual time
-//! the fragment's stamp) of [`HEADER`] little-endian bytes followed by the payload. A
+//! the fragment's stamp) of [`HEADER`] little-endian bytes followed by the payload (a
+//! grant of flow control is a frame to no rank, `credit`). A
 //! *whole* frame carries a whole message of at most [`WHOLE_MAX`] bytes in one data
 //! fragment (a message its sending gateway read out of its sender, `pull`); every other
 //! frame carries at most a ring entry. The receiving gateway trusts nothing in it: a
@@ -27,6 +28,9 @@ pub(super) struct Frame {
     /// Whether it carries a whole message, which may exceed a ring entry (module docs).
     pub whole: bool,
     pub payload: Vec<u8>,
+    /// Bytes of its flow's credit it stands for until it leaves the receiving gateway
+    /// (`credit`): its size in the batch it arrived in; 0 for a frame made here.
+    pub charge: u32,
 }
 
 /// Appends the frame of a fragment for `dest` to `batch`; `fill` writes its
@@ -85,7 +89,8 @@ pub(super) fn decode(mut batch: &[u8], max_payload: u32) -> Result<Vec<Frame>, S
         let stamp = u64::from_le_bytes(batch[24..32].try_into().expect("8 bytes"));
         header.check().map_err(|e| format!("a frame from rank {src}: {e:?}"))?;
         let end = HEADER + len as usize;
-        frames.push(Frame { dest, header, stamp, whole, payload: batch[HEADER..end].to_vec() });
+        let charge = end as u32;
+        frames.push(Frame { dest, header, stamp, whole, payload: batch[HEADER..end].to_vec(), charge });
         batch = &batch[end..];
     }
     Ok(frames)

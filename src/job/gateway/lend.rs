@@ -93,7 +93,9 @@ impl Lender {
         let token = self.next_token;
         let at = Rendezvous { addr: whole.payload.as_ptr() as u64, token };
         let header = FragHeader { len: RENDEZVOUS_BYTES, kind: FragKind::Rendezvous, ..whole.header };
-        let frame = Frame { dest: whole.dest, header, stamp: whole.stamp, whole: false, payload: at.to_bytes().to_vec() };
+        // The loan keeps the whole frame's charge (`credit`) until its answer.
+        let payload = at.to_bytes().to_vec();
+        let frame = Frame { dest: whole.dest, header, stamp: whole.stamp, whole: false, payload, charge: 0 };
         (frame, token)
     }
 
@@ -106,9 +108,11 @@ impl Lender {
 
     /// Takes `answer`, a receiver's answer to an announcement of this gateway (a frame
     /// for the announced message's source). Refused: the message's continuations, of
-    /// at most `max_payload` bytes each, to publish next for the pair. An answer to no
-    /// loan of this gateway is an error.
-    pub(super) fn answered(&mut self, answer: &Frame, max_payload: u32) -> Result<Vec<Frame>, String> {
+    /// at most `max_payload` bytes each, to publish next for the pair. With them, the
+    /// charge (`credit`) of the pair's flow that left this gateway with the loan: all
+    /// of it once the receiver copied the bytes, none while continuations carry it. An
+    /// answer to no loan of this gateway is an error.
+    pub(super) fn answered(&mut self, answer: &Frame, max_payload: u32) -> Result<(Vec<Frame>, u32), String> {
         let (src, dest) = (answer.dest, answer.header.src);
         let bad = || format!("rank {dest} answered an announcement from rank {src} that it did not get");
         let loan = self.loans.remove(&(src, dest)).ok_or_else(bad)?;
@@ -116,37 +120,43 @@ impl Lender {
             return Err(bad());
         }
         match answer.header.kind {
-            FragKind::Done => Ok(Vec::new()),
+            FragKind::Done => Ok((Vec::new(), loan.frame.charge)),
             _ => {
                 self.readable = false;
                 let mut rest = cut(loan.frame, max_payload);
-                // The announcement was the message's first fragment, with no bytes.
-                rest.remove(0);
-                Ok(rest)
+                // The announcement was the message's first fragment, with no bytes (and
+                // the charge, if nothing follows it).
+                let first = rest.remove(0);
+                Ok((rest, first.charge))
             }
         }
     }
 
-    /// Drops the loans to rank `dest`, which has left.
-    pub(super) fn forget(&mut self, dest: u32) {
-        self.loans.retain(|&(_, d), _| d != dest);
+    /// Drops the loans to rank `dest`, which has left: their frames.
+    pub(super) fn forget(&mut self, dest: u32) -> Vec<Frame> {
+        let gone: Vec<(u32, u32)> = self.loans.keys().copied().filter(|&(_, d)| d == dest).collect();
+        gone.into_iter().filter_map(|key| self.loans.remove(&key)).map(|loan| loan.frame).collect()
     }
 }
 
 /// The fragments of a whole frame's message, of at most `max_payload` bytes each: a
 /// first one with no bytes, then the continuations (as a refused announcement's).
-/// Announce-less, the first fragment is kept and the bytes follow it.
+/// Announce-less, the first fragment is kept and the bytes follow it. The last carries
+/// the whole frame's charge (`credit`): the flow drains once all have left.
 pub(super) fn cut(whole: Frame, max_payload: u32) -> Vec<Frame> {
     let h = whole.header;
-    let first = Frame { payload: Vec::new(), whole: false, header: FragHeader { len: 0, ..h }, ..whole };
+    let first = Frame { payload: Vec::new(), whole: false, header: FragHeader { len: 0, ..h }, charge: 0, ..whole };
     let rest = whole.payload.chunks(max_payload.max(1) as usize).map(|chunk| Frame {
         dest: whole.dest,
         header: FragHeader::data(h.src, h.tag, chunk.len() as u32, h.total, false),
         stamp: whole.stamp,
         whole: false,
         payload: chunk.to_vec(),
+        charge: 0,
     });
-    std::iter::once(first).chain(rest).collect()
+    let mut parts: Vec<Frame> = std::iter::once(first).chain(rest).collect();
+    parts.last_mut().expect("a first fragment").charge = whole.charge;
+    parts
 }
 
 #[cfg(test)]
@@ -155,12 +165,12 @@ mod tests {
 
     fn whole(src: u32, dest: u32, len: u32) -> Frame {
         let payload: Vec<u8> = (0..len).map(|i| i as u8).collect();
-        Frame { dest, header: FragHeader::data(src, 7, len, len, true), stamp: 5, whole: true, payload }
+        Frame { dest, header: FragHeader::data(src, 7, len, len, true), stamp: 5, whole: true, payload, charge: 9 }
     }
 
     fn answer(src: u32, dest: u32, token: u32, kind: FragKind) -> Frame {
         let header = FragHeader { src: dest, tag: token, len: 0, total: 0, first: true, kind };
-        Frame { dest: src, header, stamp: 0, whole: false, payload: Vec::new() }
+        Frame { dest: src, header, stamp: 0, whole: false, payload: Vec::new(), charge: 0 }
     }
 
     #[test]
@@ -169,6 +179,8 @@ mod tests {
         let shape: Vec<_> = parts.iter().map(|f| (f.header.len, f.header.first, f.header.total, f.payload.len())).collect();
         assert_eq!(shape, [(0, true, 10, 0), (4, false, 10, 4), (4, false, 10, 4), (2, false, 10, 2)]);
         assert!(parts.iter().all(|f| !f.whole && f.stamp == 5 && f.dest == 1 && f.header.src == 3));
+        let charges: Vec<_> = parts.iter().map(|f| f.charge).collect();
+        assert_eq!(charges, [0, 0, 0, 9], "the last carries the charge");
         assert_eq!(parts[3].payload, [8, 9]);
     }
 
@@ -187,15 +199,24 @@ mod tests {
 
         let mut lender = Lender { loans: HashMap::new(), next_token: 0, readable: true };
         lender.lend(whole(3, 1, 10), 0);
-        assert_eq!(lender.answered(&answer(3, 1, 0, FragKind::Done), 4).unwrap(), Vec::new());
+        assert_eq!(lender.answered(&answer(3, 1, 0, FragKind::Done), 4).unwrap(), (Vec::new(), 9));
         assert!(!lender.waits(3, 1) && lender.readable());
         assert!(lender.answered(&answer(3, 1, 0, FragKind::Done), 4).is_err(), "no loan");
 
         let (_, token) = lender.announcement(&whole(3, 1, 10));
         lender.lend(whole(3, 1, 10), token);
-        let rest = lender.answered(&answer(3, 1, token, FragKind::Refused), 4).unwrap();
-        let lens: Vec<_> = rest.iter().map(|f| (f.header.len, f.header.first)).collect();
-        assert_eq!(lens, [(4, false), (4, false), (2, false)]);
+        let (rest, freed) = lender.answered(&answer(3, 1, token, FragKind::Refused), 4).unwrap();
+        let lens: Vec<_> = rest.iter().map(|f| (f.header.len, f.header.first, f.charge)).collect();
+        assert_eq!(lens, [(4, false, 0), (4, false, 0), (2, false, 9)]);
+        assert_eq!(freed, 0, "the continuations carry the charge");
         assert!(!lender.readable() && !lender.lending());
+
+        for (src, dest) in [(3, 2), (4, 1)] {
+            let (_, token) = lender.announcement(&whole(src, dest, 10));
+            lender.lend(whole(src, dest, 10), token);
+        }
+        let gone: Vec<_> = lender.forget(2).into_iter().map(|f| (f.header.src, f.dest, f.charge)).collect();
+        assert_eq!(gone, [(3, 2, 9)], "a rank that left: its loans' frames, with their charges");
+        assert!(lender.waits(4, 1));
     }
 }

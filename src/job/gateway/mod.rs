@@ -14,7 +14,15 @@
 //! Invariants:
 //! - fragments of one source to one destination keep their order: a stand-in ring is
 //!   drained in order, a batch keeps it, the engine delivers one node's batches in order,
-//!   and the receiving gateway queues per destination and publishes in queue order;
+//!   and the receiving gateway queues per destination and publishes in queue order. (A
+//!   request may pass two-sided data that flow control holds back in a stand-in ring:
+//!   requests keep their order among themselves, and two-sided fragments theirs);
+//! - what a gateway holds for delivery to its node is bounded (`credit`): at most
+//!   [`Gateway::flow_bound`] bytes of each flow into it (one per other node and rank of
+//!   this node under the shared receive buffer, one per pair per peer), counted as they
+//!   came in their batches, plus the answers of its request service. A flow's sending
+//!   gateway collects only within its credit, and what it does not collect stays in the
+//!   stand-in channel, whose senders wait for room as for a full ring;
 //! - the gateway never waits on a channel: a frame that does not fit yet stays queued
 //!   (a shared-receive-buffer reservation with it, counted as a space waiter so the
 //!   receiver publishes what it consumed), and the next call tries again;
@@ -26,7 +34,10 @@
 //! - the world barrier counts this node's ranks and the gateway. The gateway reports
 //!   how many barriers its ranks have all entered, and arrives (last, so at once) in
 //!   barrier `g` once every node reports at least `g + 1`: nobody leaves a barrier
-//!   before every rank of the job has entered it;
+//!   before every rank of the job has entered it. Two-sided data that flow control
+//!   holds back may reach its receiver after a barrier its sender entered later (a
+//!   barrier orders no message); a node says its ranks `finished` only once it holds
+//!   nothing back;
 //! - the first failure any node reports aborts every node's segment with the same
 //!   rank and cause, so every surviving rank's error names the dead one; after it
 //!   nothing more crosses.
@@ -52,6 +63,7 @@
 
 mod channel;
 mod combine;
+mod credit;
 mod frame;
 mod lend;
 mod pull;
@@ -77,6 +89,7 @@ use crate::sync::Ordering;
 use crate::timing::Chip;
 use crate::timing::clock::barrier_stamp;
 use channel::Ends;
+use credit::Credit;
 use frame::Frame;
 use lend::Lender;
 use serve::Serve;
@@ -138,6 +151,8 @@ pub struct Gateway {
     serve: Serve,
     /// Large messages lent to this node's receivers (`lend`).
     lender: Lender,
+    /// Flow control, as sender and as receiver (`credit`).
+    credit: Credit,
 }
 
 impl Gateway {
@@ -168,7 +183,22 @@ impl Gateway {
             chip: (config.timing != 0).then(|| running.chip().cloned().unwrap_or_default()),
             on_link: HashMap::new(),
             serve: Serve::default(),
+            credit: Credit::new(kind),
         })
+    }
+
+    /// Bytes this gateway holds now for delivery to its node's ranks (queued or lent,
+    /// as they came in their batches), and the most it has held.
+    pub fn held(&self) -> (u64, u64) {
+        self.credit.held()
+    }
+
+    /// The most this gateway holds of one flow into its node (`credit`: one per other
+    /// node and rank of this node under the shared receive buffer, one per pair of a
+    /// rank of another node and a rank of this one per peer), but for the answers of its
+    /// request service: the credit window and one collect step of the sending gateway.
+    pub fn flow_bound(&self) -> u64 {
+        credit::WINDOW + credit::step_max(self.ends.max_payload(&self.segment, &self.spec))
     }
 
     /// Marks every rank of this node as exited: from now on the node only waits for the
@@ -225,8 +255,9 @@ impl Gateway {
             // Acquire: pairs with the Release of the rank's `leave`; a rank that left
             // reads nothing more.
             if self.segment.slot(dest).state.load(Ordering::Acquire) == slot_state::FINALIZED {
-                inbound.queue.clear();
-                self.lender.forget(dest);
+                for frame in inbound.queue.drain(..).chain(self.lender.forget(dest)) {
+                    self.credit.left(self.credit.key(&self.spec, frame.header.src, dest), frame.charge);
+                }
                 continue;
             }
             while let Some(front) = inbound.queue.front() {
@@ -251,6 +282,8 @@ impl Gateway {
                     if !self.ends.publish(&self.segment, dest, front, &mut inbound.held) {
                         break;
                     }
+                    let (src, charge) = (front.header.src, front.charge);
+                    self.credit.left(self.credit.key(&self.spec, src, dest), charge);
                     inbound.queue.pop_front();
                 }
                 self.moved = true;
@@ -268,7 +301,9 @@ impl Gateway {
             if !self.spec.is_local(dest) {
                 return Err(format!("an answer from rank {dest}, which this node does not run"));
             }
-            let rest = self.lender.answered(&answer, max_payload)?;
+            let (rest, freed) = self.lender.answered(&answer, max_payload)?;
+            // The answer names the announced message's source as its destination.
+            self.credit.left(self.credit.key(&self.spec, answer.dest, dest), freed);
             let inbound = &mut self.inbound[(dest - self.spec.first) as usize];
             let at = usize::from(inbound.held.is_some()).min(inbound.queue.len());
             for (k, frame) in rest.into_iter().enumerate() {
@@ -287,9 +322,9 @@ impl NodeSide for Gateway {
             return;
         }
         let max_payload = self.ends.max_payload(&self.segment, &self.spec);
-        self.moved |= self.serve.answer(&self.spec, max_payload, out);
+        self.moved |= self.serve.answer(&self.spec, max_payload, (out, &mut self.credit));
         let (mut answers, mut heard) = (Vec::new(), Vec::new());
-        let drained = self.ends.drain(&self.segment, &self.spec, out, (&mut answers, &mut heard));
+        let drained = self.ends.drain(&self.segment, &self.spec, (out, &mut self.credit), (&mut answers, &mut heard));
         let taken = drained.and_then(|any| self.take_answers(heard).map(|()| any));
         match taken {
             Ok(any) => self.moved |= any,
@@ -305,11 +340,16 @@ impl NodeSide for Gateway {
             self.inbound[(answer.dest - self.spec.first) as usize].queue.push_back(answer);
         }
         self.push_inbound();
+        self.credit.grant(&self.spec, out);
     }
 
     fn deliver(&mut self, from: u32, batch: &[u8]) -> Result<(), String> {
         let max_payload = self.ends.max_payload(&self.segment, &self.spec);
         for frame in frame::decode(batch, max_payload)? {
+            if frame.dest == credit::GRANT {
+                self.credit.take_grant(&self.spec, from, &frame)?;
+                continue;
+            }
             let (dest, src) = (frame.dest, frame.header.src);
             if !self.spec.is_local(dest) {
                 return Err(format!("node {from} sent a fragment for rank {dest}, which node {} does not run", self.spec.node));
@@ -317,6 +357,7 @@ impl NodeSide for Gateway {
             if src >= self.spec.cores || self.spec.node_of(src) != from {
                 return Err(format!("node {from} sent a fragment from rank {src}, which it does not run"));
             }
+            // A request spends no credit (`credit::is_free`).
             if frame.header.tag == REQUEST_TAG {
                 self.serve.take(&self.segment, &self.spec, frame)?;
                 self.moved = true;
@@ -334,6 +375,7 @@ impl NodeSide for Gateway {
                     self.on_link.insert((src, dest), (sent, left));
                 }
             }
+            self.credit.arrived(self.credit.key(&self.spec, src, dest), frame.charge);
             self.inbound[(dest - self.spec.first) as usize].queue.push_back(frame);
             self.moved = true;
         }
@@ -351,7 +393,10 @@ impl NodeSide for Gateway {
         NodeStatus {
             barriers: self.released + u64::from(self.all_arrived()),
             failure: self.segment.job().check().err().map(|e| (e.rank, e.cause)),
-            finished: self.finished,
+            // Not while entries wait for credit: a node that says it finished has
+            // nothing left to send (`credit`). After an abort nothing more crosses, and
+            // nothing is collected: what waited is moot.
+            finished: self.finished && (!self.ends.held_back() || self.aborted()),
             barrier_vtime: self.latest_arrival(),
         }
     }

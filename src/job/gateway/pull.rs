@@ -76,6 +76,7 @@ pub(super) fn pull(
         stamp: 0,
         whole: false,
         payload: Vec::new(),
+        charge: 0,
     };
     let stop = done.saturating_add(PULL_BYTES).min(total);
     let whole = total <= WHOLE_MAX;

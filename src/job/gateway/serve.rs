@@ -48,6 +48,7 @@ use crate::protocol::test_and_set;
 use crate::segment::view::{atomic_u32_at, atomics_at};
 
 use super::combine::{Locked, Refused, combine};
+use super::credit::Credit;
 use super::frame::{self, Frame};
 
 /// A lock held for an origin on another node: what its unlock needs.
@@ -314,8 +315,9 @@ impl Serve {
         });
     }
 
-    /// Appends the answers ready, as frames for their origins' nodes; whether any.
-    pub(super) fn answer(&mut self, spec: &NodeSpec, max_payload: u32, out: &mut [Vec<u8>]) -> bool {
+    /// Appends the answers ready, as frames for their origins' nodes, counted in their
+    /// flows' credit but never held back (`credit`); whether any.
+    pub(super) fn answer(&mut self, spec: &NodeSpec, max_payload: u32, (out, credit): (&mut [Vec<u8>], &mut Credit)) -> bool {
         let granted = std::mem::take(&mut *self.granted.lock().unwrap_or_else(|e| e.into_inner()));
         for g in granted {
             match g.held {
@@ -331,6 +333,7 @@ impl Serve {
         for a in self.answers.drain(..) {
             let (tag, total) = (reply_tag(a.token), a.data.len() as u32);
             let batch = &mut out[spec.node_of(a.origin) as usize];
+            let start = batch.len();
             let mut chunks: Vec<&[u8]> = a.data.chunks(max_payload.max(1) as usize).collect();
             if chunks.is_empty() {
                 chunks.push(&[]);
@@ -339,6 +342,7 @@ impl Serve {
                 let header = FragHeader::data(a.from, tag, chunk.len() as u32, total, i == 0);
                 frame::encode_with(batch, (a.origin, &header, 0), |p| p.copy_from_slice(chunk));
             }
+            credit.spend(credit.key(spec, a.from, a.origin), (batch.len() - start) as u64);
         }
         any
     }

@@ -24,7 +24,10 @@
 //!   before the status that counts that barrier (or says `finished`) was read, so it was
 //!   collected no later than that status's iteration (step 1) and sent before it (step 3).
 //!   Hence no node releases barrier `g` before the bytes sent ahead of it have been
-//!   delivered there, and a node that says `finished` has nothing left to send.
+//!   delivered there, and a node that says `finished` has nothing left to send. (But for
+//!   two-sided data that a gateway's flow control holds back, which a barrier need not
+//!   order; a gateway says `finished` only once it holds nothing back: the gateway's
+//!   module docs, `credit`.)
 //! - Settle sees, for this node, its status read this iteration, and for every other
 //!   node the latest status received from it, except for virtual time: a node's
 //!   `barrier_vtime` is only meaningful in the status that first reports a barrier count

@@ -17,7 +17,7 @@
 //!   and waits for a queued non-blocking send, reserve even when the ring is full, and
 //!   wait for their own reservation) sleeps on
 //!   one of the [`SPACE_BELLS`] space bells, the one for the quarter of a ring's worth
-//!   of positions (over four rings' worth) where its reservation ends
+//!   of positions (over eight rings' worth) where its reservation ends
 //!   ([`Srb::space_bell`]). A publication from `c0` to `c1` makes exactly the
 //!   reservations ending in `(c0 + cap, c1 + cap]` fit; it rings the bells of the
 //!   quarters that range completes (all their waiters fit), and of the last one it
@@ -41,6 +41,13 @@
 //! Waits for queued sends took no ticket at first: 47 MPI ranks streaming windows of
 //! 64 isends of 8 B into one took 57-135 µs per message, with the time in the kernel's
 //! wake-ups; with tickets, 2.8-5.2 µs (`benches/mpi/pt2pt.c`, many-to-one, 48 ranks).
+//! Bells over eight rings' worth of positions instead of four: those 47 MPI senders of
+//! 4 KiB hold up to about twelve rings' worth of reservations (a ticket and a run of
+//! three each), so a bell over four rings' worth also woke, at each ring, senders one or
+//! two laps from fitting, which slept again: 33 900 -> 23 000 sender sleeps and 51 000
+//! -> 39 000 context switches a run, 7.8 -> 5.3 µs per message (1 KiB: 2.1 -> 1.7), the
+//! same memory (32 bells of 4 bytes fill the line that 16 of 8 bytes did;
+//! `docs/bench/2026-11-27-fanin`).
 
 use crate::protocol::waiter::Doorbell;
 use crate::sync::{AtomicU32, Ordering};
@@ -48,10 +55,10 @@ use crate::sync::{AtomicU32, Ordering};
 use super::{Reservation, RingMem, Srb};
 
 /// Space bells per ring: each covers a quarter of a ring's worth of positions, over
-/// four rings' worth (see the flow-control docs in `srb/space.rs`).
-pub const SPACE_BELLS: u32 = BELLS_PER_LAP * 4;
-/// Space bells per ring's worth of positions (a power of two, as [`SPACE_BELLS`] is:
-/// bell indices then stay consistent when the counters wrap).
+/// eight rings' worth (see the flow-control docs in `srb/space.rs`).
+pub const SPACE_BELLS: u32 = BELLS_PER_LAP * 8;
+/// Space bells per ring's worth of positions (a power of two, so that a quarter is a
+/// whole number of bytes in every ring).
 const BELLS_PER_LAP: u32 = 4;
 /// A ticketed space waiter counts this much in `space_waiters` (the low half counts
 /// the others).
@@ -121,9 +128,16 @@ impl<'a, M: RingMem> Srb<'a, M> {
     /// Sender: the bell to sleep on until reservation `r` fits: the receiver rings it
     /// when its publication makes reservations ending near `r`'s fit (module docs).
     pub fn space_bell(&self, r: &Reservation) -> &'a Doorbell {
+        self.bell_at(r.pos.wrapping_add(r.len).wrapping_sub(1))
+    }
+
+    /// The space bell of the quarter of positions holding counter value `pos`. Sender
+    /// and receiver both name a bell by a position (the counter, wrapped), never by a
+    /// quarter's number plus an offset, so they agree across the counters' wrap whatever
+    /// the ring's size (a 1 GiB ring has only 16 quarters in the counter space).
+    fn bell_at(&self, pos: u32) -> &'a Doorbell {
         let granule = self.cap() / BELLS_PER_LAP;
-        &self.counters.space.bells
-            [((r.pos.wrapping_add(r.len).wrapping_sub(1) / granule) % SPACE_BELLS) as usize]
+        &self.counters.space.bells[((pos / granule) % SPACE_BELLS) as usize]
     }
 
     /// Receiver, after a batch of releases up to its position `pos`: publishes `pos` to
@@ -201,7 +215,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
         let rung = (complete + u32::from(trailing && reach % granule != 0)).min(BELLS_PER_LAP + 1);
         debug_assert!(rung > 0, "a publication that rings no bell has no fence");
         for i in 0..rung {
-            self.counters.space.bells[((start / granule + i) % SPACE_BELLS) as usize].ring_after_rmw();
+            self.bell_at(start.wrapping_add(i * granule)).ring_after_rmw();
         }
     }
 

@@ -107,6 +107,23 @@ mod futex {
             self.0.fetch_add(v, order)
         }
 
+        /// Sets the bits of `v`, returning the previous value; wakes nobody.
+        pub fn fetch_or(&self, v: u32, order: Ordering) -> u32 {
+            self.0.fetch_or(v, order)
+        }
+
+        /// Stores `new` if the word holds `current`; the previous value either way (as
+        /// `AtomicU32::compare_exchange`). Wakes nobody.
+        pub fn compare_exchange(
+            &self,
+            current: u32,
+            new: u32,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<u32, u32> {
+            self.0.compare_exchange(current, new, success, failure)
+        }
+
         /// Sleeps while the word still holds `expected`; may return spuriously.
         pub fn wait(&self, expected: u32) {
             // EAGAIN (the word already changed) and EINTR are both "look again".
@@ -184,6 +201,22 @@ mod futex {
         /// Adds `v` (wrapping), returning the previous value; wakes nobody.
         pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
             self.word.fetch_add(v, order)
+        }
+
+        /// Sets the bits of `v`, returning the previous value; wakes nobody.
+        pub fn fetch_or(&self, v: u32, order: Ordering) -> u32 {
+            self.word.fetch_or(v, order)
+        }
+
+        /// Stores `new` if the word holds `current`; the previous value either way.
+        pub fn compare_exchange(
+            &self,
+            current: u32,
+            new: u32,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<u32, u32> {
+            self.word.compare_exchange(current, new, success, failure)
         }
 
         /// Sleeps while the word still holds `expected`.

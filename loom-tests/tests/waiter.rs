@@ -2,6 +2,12 @@
 //! sleepers; with background work (`Progress`), a ring of the work's doorbell wakes a
 //! sleeper on another doorbell. A lost wake-up shows up as a loom deadlock (every
 //! thread blocked).
+//!
+//! A ring wakes only a doorbell that a sleeper armed since the last wake (the `ARMED`
+//! bit of its word), so the models also drive the states that skipping a wake depends
+//! on: two ringers racing for one armed value (one wakes, the other skips), a sleeper
+//! woken by the first of two changes that arms again for the second, and a sleeper that
+//! armed but found its condition true beside one that is asleep on the same value.
 #![cfg(sccemu_loom)]
 
 use loom::sync::Arc;
@@ -56,6 +62,62 @@ fn two_sleepers_on_one_doorbell_both_wake() {
             .collect();
         s.word.store(1, Ordering::Release);
         s.bell.ring();
+        for t in sleepers {
+            t.join().unwrap();
+        }
+    });
+}
+
+/// Two ringers, one sleeper that needs both changes: woken by the first ring (or not),
+/// it arms again, and the second ring must find it armed, or it must see the second
+/// change; when both ringers read the same armed value, one wakes and the other skips.
+/// One ringer rings after its RMW (`ring_after_rmw`), the other after a fence.
+#[test]
+fn two_ringers_and_a_sleeper_that_sleeps_again() {
+    loom::model(|| {
+        let s = shared();
+        let ringers: Vec<_> = (0..2)
+            .map(|i| {
+                let s = s.clone();
+                thread::spawn(move || {
+                    // Release: the sleeper's Acquire load of the count sees our part.
+                    s.word.fetch_add(1, Ordering::Release);
+                    if i == 0 { s.bell.ring_after_rmw() } else { s.bell.ring() }
+                })
+            })
+            .collect();
+        let waiter = Waiter::new(WaitPolicy::Block, &s.job);
+        let seen = waiter.wait_until(&s.bell, || Some(s.word.load(Ordering::Acquire)).filter(|&v| v == 2));
+        assert_eq!(seen, Ok(2));
+        for t in ringers {
+            t.join().unwrap();
+        }
+    });
+}
+
+/// Two sleepers on one doorbell, waiting for different changes of one ringer: the one
+/// whose condition the first change meets may arm and find it true (it cannot disarm,
+/// the other may be asleep on the same armed value), while the other sleeps on through
+/// the first ring, or wakes and arms again, until the second.
+#[test]
+fn a_sleeper_done_after_arming_leaves_the_other_asleep_and_armed() {
+    loom::model(|| {
+        let s = shared();
+        let sleepers: Vec<_> = (1..=2)
+            .map(|want| {
+                let s = s.clone();
+                thread::spawn(move || {
+                    let waiter = Waiter::new(WaitPolicy::Block, &s.job);
+                    waiter
+                        .wait_until(&s.bell, || (s.word.load(Ordering::Acquire) >= want).then_some(()))
+                        .unwrap();
+                })
+            })
+            .collect();
+        for v in 1..=2 {
+            s.word.store(v, Ordering::Release);
+            s.bell.ring();
+        }
         for t in sleepers {
             t.join().unwrap();
         }
@@ -151,6 +213,62 @@ fn with_background_work_armed_the_calls_own_ring_still_wakes() {
         let waiter = Waiter::new(WaitPolicy::Block, &s.job).with_progress(&*work);
         let seen = waiter.wait_until(&s.bell, || (s.word.load(Ordering::Acquire) == 1).then_some(()));
         assert_eq!(seen, Ok(()));
+        waker.join().unwrap();
+    });
+}
+
+/// A second doorbell and nothing else: the sleeper's condition reads what that
+/// doorbell's ringer changes itself (the watch says nothing).
+struct SecondBell {
+    own: Doorbell,
+}
+
+struct Nothing;
+
+impl Movable for Nothing {
+    fn movable(&self) -> bool {
+        false
+    }
+}
+
+impl Progress for SecondBell {
+    fn poll(&self) -> bool {
+        false
+    }
+
+    fn arm(&self) -> Armed<'_> {
+        Armed::Watch(&self.own, Box::new(Nothing))
+    }
+}
+
+/// Sleeping on both doorbells, the sleeper needs a ring of each: woken by the first, it
+/// arms both again for the second.
+#[test]
+fn a_sleeper_on_two_doorbells_woken_by_one_sleeps_again_for_the_other() {
+    loom::model(|| {
+        let s = shared();
+        let second = Arc::new((SecondBell { own: Doorbell::new() }, AtomicU32::new(0)));
+        let partner = {
+            let second = second.clone();
+            thread::spawn(move || {
+                second.1.store(1, Ordering::Release);
+                second.0.own.ring();
+            })
+        };
+        let waker = {
+            let s = s.clone();
+            thread::spawn(move || {
+                s.word.store(1, Ordering::Release);
+                s.bell.ring();
+            })
+        };
+        let waiter = Waiter::new(WaitPolicy::Block, &s.job).with_progress(&second.0);
+        let both = || {
+            let call = s.word.load(Ordering::Acquire) == 1;
+            (call && second.1.load(Ordering::Acquire) == 1).then_some(())
+        };
+        assert_eq!(waiter.wait_until(&s.bell, both), Ok(()));
+        partner.join().unwrap();
         waker.join().unwrap();
     });
 }

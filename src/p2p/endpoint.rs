@@ -52,7 +52,7 @@
 //!
 //! Choosing the protocol: `Job::channel`, `Config::channel` (and `sccrun --channel`).
 //! The default is `srb`: it runs at every job size with constant shared memory per
-//! core (a `ring_bytes` ring and 512 B of MPB), matches per-peer latency within a few
+//! core (a `ring_bytes` ring and 640 B of MPB), matches per-peer latency within a few
 //! tens of nanoseconds between two cores, and is an order of magnitude faster when
 //! many cores send to one, oversubscribed (`cargo bench -p sccemu-benches -- pt2pt
 //! srb`). `perpeer` (RCKMPI) needs 64 B of MPB per possible sender, so with the SCC's

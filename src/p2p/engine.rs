@@ -266,7 +266,7 @@ impl Locked<'_> {
         // which our lock synchronises with (module docs).
         if std::mem::take(&mut self.changed) && self.engine.sleeping.load(Ordering::Relaxed) != 0 {
             // Relaxed: the ring's fence (free after this RMW) orders it before the load
-            // of the doorbell's sleepers, the waker's half of the Dekker pair.
+            // of the doorbell's word, the waker's half of the Dekker pair.
             self.engine.generation.fetch_add(1, Ordering::Relaxed);
             self.own.ring_after_rmw();
         }

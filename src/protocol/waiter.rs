@@ -1,30 +1,46 @@
 //! The one way to wait: spin briefly (only while cores have CPUs of their own), then
 //! yield, then sleep on a futex in the segment.
 //!
-//! Every core's control slot holds a [`Doorbell`]: a futex word (`seq`) and a count of
-//! sleepers. A core that waits for a condition on memory owned by core `o` sleeps on
-//! `o`'s doorbell; whoever changes such memory rings `o`'s doorbell afterwards. The
-//! abort protocol rings every doorbell, and a waiter checks the job state before every
-//! sleep, so aborts wake everyone.
+//! Every core's control slot holds a [`Doorbell`]: one futex word, `seq`, whose low bit
+//! (`ARMED`) says that a sleeper may be asleep on its current value and whose other
+//! bits count wakes. A core that waits for a condition on memory owned by core `o`
+//! sleeps on `o`'s doorbell; whoever changes such memory rings `o`'s doorbell
+//! afterwards. The abort protocol rings every doorbell, and a waiter checks the job
+//! state before every sleep, so aborts wake everyone.
 //!
 //! No lost wake-up (checked by the loom model `waiter`):
-//! - the sleeper increments `sleepers`, issues a SeqCst fence, reads `seq`, then
-//!   evaluates the condition, and sleeps only while `seq` still holds what it read;
-//! - the waker publishes its change, issues a SeqCst fence, and reads `sleepers`; if
-//!   it is nonzero it increments `seq` (Release) and wakes all.
+//! - the sleeper sets `ARMED` with an RMW (`fetch_or`), which also reads `seq`, issues
+//!   a SeqCst fence, then evaluates the condition, and sleeps only while `seq` still
+//!   holds the armed value it read;
+//! - the waker publishes its change, issues a SeqCst fence, and reads `seq`; if `ARMED`
+//!   is set it replaces the armed value `s` by `s + 1` (which clears the bit and
+//!   counts the wake) with one compare-and-swap, and if that succeeded wakes all.
 //!
-//! The two fences order each side's store before its load (a Dekker pair), so either
-//! the waker sees the sleeper, or the sleeper's condition sees the change. If the
-//! waker bumped `seq` before the sleeper read it, the sleeper's `Acquire` load of
-//! `seq` makes the change visible to the condition; otherwise the futex compare fails
-//! or the wake arrives. A sleeper-free ring costs one fence and one load.
+//! The two fences order each side's RMW or store before its load (a Dekker pair), so
+//! either the waker's load sees the sleeper's `fetch_or` (or a later value of `seq`), or
+//! the sleeper's condition sees the change. `seq` leaves an armed value only by a
+//! waker's compare-and-swap, which that waker follows with a wake: so once the value a
+//! sleeper armed is gone, the futex compare fails or the wake arrives. A waker whose
+//! compare-and-swap fails skips its wake: another waker replaced the armed value it
+//! read, after that read, and wakes whoever slept on it; a sleeper that armed since
+//! armed after that read, so its fence follows the waker's (otherwise the waker's load
+//! would have seen its arming) and its condition sees the change.
+//!
+//! So a doorbell wakes once per arming, not once per ring: a sleeper already woken but
+//! not yet running (on an oversubscribed machine, for a while) costs further ringers
+//! one load, where a count of sleepers, kept until the sleeper ran again, cost each of
+//! them a wake syscall (48 MPI ranks, 64 KiB many-to-one: about 11 900 wake calls by
+//! the receiver per run, mostly redundant). The price: a sleeper that armed but found
+//! its condition true cannot disarm (another sleeper may be asleep on the same value),
+//! so the next ring makes one wake call for nobody. A sleeper-free ring costs one fence
+//! and one load.
 //!
 //! Background progress ([`Progress`]): a waiter may carry the core's background work
 //! (its pending two-sided operations, registered by the layer that owns them). The
 //! waiter drives it while it waits: [`Progress::poll`] between polls and after every
 //! sleep, and [`Progress::arm`] before every sleep. Arming may name a second doorbell,
-//! the one that the work's partners ring (the core's own): the sleeper then counts
-//! itself on both doorbells before its fence, evaluates its condition *and* the work's
+//! the one that the work's partners ring (the core's own): the sleeper then arms
+//! both doorbells before its fence, evaluates its condition *and* the work's
 //! ([`Movable::movable`]) after it, and sleeps on both words at once
 //! (`FutexWord::wait_or`, `futex_waitv`), so a ring of either is a Dekker pair with the
 //! sleeper exactly as above and neither can be lost. Work that cannot be looked at now
@@ -36,7 +52,7 @@ use std::time::{Duration, Instant};
 use shm_layout::WaitPolicy;
 
 use crate::protocol::abort::{JobAborted, JobControl};
-use crate::sync::{AtomicU32, Backoff, FutexWord, Ordering, fence, fence_after_rmw, spin_pause, yield_now};
+use crate::sync::{Backoff, FutexWord, Ordering, fence, fence_after_rmw, spin_pause, yield_now};
 
 /// How long a waiter stays awake before it sleeps on the futex.
 /// - `Adaptive` (no more cores than CPUs) spins, then yields: long enough to cover a
@@ -64,11 +80,15 @@ const HANDOFF_SPINS: u32 = if cfg!(sccemu_loom) { 2 } else { 200 };
 /// 0.15 µs, 8 B ping-pong 0.19 -> 0.15 µs one way).
 const TIGHT_POLLS: u32 = 64;
 
+/// The bit of a doorbell's `seq` that says a sleeper may be asleep on its value
+/// (module docs). A wake adds one to an armed value: the bit clears and the count
+/// above it advances, so no armed value recurs before the count wraps (2^31 wakes).
+const ARMED: u32 = 1;
+
 /// One core's wake-up point (in its control slot).
 #[derive(Default)]
 pub struct Doorbell {
     seq: FutexWord,
-    sleepers: AtomicU32,
 }
 
 impl Doorbell {
@@ -79,14 +99,14 @@ impl Doorbell {
 
     /// Wakes the sleepers, if any. Call it after the change they wait for is stored.
     pub fn ring(&self) {
-        // SeqCst fence: the change stored before it and the load of `sleepers` after it
-        // form a Dekker pair with the fence in `Waiter::wait_until` (module docs).
+        // SeqCst fence: the change stored before it and the load of `seq` after it form
+        // a Dekker pair with the fence in `Waiter::wait_until` (module docs).
         fence(Ordering::SeqCst);
         self.wake_sleepers();
     }
 
     /// [`Doorbell::ring`] when the change was the atomic RMW just before: that RMW
-    /// already orders it before the load of `sleepers` (`sync::fence_after_rmw`).
+    /// already orders it before the load of `seq` (`sync::fence_after_rmw`).
     #[inline]
     pub fn ring_after_rmw(&self) {
         fence_after_rmw();
@@ -94,16 +114,23 @@ impl Doorbell {
     }
 
     fn wake_sleepers(&self) {
-        if self.sleepers.load(Ordering::Relaxed) != 0 {
-            // Release: a sleeper that reads the new seq (Acquire) sees the change. Where
-            // the fence before this is a real SeqCst fence (`ring`, and `ring_after_rmw`
-            // off x86 and under loom), Relaxed would do: that fence is a release fence
-            // sequenced before this write, so the sleeper's Acquire load synchronizes
-            // with it (which is why the mutation script's Relaxed survives). On x86,
-            // `ring_after_rmw`'s fence is only a compiler fence, and this Release is what
-            // makes the edge in the language's model; it costs nothing there (one
-            // `lock xadd` either way).
-            self.seq.fetch_add(1, Ordering::Release);
+        // Relaxed: the caller's fence orders it after the change (the Dekker pair).
+        let seen = self.seq.load(Ordering::Relaxed);
+        // Release: a sleeper whose arming RMW reads the new value (Acquire) sees the
+        // change. Where the fence before this is a real SeqCst fence (`ring`, and
+        // `ring_after_rmw` off x86 and under loom), Relaxed would do: that fence is a
+        // release fence sequenced before this write, so the sleeper's Acquire
+        // synchronizes with it (which is why the mutation script's Relaxed survives). On
+        // x86, `ring_after_rmw`'s fence is only a compiler fence, and this Release is
+        // what makes the edge in the language's model; it costs nothing there (one
+        // `lock cmpxchg` either way). Failure Relaxed: a failed exchange means another
+        // waker took this wake over (module docs); nothing is read after it.
+        if seen & ARMED != 0
+            && self
+                .seq
+                .compare_exchange(seen, seen.wrapping_add(1), Ordering::Release, Ordering::Relaxed)
+                .is_ok()
+        {
             self.seq.wake_all();
         }
     }
@@ -314,17 +341,17 @@ impl<'a> Waiter<'a> {
                 }
                 Armed::Watch(own, watch) => (Some(own).filter(|&o| !std::ptr::eq(o, bell)), Some(watch)),
             };
-            bell.sleepers.fetch_add(1, Ordering::Relaxed);
-            if let Some(o) = other {
-                o.sleepers.fetch_add(1, Ordering::Relaxed);
-            }
-            // SeqCst fence: pairs with the one in `Doorbell::ring` of either doorbell
-            // (module docs); the watch is read after it, as the condition is.
-            fence(Ordering::SeqCst);
-            let seen = bell.seq.load(Ordering::Acquire);
-            // Acquire, as for `seen`: a ring of `other` that we read makes its change
-            // visible to the watch.
-            let seen_other = other.map(|o| o.seq.load(Ordering::Acquire));
+            // Arms the bells (module docs). Acquire: a wake we read (its Release
+            // compare-and-swap) makes its ringer's change visible to the condition, and,
+            // for `other`, to the watch. As for that Release, the fences alone would do
+            // where the ringer's is a real one (so a Relaxed mutant survives the models);
+            // after `ring_after_rmw` on x86 this is the edge in the language's model.
+            let seen = bell.seq.fetch_or(ARMED, Ordering::Acquire) | ARMED;
+            let seen_other = other.map(|o| o.seq.fetch_or(ARMED, Ordering::Acquire) | ARMED);
+            // SeqCst fence, free after the arming RMWs: pairs with the one in
+            // `Doorbell::ring` of either doorbell (module docs); the condition and the
+            // watch are read after it.
+            fence_after_rmw();
             let value = ready();
             let movable = value.is_none() && watch.as_ref().is_some_and(|w| w.movable());
             let aborted = self.job.check();
@@ -334,10 +361,7 @@ impl<'a> Waiter<'a> {
                     _ => bell.seq.wait(seen),
                 }
             }
-            bell.sleepers.fetch_sub(1, Ordering::Relaxed);
-            if let Some(o) = other {
-                o.sleepers.fetch_sub(1, Ordering::Relaxed);
-            }
+            // Nothing to disarm: the bit stays until the next ring clears it (module docs).
             drop(watch);
             if let Some(v) = value {
                 return Ok(v);
@@ -364,5 +388,45 @@ impl<'a> Waiter<'a> {
                 cfg!(sccemu_loom) || started.get_or_insert_with(Instant::now).elapsed() >= AWAKE_BUDGET
             }
         }
+    }
+}
+
+#[cfg(all(test, not(sccemu_loom)))]
+mod tests {
+    use super::*;
+
+    /// What a sleeper's arming does to the word (`Waiter::asleep`), without sleeping.
+    fn arm(bell: &Doorbell) -> u32 {
+        bell.seq.fetch_or(ARMED, Ordering::Acquire) | ARMED
+    }
+
+    /// A ring wakes (changes the word) only when a sleeper armed since the last wake:
+    /// rings of a woken sleeper that has not armed again leave the word alone, which is
+    /// what makes them skip the wake call.
+    #[test]
+    fn a_ring_wakes_once_per_arming() {
+        let bell = Doorbell::new();
+        bell.ring();
+        assert_eq!(bell.seq.load(Ordering::Relaxed), 0, "nobody armed");
+        assert_eq!(arm(&bell), 1);
+        assert_eq!(arm(&bell), 1, "a second sleeper arms the same value");
+        bell.ring();
+        assert_eq!(bell.seq.load(Ordering::Relaxed), 2, "one wake, counted, the bit clear");
+        bell.ring_after_rmw();
+        bell.ring();
+        assert_eq!(bell.seq.load(Ordering::Relaxed), 2, "woken already: no wake");
+        assert_eq!(arm(&bell), 3, "armed again, on a value never armed before");
+        bell.ring();
+        assert_eq!(bell.seq.load(Ordering::Relaxed), 4);
+    }
+
+    /// The count wraps: the armed value before the wrap is woken to 0.
+    #[test]
+    fn the_wake_count_wraps() {
+        let bell = Doorbell::new();
+        bell.seq.fetch_add(u32::MAX - 1, Ordering::Relaxed);
+        assert_eq!(arm(&bell), u32::MAX);
+        bell.ring();
+        assert_eq!(bell.seq.load(Ordering::Relaxed), 0);
     }
 }

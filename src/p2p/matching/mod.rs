@@ -28,11 +28,16 @@
 //! [`Truncated`](crate::p2p::endpoint::RecvError::Truncated) and the message stays queued, in
 //! its place, for a receive with a larger buffer; a message put back like this goes to
 //! the earliest posted receive that matches it, if any, as a new message would.
+//!
+//! Here: the queues and which receive gets which message. How fragments become
+//! messages (each source's assembly) is `assembly`; copying announced messages, and
+//! what a refusal makes of them, is `pull`; the small-message path's question is `quiet`.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::FxHashMap;
 
+mod assembly;
 mod pull;
 mod quiet;
 
@@ -42,8 +47,9 @@ use crate::p2p::rendezvous::Book;
 use crate::p2p::spare::Spare;
 use crate::p2p::synchronous::SyncBook;
 use crate::p2p::timed;
-use crate::protocol::ring::frag::{CorruptError, CorruptKind, FragHeader, FragKind, RENDEZVOUS_BYTES, Rendezvous};
+use crate::protocol::ring::frag::{FragKind, Rendezvous};
 
+use assembly::Assembly;
 pub(crate) use pull::{Pull, PullError};
 
 /// Bytes reserved up front for a message's data: its length comes from shared memory
@@ -73,15 +79,6 @@ enum Sink {
     Arrived(u64),
     Assigned(u64),
     Direct,
-}
-
-/// The message being assembled from one source.
-#[derive(Clone, Copy)]
-struct Assembly {
-    sink: Sink,
-    tag: u32,
-    total: usize,
-    filled: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -154,15 +151,6 @@ pub(crate) struct Inbox {
 }
 
 impl Inbox {
-    /// The assembly slot of a source.
-    fn slot(&mut self, src: u32) -> &mut Option<Assembly> {
-        let i = src as usize;
-        if self.assembling.len() <= i {
-            self.assembling.resize(i + 1, None);
-        }
-        &mut self.assembling[i]
-    }
-
     /// Whether non-blocking receives are posted or hold messages not yet taken.
     pub fn has_posted(&self) -> bool {
         !self.posted.is_empty() || !self.assigned.is_empty()
@@ -240,17 +228,6 @@ impl Inbox {
         id
     }
 
-    /// A partial message of `src` moved: its assembly, or its refused record, follows.
-    fn retarget(&mut self, src: u32, from: Sink, to: Sink) {
-        if let Some(a) = self.slot(src).as_mut().filter(|a| a.sink == from) {
-            a.sink = to;
-            return;
-        }
-        if let Some((_, _, a)) = self.refused.iter_mut().find(|(s, _, a)| *s == src && a.sink == from) {
-            a.sink = to;
-        }
-    }
-
     /// A posted receive being tested: picks up a message assigned to it earlier.
     pub fn resume(&mut self, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
         let id = t.id.expect("a posted receive");
@@ -326,58 +303,6 @@ impl Inbox {
         true
     }
 
-    /// Delivers one fragment; `read(dst)` copies its payload bytes. `stamp` is its
-    /// sender's virtual time (0 outside virtual time): the message's is its latest
-    /// fragment's. An announcement is matched like a first fragment and, if the
-    /// target takes it, pulled at once; an answer goes to the rendezvous book.
-    pub fn deliver(
-        &mut self,
-        h: &FragHeader,
-        target: Option<&mut Target<'_>>,
-        read: impl FnOnce(&mut [u8]),
-        corrupt: impl Fn(CorruptKind) -> CorruptError,
-        (stamp, pull): (u64, &dyn Pull),
-    ) -> Result<(), Fail> {
-        match h.kind {
-            FragKind::Data | FragKind::SyncData => {
-                let sync = (h.kind == FragKind::SyncData).then(|| self.sync.arrived(h.src));
-                Ok(self.deliver_data(h, target, read, corrupt, (stamp, sync))?)
-            }
-            FragKind::Done | FragKind::Refused => {
-                self.rdv.answered(h.src, h.kind, h.tag);
-                Ok(())
-            }
-            FragKind::SyncAck => {
-                self.sync.acknowledged(h.src, h.tag, stamp);
-                Ok(())
-            }
-            FragKind::Rendezvous => {
-                let src = h.src;
-                if self.slot(src).is_some() {
-                    return Err(corrupt(CorruptKind::MessageInterrupted { src }).into());
-                }
-                let mut desc = [0u8; RENDEZVOUS_BYTES as usize];
-                read(&mut desc);
-                let at = Rendezvous::from_bytes(&desc);
-                let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
-                let mut target = target;
-                match (self.place(status, target.as_deref_mut(), Some(at), None), target) {
-                    (Sink::Direct, Some(t)) => self.pull_into_target(t, at, pull, false),
-                    _ => Ok(()),
-                }
-            }
-        }
-    }
-
-    /// A whole message of this core to itself: one copy, into memory of the receive it
-    /// goes to (posted, or the arrived queue's); never through a channel. `sync`: the
-    /// number of a synchronous one.
-    pub fn deliver_own(&mut self, h: &FragHeader, data: &[u8], (stamp, sync): (u64, Option<u32>)) {
-        let status = Status { source: h.src, tag: h.tag, len: data.len(), vtime: stamp };
-        let sink = self.place(status, None, None, sync);
-        self.msg(sink).data.extend_from_slice(data);
-    }
-
     /// The message queued at `sink`, which holds one (not `Direct`).
     fn msg(&mut self, sink: Sink) -> &mut Msg {
         match sink {
@@ -386,66 +311,6 @@ impl Inbox {
             Sink::Direct => None,
         }
         .expect("a queued message")
-    }
-
-    #[inline]
-    fn deliver_data(
-        &mut self,
-        h: &FragHeader,
-        target: Option<&mut Target<'_>>,
-        read: impl FnOnce(&mut [u8]),
-        corrupt: impl Fn(CorruptKind) -> CorruptError,
-        (stamp, sync): (u64, Option<u32>),
-    ) -> Result<(), CorruptError> {
-        let src = h.src;
-        let len = h.len as usize;
-        let mut target = target;
-        if h.first {
-            if self.slot(src).is_some() {
-                return Err(corrupt(CorruptKind::MessageInterrupted { src }));
-            }
-            let status = Status { source: src, tag: h.tag, len: h.total as usize, vtime: stamp };
-            let sink = self.place(status, target.as_deref_mut(), None, sync);
-            *self.slot(src) = Some(Assembly { sink, tag: h.tag, total: status.len, filled: 0 });
-        } else if self.slot(src).is_none() {
-            self.resume_refused(src);
-        }
-        let Some(a) = (*self.slot(src)).filter(|a| a.tag == h.tag) else {
-            return Err(corrupt(CorruptKind::StrayContinuation { src }));
-        };
-        if a.filled + len > a.total {
-            return Err(corrupt(CorruptKind::FragmentPastMessage { len: h.len, total: a.total as u32 }));
-        }
-        let filled = a.filled + len;
-        match a.sink {
-            Sink::Direct => {
-                let t = target.expect("direct delivery only within its call");
-                read(&mut t.buf[a.filled..filled]);
-                let TargetState::Direct { mut status, seq, .. } = t.state else { unreachable!("direct target") };
-                status.vtime = status.vtime.max(stamp);
-                t.state = if filled == a.total {
-                    TargetState::Done(status)
-                } else {
-                    TargetState::Direct { status, filled, seq }
-                };
-            }
-            Sink::Arrived(seq) | Sink::Assigned(seq) => {
-                let msg = match a.sink {
-                    Sink::Arrived(_) => self.arrived.get_mut(&seq),
-                    _ => self.assigned.get_mut(&seq),
-                }
-                .expect("assembling message exists");
-                msg.status.vtime = msg.status.vtime.max(stamp);
-                msg.data.resize(filled, 0);
-                read(&mut msg.data[a.filled..filled]);
-            }
-        }
-        if filled == a.total {
-            *self.slot(src) = None;
-        } else {
-            self.slot(src).as_mut().expect("present").filled = filled;
-        }
-        Ok(())
     }
 
     /// Decides where a new message goes (module docs); an announced one (`remote`)

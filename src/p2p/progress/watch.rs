@@ -5,8 +5,9 @@
 //! see `srb`). A wait without one sleeps on its own doorbell, which such a receiver
 //! rings by ringing every core, so the waits for a send take tickets
 //! ([`Ctx::ticket_front`]). A ticket far from fitting also reserves, in one run, the
-//! entries of the whole messages queued behind it (`Srb::run_behind`), so that the
-//! wake-up its bell brings sends them all.
+//! entries of the whole messages queued behind it (`Srb::run_behind`), and the wait
+//! sleeps until the last of the run fits, not the ticket (`Srb::fits_behind` bounds
+//! which), so that the one wake-up its bell brings sends them all.
 
 use super::{Blocked, Ctx, State};
 use crate::p2p::matching::Inbox;
@@ -78,15 +79,20 @@ impl Ctx<'_> {
     /// held reservation counts as a ticket; without (a background wait sleeps on the
     /// core's doorbell only) it must not, or no receiver would ring that doorbell.
     pub fn watch(&self, st: &State, extra: Option<Blocked>, bell: bool) -> Watch {
-        let blocked: Vec<Blocked> = st
+        let mut blocked: Vec<Blocked> = st
             .waiting_queues()
             .filter_map(|(d, bytes)| st.outbox[d].front().map(|p| (d as u32, bytes, p.reserved)))
             .chain(st.inbox.rdv.owed.iter().map(|o| (o.dest, 0, o.held)))
             .chain(extra)
             .collect();
-        // One destination, a reservation held: the wait can sleep on its space bell.
+        // One destination, a reservation held: the wait can sleep on its space bell,
+        // until the last of the run behind it fits (`run_end`).
         let ticket = match blocked[..] {
-            [(d, _, Some(r))] if bell && self.srb_mode() => Some((d, r)),
+            [(d, _, Some(r))] if bell && self.srb_mode() => {
+                let last = self.run_end(st, d, r);
+                blocked[0].2 = Some(last);
+                Some((d, last))
+            }
             _ => None,
         };
         if self.srb_mode() {
@@ -97,6 +103,24 @@ impl Ctx<'_> {
             }
         }
         Watch { pos: st.inbox.srb_pos, published: st.inbox.srb_published, blocked, ticket }
+    }
+
+    /// What a wait for `dest`, whose queue's front holds `front`, sleeps until: the last
+    /// of the reservations queued right behind the front (a run, [`Ctx::ticket_front`])
+    /// that `Srb::fits_behind` allows, else the front itself. Every one before it fits
+    /// by then, so one wake-up publishes them all, where waiting for the front alone cost
+    /// each of them a sleep (47 MPI senders of 4 KiB, with the space bells over sixteen
+    /// rings' worth: 10 800 sender sleeps a run, `docs/bench/2026-11-27-fanin`). A
+    /// reservation `front` that is not the queue's front's (a blocking send's, an
+    /// answer's) is waited for alone.
+    fn run_end(&self, st: &State, dest: u32, front: srb::Reservation) -> srb::Reservation {
+        let Some(queue) = st.outbox.get(dest as usize) else { return front };
+        if queue.front().and_then(|p| p.reserved) != Some(front) {
+            return front;
+        }
+        let ring = self.place.srb(self.seg, dest);
+        let run = queue.iter().skip(1).map_while(|p| p.reserved);
+        run.take_while(|r| ring.fits_behind(&front, r)).last().unwrap_or(front)
     }
 
     /// Undoes the registrations of [`Ctx::watch`].

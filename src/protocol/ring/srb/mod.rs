@@ -38,7 +38,9 @@
 //!   follows the zeroing in modification order;
 //! - a sender waits only for its own reservations (a sender may hold several: a run
 //!   reserved with one fetch-add and split into entries, [`Reservation::split_first`],
-//!   which it publishes in order, each once it fits), and the earliest reservation always
+//!   which it publishes in order, each once it fits; a ticket's owner may sleep until a
+//!   later member of its run fits, one that fits by the time the receiver reaches the
+//!   ticket, [`Srb::fits_behind`]), and the earliest reservation always
 //!   fits once the receiver reaches it and publishes (entries are at most `cap / 2`),
 //!   so the ring cannot deadlock while both sides make progress: a waiting sender is
 //!   counted in `space_waiters`, and a receiver publishes what it consumed before it
@@ -92,9 +94,9 @@ impl SrbCounters {
     }
 }
 
-/// Bytes of [`SrbCounters`] in production (four 128-byte lines: `producer`,
-/// `consumer`, and two for the space waiters and their bells).
-pub const COUNTER_BYTES: usize = 512;
+/// Bytes of [`SrbCounters`] in production (five 128-byte lines: `producer`,
+/// `consumer`, and three for the space waiters and their 64 bells).
+pub const COUNTER_BYTES: usize = 640;
 #[cfg(not(sccemu_loom))]
 const _: () = assert!(size_of::<SrbCounters>() <= COUNTER_BYTES);
 

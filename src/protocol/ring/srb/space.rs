@@ -17,14 +17,22 @@
 //!   and waits for a queued non-blocking send, reserve even when the ring is full, and
 //!   wait for their own reservation) sleeps on
 //!   one of the [`SPACE_BELLS`] space bells, the one for the quarter of a ring's worth
-//!   of positions (over four rings' worth) where its reservation ends
+//!   of positions (over sixteen rings' worth) where its reservation ends
 //!   ([`Srb::space_bell`]). A publication from `c0` to `c1` makes exactly the
 //!   reservations ending in `(c0 + cap, c1 + cap]` fit; it rings the bells of the
 //!   quarters that range completes (all their waiters fit), and of the last one it
 //!   reaches in part only if the receiver caught up or is leaving (it would otherwise
 //!   wait for that waiter's entry). So a publication wakes about the senders that fit,
 //!   not every sender; a ticket far from fitting sleeps at once rather than waiting
-//!   awake ([`Srb::far_from_fitting`]);
+//!   awake ([`Srb::far_from_fitting`]). A ticket with a run of reservations behind it
+//!   ([`Srb::run_behind`]) may sleep until a later member of the run fits instead,
+//!   one that ends within three quarters of a ring of the ticket's start
+//!   ([`Srb::fits_behind`]). Such a member fits with a quarter to spare once the
+//!   receiver reaches the ticket, so the publication that gets it there completes the
+//!   member's quarter and rings its bell. A member ending nearer could sit in a quarter
+//!   that only a trailing publication rings, which a receiver stopped at the unpublished
+//!   ticket, its position already published, never makes: a hang (2 of 18 jobs, before
+//!   the bound);
 //! - any other space waiter (no reservation yet, a wait on several destinations, or one
 //!   that does not sleep on the space bell: the background wait of a barrier or lock
 //!   holding a queued send's reservation) sleeps on its own doorbell, and the receiver
@@ -41,6 +49,16 @@
 //! Waits for queued sends took no ticket at first: 47 MPI ranks streaming windows of
 //! 64 isends of 8 B into one took 57-135 µs per message, with the time in the kernel's
 //! wake-ups; with tickets, 2.8-5.2 µs (`benches/mpi/pt2pt.c`, many-to-one, 48 ranks).
+//! Bells over sixteen rings' worth of positions instead of four: those 47 MPI senders
+//! of 4 KiB hold up to about twelve rings' worth of reservations (a ticket and a run of
+//! three each), so a bell over four rings' worth also woke, at each ring, senders one or
+//! two laps from fitting, which slept again. Over eight rings' worth (32 bells, the
+//! memory 16 took before the doorbell shrank to 4 bytes): 33 900 -> 23 000 sender sleeps
+//! and 51 000 -> 39 000 context switches a run, 7.8 -> 5.3 µs per message; sleeping until
+//! the run fits as well changed little there (20 600 sleeps), since its wake-ups still
+//! aliased. Over sixteen (64 bells, 128 bytes more per receiver) with the runs: 10 800
+//! sleeps, 18 100 context switches, 7.5 -> 5.1 µs against eight
+//! (`docs/bench/2026-11-27-fanin`).
 
 use crate::protocol::waiter::Doorbell;
 use crate::sync::{AtomicU32, Ordering};
@@ -48,10 +66,10 @@ use crate::sync::{AtomicU32, Ordering};
 use super::{Reservation, RingMem, Srb};
 
 /// Space bells per ring: each covers a quarter of a ring's worth of positions, over
-/// four rings' worth (see the flow-control docs in `srb/space.rs`).
-pub const SPACE_BELLS: u32 = BELLS_PER_LAP * 4;
-/// Space bells per ring's worth of positions (a power of two, as [`SPACE_BELLS`] is:
-/// bell indices then stay consistent when the counters wrap).
+/// sixteen rings' worth (see the flow-control docs in `srb/space.rs`).
+pub const SPACE_BELLS: u32 = BELLS_PER_LAP * 16;
+/// Space bells per ring's worth of positions (a power of two, so that a quarter is a
+/// whole number of bytes in every ring).
 const BELLS_PER_LAP: u32 = 4;
 /// A ticketed space waiter counts this much in `space_waiters` (the low half counts
 /// the others).
@@ -60,10 +78,15 @@ const TICKETED: u32 = 1 << 16;
 /// Senders waiting for space: how many (ticketed ones in the high half), and the bells
 /// the ticketed ones sleep on, by where their reservations end.
 #[repr(C)]
-#[derive(Default)]
 pub(super) struct SpaceLine {
     waiters: AtomicU32,
     bells: [Doorbell; SPACE_BELLS as usize],
+}
+
+impl Default for SpaceLine {
+    fn default() -> SpaceLine {
+        SpaceLine { waiters: AtomicU32::new(0), bells: std::array::from_fn(|_| Doorbell::new()) }
+    }
 }
 
 impl<'a, M: RingMem> Srb<'a, M> {
@@ -101,6 +124,21 @@ impl<'a, M: RingMem> Srb<'a, M> {
         if far { self.cap() / BELLS_PER_LAP } else { 0 }
     }
 
+    /// Sender: whether `member`, reserved after `ticket` (behind it in its owner's
+    /// queue, as a run is), ends at most three quarters of a ring past `ticket`'s start.
+    /// Then it fits by the time the receiver has reached `ticket`, with a whole quarter
+    /// to spare: the publication that brings `consumer` up to the ticket completes the
+    /// quarter where `member` ends and so rings its bell (every publication rings the
+    /// quarters it completes, only a trailing one the quarter it reaches in part). So a
+    /// sender may sleep until such a member fits instead of until its ticket does, and
+    /// its wait never outlasts its ticket's turn: the earliest unpublished reservation's
+    /// owner is always woken (module docs). Off by one either way the bound keeps that
+    /// spare quarter, less a byte.
+    pub fn fits_behind(&self, ticket: &Reservation, member: &Reservation) -> bool {
+        let reach = member.pos.wrapping_add(member.len).wrapping_sub(ticket.pos);
+        reach <= self.cap() - self.cap() / BELLS_PER_LAP
+    }
+
     /// Sender: counts itself among the senders that sleep until space frees up, as
     /// `ticketed` if it sleeps on the space bell of its reservation
     /// ([`Srb::space_bell`]) rather than only on its own doorbell. It need not ring
@@ -121,9 +159,16 @@ impl<'a, M: RingMem> Srb<'a, M> {
     /// Sender: the bell to sleep on until reservation `r` fits: the receiver rings it
     /// when its publication makes reservations ending near `r`'s fit (module docs).
     pub fn space_bell(&self, r: &Reservation) -> &'a Doorbell {
+        self.bell_at(r.pos.wrapping_add(r.len).wrapping_sub(1))
+    }
+
+    /// The space bell of the quarter of positions holding counter value `pos`. Sender
+    /// and receiver both name a bell by a position (the counter, wrapped), never by a
+    /// quarter's number plus an offset, so they agree across the counters' wrap whatever
+    /// the ring's size (a 1 GiB ring has only 16 quarters in the counter space).
+    fn bell_at(&self, pos: u32) -> &'a Doorbell {
         let granule = self.cap() / BELLS_PER_LAP;
-        &self.counters.space.bells
-            [((r.pos.wrapping_add(r.len).wrapping_sub(1) / granule) % SPACE_BELLS) as usize]
+        &self.counters.space.bells[((pos / granule) % SPACE_BELLS) as usize]
     }
 
     /// Receiver, after a batch of releases up to its position `pos`: publishes `pos` to
@@ -201,7 +246,7 @@ impl<'a, M: RingMem> Srb<'a, M> {
         let rung = (complete + u32::from(trailing && reach % granule != 0)).min(BELLS_PER_LAP + 1);
         debug_assert!(rung > 0, "a publication that rings no bell has no fence");
         for i in 0..rung {
-            self.counters.space.bells[((start / granule + i) % SPACE_BELLS) as usize].ring_after_rmw();
+            self.bell_at(start.wrapping_add(i * granule)).ring_after_rmw();
         }
     }
 

@@ -19,7 +19,7 @@ use crate::protocol::atomic::stripes::Stripe;
 use crate::sync::{AtomicU32, AtomicU64};
 use crate::segment::view::AtomicsOnly;
 
-// SAFETY: atomic words and a Doorbell (a futex word and a counter), each CachePadded,
+// SAFETY: atomic words and a Doorbell (a futex word), each CachePadded,
 // valid as zero bytes.
 unsafe impl AtomicsOnly for QueueCtl {}
 // SAFETY: two atomic words, valid as zero bytes.

@@ -351,7 +351,7 @@ impl CoreContext {
         slot.state.store(slot_state::FINALIZED, Ordering::Release);
         // Cores that owe this one an answer may sleep on its doorbell until it leaves
         // (`p2p::engine`'s settle); the ring's fence orders the store above before its
-        // load of the sleepers.
+        // load of the doorbell's word.
         slot.bell.ring();
     }
 }

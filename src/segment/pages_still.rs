@@ -27,13 +27,13 @@
 //!
 //! Not covered: what std and glibc write when the progress thread starts and exits
 //! (it starts when the core attaches, in `MPI_Init`, before a program can adopt
-//! anything, and stops in `MPI_Finalize`), and the program's own threads: under `MPI_THREAD_MULTIPLE` a thread blocked in a
-//! receive drives the core's work, which may write its receive buffer or free memory
-//! on a page that another thread's `MPI_Win_create` moves. `adopt`'s `# Safety`
-//! contract puts that on the caller, and the MPI library's window creation says so. The counts are Relaxed: the
-//! doorbell's ring (a SeqCst fence, then its load of the sleepers) pairs with the
-//! sleeper's fence before its condition (`protocol::waiter`), as for any flag a sleeper
-//! waits on.
+//! anything, and stops in `MPI_Finalize`), and the program's own threads: under
+//! `MPI_THREAD_MULTIPLE` a thread blocked in a receive drives the core's work, which may
+//! write its receive buffer or free memory on a page that another thread's
+//! `MPI_Win_create` moves. `adopt`'s `# Safety` contract puts that on the caller, and
+//! the MPI library's window creation says so. The counts are Relaxed: the doorbell's
+//! ring (a SeqCst fence, then its load of the doorbell's word) pairs with the sleeper's
+//! fence before its condition (`protocol::waiter`), as for any flag a sleeper waits on.
 
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

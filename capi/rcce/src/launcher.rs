@@ -28,7 +28,7 @@ const ICC_ONLY: &[&str] = &[
     "-mcpu=pentium",
 ];
 /// MPB per core for RCCE jobs: RCCE's 8 KiB plus sccemu's own channel counters.
-pub const MPB_BYTES: u32 = 8192 + 512;
+pub const MPB_BYTES: u32 = 8192 + sccemu::protocol::ring::srb::COUNTER_BYTES as u32;
 
 /// RCCE's headers.
 pub fn include_dir() -> PathBuf {

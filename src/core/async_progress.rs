@@ -21,6 +21,9 @@
 //! Adoption (`segment::pages_still`): the thread holds the process's pages still for
 //! the whole wait, and lets go, yields and waits again whenever a mover asks.
 //!
+//! Starting: `start` returns once the thread says it is set up, since until then it
+//! writes the heap without holding the pages still (`segment::pages_still`).
+//!
 //! Stopping: the stop flag, then a ring of the doorbell (its fence pairs with the
 //! sleeper's, `protocol::waiter`), then a join. An abort ends the wait too.
 
@@ -50,11 +53,16 @@ pub(crate) struct ProgressThread {
 impl ProgressThread {
     /// Starts the thread for `ctx`, whose background work must be registered.
     pub(crate) fn start(ctx: Arc<CoreContext>) -> std::io::Result<ProgressThread> {
-        let stop = Arc::new(AtomicU32::new(0));
-        let (thread_ctx, thread_stop) = (ctx.clone(), stop.clone());
+        let (stop, ready) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        let (thread_ctx, thread_stop, thread_ready) = (ctx.clone(), stop.clone(), ready.clone());
         let handle = std::thread::Builder::new().name(format!("sccemu-progress-{}", ctx.rank())).spawn(move || {
             let own = &thread_ctx.segment().slot(thread_ctx.rank()).bell;
             let sleeper = StillSleeper::register(thread_ctx.clone());
+            // The thread's setup is over (std's and glibc's, which write heap pages a
+            // program buffer may share, and the registration). Release: those writes
+            // happen before `start` returns, and so before any page a program adopts.
+            thread_ready.store(1, Ordering::Release);
+            own.ring();
             // Relaxed: the flag publishes nothing; the doorbell's fences make its store
             // visible to the sleeper, and the join orders everything else.
             let stopped = || thread_stop.load(Ordering::Relaxed) != 0;
@@ -75,9 +83,25 @@ impl ProgressThread {
             drop(sleeper);
             // The last references to heap memory go while pages stay.
             let _stay = pages_stay();
-            drop((thread_ctx, thread_stop));
+            drop((thread_ctx, thread_stop, thread_ready));
         })?;
-        Ok(ProgressThread { ctx, stop, handle })
+        let thread = ProgressThread { ctx, stop, handle };
+        // Acquire: pairs with the thread's Release of `ready` (above).
+        let own = &thread.ctx.segment().slot(thread.ctx.rank()).bell;
+        let started = thread.ctx.waiter().wait_until(own, || {
+            (ready.load(Ordering::Acquire) != 0 || thread.handle.is_finished()).then_some(())
+        });
+        match started {
+            Ok(()) if ready.load(Ordering::Acquire) != 0 => Ok(thread),
+            Ok(()) => {
+                thread.stop();
+                Err(std::io::Error::other("the progress thread stopped before it started"))
+            }
+            Err(aborted) => {
+                thread.stop();
+                Err(std::io::Error::other(aborted))
+            }
+        }
     }
 
     /// Stops the thread and waits for it.

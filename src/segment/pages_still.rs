@@ -19,21 +19,21 @@
 //!   and rings its doorbell; the sleeper's wait condition sees the count, it lets go,
 //!   yields, and takes the lock again (std's lock lets no new reader in while a writer
 //!   waits, so it then sleeps in the lock until the pages have moved). The mover
-//!   lowers the counts once it holds the lock.
+//!   lowers the counts once it holds the lock. Its start and exit are covered as an
+//!   agent's: `start` returns once it is set up (`core::async_progress`), and `stop`
+//!   joins it.
 //!
 //! Invariant: no library thread writes process memory while pages move, and a mover
 //! never waits for a sleeper that nothing will wake. Lock order: `SLEEPERS`, then
 //! `PAGES_MOVING`.
 //!
-//! Not covered: what std and glibc write when the progress thread starts and exits
-//! (it starts when the core attaches, in `MPI_Init`, before a program can adopt
-//! anything, and stops in `MPI_Finalize`), and the program's own threads: under
-//! `MPI_THREAD_MULTIPLE` a thread blocked in a receive drives the core's work, which may
-//! write its receive buffer or free memory on a page that another thread's
-//! `MPI_Win_create` moves. `adopt`'s `# Safety` contract puts that on the caller, and
-//! the MPI library's window creation says so. The counts are Relaxed: the doorbell's
-//! ring (a SeqCst fence, then its load of the doorbell's word) pairs with the sleeper's
-//! fence before its condition (`protocol::waiter`), as for any flag a sleeper waits on.
+//! Not covered: the program's own threads. Under `MPI_THREAD_MULTIPLE` a thread blocked
+//! in a receive drives the core's work, which may write its receive buffer or free
+//! memory on a page that another thread's `MPI_Win_create` moves. `adopt`'s `# Safety`
+//! contract puts that on the caller, and the MPI library's window creation says so. The
+//! counts are Relaxed: the doorbell's ring (a SeqCst fence, then its load of the
+//! doorbell's word) pairs with the sleeper's fence before its condition
+//! (`protocol::waiter`), as for any flag a sleeper waits on.
 
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

@@ -54,6 +54,15 @@ impl Core {
         Ok(mpb.offset + offset)
     }
 
+    /// Checks that byte `offset` of `rank`'s MPB exists, on any node: the key of a stamp
+    /// ([`Core::stamp_mpb`], [`Core::mpb_stamp_of`]).
+    fn check_stamp_key(&self, rank: u32, offset: usize) -> Result<(), MpbError> {
+        if rank >= self.size() {
+            return Err(MpbError::RankOutOfRange { rank, size: self.size() });
+        }
+        self.mpb_at(rank, offset, 1).map(drop)
+    }
+
     /// This core's link for requests to other nodes.
     pub(super) fn node_link(&self) -> NodeLink<'_> {
         NodeLink::new(self.context(), self.endpoint())
@@ -161,10 +170,7 @@ impl Core {
     /// time.
     pub fn stamp_mpb(&self, rank: u32, offset: usize) -> Result<(), MpbError> {
         let Some(clock) = timing::clock() else { return Ok(()) };
-        if rank >= self.size() {
-            return Err(MpbError::RankOutOfRange { rank, size: self.size() });
-        }
-        self.mpb_at(rank, offset, 1)?;
+        self.check_stamp_key(rank, offset)?;
         if !self.on_other_node(rank) {
             if let Some(word) = clock.mpb_stamp(rank, offset) {
                 // Relaxed: published by the flag's own Release (or AcqRel) update after it.
@@ -184,10 +190,7 @@ impl Core {
     /// it stamps, and the owner's gateway applies the two in order.
     pub fn mpb_stamp_of(&self, rank: u32, offset: usize) -> Result<u64, MpbError> {
         let Some(clock) = timing::clock() else { return Ok(0) };
-        if rank >= self.size() {
-            return Err(MpbError::RankOutOfRange { rank, size: self.size() });
-        }
-        self.mpb_at(rank, offset, 1)?;
+        self.check_stamp_key(rank, offset)?;
         if !self.on_other_node(rank) {
             // Relaxed: ordered after the read it stamps by that read's Acquire (`vtime`).
             return Ok(clock.mpb_stamp(rank, offset).map_or(0, |w| w.load(Ordering::Relaxed)));

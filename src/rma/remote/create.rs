@@ -48,6 +48,7 @@ use crate::rma::create::Memory;
 use crate::rma::owner::OwnerBlock;
 use crate::rma::window::{Data, Placement, Window};
 use crate::segment::CoreContext;
+use crate::segment::collective_alloc::HeapRegion;
 use crate::protocol::payload::Payload;
 use crate::segment::view::Plain;
 
@@ -269,11 +270,20 @@ impl<'c, T: Plain> Window<'c, T> {
             self.ctx.mpb_free(r)?;
         }
         if remote.leads {
-            if let Data::Heap(r) = self.data {
-                self.ctx.heap_free_local(r)?;
+            for region in self.node_heap() {
+                self.ctx.heap_free_local(region)?;
             }
-            self.ctx.heap_free_local(self.meta)?;
         }
         Ok(())
+    }
+
+    /// What a node's leader allocated of its node's heap: the node's parts (unless the
+    /// members brought their own), then the control block (with the strategy's shares).
+    pub(super) fn node_heap(&self) -> Vec<HeapRegion> {
+        let data = match self.data {
+            Data::Heap(r) => Some(r),
+            _ => None,
+        };
+        data.into_iter().chain([self.meta]).collect()
     }
 }

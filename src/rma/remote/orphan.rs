@@ -38,7 +38,7 @@ use std::mem::offset_of;
 use crate::protocol::atomic::op::{ElemKind, Op};
 use crate::protocol::last_out::count_out;
 use crate::rma::control::TeamCtl;
-use crate::rma::window::{Data, Window};
+use crate::rma::window::Window;
 use crate::segment::reclaim::NodeOrphan;
 use crate::segment::view::Plain;
 
@@ -63,12 +63,7 @@ impl<T: Plain> Window<'_, T> {
         }
         count_out(&self.team_ctl().left, self.team.size());
         if remote.leads {
-            let data = match self.data {
-                Data::Heap(r) => Some(r),
-                _ => None,
-            };
-            let heap = [Some(self.meta), data].into_iter().flatten().collect();
-            let orphan = NodeOrphan { left: self.meta_abs.offset + left, members: self.team.size(), heap };
+            let orphan = NodeOrphan { left: self.meta_abs.offset + left, members: self.team.size(), heap: self.node_heap() };
             self.ctx.reclaim_on_node(Some(orphan));
         }
     }

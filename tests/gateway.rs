@@ -74,11 +74,14 @@ fn run_held(
             gateways[node as usize].set_finished();
             reports[node as usize] = Some(report);
         }
+        // Each status before its node's collect, as the engine reads them: whatever a rank
+        // sent before the status changed (a barrier count, its death) then goes out in
+        // this iteration's batches, delivered below before any node settles on it.
+        let all: Vec<_> = gateways.iter_mut().map(|g| g.status()).collect();
         let mut out: Vec<Vec<Vec<u8>>> = (0..nodes).map(|_| vec![Vec::new(); nodes as usize]).collect();
         for (gateway, out) in gateways.iter_mut().zip(&mut out) {
             gateway.collect(out);
         }
-        let all: Vec<_> = gateways.iter_mut().map(|g| g.status()).collect();
         for (from, batches) in out.iter().enumerate() {
             for (to, batch) in batches.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
                 gateways[to].deliver(from as u32, batch).unwrap();

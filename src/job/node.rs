@@ -226,7 +226,9 @@ pub trait NodeSide {
     /// Takes a batch that node `from` collected for this node. An error means the bytes
     /// are not a batch: the job must abort.
     fn deliver(&mut self, from: u32, batch: &[u8]) -> Result<(), String>;
-    /// This node's status now.
+    /// This node's status now. Read it before the collect that follows, and send it
+    /// after that collect's batches: what the ranks sent before the status changed must
+    /// reach the other nodes ahead of it.
     fn status(&mut self) -> NodeStatus;
     /// What every node last reported (indexed by node): the gateway releases the
     /// barriers every node has reached and takes on another node's failure.

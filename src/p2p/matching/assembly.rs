@@ -147,7 +147,7 @@ impl Inbox {
             }
             Sink::Arrived(seq) | Sink::Assigned(seq) => {
                 let msg = match a.sink {
-                    Sink::Arrived(_) => self.arrived.get_mut(&seq),
+                    Sink::Arrived(_) => self.arrived.get_mut(seq),
                     _ => self.assigned.get_mut(&seq),
                 }
                 .expect("assembling message exists");

@@ -33,10 +33,11 @@
 //! messages (each source's assembly) is `assembly`; copying announced messages, and
 //! what a refusal makes of them, is `pull`; the small-message path's question is `quiet`.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
+mod arrived;
 mod assembly;
 mod pull;
 mod quiet;
@@ -49,6 +50,7 @@ use crate::p2p::synchronous::SyncBook;
 use crate::p2p::timed;
 use crate::protocol::ring::frag::{FragKind, Rendezvous};
 
+use arrived::Arrived;
 use assembly::Assembly;
 pub(crate) use pull::{Pull, PullError};
 
@@ -123,7 +125,7 @@ pub(crate) struct Inbox {
     next_id: u64,
     /// In posting order; a message usually takes the first, so it leaves at the front.
     posted: VecDeque<Posted>,
-    arrived: BTreeMap<u64, Msg>,
+    arrived: Arrived,
     /// Keyed by receive id: small sequential integers, which need no DoS-proof hash.
     assigned: FxHashMap<u64, Msg>,
     /// Indexed by source rank.
@@ -163,22 +165,20 @@ impl Inbox {
 
     /// The earliest arrived message matching, if any.
     pub fn probe(&self, src: Source, tag: TagMatch) -> Option<Status> {
-        self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.status)
+        self.arrived.first_match(src, tag).map(|at| self.arrived.at(at).status)
     }
 
     /// Starts a receive: takes the earliest matching arrived message into the target.
     pub fn start(&mut self, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
-        let Some(seq) = self.arrived.values().find(|m| matches(t.src, t.tag, &m.status)).map(|m| m.seq)
-        else {
-            return Ok(());
-        };
-        let msg = self.arrived.get(&seq).expect("found");
-        if msg.status.len > t.buf.len() {
-            t.state = TargetState::Truncated(msg.status);
+        let Some(at) = self.arrived.first_match(t.src, t.tag) else { return Ok(()) };
+        let status = self.arrived.at(at).status;
+        if status.len > t.buf.len() {
+            t.state = TargetState::Truncated(status);
             return Ok(());
         }
-        let mut msg = self.arrived.remove(&seq).expect("found");
+        let mut msg = self.arrived.take(at);
         self.acknowledge(&msg.status, msg.sync.take());
+        let seq = msg.seq;
         self.take_into(msg, Sink::Arrived(seq), t, pull)
     }
 
@@ -216,11 +216,11 @@ impl Inbox {
     pub fn post(&mut self, src: Source, tag: TagMatch) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        match self.arrived.values().find(|m| matches(src, tag, &m.status)).map(|m| m.seq) {
-            Some(seq) => {
-                let mut msg = self.arrived.remove(&seq).expect("found");
+        match self.arrived.first_match(src, tag) {
+            Some(at) => {
+                let mut msg = self.arrived.take(at);
                 self.acknowledge(&msg.status, msg.sync.take());
-                self.retarget(msg.status.source, Sink::Arrived(seq), Sink::Assigned(id));
+                self.retarget(msg.status.source, Sink::Arrived(msg.seq), Sink::Assigned(id));
                 self.assigned.insert(id, msg);
             }
             None => self.posted.push_back(Posted { id, src, tag }),
@@ -264,7 +264,7 @@ impl Inbox {
             }
             None => {
                 let seq = msg.seq;
-                self.arrived.insert(seq, msg);
+                self.arrived.insert(msg);
                 Sink::Arrived(seq)
             }
         }
@@ -296,7 +296,7 @@ impl Inbox {
             }
             None => {
                 self.retarget(status.source, Sink::Direct, Sink::Arrived(seq));
-                self.arrived.insert(seq, msg);
+                self.arrived.insert(msg);
             }
         }
         t.state = TargetState::Open;
@@ -306,7 +306,7 @@ impl Inbox {
     /// The message queued at `sink`, which holds one (not `Direct`).
     fn msg(&mut self, sink: Sink) -> &mut Msg {
         match sink {
-            Sink::Arrived(k) => self.arrived.get_mut(&k),
+            Sink::Arrived(k) => self.arrived.get_mut(k),
             Sink::Assigned(k) => self.assigned.get_mut(&k),
             Sink::Direct => None,
         }

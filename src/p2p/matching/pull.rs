@@ -50,9 +50,11 @@ impl Inbox {
                     self.deferred += 1;
                     let msg = Msg { seq, status, data: Vec::new(), remote: Some(at), sync: None };
                     match t.id {
-                        Some(id) => self.assigned.insert(id, msg),
-                        None => self.arrived.insert(seq, msg),
-                    };
+                        Some(id) => {
+                            self.assigned.insert(id, msg);
+                        }
+                        None => self.arrived.insert(msg),
+                    }
                 }
                 Err(f)
             }
@@ -63,7 +65,7 @@ impl Inbox {
     /// inbox owns, owing each sender its answer (see `rendezvous`).
     pub fn pull_deferred(&mut self, pull: &dyn Pull) -> Result<(), Fail> {
         let remote = |(&k, m): (&u64, &Msg)| m.remote.is_some().then_some(k);
-        let arrived: Vec<u64> = self.arrived.iter().filter_map(remote).collect();
+        let arrived: Vec<u64> = self.arrived.iter().filter(|m| m.remote.is_some()).map(|m| m.seq).collect();
         let assigned: Vec<u64> = self.assigned.iter().filter_map(remote).collect();
         let keys = arrived.into_iter().map(Sink::Arrived).chain(assigned.into_iter().map(Sink::Assigned));
         for sink in keys {

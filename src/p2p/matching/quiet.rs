@@ -13,12 +13,17 @@
 use super::Inbox;
 
 impl Inbox {
+    /// The part of [`Inbox::quiet_for`] that holds for every source: the small-message
+    /// path asks it before it looks at the channel at all.
+    #[inline]
+    pub fn quiet(&self) -> bool {
+        self.arrived.is_empty() && self.posted.is_empty() && self.deferred == 0
+    }
+
     /// See the module docs.
     #[inline]
     pub fn quiet_for(&self, src: u32) -> bool {
-        self.arrived.is_empty()
-            && self.posted.is_empty()
-            && self.deferred == 0
+        self.quiet()
             && self.assembling.get(src as usize).is_none_or(Option::is_none)
             && !self.refused.iter().any(|r| r.0 == src)
     }

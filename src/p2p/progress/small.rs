@@ -34,7 +34,9 @@ impl Ctx<'_> {
     /// channel (module docs); false if the general path must run.
     #[inline]
     pub fn take_small(&self, st: &mut State, t: &mut Target<'_>) -> bool {
-        if !st.unfinished.is_empty() || !st.inbox.rdv.owed.is_empty() {
+        // Before the channel is looked at: a message queued already, say, is the
+        // general path's, whatever the channel holds.
+        if !st.unfinished.is_empty() || !st.inbox.rdv.owed.is_empty() || !st.inbox.quiet() {
             return false;
         }
         let fits = |h: &FragHeader, st: &State, t: &Target<'_>| {

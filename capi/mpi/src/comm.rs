@@ -18,8 +18,16 @@
 //! travel in a context of their own, [`CREATE_GROUP_CONTEXT`], reserved at `MPI_Init`
 //! like the upper half, as is [`INTERCOMM_CONTEXT`], that of `MPI_Intercomm_create`'s
 //! leaders. An intercommunicator's id is free on every process of both its groups
-//! (`crate::intercomm`), and its own messages use its nonblocking collectives' context,
-//! which nothing else uses since intercommunicators refuse nonblocking collectives.
+//! (`crate::intercomm`), and its own messages use its nonblocking collectives' context
+//! with sequence number 0, which its nonblocking collectives skip
+//! ([`CommObj::next_icoll_tag`]).
+//!
+//! `MPI_Comm_idup` (`crate::ffi::icoll::idup`) agrees an id over messages while the
+//! program runs on, so a blocking creation may pick the same id meanwhile: it *claims*
+//! its candidate on every member ([`claim_context`], which fails if the id is in use
+//! there by then) and tries again with fresh bitmaps if any member's claim failed; its
+//! handle is reserved at the call ([`reserve`]) and filled at completion
+//! ([`adopt_reserved`]).
 //!
 //! An intercommunicator (`crate::intercomm`) is a `CommObj` too: `members` and the
 //! sccemu communicator are its local group's, so that the local group's collectives
@@ -157,8 +165,8 @@ impl CommObj {
 
     /// The wire tag of an intercommunicator's own messages of `phase` (its
     /// collectives', `crate::intercomm`'s): its context with the nonblocking
-    /// collectives' bit, which no intercommunicator's nonblocking collective uses (they
-    /// are refused), so no user message or other operation carries it.
+    /// collectives' bit and sequence number 0, which its nonblocking collectives skip
+    /// ([`CommObj::next_icoll_tag`]), so no user message or other operation carries it.
     pub fn inter_tag(&self, phase: u32) -> u32 {
         debug_assert!(self.inter && phase < 1 << CONTEXT_SHIFT);
         (self.context | ICOLL_CONTEXT_BIT) << CONTEXT_SHIFT | phase
@@ -214,12 +222,15 @@ impl CommObj {
 
     /// The wire tag base of the next nonblocking collective on this communicator: its
     /// own context, then its sequence number (modulo 2^13) above
-    /// [`ICOLL_PHASE_BITS`] bits that the collective's protocol fills in.
+    /// [`ICOLL_PHASE_BITS`] bits that the collective's protocol fills in. An
+    /// intercommunicator's numbers skip 0, whose tags its blocking collectives use
+    /// ([`CommObj::inter_tag`]: phases below 2^6), so they run 1 to 2^13 - 1 and wrap.
     pub fn next_icoll_tag(&self) -> u32 {
         // Relaxed: MPI forbids concurrent collectives on one communicator, so the
         // count is only ever advanced by one thread at a time.
         let seq = self.icoll_started.fetch_add(1, Ordering::Relaxed);
         let seq_bits = CONTEXT_SHIFT - ICOLL_PHASE_BITS;
+        let seq = if self.inter { 1 + seq % ((1 << seq_bits) - 1) } else { seq };
         (self.context | ICOLL_CONTEXT_BIT) << CONTEXT_SHIFT
             | (seq & ((1 << seq_bits) - 1)) << ICOLL_PHASE_BITS
     }
@@ -336,8 +347,10 @@ pub fn lookup_intra(handle: c_int) -> MpiResult<&'static CommObj> {
             class::COMM,
             format!(
                 "{handle:#x} is an intercommunicator: this call takes an intracommunicator (on \
-                 intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create and the \
-                 blocking collectives but the scans and the neighbourhood ones work)"
+                 intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create, \
+                 MPI_Comm_idup, the blocking collectives but the scans and the neighbourhood \
+                 ones, and MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Igather, \
+                 MPI_Iallgather, MPI_Iscatter and MPI_Ialltoall work)"
             ),
         );
     }
@@ -373,6 +386,52 @@ pub fn lowest_free(bits: &ContextBits) -> MpiResult<u32> {
         }
     }
     fail(class::INTERN, format!("all {INTERCOMM_CONTEXT} communicator context ids are in use"))
+}
+
+/// Claims id `context` for a communicator being agreed (`MPI_Comm_idup`): whether it
+/// was free here, and is now marked in use.
+pub fn claim_context(context: u32) -> bool {
+    let mut bits = contexts();
+    let (word, bit) = (context as usize / 64, 1u64 << (context % 64));
+    if context as usize >= CONTEXTS || bits[word] & bit != 0 {
+        return false;
+    }
+    bits[word] |= bit;
+    true
+}
+
+/// Gives back an id that [`claim_context`] took and no communicator uses.
+pub fn release_context(context: u32) {
+    contexts()[context as usize / 64] &= !(1u64 << (context % 64));
+}
+
+/// A communicator handle for [`adopt_reserved`] to fill: looked up, it names nothing
+/// until then.
+pub fn reserve() -> MpiResult<c_int> {
+    COMMS.reserve().ok_or_else(|| MpiError::new(class::INTERN, "too many communicators"))
+}
+
+/// Gives back a handle of [`reserve`] that will never be filled.
+pub fn unreserve(handle: c_int) {
+    COMMS.unreserve(handle);
+}
+
+/// Fills the reserved `handle` with the communicator `comm` (an intercommunicator if
+/// `remote`, its remote group), id `context` (claimed), `topology`.
+pub fn adopt_reserved(
+    handle: c_int,
+    context: u32,
+    comm: Comm<'static>,
+    remote: Option<Vec<u32>>,
+    topology: Topology,
+) -> MpiResult<()> {
+    let mut o = obj(context, comm, remote);
+    o.topology = topology;
+    if !COMMS.fill(handle, o) {
+        return fail(class::INTERN, format!("{handle:#x} is not a reserved communicator handle"));
+    }
+    contexts()[context as usize / 64] |= 1 << (context % 64);
+    Ok(())
 }
 
 /// Registers the communicator `comm`, whose members chose id `context` together: its

@@ -1,6 +1,8 @@
 //! Collectives on intercommunicators (MPI-3.1 section 5.2.2). Every blocking
 //! collective of MPI-3.1 chapter 5 but the scans (which MPI does not define on
-//! intercommunicators) works on one; the nonblocking ones (`MPI_I*`) refuse an
+//! intercommunicators) works on one; of the nonblocking ones (`MPI_I*`), barrier, bcast,
+//! reduce, allreduce, gather, allgather, scatter and alltoall do (`ffi::icoll::inter`,
+//! a protocol of their own over nonblocking messages), the others refuse an
 //! intercommunicator with `MPI_ERR_COMM` (`comm::lookup_intra`).
 //!
 //! Each runs on the local group's sccemu communicator (the intercommunicator's own

@@ -290,10 +290,9 @@ static void refused(MPI_Comm ic) {
     /* The other blocking collectives work (tests/c/intercoll.c), but the scans. */
     CHECK_CLASS(MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Exscan(a, b, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
-    CHECK_CLASS(MPI_Ibarrier(ic, &req), MPI_ERR_COMM);
-    CHECK_CLASS(MPI_Ibcast(a, 1, MPI_INT, 0, ic, &req), MPI_ERR_COMM);
-    CHECK_CLASS(MPI_Iallreduce(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
-    CHECK_CLASS(MPI_Iallgather(a, 1, MPI_INT, b, 1, MPI_INT, ic, &req), MPI_ERR_COMM);
+    /* Ibarrier, Ibcast, Ireduce, Iallreduce, Igather, Iallgather, Iscatter and Ialltoall
+     * work (tests/c/icoll_inter.c); the other nonblocking collectives do not yet. */
+    CHECK_CLASS(MPI_Ireduce_scatter_block(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Ialltoallv(a, counts, displs, MPI_INT, b, counts, displs, MPI_INT, ic, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Iscan(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Win_create(a, sizeof a, 1, MPI_INFO_NULL, ic, &win), MPI_ERR_COMM);

@@ -9,7 +9,12 @@
 //! [`data`] the equal-block data calls (`MPI_Igather`, `MPI_Iallgather`,
 //! `MPI_Iscatter`, `MPI_Ialltoall`); [`vdata`] their v-forms (`MPI_Igatherv`,
 //! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ialltoallw`); [`neighbor`] the
-//! neighbourhood collectives (`MPI_Ineighbor_*`, and the blocking ones' protocol too).
+//! neighbourhood collectives (`MPI_Ineighbor_*`, and the blocking ones' protocol too);
+//! [`idup`] `MPI_Comm_idup`. On an intercommunicator, `MPI_Ibarrier`, `MPI_Ibcast`,
+//! `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Iscatter` and
+//! `MPI_Ialltoall` take their arguments by MPI's intercommunicator rules
+//! ([`inter_args`]) and run [`inter`]'s protocol; the other calls refuse one with
+//! `MPI_ERR_COMM` (`comm::lookup_intra`).
 //! Protocols, by mechanism:
 //! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
 //! directly), [`chain`] (prefix reductions).
@@ -22,6 +27,9 @@
 
 pub mod chain;
 pub mod data;
+pub mod idup;
+pub mod inter;
+pub mod inter_args;
 pub mod machine;
 pub mod neighbor;
 pub mod spread;
@@ -76,7 +84,15 @@ fn kept(p: *const c_void, n: usize, map: &TypeRef) -> MpiResult<UserBuffer> {
 /// `request` points to an `MPI_Request`.
 #[unsafe(export_name = "PMPI_Ibarrier")]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || tree::barrier(comm::lookup_intra(comm)?)))
+    entry("MPI_Ibarrier", Scope::Comm(comm), || {
+        started(request, || {
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::barrier(c);
+            }
+            tree::barrier(c)
+        })
+    })
 }
 
 /// `MPI_Ibcast`.
@@ -95,7 +111,10 @@ pub unsafe extern "C" fn MPI_Ibcast(
 ) -> c_int {
     entry("MPI_Ibcast", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::bcast(c, buffer_, count_, datatype, root);
+            }
             let map = datatype::committed(datatype)?;
             let root = root_of(c, root)?;
             let buf = buffer(buffer_, count(count_)?, &map)?;
@@ -156,7 +175,10 @@ pub unsafe extern "C" fn MPI_Ireduce(
 ) -> c_int {
     entry("MPI_Ireduce", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::reduce(c, (sendbuf, recvbuf), count, (datatype, op), root);
+            }
             let root = root_of(c, root)?;
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
@@ -184,7 +206,10 @@ pub unsafe extern "C" fn MPI_Iallreduce(
 ) -> c_int {
     entry("MPI_Iallreduce", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::allreduce(c, (sendbuf, recvbuf), count, (datatype, op));
+            }
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, true)?;

@@ -1,0 +1,310 @@
+/* MPI_Comm_idup and the nonblocking collectives on intercommunicators (MPI-3.1 5.12,
+ * 5.2.2, 6.4.2). Checks, against a sequential computation of what MPI specifies:
+ * Ibarrier, Ibcast (MPI_ROOT / MPI_PROC_NULL), Ireduce and Iallreduce (MPI_SUM and a
+ * non-commutative user op, in the remote group's rank order), Igather, Iscatter,
+ * Iallgather and Ialltoall, with either group as the root or sender, several in flight
+ * at once; that they overlap (an operation posted, then a synchronous send that the
+ * other side receives *before* its own call, then the wait: a blocking implementation
+ * deadlocks), and that an intercommunicator Ibarrier does not complete before the
+ * other group entered; MPI_Comm_idup of world, of the local group and of the
+ * intercommunicator, overlapped the same way, several in flight, and mixed with a
+ * blocking MPI_Comm_dup of the same parent before the wait (the ids must differ: a
+ * message on one is never received on another); the error classes of bad arguments
+ * under MPI_ERRORS_RETURN, after which the communicator still works. Splits:
+ * evens/odds, the last rank against the rest, the first rank against the rest.
+ * Needs >= 2 processes. */
+#include <string.h>
+#include "test_check.h"
+
+#define MAXP 64
+
+static int wrank, wsize;
+static int me, other, lrank, ln, rn;
+static int members[2][MAXP], nmem[2];
+
+static int remote(int j) { return members[other][j]; }
+
+static void make_split(int kind) {
+    nmem[0] = nmem[1] = 0;
+    for (int r = 0; r < wsize; r++) {
+        int c = kind == 0 ? r % 2 : kind == 1 ? (r == wsize - 1) : (r != 0);
+        members[c][nmem[c]++] = r;
+        if (r == wrank) me = c;
+    }
+    other = 1 - me;
+}
+
+static int root_arg(int from, int root_local) {
+    if (me == from) return lrank == root_local ? MPI_ROOT : MPI_PROC_NULL;
+    return root_local;
+}
+
+/* Non-commutative: the fold a0 op a1 op ... is a polynomial in the order. */
+static void poly(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    for (int i = 0; i < *len; i++) ((long *)inout)[i] = 3 * ((long *)in)[i] + ((long *)inout)[i];
+}
+
+/* Group 0 posts `req` (already started), then each of its members sends synchronously
+ * to one remote member, which receives before it starts its own operation (`start`);
+ * then both wait. A blocking start would never return on group 0. */
+static void overlapped(MPI_Comm ic, MPI_Request *req, void (*start)(MPI_Comm, MPI_Request *)) {
+    int token = 0;
+    if (me == 0) {
+        start(ic, req);
+        token = 500 + wrank;
+        CHECK_RC(MPI_Ssend(&token, 1, MPI_INT, lrank % rn, 9, ic));
+    } else {
+        /* Group 0's members lrank with lrank % rn == mine. */
+        for (int i = lrank; i < rn; i += ln) {
+            CHECK_RC(MPI_Recv(&token, 1, MPI_INT, i, 9, ic, MPI_STATUS_IGNORE));
+            CHECK(token == 500 + remote(i));
+        }
+        start(ic, req);
+    }
+    CHECK_RC(MPI_Wait(req, MPI_STATUS_IGNORE));
+}
+
+static void start_ibarrier(MPI_Comm c, MPI_Request *r) { CHECK_RC(MPI_Ibarrier(c, r)); }
+static MPI_Comm dup_out;
+static void start_idup(MPI_Comm c, MPI_Request *r) { CHECK_RC(MPI_Comm_idup(c, &dup_out, r)); }
+
+/* Group 1 enters the barrier first and must not leave before group 0 entered, which
+ * waits for group 1's leader's message, sent after the leader's tests (so the leader's
+ * tests must all fail; the other members' may run after the message). */
+static void barrier_order(MPI_Comm ic) {
+    MPI_Request req;
+    int token = 0, flag = 1;
+    if (me == 1) {
+        CHECK_RC(MPI_Ibarrier(ic, &req));
+        for (int k = 0; k < 20; k++) {
+            CHECK_RC(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+            CHECK(!flag || lrank != 0);
+        }
+        if (lrank == 0)
+            for (int j = 0; j < rn; j++) CHECK_RC(MPI_Send(&token, 1, MPI_INT, j, 8, ic));
+        CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    } else {
+        CHECK_RC(MPI_Recv(&token, 1, MPI_INT, 0, 8, ic, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Ibarrier(ic, &req));
+        do CHECK_RC(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); while (!flag);
+    }
+}
+
+/* A communicator from idup, checked to be usable and a copy of `parent`. */
+static void check_dup(MPI_Comm parent, MPI_Comm d) {
+    int result = -1, inter = 0, n = 0, pn = 0, sum = 0, want = 0;
+    CHECK_RC(MPI_Comm_compare(parent, d, &result));
+    CHECK(result == MPI_CONGRUENT);
+    CHECK_RC(MPI_Comm_test_inter(d, &inter));
+    if (inter) {
+        CHECK_RC(MPI_Comm_remote_size(d, &n));
+        CHECK_RC(MPI_Comm_remote_size(parent, &pn));
+        CHECK(n == pn);
+        for (int j = 0; j < n; j++) want += remote(j);
+    } else {
+        CHECK_RC(MPI_Comm_size(d, &n));
+        CHECK_RC(MPI_Comm_size(parent, &pn));
+        CHECK(n == pn);
+        CHECK_RC(MPI_Allreduce(&wrank, &want, 1, MPI_INT, MPI_SUM, parent));
+    }
+    CHECK_RC(MPI_Allreduce(&wrank, &sum, 1, MPI_INT, MPI_SUM, d));
+    CHECK(sum == want);
+}
+
+/* Messages on communicators with one tag, received in the other order: a receive on
+ * one never takes the other's message (their context ids differ everywhere). */
+static void distinct(MPI_Comm a, MPI_Comm b, int peer, int sender) {
+    int x = 0;
+    if (sender) {
+        x = 2;
+        CHECK_RC(MPI_Send(&x, 1, MPI_INT, peer, 4, b));
+        x = 1;
+        CHECK_RC(MPI_Send(&x, 1, MPI_INT, peer, 4, a));
+    } else {
+        CHECK_RC(MPI_Recv(&x, 1, MPI_INT, peer, 4, a, MPI_STATUS_IGNORE));
+        CHECK(x == 1);
+        CHECK_RC(MPI_Recv(&x, 1, MPI_INT, peer, 4, b, MPI_STATUS_IGNORE));
+        CHECK(x == 2);
+    }
+}
+
+static void idups_of_world(void) {
+    MPI_Request req[3];
+    MPI_Comm d[3], b;
+    /* Rank 0 idups then sends; rank 1 receives first, then idups. */
+    int token = 0;
+    if (wrank == 0) {
+        CHECK_RC(MPI_Comm_idup(MPI_COMM_WORLD, &d[0], &req[0]));
+        CHECK_RC(MPI_Ssend(&token, 1, MPI_INT, 1, 3, MPI_COMM_WORLD));
+    } else {
+        if (wrank == 1) CHECK_RC(MPI_Recv(&token, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Comm_idup(MPI_COMM_WORLD, &d[0], &req[0]));
+    }
+    CHECK_RC(MPI_Wait(&req[0], MPI_STATUS_IGNORE));
+    check_dup(MPI_COMM_WORLD, d[0]);
+    /* Two more in flight, and a blocking dup of the same parent before the waits. */
+    CHECK_RC(MPI_Comm_idup(MPI_COMM_WORLD, &d[1], &req[1]));
+    CHECK_RC(MPI_Comm_idup(d[0], &d[2], &req[2]));
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &b));
+    CHECK_RC(MPI_Waitall(2, &req[1], MPI_STATUSES_IGNORE));
+    check_dup(MPI_COMM_WORLD, d[1]);
+    check_dup(MPI_COMM_WORLD, d[2]);
+    check_dup(MPI_COMM_WORLD, b);
+    MPI_Comm all[5] = {MPI_COMM_WORLD, d[0], d[1], d[2], b};
+    if (wrank < 2)
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++)
+                if (i != j) distinct(all[i], all[j], 1 - wrank, wrank == 0);
+    /* The error handler is inherited: this returns instead of aborting. */
+    CHECK_CLASS(MPI_Send(&token, 1, MPI_INT, wsize, 0, d[1]), MPI_ERR_RANK);
+    for (int i = 0; i < 3; i++) CHECK_RC(MPI_Comm_free(&d[i]));
+    CHECK_RC(MPI_Comm_free(&b));
+}
+
+static void rooted(MPI_Comm ic, int from, int root_local, MPI_Op polyop) {
+    int root = root_arg(from, root_local), isroot = root == MPI_ROOT, receiving = me != from;
+    MPI_Request req[4];
+    int bc[5], g[2 * MAXP], sc[2 * MAXP] = {0}, got[2];
+    long in[3], sum[3], pol[3];
+    for (int k = 0; k < 5; k++) bc[k] = isroot ? 100 * from + k : -1;
+    for (int k = 0; k < 3; k++) {
+        in[k] = 7 * wrank + k;
+        sum[k] = pol[k] = -1;
+    }
+    int mine[2] = {wrank, -wrank};
+    for (int j = 0; j < 2 * MAXP; j++) g[j] = -1;
+    for (int j = 0; j < rn && isroot; j++) {
+        sc[2 * j] = 3 * remote(j);
+        sc[2 * j + 1] = from;
+    }
+    got[0] = got[1] = -1;
+    /* Four in flight at once. */
+    CHECK_RC(MPI_Ibcast(bc, 5, MPI_INT, root, ic, &req[0]));
+    CHECK_RC(MPI_Ireduce(in, sum, 3, MPI_LONG, MPI_SUM, root, ic, &req[1]));
+    CHECK_RC(MPI_Igather(mine, 2, MPI_INT, g, 2, MPI_INT, root, ic, &req[2]));
+    CHECK_RC(MPI_Iscatter(sc, 2, MPI_INT, got, 2, MPI_INT, root, ic, &req[3]));
+    CHECK_RC(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
+    CHECK_RC(MPI_Ireduce(in, pol, 3, MPI_LONG, polyop, root, ic, &req[0]));
+    CHECK_RC(MPI_Wait(&req[0], MPI_STATUS_IGNORE));
+    for (int k = 0; k < 5; k++) CHECK(bc[k] == (receiving || isroot ? 100 * from + k : -1));
+    for (int k = 0; k < 3; k++) {
+        long s = 0, p = remote(0) * 7 + k;
+        for (int j = 0; j < rn; j++) s += remote(j) * 7 + k;
+        for (int j = 1; j < rn; j++) p = 3 * p + remote(j) * 7 + k;
+        CHECK(sum[k] == (isroot ? s : -1));
+        CHECK(pol[k] == (isroot ? p : -1));
+    }
+    for (int j = 0; j < rn; j++) {
+        CHECK(g[2 * j] == (isroot ? remote(j) : -1));
+        CHECK(g[2 * j + 1] == (isroot ? -remote(j) : -1));
+    }
+    CHECK(got[0] == (receiving ? 3 * wrank : -1));
+    CHECK(got[1] == (receiving ? from : -1));
+}
+
+static void all_to_all(MPI_Comm ic, MPI_Op polyop) {
+    MPI_Request req[4];
+    long in[2] = {wrank, 10 * wrank}, sum[2] = {-1, -1}, pol[2] = {-1, -1};
+    int mine = 11 * wrank, ag[MAXP], out[2 * MAXP], back[2 * MAXP];
+    for (int j = 0; j < rn; j++) {
+        out[2 * j] = 1000 * wrank + remote(j);
+        out[2 * j + 1] = j;
+    }
+    CHECK_RC(MPI_Iallreduce(in, sum, 2, MPI_LONG, MPI_SUM, ic, &req[0]));
+    CHECK_RC(MPI_Iallgather(&mine, 1, MPI_INT, ag, 1, MPI_INT, ic, &req[1]));
+    CHECK_RC(MPI_Ialltoall(out, 2, MPI_INT, back, 2, MPI_INT, ic, &req[2]));
+    CHECK_RC(MPI_Iallreduce(in, pol, 2, MPI_LONG, polyop, ic, &req[3]));
+    CHECK_RC(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
+    long s0 = 0, p0 = remote(0), p1 = 10 * remote(0);
+    for (int j = 0; j < rn; j++) s0 += remote(j);
+    for (int j = 1; j < rn; j++) {
+        p0 = 3 * p0 + remote(j);
+        p1 = 3 * p1 + 10 * remote(j);
+    }
+    CHECK(sum[0] == s0 && sum[1] == 10 * s0);
+    CHECK(pol[0] == p0 && pol[1] == p1);
+    for (int j = 0; j < rn; j++) {
+        CHECK(ag[j] == 11 * remote(j));
+        CHECK(back[2 * j] == 1000 * remote(j) + wrank);
+        CHECK(back[2 * j + 1] == lrank);
+    }
+}
+
+static void errors(MPI_Comm ic) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    int a[4] = {0}, b[4 * MAXP];
+    CHECK_CLASS(MPI_Ibcast(a, 1, MPI_INT, 1000, ic, &req), MPI_ERR_ROOT);
+    CHECK_CLASS(MPI_Ibcast(a, 1, MPI_INT, -7, ic, &req), MPI_ERR_ROOT);
+    CHECK_CLASS(MPI_Iallreduce(MPI_IN_PLACE, a, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Ireduce(a, b, 1, MPI_INT, MPI_OP_NULL, me == 0 && lrank == 0 ? MPI_ROOT : me == 0 ? MPI_PROC_NULL : 0,
+                            ic, &req),
+                MPI_ERR_OP);
+    CHECK_CLASS(MPI_Ialltoall(a, -1, MPI_INT, b, 1, MPI_INT, ic, &req), MPI_ERR_COUNT);
+    CHECK_CLASS(MPI_Iallgather(a, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, ic, &req), MPI_ERR_TYPE);
+    CHECK_CLASS(MPI_Ibarrier(ic, NULL), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Iscan(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Comm_idup(MPI_COMM_NULL, &dup_out, &req), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Comm_idup(ic, NULL, &req), MPI_ERR_ARG);
+    CHECK(req == MPI_REQUEST_NULL);
+    /* The root expects 3 ints, the other group reduces 2: MPI_ERR_TRUNCATE at the root
+     * alone, when its request completes. */
+    int root = me == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    CHECK_RC(MPI_Ireduce(a, b, root == MPI_ROOT ? 3 : 2, MPI_INT, MPI_SUM, root, ic, &req));
+    CHECK_CLASS(MPI_Wait(&req, MPI_STATUS_IGNORE), root == MPI_ROOT ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    /* Still in step: a correct call gets its data. */
+    a[0] = wrank;
+    CHECK_RC(MPI_Iallreduce(a, b, 1, MPI_INT, MPI_MAX, ic, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(b[0] == remote(rn - 1));
+}
+
+static void run(int kind, MPI_Op polyop) {
+    make_split(kind);
+    MPI_Comm local, ic;
+    MPI_Request req;
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, me, wrank, &local));
+    CHECK_RC(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, members[other][0], 70 + kind, &ic));
+    CHECK_RC(MPI_Comm_rank(ic, &lrank));
+    CHECK_RC(MPI_Comm_size(ic, &ln));
+    CHECK_RC(MPI_Comm_remote_size(ic, &rn));
+    overlapped(ic, &req, start_ibarrier);
+    barrier_order(ic);
+    overlapped(ic, &req, start_idup);
+    MPI_Comm icd = dup_out;
+    check_dup(ic, icd);
+    overlapped(icd, &req, start_idup);
+    MPI_Comm icdd = dup_out;
+    check_dup(ic, icdd);
+    CHECK_RC(MPI_Comm_idup(local, &dup_out, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK_RC(MPI_Comm_free(&dup_out));
+    for (int from = 0; from < 2; from++) {
+        rooted(ic, from, from == 0 ? nmem[0] - 1 : 0, polyop);
+        rooted(icd, from, 0, polyop);
+    }
+    all_to_all(ic, polyop);
+    all_to_all(icdd, polyop);
+    errors(ic);
+    CHECK_RC(MPI_Comm_free(&icdd));
+    CHECK_RC(MPI_Comm_free(&icd));
+    CHECK_RC(MPI_Comm_free(&ic));
+    CHECK_RC(MPI_Comm_free(&local));
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    CHECK(wsize >= 2 && wsize <= MAXP);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_Op polyop;
+    CHECK_RC(MPI_Op_create(poly, 0, &polyop));
+    idups_of_world();
+    for (int kind = 0; kind < 3; kind++) run(kind, polyop);
+    CHECK_RC(MPI_Op_free(&polyop));
+    CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
+    if (wrank == 0) printf("ok icoll_inter\n");
+    MPI_Finalize();
+    return 0;
+}

@@ -388,6 +388,39 @@ pub fn lowest_free(bits: &ContextBits) -> MpiResult<u32> {
     fail(class::INTERN, format!("all {INTERCOMM_CONTEXT} communicator context ids are in use"))
 }
 
+/// Blocking creations at this process between their read of the bitmap and their
+/// registration ([`Agreeing`]).
+static AGREEING: AtomicU32 = AtomicU32::new(0);
+
+/// Held by a blocking communicator creation from before it reads this process's
+/// bitmap until after it registers its id: meanwhile `MPI_Comm_idup` does not claim
+/// (its progress waits), since the creation may be about to take the very id the
+/// claim would find free (its waits drive requests, `p2p::await_send`). Dropping it
+/// rings this core's doorbell, for a thread whose idup waited meanwhile.
+pub struct Agreeing(());
+
+impl Agreeing {
+    /// Opens an agreement at this process.
+    pub fn open() -> Agreeing {
+        AGREEING.fetch_add(1, Ordering::SeqCst);
+        Agreeing(())
+    }
+
+    /// Whether a blocking creation's agreement is open at this process.
+    pub fn any() -> bool {
+        AGREEING.load(Ordering::SeqCst) > 0
+    }
+}
+
+impl Drop for Agreeing {
+    fn drop(&mut self) {
+        AGREEING.fetch_sub(1, Ordering::SeqCst);
+        if let Ok(m) = mpi() {
+            m.core.context().ring(m.core.rank());
+        }
+    }
+}
+
 /// Claims id `context` for a communicator being agreed (`MPI_Comm_idup`): whether it
 /// was free here, and is now marked in use.
 pub fn claim_context(context: u32) -> bool {
@@ -455,6 +488,7 @@ pub fn split(
     key: c_int,
     topology: Topology,
 ) -> MpiResult<Option<c_int>> {
+    let _open = Agreeing::open();
     let context = agree_context(parent)?;
     let Some(child) = parent.coll().split(color, key).map_err(coll_error)? else { return Ok(None) };
     let mut obj = obj(context, child, None);

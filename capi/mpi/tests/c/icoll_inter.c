@@ -114,20 +114,22 @@ static void check_dup(MPI_Comm parent, MPI_Comm d) {
 
 /* Messages on communicators with one tag, received in the other order: a receive on
  * one never takes the other's message (their context ids differ everywhere). */
-static void distinct(MPI_Comm a, MPI_Comm b, int peer, int sender) {
+static void distinct2(MPI_Comm a, int peer_a, MPI_Comm b, int peer_b, int sender) {
     int x = 0;
     if (sender) {
         x = 2;
-        CHECK_RC(MPI_Send(&x, 1, MPI_INT, peer, 4, b));
+        CHECK_RC(MPI_Send(&x, 1, MPI_INT, peer_b, 4, b));
         x = 1;
-        CHECK_RC(MPI_Send(&x, 1, MPI_INT, peer, 4, a));
+        CHECK_RC(MPI_Send(&x, 1, MPI_INT, peer_a, 4, a));
     } else {
-        CHECK_RC(MPI_Recv(&x, 1, MPI_INT, peer, 4, a, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Recv(&x, 1, MPI_INT, peer_a, 4, a, MPI_STATUS_IGNORE));
         CHECK(x == 1);
-        CHECK_RC(MPI_Recv(&x, 1, MPI_INT, peer, 4, b, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Recv(&x, 1, MPI_INT, peer_b, 4, b, MPI_STATUS_IGNORE));
         CHECK(x == 2);
     }
 }
+
+static void distinct(MPI_Comm a, MPI_Comm b, int peer, int sender) { distinct2(a, peer, b, peer, sender); }
 
 static void idups_of_world(void) {
     MPI_Request req[3];
@@ -261,13 +263,29 @@ static void errors(MPI_Comm ic) {
 
 static void run(int kind, MPI_Op polyop) {
     make_split(kind);
-    MPI_Comm local, ic;
+    MPI_Comm local, ic, wd;
     MPI_Request req;
+    /* An idup of the world in flight across the blocking creations (whose waits drive
+     * it): its id must differ from theirs. */
+    CHECK_RC(MPI_Comm_idup(MPI_COMM_WORLD, &wd, &req));
     CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, me, wrank, &local));
     CHECK_RC(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, members[other][0], 70 + kind, &ic));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
     CHECK_RC(MPI_Comm_rank(ic, &lrank));
     CHECK_RC(MPI_Comm_size(ic, &ln));
     CHECK_RC(MPI_Comm_remote_size(ic, &rn));
+    /* World ranks members[0][0] and members[1][0] are each other's remote rank 0. */
+    if (lrank == 0) {
+        int peer = members[other][0];
+        distinct2(wd, peer, ic, 0, me == 0);
+        distinct2(ic, 0, wd, peer, me == 0);
+    }
+    if (ln > 1 && lrank < 2) {
+        distinct2(wd, members[me][1 - lrank], local, 1 - lrank, lrank == 0);
+        distinct2(local, 1 - lrank, wd, members[me][1 - lrank], lrank == 0);
+    }
+    check_dup(MPI_COMM_WORLD, wd);
+    CHECK_RC(MPI_Comm_free(&wd));
     overlapped(ic, &req, start_ibarrier);
     barrier_order(ic);
     overlapped(ic, &req, start_idup);

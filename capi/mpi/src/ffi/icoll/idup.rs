@@ -23,10 +23,12 @@
 //! completes this request; that creation's id is then in use at its members, whose
 //! claims fail, and the next round's bitmaps show it. A claim succeeds only on a free
 //! id and marks it at once, so a later creation at that process avoids it; a round
-//! ends with every member holding the id or none holding it. (A blocking creation's
-//! agreement that lets requests progress in its own waits, between its read of the
-//! bitmap and its registration, could still meet a claim of the same id there: the
-//! blocking intercommunicator creations' leaders' swaps; not guarded.)
+//! ends with every member holding the id or none holding it. A blocking creation may
+//! drive requests in its own waits, between its read of the bitmap and its
+//! registration, and so could pick an id that a claim made meanwhile holds: while one
+//! is open (`comm::Agreeing`), idup makes no progress at that process at all.
+//! (The price: a program whose other process waits for this idup before it joins that
+//! blocking creation waits for ever; MPI's progress rule would let it finish.)
 //!
 //! Each message type has its own phase and each (source, tag) pair carries one message
 //! per round, in order, so rounds never mix. The new handle is reserved at the call
@@ -217,6 +219,9 @@ impl Idup {
 
 impl Protocol for Idup {
     fn advance(&mut self, w: &mut Wire) -> MpiResult<bool> {
+        if comm::Agreeing::any() {
+            return Ok(false);
+        }
         loop {
             match &mut self.step {
                 Step::Done => return Ok(true),

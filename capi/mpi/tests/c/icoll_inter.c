@@ -3,7 +3,8 @@
  * Ibarrier, Ibcast (MPI_ROOT / MPI_PROC_NULL), Ireduce and Iallreduce (MPI_SUM and a
  * non-commutative user op, in the remote group's rank order), Igather, Iscatter,
  * Iallgather and Ialltoall, with either group as the root or sender, several in flight
- * at once; that they overlap (an operation posted, then a synchronous send that the
+ * at once; the v-forms Igatherv, Iscatterv, Iallgatherv, Ialltoallv (blocks of
+ * different sizes, with gaps); that they overlap (an operation posted, then a synchronous send that the
  * other side receives *before* its own call, then the wait: a blocking implementation
  * deadlocks), and that an intercommunicator Ibarrier does not complete before the
  * other group entered; MPI_Comm_idup of world, of the local group and of the
@@ -233,6 +234,73 @@ static void all_to_all(MPI_Comm ic, MPI_Op polyop) {
     }
 }
 
+/* The v-forms: remote rank j's block has j + 1 ints (for alltoallv, the block for local
+ * rank t has t + 1), blocks lie one int apart (the gaps must stay untouched). */
+#define VN (MAXP * (MAXP + 2))
+static int vin[VN], vout[VN], counts[MAXP], displs[MAXP], scounts[MAXP], sdispls[MAXP];
+
+static void gapped(int n, int each_is_own) {
+    for (int j = 0, at = 0; j < n; j++) {
+        counts[j] = each_is_own ? lrank + 1 : j + 1;
+        displs[j] = at;
+        at += counts[j] + 1;
+    }
+}
+
+static void vforms(MPI_Comm ic, int from, int root_local) {
+    int root = root_arg(from, root_local), isroot = root == MPI_ROOT, receiving = me != from;
+    MPI_Request req;
+    /* Igatherv: the root gets remote rank j's j + 1 ints. */
+    for (int k = 0; k < VN; k++) vout[k] = -1;
+    for (int k = 0; k <= lrank; k++) vin[k] = 10 * wrank + k;
+    gapped(rn, 0);
+    CHECK_RC(MPI_Igatherv(vin, lrank + 1, MPI_INT, vout, counts, displs, MPI_INT, root, ic, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int j = 0; j < rn; j++) {
+        for (int k = 0; k < counts[j]; k++) CHECK(vout[displs[j] + k] == (isroot ? 10 * remote(j) + k : -1));
+        CHECK(vout[displs[j] + counts[j]] == -1);
+    }
+    /* Iscatterv: remote rank j gets the root's j + 1 ints. */
+    for (int j = 0; j < rn; j++)
+        for (int k = 0; k < counts[j]; k++) vin[displs[j] + k] = 100 * remote(j) + k + from;
+    for (int k = 0; k < VN; k++) vout[k] = -1;
+    CHECK_RC(MPI_Iscatterv(vin, counts, displs, MPI_INT, vout, lrank + 1, MPI_INT, root, ic, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int k = 0; k <= lrank; k++) CHECK(vout[k] == (receiving ? 100 * wrank + k + from : -1));
+    CHECK(vout[lrank + 1] == -1);
+    /* Iallgatherv: everyone gets remote rank j's j + 1 ints. */
+    for (int k = 0; k <= lrank; k++) vin[k] = 7 * wrank + k;
+    for (int k = 0; k < VN; k++) vout[k] = -1;
+    CHECK_RC(MPI_Iallgatherv(vin, lrank + 1, MPI_INT, vout, counts, displs, MPI_INT, ic, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int j = 0; j < rn; j++) {
+        for (int k = 0; k < counts[j]; k++) CHECK(vout[displs[j] + k] == 7 * remote(j) + k);
+        CHECK(vout[displs[j] + counts[j]] == -1);
+    }
+    /* Ialltoallv: the block for remote rank j has j + 1 ints; each received one
+     * lrank + 1. */
+    for (int j = 0; j < rn; j++) {
+        scounts[j] = counts[j];
+        sdispls[j] = displs[j];
+        for (int k = 0; k < counts[j]; k++) vin[displs[j] + k] = 1000 * wrank + 10 * remote(j) + k;
+    }
+    gapped(rn, 1);
+    for (int k = 0; k < VN; k++) vout[k] = -1;
+    CHECK_RC(MPI_Ialltoallv(vin, scounts, sdispls, MPI_INT, vout, counts, displs, MPI_INT, ic, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int i = 0; i < rn; i++) {
+        for (int k = 0; k <= lrank; k++) CHECK(vout[displs[i] + k] == 1000 * remote(i) + 10 * wrank + k);
+        CHECK(vout[displs[i] + lrank + 1] == -1);
+    }
+    /* Errors, the same everywhere: nothing starts. */
+    scounts[0] = -1;
+    CHECK_CLASS(MPI_Ialltoallv(vin, scounts, sdispls, MPI_INT, vout, counts, displs, MPI_INT, ic, &req),
+                MPI_ERR_COUNT);
+    CHECK_CLASS(MPI_Igatherv(vin, 1, MPI_INT, vout, counts, displs, MPI_INT, 1000, ic, &req), MPI_ERR_ROOT);
+    CHECK_CLASS(MPI_Iallgatherv(MPI_IN_PLACE, 1, MPI_INT, vout, counts, displs, MPI_INT, ic, &req),
+                MPI_ERR_BUFFER);
+}
+
 static void errors(MPI_Comm ic) {
     MPI_Request req = MPI_REQUEST_NULL;
     int a[4] = {0}, b[4 * MAXP];
@@ -246,6 +314,7 @@ static void errors(MPI_Comm ic) {
     CHECK_CLASS(MPI_Iallgather(a, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, ic, &req), MPI_ERR_TYPE);
     CHECK_CLASS(MPI_Ibarrier(ic, NULL), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Iscan(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Ireduce_scatter_block(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Comm_idup(MPI_COMM_NULL, &dup_out, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Comm_idup(ic, NULL, &req), MPI_ERR_ARG);
     CHECK(req == MPI_REQUEST_NULL);
@@ -300,6 +369,7 @@ static void run(int kind, MPI_Op polyop) {
     for (int from = 0; from < 2; from++) {
         rooted(ic, from, from == 0 ? nmem[0] - 1 : 0, polyop);
         rooted(icd, from, 0, polyop);
+        vforms(ic, from, from == 0 ? 0 : nmem[1] - 1);
     }
     all_to_all(ic, polyop);
     all_to_all(icdd, polyop);

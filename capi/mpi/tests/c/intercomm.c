@@ -277,9 +277,11 @@ static void user_max(void *in, void *inout, int *len, MPI_Datatype *dt) {
 /* Every call that takes intracommunicators only refuses `ic` with MPI_ERR_COMM. */
 static void refused(MPI_Comm ic) {
     int a[MAXP] = {0}, b[MAXP] = {0}, counts[MAXP], displs[MAXP];
+    MPI_Datatype types[MAXP];
     for (int i = 0; i < MAXP; i++) {
         counts[i] = 1;
-        displs[i] = i;
+        displs[i] = i * (int)sizeof(int);
+        types[i] = MPI_INT;
     }
     MPI_Comm nc;
     MPI_Request req;
@@ -290,10 +292,11 @@ static void refused(MPI_Comm ic) {
     /* The other blocking collectives work (tests/c/intercoll.c), but the scans. */
     CHECK_CLASS(MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Exscan(a, b, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
-    /* Ibarrier, Ibcast, Ireduce, Iallreduce, Igather, Iallgather, Iscatter and Ialltoall
-     * work (tests/c/icoll_inter.c); the other nonblocking collectives do not yet. */
+    /* Ibarrier, Ibcast, Ireduce, Iallreduce, Igather(v), Iallgather(v), Iscatter(v) and
+     * Ialltoall(v) work (tests/c/icoll_inter.c); the other nonblocking collectives do
+     * not yet. */
     CHECK_CLASS(MPI_Ireduce_scatter_block(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
-    CHECK_CLASS(MPI_Ialltoallv(a, counts, displs, MPI_INT, b, counts, displs, MPI_INT, ic, &req), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Ialltoallw(a, counts, displs, types, b, counts, displs, types, ic, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Iscan(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Win_create(a, sizeof a, 1, MPI_INFO_NULL, ic, &win), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Win_create_dynamic(MPI_INFO_NULL, ic, &win), MPI_ERR_COMM);

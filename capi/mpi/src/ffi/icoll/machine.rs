@@ -133,6 +133,12 @@ impl Wire {
         self.post_receive(self.peers[from as usize], phase, len, true)
     }
 
+    /// Posts the receive of at most `len` bytes from rank `from` of an
+    /// intercommunicator's remote group in `phase`.
+    pub(super) fn post_remote_most(&self, from: u32, phase: u32, len: usize) -> MpiResult<Incoming> {
+        self.post_receive(self.peers[from as usize], phase, len, false)
+    }
+
     /// Posts the receive of at most `len` bytes from rank `from` in `phase`.
     pub(super) fn post_most(&self, from: u32, phase: u32, len: usize) -> MpiResult<Incoming> {
         self.post_receive(self.members[from as usize], phase, len, false)

@@ -13,8 +13,9 @@
 //! [`idup`] `MPI_Comm_idup`. On an intercommunicator, `MPI_Ibarrier`, `MPI_Ibcast`,
 //! `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Iscatter` and
 //! `MPI_Ialltoall` take their arguments by MPI's intercommunicator rules
-//! ([`inter_args`]) and run [`inter`]'s protocol; the other calls refuse one with
-//! `MPI_ERR_COMM` (`comm::lookup_intra`).
+//! ([`inter_args`]) and run [`inter`]'s protocol, and `MPI_Igatherv`, `MPI_Iscatterv`,
+//! `MPI_Iallgatherv` and `MPI_Ialltoallv` a direct exchange with the remote group
+//! ([`inter_v`]); the other calls refuse one with `MPI_ERR_COMM` (`comm::lookup_intra`).
 //! Protocols, by mechanism:
 //! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
 //! directly), [`chain`] (prefix reductions).
@@ -30,6 +31,7 @@ pub mod data;
 pub mod idup;
 pub mod inter;
 pub mod inter_args;
+pub mod inter_v;
 pub mod machine;
 pub mod neighbor;
 pub mod spread;

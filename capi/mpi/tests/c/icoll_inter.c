@@ -4,7 +4,7 @@
  * non-commutative user op, in the remote group's rank order), Igather, Iscatter,
  * Iallgather and Ialltoall, with either group as the root or sender, several in flight
  * at once; the v-forms Igatherv, Iscatterv, Iallgatherv, Ialltoallv (blocks of
- * different sizes, with gaps); that they overlap (an operation posted, then a synchronous send that the
+ * different sizes, with gaps); Ireduce_scatter_block and Ireduce_scatter; that they overlap (an operation posted, then a synchronous send that the
  * other side receives *before* its own call, then the wait: a blocking implementation
  * deadlocks), and that an intercommunicator Ibarrier does not complete before the
  * other group entered; MPI_Comm_idup of world, of the local group and of the
@@ -301,8 +301,42 @@ static void vforms(MPI_Comm ic, int from, int root_local) {
                 MPI_ERR_BUFFER);
 }
 
+/* As intercoll.c's blocking ones: the block form, each group's input ln * rn longs,
+ * local rank l getting rn elements of the remote group's sum from l * rn; the varied
+ * form, 12 elements cut unevenly over the local group, with the user op. Both in
+ * flight at once. */
+static void reduce_scatters(MPI_Comm ic, MPI_Op polyop) {
+    static long in[MAXP * MAXP], in2[12], out[MAXP + 1], out2[13];
+    MPI_Request req[2];
+    int cnt[MAXP], first = 0;
+    for (int e = 0; e < ln * rn; e++) in[e] = wrank + 3L * e;
+    for (int i = 0; i <= rn; i++) out[i] = -1;
+    for (int l = 0; l < ln; l++) {
+        cnt[l] = 12 / ln + (l < 12 % ln);
+        if (l < lrank) first += cnt[l];
+    }
+    for (int e = 0; e < 12; e++) in2[e] = wrank + e;
+    for (int i = 0; i < 13; i++) out2[i] = -1;
+    CHECK_RC(MPI_Ireduce_scatter_block(in, out, rn, MPI_LONG, MPI_SUM, ic, &req[0]));
+    CHECK_RC(MPI_Ireduce_scatter(in2, out2, cnt, MPI_LONG, polyop, ic, &req[1]));
+    CHECK_RC(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < rn; k++) {
+        long want = 0;
+        for (int j = 0; j < rn; j++) want += remote(j) + 3L * (lrank * rn + k);
+        CHECK(out[k] == want);
+    }
+    CHECK(out[rn] == -1);
+    for (int k = 0; k < cnt[lrank]; k++) {
+        long want = remote(0) + first + k;
+        for (int j = 1; j < rn; j++) want = 3 * want + remote(j) + first + k;
+        CHECK(out2[k] == want);
+    }
+    CHECK(out2[cnt[lrank]] == -1);
+}
+
 static void errors(MPI_Comm ic) {
     MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Datatype types[1] = {MPI_INT};
     int a[4] = {0}, b[4 * MAXP];
     CHECK_CLASS(MPI_Ibcast(a, 1, MPI_INT, 1000, ic, &req), MPI_ERR_ROOT);
     CHECK_CLASS(MPI_Ibcast(a, 1, MPI_INT, -7, ic, &req), MPI_ERR_ROOT);
@@ -314,7 +348,9 @@ static void errors(MPI_Comm ic) {
     CHECK_CLASS(MPI_Iallgather(a, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, ic, &req), MPI_ERR_TYPE);
     CHECK_CLASS(MPI_Ibarrier(ic, NULL), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Iscan(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
-    CHECK_CLASS(MPI_Ireduce_scatter_block(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Ireduce_scatter_block(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_BUFFER);
+    CHECK_CLASS(MPI_Ialltoallw(a, scounts, sdispls, &types[0], b, scounts, sdispls, &types[0], ic, &req),
+                MPI_ERR_COMM);
     CHECK_CLASS(MPI_Comm_idup(MPI_COMM_NULL, &dup_out, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Comm_idup(ic, NULL, &req), MPI_ERR_ARG);
     CHECK(req == MPI_REQUEST_NULL);
@@ -373,6 +409,7 @@ static void run(int kind, MPI_Op polyop) {
     }
     all_to_all(ic, polyop);
     all_to_all(icdd, polyop);
+    reduce_scatters(ic, polyop);
     errors(ic);
     CHECK_RC(MPI_Comm_free(&icdd));
     CHECK_RC(MPI_Comm_free(&icd));

@@ -16,13 +16,15 @@
 //!    groups' type signatures differing is `MPI_ERR_TRUNCATE` where it lands);
 //! 3. down: the leader hands what came to its members: all of it over the binomial
 //!    tree (`Tree`, phase `PHASE_TREE`: barrier, bcast, allreduce, allgather), or to
-//!    each member its equal part directly (phase `PHASE_SPREAD`: scatter, alltoall);
+//!    each member its part directly (phase `PHASE_SPREAD`: scatter, alltoall,
+//!    reduce-scatter);
 //!    or nothing (what came is the receiver's result: a root's reduce or gather).
 //!
 //! So barrier is up (empty inputs), across (empty), down; bcast is the root's message
 //! to the other leader, and down; reduce and gather are up and across to the root;
-//! scatter is the root's message, and down; allreduce, allgather and alltoall are all
-//! three. `MPI_PROC_NULL`'s processes take no part (their request completes at once).
+//! scatter is the root's message, and down; allreduce, allgather, alltoall and the
+//! reduce-scatters are all three (a reduce-scatter's up is a fold of the whole inputs,
+//! whose result the other group's leader cuts into its members' blocks). `MPI_PROC_NULL`'s processes take no part (their request completes at once).
 //!
 //! Invariants: every process of both groups takes the operation's sequence number
 //! (MPI has them start their collectives on the intercommunicator in one order), which
@@ -48,8 +50,8 @@ pub(super) enum DownPlan {
     Here,
     /// All of it, this many bytes, to every member over the tree.
     Tree(usize),
-    /// This many bytes to each member, its part, in rank order.
-    Deal(usize),
+    /// To each member its part, in rank order: their lengths, by rank.
+    Deal(Vec<usize>),
 }
 
 /// A process's packed input, and the op that folds the inputs (`None`: concatenate).
@@ -92,8 +94,8 @@ impl Plan {
 enum Down {
     Here,
     Tree(Tree),
-    /// At the leader, each member's part length; elsewhere also the leader's message.
-    Deal(usize, Option<Incoming>),
+    /// At the leader, the members' parts' lengths; elsewhere the leader's message.
+    Deal(Vec<usize>, Option<Incoming>),
 }
 
 /// The operation in flight at this process.
@@ -116,8 +118,11 @@ impl Inter {
         let down = match plan.down {
             DownPlan::Here => Down::Here,
             DownPlan::Tree(len) => Down::Tree(Tree::start(w, 0, len, None)?),
-            DownPlan::Deal(per) if w.rank == 0 => Down::Deal(per, None),
-            DownPlan::Deal(per) => Down::Deal(per, Some(w.post(0, PHASE_SPREAD, per)?)),
+            DownPlan::Deal(parts) if w.rank == 0 => Down::Deal(parts, None),
+            DownPlan::Deal(parts) => {
+                let mine = w.post(0, PHASE_SPREAD, parts[w.rank as usize])?;
+                Down::Deal(parts, Some(mine))
+            }
         };
         let fold = match plan.up {
             Some((mine, combine)) => Some(Fold::start(w, 0, mine, combine)?),
@@ -169,8 +174,7 @@ impl Protocol for Inter {
                 let Some(data) = tree.advance(w)? else { return Ok(false) };
                 Some(data.to_vec())
             }
-            Down::Deal(per, from_leader) => {
-                let per = *per;
+            Down::Deal(parts, from_leader) => {
                 if let Some(i) = from_leader {
                     if !i.arrived()? {
                         return Ok(false);
@@ -180,11 +184,14 @@ impl Protocol for Inter {
                     if !arrived(&mut self.remote)? {
                         return Ok(false);
                     }
+                    // The remote message was exactly the parts' sum long.
                     let all = self.remote.take().map(|i| i.buf).unwrap_or_default();
-                    for r in 1..w.size() as usize {
-                        w.send(r as u32, PHASE_SPREAD, &all[r * per..(r + 1) * per])?;
+                    let mut at = parts[0];
+                    for (r, &len) in parts.iter().enumerate().skip(1) {
+                        w.send(r as u32, PHASE_SPREAD, &all[at..at + len])?;
+                        at += len;
                     }
-                    Some(all[..per.min(all.len())].to_vec())
+                    Some(all[..parts[0]].to_vec())
                 }
             }
         };

@@ -172,7 +172,7 @@ pub(super) fn scatter(c: &CommObj, send: Side, recv: Side, root: c_int) -> MpiRe
             let buf = buffer(counted(recv.0)?, count(recv.1)?, &map)?;
             let per = buf.data_len()?;
             plan.target = Some(keep(recv.0, &buf, &map));
-            plan.down = DownPlan::Deal(per);
+            plan.down = DownPlan::Deal(vec![per; c.size() as usize]);
             if c.rank == 0 {
                 plan.from_remote = Some((r, per * c.size() as usize));
             }
@@ -216,8 +216,36 @@ pub(super) fn alltoall(c: &CommObj, send: Side, recv: Side) -> MpiResult<Box<dyn
     let mut plan = Plan::nothing();
     plan.up = Some((mine, None));
     plan.regroup = Some(rn);
-    plan.down = DownPlan::Deal(len);
+    plan.down = DownPlan::Deal(vec![len; c.size() as usize]);
     plan.target = Some(target);
     leader(c, &mut plan, 0, Some(len * c.size() as usize));
+    run(c, plan)
+}
+
+/// `MPI_Ireduce_scatter_block` and `MPI_Ireduce_scatter` on an intercommunicator:
+/// `counts` (elements, by local rank) describe the local group's blocks, and each
+/// member's input holds their sum; the remote group's inputs, folded in rank order, are
+/// cut into those blocks (the blocking calls' rule, `intercoll::exchange`).
+pub(super) fn reduce_scatter(
+    c: &CommObj,
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
+    counts: &[usize],
+    (dt, op): (c_int, c_int),
+) -> MpiResult<Box<dyn Pending>> {
+    let map = datatype::committed(dt)?;
+    let combine = owned_combiner(op, map.clone(), dt)?;
+    let input = buffer(counted(sendbuf)?, counts.iter().sum(), &map)?.bytes()?.into_owned();
+    let recv = buffer(recvbuf, counts[c.rank as usize], &map)?;
+    // Each block's packed length, as the blocking calls count it.
+    let parts: Vec<usize> = counts.iter().map(|&k| k * map.size).collect();
+    let total: usize = parts.iter().sum();
+    if input.len() != total {
+        return fail(class::TRUNCATE, format!("an input of {} bytes for blocks of {total}", input.len()));
+    }
+    let mut plan = Plan::nothing();
+    plan.up = Some((input, Some(combine)));
+    plan.down = DownPlan::Deal(parts);
+    plan.target = Some(keep(recvbuf, &recv, &map));
+    leader(c, &mut plan, 0, Some(total));
     run(c, plan)
 }

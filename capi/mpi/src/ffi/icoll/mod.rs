@@ -11,8 +11,8 @@
 //! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ialltoallw`); [`neighbor`] the
 //! neighbourhood collectives (`MPI_Ineighbor_*`, and the blocking ones' protocol too);
 //! [`idup`] `MPI_Comm_idup`. On an intercommunicator, `MPI_Ibarrier`, `MPI_Ibcast`,
-//! `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Iscatter` and
-//! `MPI_Ialltoall` take their arguments by MPI's intercommunicator rules
+//! `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Iscatter`,
+//! `MPI_Ialltoall`, `MPI_Ireduce_scatter_block` and `MPI_Ireduce_scatter` take their arguments by MPI's intercommunicator rules
 //! ([`inter_args`]) and run [`inter`]'s protocol, and `MPI_Igatherv`, `MPI_Iscatterv`,
 //! `MPI_Iallgatherv` and `MPI_Ialltoallv` a direct exchange with the remote group
 //! ([`inter_v`]); the other calls refuse one with `MPI_ERR_COMM` (`comm::lookup_intra`).
@@ -239,8 +239,12 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
 ) -> c_int {
     entry("MPI_Ireduce_scatter_block", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
             let n = c.size() as usize;
+            if c.is_inter() {
+                let counts = vec![count(recvcount)?; n];
+                return inter_args::reduce_scatter(c, (sendbuf, recvbuf), &counts, (datatype, op));
+            }
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let per = count(recvcount)?;
@@ -287,14 +291,17 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
 ) -> c_int {
     entry("MPI_Ireduce_scatter", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
             let n = c.size() as usize;
-            let map = datatype::committed(datatype)?;
-            let combine = owned_combiner(op, map.clone(), datatype)?;
             let counts = c!(array(recvcounts, c.size() as c_int, "recvcounts"))?
                 .iter()
                 .map(|&k| count(k))
                 .collect::<MpiResult<Vec<usize>>>()?;
+            if c.is_inter() {
+                return inter_args::reduce_scatter(c, (sendbuf, recvbuf), &counts, (datatype, op));
+            }
+            let map = datatype::committed(datatype)?;
+            let combine = owned_combiner(op, map.clone(), datatype)?;
             let total: usize = counts.iter().sum();
             let recv = buffer(recvbuf, counts[c.rank as usize], &map)?;
             let input = if in_place(sendbuf) {

@@ -53,6 +53,9 @@ use crate::ffi::registry::{Registry, Serial, SerialRef};
 use crate::state::mpi;
 use crate::topology::Topology;
 
+mod claims;
+pub use claims::{Agreeing, adopt_reserved, claim_context, release_context, reserve, unreserve};
+
 /// `MPI_COMM_NULL`: the communicator table's base.
 pub const COMM_NULL: c_int = 0x4400_0000;
 /// `MPI_COMM_WORLD`.
@@ -349,8 +352,8 @@ pub fn lookup_intra(handle: c_int) -> MpiResult<&'static CommObj> {
                 "{handle:#x} is an intercommunicator: this call takes an intracommunicator (on \
                  intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create, \
                  MPI_Comm_idup, the blocking collectives but the scans and the neighbourhood \
-                 ones, and MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Igather, \
-                 MPI_Iallgather, MPI_Iscatter and MPI_Ialltoall work)"
+                 ones, and the nonblocking collectives but the scans, MPI_Ialltoallw and the \
+                 neighbourhood ones work)"
             ),
         );
     }
@@ -386,85 +389,6 @@ pub fn lowest_free(bits: &ContextBits) -> MpiResult<u32> {
         }
     }
     fail(class::INTERN, format!("all {INTERCOMM_CONTEXT} communicator context ids are in use"))
-}
-
-/// Blocking creations at this process between their read of the bitmap and their
-/// registration ([`Agreeing`]).
-static AGREEING: AtomicU32 = AtomicU32::new(0);
-
-/// Held by a blocking communicator creation from before it reads this process's
-/// bitmap until after it registers its id: meanwhile `MPI_Comm_idup` does not claim
-/// (its progress waits), since the creation may be about to take the very id the
-/// claim would find free (its waits drive requests, `p2p::await_send`). Dropping it
-/// rings this core's doorbell, for a thread whose idup waited meanwhile.
-pub struct Agreeing(());
-
-impl Agreeing {
-    /// Opens an agreement at this process.
-    pub fn open() -> Agreeing {
-        AGREEING.fetch_add(1, Ordering::SeqCst);
-        Agreeing(())
-    }
-
-    /// Whether a blocking creation's agreement is open at this process.
-    pub fn any() -> bool {
-        AGREEING.load(Ordering::SeqCst) > 0
-    }
-}
-
-impl Drop for Agreeing {
-    fn drop(&mut self) {
-        AGREEING.fetch_sub(1, Ordering::SeqCst);
-        if let Ok(m) = mpi() {
-            m.core.context().ring(m.core.rank());
-        }
-    }
-}
-
-/// Claims id `context` for a communicator being agreed (`MPI_Comm_idup`): whether it
-/// was free here, and is now marked in use.
-pub fn claim_context(context: u32) -> bool {
-    let mut bits = contexts();
-    let (word, bit) = (context as usize / 64, 1u64 << (context % 64));
-    if context as usize >= CONTEXTS || bits[word] & bit != 0 {
-        return false;
-    }
-    bits[word] |= bit;
-    true
-}
-
-/// Gives back an id that [`claim_context`] took and no communicator uses.
-pub fn release_context(context: u32) {
-    contexts()[context as usize / 64] &= !(1u64 << (context % 64));
-}
-
-/// A communicator handle for [`adopt_reserved`] to fill: looked up, it names nothing
-/// until then.
-pub fn reserve() -> MpiResult<c_int> {
-    COMMS.reserve().ok_or_else(|| MpiError::new(class::INTERN, "too many communicators"))
-}
-
-/// Gives back a handle of [`reserve`] that will never be filled.
-pub fn unreserve(handle: c_int) {
-    COMMS.unreserve(handle);
-}
-
-/// Fills the reserved `handle` with the communicator `comm` (an intercommunicator if
-/// `remote`, its remote group), id `context` (claimed), `topology`.
-pub fn adopt_reserved(
-    handle: c_int,
-    context: u32,
-    comm: Comm<'static>,
-    remote: Option<Vec<u32>>,
-    topology: Topology,
-) -> MpiResult<()> {
-    let mut o = obj(context, comm, remote);
-    o.topology = topology;
-    if !COMMS.fill(handle, o) {
-        return fail(class::INTERN, format!("{handle:#x} is not a reserved communicator handle"));
-    }
-    contexts()[context as usize / 64] |= 1 << (context % 64);
-    Ok(())
 }
 
 /// Registers the communicator `comm`, whose members chose id `context` together: its

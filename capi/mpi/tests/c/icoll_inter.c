@@ -135,6 +135,7 @@ static void distinct(MPI_Comm a, MPI_Comm b, int peer, int sender) { distinct2(a
 static void idups_of_world(void) {
     MPI_Request req[3];
     MPI_Comm d[3], b;
+    int flag = 0;
     /* Rank 0 idups then sends; rank 1 receives first, then idups. */
     int token = 0;
     if (wrank == 0) {
@@ -163,6 +164,30 @@ static void idups_of_world(void) {
     CHECK_CLASS(MPI_Send(&token, 1, MPI_INT, wsize, 0, d[1]), MPI_ERR_RANK);
     for (int i = 0; i < 3; i++) CHECK_RC(MPI_Comm_free(&d[i]));
     CHECK_RC(MPI_Comm_free(&b));
+    /* Attributes are copied by their callbacks, as at MPI_Comm_dup. */
+    int key_dup, key_none, value = 42, *got = NULL;
+    CHECK_RC(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &key_dup, NULL));
+    CHECK_RC(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &key_none, NULL));
+    CHECK_RC(MPI_Comm_set_attr(MPI_COMM_WORLD, key_dup, &value));
+    CHECK_RC(MPI_Comm_set_attr(MPI_COMM_WORLD, key_none, &value));
+    CHECK_RC(MPI_Comm_idup(MPI_COMM_WORLD, &d[0], &req[0]));
+    CHECK_RC(MPI_Wait(&req[0], MPI_STATUS_IGNORE));
+    CHECK_RC(MPI_Comm_get_attr(d[0], key_dup, &got, &flag));
+    CHECK(flag && got == &value);
+    CHECK_RC(MPI_Comm_get_attr(d[0], key_none, &got, &flag));
+    CHECK(!flag);
+    CHECK_RC(MPI_Comm_free(&d[0]));
+    CHECK_RC(MPI_Comm_delete_attr(MPI_COMM_WORLD, key_dup));
+    CHECK_RC(MPI_Comm_delete_attr(MPI_COMM_WORLD, key_none));
+    CHECK_RC(MPI_Comm_free_keyval(&key_dup));
+    CHECK_RC(MPI_Comm_free_keyval(&key_none));
+    /* Of a communicator of one: no message at all. */
+    int one = 0;
+    CHECK_RC(MPI_Comm_idup(MPI_COMM_SELF, &d[0], &req[0]));
+    do CHECK_RC(MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE)); while (!flag);
+    CHECK_RC(MPI_Comm_size(d[0], &one));
+    CHECK(one == 1);
+    CHECK_RC(MPI_Comm_free(&d[0]));
 }
 
 static void rooted(MPI_Comm ic, int from, int root_local, MPI_Op polyop) {

@@ -352,8 +352,8 @@ pub fn lookup_intra(handle: c_int) -> MpiResult<&'static CommObj> {
                 "{handle:#x} is an intercommunicator: this call takes an intracommunicator (on \
                  intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create, \
                  MPI_Comm_idup, the blocking collectives but the scans and the neighbourhood \
-                 ones, and the nonblocking collectives but the scans, MPI_Ialltoallw and the \
-                 neighbourhood ones work)"
+                 ones, and the nonblocking collectives but the scans and the neighbourhood ones \
+                 work)"
             ),
         );
     }

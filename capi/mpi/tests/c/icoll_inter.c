@@ -4,7 +4,8 @@
  * non-commutative user op, in the remote group's rank order), Igather, Iscatter,
  * Iallgather and Ialltoall, with either group as the root or sender, several in flight
  * at once; the v-forms Igatherv, Iscatterv, Iallgatherv, Ialltoallv (blocks of
- * different sizes, with gaps); Ireduce_scatter_block and Ireduce_scatter; that they overlap (an operation posted, then a synchronous send that the
+ * different sizes, with gaps), Ialltoallw; Ireduce_scatter_block and
+ * Ireduce_scatter; that they overlap (an operation posted, then a synchronous send that the
  * other side receives *before* its own call, then the wait: a blocking implementation
  * deadlocks), and that an intercommunicator Ibarrier does not complete before the
  * other group entered; MPI_Comm_idup of world, of the local group and of the
@@ -317,6 +318,32 @@ static void vforms(MPI_Comm ic, int from, int root_local) {
         for (int k = 0; k <= lrank; k++) CHECK(vout[displs[i] + k] == 1000 * remote(i) + 10 * wrank + k);
         CHECK(vout[displs[i] + lrank + 1] == -1);
     }
+    /* Ialltoallw: 2 ints to remote rank j as MPI_INT, received as one pair (two ints),
+     * blocks one int apart (displacements in bytes). */
+    MPI_Datatype pair, ints[MAXP], pairs[MAXP];
+    CHECK_RC(MPI_Type_contiguous(2, MPI_INT, &pair));
+    CHECK_RC(MPI_Type_commit(&pair));
+    for (int j = 0; j < rn; j++) {
+        vin[2 * j] = 1000 * wrank + remote(j);
+        vin[2 * j + 1] = -wrank;
+        scounts[j] = 2;
+        sdispls[j] = 2 * j * (int)sizeof(int);
+        ints[j] = MPI_INT;
+        counts[j] = 1;
+        displs[j] = 3 * j * (int)sizeof(int);
+        pairs[j] = pair;
+    }
+    for (int k = 0; k < VN; k++) vout[k] = -1;
+    CHECK_RC(MPI_Ialltoallw(vin, scounts, sdispls, ints, vout, counts, displs, pairs, ic, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int i = 0; i < rn; i++) {
+        CHECK(vout[3 * i] == 1000 * remote(i) + wrank);
+        CHECK(vout[3 * i + 1] == -remote(i));
+        CHECK(vout[3 * i + 2] == -1);
+    }
+    CHECK_RC(MPI_Type_free(&pair));
+    gapped(rn, 1);
+    for (int j = 0; j < rn; j++) scounts[j] = counts[j];
     /* Errors, the same everywhere: nothing starts. */
     scounts[0] = -1;
     CHECK_CLASS(MPI_Ialltoallv(vin, scounts, sdispls, MPI_INT, vout, counts, displs, MPI_INT, ic, &req),
@@ -361,7 +388,8 @@ static void reduce_scatters(MPI_Comm ic, MPI_Op polyop) {
 
 static void errors(MPI_Comm ic) {
     MPI_Request req = MPI_REQUEST_NULL;
-    MPI_Datatype types[1] = {MPI_INT};
+    MPI_Datatype types[MAXP];
+    for (int j = 0; j < MAXP; j++) types[j] = MPI_INT;
     int a[4] = {0}, b[4 * MAXP];
     CHECK_CLASS(MPI_Ibcast(a, 1, MPI_INT, 1000, ic, &req), MPI_ERR_ROOT);
     CHECK_CLASS(MPI_Ibcast(a, 1, MPI_INT, -7, ic, &req), MPI_ERR_ROOT);
@@ -374,8 +402,9 @@ static void errors(MPI_Comm ic) {
     CHECK_CLASS(MPI_Ibarrier(ic, NULL), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Iscan(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Ireduce_scatter_block(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_BUFFER);
-    CHECK_CLASS(MPI_Ialltoallw(a, scounts, sdispls, &types[0], b, scounts, sdispls, &types[0], ic, &req),
-                MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Iexscan(a, b, 1, MPI_INT, MPI_SUM, ic, &req), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Ialltoallw(MPI_IN_PLACE, scounts, sdispls, types, b, scounts, sdispls, types, ic, &req),
+                MPI_ERR_BUFFER);
     CHECK_CLASS(MPI_Comm_idup(MPI_COMM_NULL, &dup_out, &req), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Comm_idup(ic, NULL, &req), MPI_ERR_ARG);
     CHECK(req == MPI_REQUEST_NULL);

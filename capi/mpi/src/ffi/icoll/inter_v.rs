@@ -10,7 +10,8 @@
 //! - allgatherv: each member sends its block to every remote member, and receives
 //!   remote rank `i`'s into its block `i`;
 //! - alltoallv: each member sends its block `j` to remote rank `j`, and receives remote
-//!   rank `i`'s into its block `i`.
+//!   rank `i`'s into its block `i`; alltoallw likewise, each block with a type of its
+//!   own and exactly its receive block's length (MPI asks for equal type signatures).
 //!
 //! Arguments are checked as the blocking intercommunicator v-calls check them
 //! (`ffi::intercoll`): counts and displacement arrays have one entry per *remote*
@@ -25,7 +26,8 @@ use crate::comm::CommObj;
 use crate::datatype;
 use crate::error::MpiResult;
 use crate::ffi::coll::{buffer, count, in_place};
-use crate::ffi::vcoll::{layout, vbuf};
+use crate::ffi::neighbor::{w_blocks, w_targets};
+use crate::ffi::vcoll::{WSide, layout, vbuf};
 use crate::intercoll::{Role, in_place_refused, role};
 use crate::request::Pending;
 
@@ -153,5 +155,33 @@ pub(super) unsafe fn alltoallv(c: &CommObj, send: Varied, recv: Varied) -> MpiRe
     }
     // SAFETY: this function's contract.
     unsafe { receive_all(c, &mut x, recv) }?;
+    spread::exchange(c, x)
+}
+
+/// `MPI_Ialltoallw` on an intercommunicator: as [`alltoallv`], a type per block.
+///
+/// # Safety
+/// Both sides' arrays hold one entry per remote member.
+pub(super) unsafe fn alltoallw(
+    c: &CommObj,
+    send: (*const c_void, *const c_int, *const c_int, *const c_int),
+    recv: (*const c_void, *const c_int, *const c_int, *const c_int),
+) -> MpiResult<Box<dyn Pending>> {
+    let rn = c.peers.len() as u32;
+    // SAFETY: this function's contract.
+    let send = unsafe { WSide::new(counted(send.0)?, send.1, send.2, send.3, rn) }?;
+    // SAFETY: this function's contract.
+    let recv = unsafe { WSide::new(recv.0, recv.1, recv.2, recv.3, rn) }?;
+    let mut x = Exchange::new(rn as usize, true);
+    x.remote = true;
+    for (j, block) in w_blocks(&send)?.iter().enumerate() {
+        x.push(j, block);
+    }
+    let targets = w_targets(&recv)?;
+    x.from = targets
+        .iter()
+        .map(|t| t.as_ref().map_or(Ok(0), |t| t.buffer()?.data_len()).map(Some))
+        .collect::<MpiResult<_>>()?;
+    x.delivery = Delivery::Each(targets);
     spread::exchange(c, x)
 }

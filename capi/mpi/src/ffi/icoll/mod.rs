@@ -14,8 +14,9 @@
 //! `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Iscatter`,
 //! `MPI_Ialltoall`, `MPI_Ireduce_scatter_block` and `MPI_Ireduce_scatter` take their arguments by MPI's intercommunicator rules
 //! ([`inter_args`]) and run [`inter`]'s protocol, and `MPI_Igatherv`, `MPI_Iscatterv`,
-//! `MPI_Iallgatherv` and `MPI_Ialltoallv` a direct exchange with the remote group
-//! ([`inter_v`]); the other calls refuse one with `MPI_ERR_COMM` (`comm::lookup_intra`).
+//! `MPI_Iallgatherv`, `MPI_Ialltoallv` and `MPI_Ialltoallw` a direct exchange with the
+//! remote group ([`inter_v`]); the scans refuse one with `MPI_ERR_COMM`
+//! (`comm::lookup_intra`), as MPI defines none there.
 //! Protocols, by mechanism:
 //! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
 //! directly), [`chain`] (prefix reductions).

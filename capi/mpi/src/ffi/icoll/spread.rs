@@ -60,6 +60,9 @@ pub enum Delivery {
         /// Per source rank, where its block goes.
         spans: Vec<Option<(usize, usize)>>,
     },
+    /// Block `r` is unpacked into `targets[r]`, a buffer of its own (`None`: an empty
+    /// block, nothing to land): an intercommunicator's `MPI_Ialltoallw`.
+    Each(Vec<Option<UserBuffer>>),
     /// Every rank's block (all of one length) folded in rank order into `target`.
     Fold {
         /// The receive buffer.
@@ -217,6 +220,14 @@ impl Protocol for Spread {
                     }
                 }
                 first.map(|()| true)
+            }
+            Delivery::Each(targets) => {
+                for (r, target) in targets.iter().enumerate() {
+                    if let Some(t) = target {
+                        t.unpack(self.block(r))?;
+                    }
+                }
+                Ok(true)
             }
             Delivery::Fold { target, combine } => {
                 target.unpack(&fold_in_order((0..n).map(|r| self.block(r)), combine.as_ref())?)?;

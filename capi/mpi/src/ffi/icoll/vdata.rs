@@ -13,7 +13,7 @@
 //! arguments are refused on some members only does not warn the others (no member
 //! takes part in an operation its call refused; the others' operation then cannot
 //! complete, as with any mismatched nonblocking collective). On an intercommunicator
-//! the first four go to [`super::inter_v`]; `MPI_Ialltoallw` refuses one.
+//! they go to [`super::inter_v`].
 
 use std::ffi::{c_int, c_void};
 
@@ -286,7 +286,13 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
 ) -> c_int {
     entry("MPI_Ialltoallw", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let send = (sendbuf, sendcounts, sdispls, sendtypes);
+                let recv = (recvbuf.cast_const(), recvcounts, rdispls, recvtypes);
+                // SAFETY: this call's contract, the arrays of the remote group's size.
+                return unsafe { inter_v::alltoallw(c, send, recv) };
+            }
             let n = c.size();
             // SAFETY: this call's contract.
             let recv = unsafe { WSide::new(recvbuf, recvcounts, rdispls, recvtypes, n) }?;

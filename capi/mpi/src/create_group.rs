@@ -77,7 +77,6 @@ pub fn create_group(parent: &CommObj, group: &[u32], tag: c_int) -> MpiResult<c_
         return fail(class::GROUP, "the calling process is not a member of the group");
     }
     let core = mpi()?.core;
-    let _open = comm::Agreeing::open();
     let wire = comm::create_group_tag(tag);
     let head = [u64::from(parent.context), group.len() as u64, fingerprint(group)];
     let answer = if group[0] == me {

@@ -173,7 +173,6 @@ pub fn create(
     remote_leader: c_int,
     tag: c_int,
 ) -> MpiResult<c_int> {
-    let _open = comm::Agreeing::open();
     let (bits, same) = local_bits(local, u64::from(leader as u32))?;
     if !same {
         return disagree(local, bits, leader, (peer, remote_leader, tag));
@@ -301,7 +300,6 @@ fn agree(ic: &CommObj, phase: u32, extra: u64) -> MpiResult<(u32, u64, u64)> {
 /// `MPI_Comm_dup` of an intercommunicator, collective over both groups: same groups,
 /// a new id, a new local communicator.
 pub fn dup(ic: &CommObj) -> MpiResult<c_int> {
-    let _open = comm::Agreeing::open();
     let (context, _, _) = agree(ic, phase::DUP, 0)?;
     let child = ic.coll().split(Some(0), ic.rank as i32).map_err(coll_error)?;
     comm::adopt_inter(context, child.expect("every member has colour 0"), ic.peers.clone())
@@ -312,7 +310,6 @@ pub fn dup(ic: &CommObj) -> MpiResult<c_int> {
 /// the group of the lower leader world rank first. The leaders' `high` decide for their
 /// groups, so every member orders alike even if a group's members disagree.
 pub fn merge(ic: &CommObj, high: bool) -> MpiResult<c_int> {
-    let _open = comm::Agreeing::open();
     let (context, ours, theirs) = agree(ic, phase::MERGE, u64::from(high))?;
     let we_first = (ours, ic.members[0]) < (theirs, ic.peers[0]);
     let (first, second) = if we_first { (&ic.members, &ic.peers) } else { (&ic.peers, &ic.members) };

@@ -41,7 +41,6 @@ const UNDEFINED: u64 = u64::MAX;
 /// `MPI_Comm_split` of the intercommunicator `ic`, collective over both groups: the new
 /// intercommunicator's handle, or `None` (`MPI_COMM_NULL`; module docs).
 pub fn split(ic: &CommObj, colour: Option<u32>, key: c_int) -> MpiResult<Option<c_int>> {
-    let _open = comm::Agreeing::open();
     let (bits, _) = local_bits(ic, 0)?;
     let mine = [colour.map_or(UNDEFINED, u64::from), u64::from(key as u32)];
     let mut ours = vec![0u64; 2 * ic.size() as usize];

@@ -24,8 +24,9 @@
 //!
 //! `MPI_Comm_idup` (`crate::ffi::icoll::idup`) agrees an id over messages while the
 //! program runs on, so a blocking creation may pick the same id meanwhile: it *claims*
-//! its candidate on every member ([`claim_context`], which fails if the id is in use
-//! there by then) and tries again with fresh bitmaps if any member's claim failed; its
+//! its candidate, one of the highest ids free ([`high_free`]: far from the blocking
+//! creations' lowest), on every member ([`claim_context`], which fails if the id is in
+//! use there by then) and tries again with fresh bitmaps if any member's claim failed; its
 //! handle is reserved at the call ([`reserve`]) and filled at completion
 //! ([`adopt_reserved`]).
 //!
@@ -54,7 +55,7 @@ use crate::state::mpi;
 use crate::topology::Topology;
 
 mod claims;
-pub use claims::{Agreeing, adopt_reserved, claim_context, release_context, reserve, unreserve};
+pub use claims::{adopt_reserved, claim_context, high_free, release_context, reserve, unreserve};
 
 /// `MPI_COMM_NULL`: the communicator table's base.
 pub const COMM_NULL: c_int = 0x4400_0000;
@@ -412,7 +413,6 @@ pub fn split(
     key: c_int,
     topology: Topology,
 ) -> MpiResult<Option<c_int>> {
-    let _open = Agreeing::open();
     let context = agree_context(parent)?;
     let Some(child) = parent.coll().split(color, key).map_err(coll_error)? else { return Ok(None) };
     let mut obj = obj(context, child, None);

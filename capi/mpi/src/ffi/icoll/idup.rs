@@ -25,10 +25,14 @@
 //! id and marks it at once, so a later creation at that process avoids it; a round
 //! ends with every member holding the id or none holding it. A blocking creation may
 //! drive requests in its own waits, between its read of the bitmap and its
-//! registration, and so could pick an id that a claim made meanwhile holds: while one
-//! is open (`comm::Agreeing`), idup makes no progress at that process at all.
-//! (The price: a program whose other process waits for this idup before it joins that
-//! blocking creation waits for ever; MPI's progress rule would let it finish.)
+//! registration, so a claim made there is not in the bitmap it read: the candidate is
+//! one of the *highest* free ids (`comm::high_free`), the blocking creations' the
+//! lowest, so that the two meet only when nearly every id is in use. Which of them
+//! varies with the parent's id and the round, pseudo-randomly (`mix`): two idups in
+//! flight at once (of different parents) whose claims each won at some member retry
+//! with different candidates, so they do not collide in every round. (Making idup wait out
+//! such a creation instead would deadlock a legal program whose other process waits
+//! for the idup before it joins that creation.)
 //!
 //! Each message type has its own phase and each (source, tag) pair carries one message
 //! per round, in order, so rounds never mix. The new handle is reserved at the call
@@ -86,6 +90,8 @@ enum Step {
 /// What the new communicator takes from its parent.
 struct Parent {
     handle: c_int,
+    /// Its id: alike on every member, and apart from any other parent's at a process.
+    context: u32,
     remote: Option<Vec<u32>>,
     topology: Topology,
     hints: crate::info::Pairs,
@@ -101,6 +107,17 @@ struct Idup {
     claimed: Option<u32>,
     /// Whether the handle holds the communicator (then the id is its).
     adopted: bool,
+    /// Rounds begun.
+    round: u32,
+}
+
+/// A 64-bit mixing function (splitmix64's finalizer): spreads the candidate choices of
+/// different parents and rounds.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The one word of a message.
@@ -121,6 +138,7 @@ fn all_in(slots: &mut [Option<Incoming>]) -> MpiResult<bool> {
 impl Idup {
     /// Step 1 of a round (module docs).
     fn begin(&mut self, w: &mut Wire) -> MpiResult<()> {
+        self.round += 1;
         let bits = comm::context_bits();
         self.step = if w.rank == 0 {
             let ups = (0..w.size())
@@ -153,7 +171,10 @@ impl Idup {
 
     /// The leader, with the OR of every bitmap: step 2 (module docs).
     fn pick(&mut self, w: &mut Wire, acc: &ContextBits) -> MpiResult<()> {
-        let candidate = comm::lowest_free(acc).map_or(NONE, u64::from);
+        // Both leaders of an intercommunicator pick alike: the same bitmaps, parent
+        // and round.
+        let pick = mix(u64::from(self.parent.context) << 32 | u64::from(self.round));
+        let candidate = comm::high_free(acc, pick).map_or(NONE, u64::from);
         let claims = (0..w.size())
             .map(|r| if r == 0 { Ok(None) } else { w.post(r, CLAIM, 8).map(Some) })
             .collect::<MpiResult<_>>()?;
@@ -219,9 +240,6 @@ impl Idup {
 
 impl Protocol for Idup {
     fn advance(&mut self, w: &mut Wire) -> MpiResult<bool> {
-        if comm::Agreeing::any() {
-            return Ok(false);
-        }
         loop {
             match &mut self.step {
                 Step::Done => return Ok(true),
@@ -325,6 +343,7 @@ pub unsafe extern "C" fn MPI_Comm_idup(comm: c_int, newcomm: *mut c_int, request
             let c = comm::lookup(comm)?;
             let parent = Parent {
                 handle: comm,
+                context: c.context,
                 remote: c.remote().map(<[u32]>::to_vec),
                 topology: c.topology.clone(),
                 hints: c.hints(),
@@ -332,7 +351,8 @@ pub unsafe extern "C" fn MPI_Comm_idup(comm: c_int, newcomm: *mut c_int, request
             let handle = comm::reserve()?;
             let op = c!(out(newcomm, handle, "newcomm")).and_then(|()| {
                 start(c, |w| {
-                    let mut op = Idup { step: Step::Done, parent, handle, claimed: None, adopted: false };
+                    let mut op =
+                        Idup { step: Step::Done, parent, handle, claimed: None, adopted: false, round: 0 };
                     op.begin(w)?;
                     Ok(op)
                 })

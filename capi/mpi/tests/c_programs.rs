@@ -29,6 +29,7 @@
 //! | `comm_create_group` | MPI_Comm_create_group: disjoint, reversed, overlapping, repeated groups; errors | 2, 3, 8 | srb, perpeer |
 //! | `intercomm`   | intercommunicators: create, p2p across groups, merge, dup, collectives; errors | 2, 3, 8 | srb, perpeer |
 //! | `intercoll`   | rooted, v- and reduce-scatter collectives on intercommunicators; errors | 2, 3, 5, 8 | srb, perpeer |
+//! | `icoll_inter` | MPI_Comm_idup; nonblocking collectives on intercommunicators; overlap; errors | 2, 3, 5, 8 | srb, perpeer |
 //! | `intersplit`  | MPI_Comm_split and MPI_Comm_create of intercommunicators; errors | 3, 5, 8 | srb, perpeer |
 //! | `neighbor`    | neighbourhood collectives on grids and graphs         | 2, 3, 8    | srb, perpeer      |
 //! | `graph_topo`  | graph topologies, their queries and collectives; errors | 2, 3, 8  | srb, perpeer      |
@@ -233,6 +234,11 @@ fn intercommunicator_rooted_and_varied_collectives() {
 }
 
 #[test]
+fn idup_and_intercommunicator_nonblocking_collectives() {
+    passes_with("icoll_inter", &[], &[2, 3, 5, 8], &BOTH);
+}
+
+#[test]
 fn intercommunicator_splits_and_creates() {
     // Uneven groups: one against two, two against three, three against five.
     passes_with("intersplit", &[], &[3, 5, 8], &BOTH);
@@ -359,6 +365,7 @@ fn checking_mode_accepts_correct_programs() {
         ("comm_create_group", &[]),
         ("intercomm", &[]),
         ("intercoll", &[]),
+        ("icoll_inter", &[]),
         ("intersplit", &[]),
         ("threads", &["-pthread"]),
         ("grequest", &["-pthread"]),

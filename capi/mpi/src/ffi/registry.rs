@@ -87,6 +87,45 @@ impl<T: Send + Sync + 'static, const BASE: c_int> Registry<T, BASE> {
         Some((BASE as u32 | index as u32) as c_int)
     }
 
+    /// Takes a handle whose object comes later ([`Registry::fill`]): until then a
+    /// lookup finds nothing, as for a freed handle (`MPI_Comm_idup` hands its new
+    /// communicator's handle out at the call, usable once the request completes).
+    /// `None` when every handle is taken.
+    pub fn reserve(&self) -> Option<c_int> {
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        let index = match a.free.pop() {
+            Some(i) => i,
+            None if a.next < CAPACITY => {
+                a.next += 1;
+                a.next - 1
+            }
+            None => return None,
+        };
+        Some((BASE as u32 | index as u32) as c_int)
+    }
+
+    /// Stores `value` under `handle`, which [`Registry::reserve`] gave and nothing has
+    /// filled: `false` (and nothing stored) for any other handle.
+    pub fn fill(&self, handle: c_int, value: T) -> bool {
+        let Some(index) = self.index(handle).filter(|&i| i > 0) else { return false };
+        let _a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.slots[index].load(Ordering::Relaxed).is_null() {
+            return false;
+        }
+        // Release: as in `insert`.
+        self.slots[index].store(Box::into_raw(Box::new(value)), Ordering::Release);
+        true
+    }
+
+    /// Gives back a reserved `handle` that will never be filled.
+    pub fn unreserve(&self, handle: c_int) {
+        let Some(index) = self.index(handle).filter(|&i| i > 0) else { return };
+        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
+        if self.slots[index].load(Ordering::Relaxed).is_null() && !a.free.contains(&index) {
+            a.free.push(index);
+        }
+    }
+
     /// Removes the object of `handle` (if live), keeping it alive for threads still
     /// using it (module docs); returns it.
     pub fn remove(&'static self, handle: c_int) -> Option<&'static T> {

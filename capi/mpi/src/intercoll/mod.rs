@@ -1,7 +1,9 @@
 //! Collectives on intercommunicators (MPI-3.1 section 5.2.2). Every blocking
 //! collective of MPI-3.1 chapter 5 but the scans (which MPI does not define on
-//! intercommunicators) works on one; the nonblocking ones (`MPI_I*`) refuse an
-//! intercommunicator with `MPI_ERR_COMM` (`comm::lookup_intra`).
+//! intercommunicators) works on one; so do the nonblocking ones (`MPI_I*`) but the
+//! scans (`ffi::icoll::inter` and `ffi::icoll::inter_v`, protocols of their own over
+//! nonblocking messages), which refuse an intercommunicator with `MPI_ERR_COMM`
+//! (`comm::lookup_intra`).
 //!
 //! Each runs on the local group's sccemu communicator (the intercommunicator's own
 //! `coll()`), plus messages between the two leaders (local rank 0 of each group), or

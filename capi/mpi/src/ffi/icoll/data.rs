@@ -7,7 +7,7 @@
 //! order, and one pack at the start or unpack at completion serves; a block's send and
 //! receive types may differ as long as their signatures match (each block received
 //! must be exactly as long as expected). Arguments significant at the root only are
-//! not looked at elsewhere.
+//! not looked at elsewhere. An intercommunicator goes to [`super::inter_args`].
 
 use std::ffi::{c_int, c_void};
 
@@ -20,7 +20,7 @@ use crate::ffi::pending::UserBuffer;
 use crate::ffi::{Scope, entry};
 
 use super::spread::{self, Delivery, Exchange};
-use super::{keep, kept, started, tree};
+use super::{inter_args, keep, kept, started, tree};
 
 /// The checked arguments of a gather: this rank's packed block and, if the result is
 /// significant here, where it goes (`size * recvcount` elements of `recvtype`).
@@ -67,7 +67,11 @@ pub unsafe extern "C" fn MPI_Igather(
 ) -> c_int {
     entry("MPI_Igather", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let recv = (recvbuf.cast_const(), recvcount, recvtype);
+                return inter_args::gather(c, (sendbuf, sendcount, sendtype), recv, root);
+            }
             let root = root_of(c, root)?;
             let send = (sendbuf, sendcount, sendtype);
             let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), c.rank == root)?;
@@ -94,8 +98,11 @@ pub unsafe extern "C" fn MPI_Iallgather(
 ) -> c_int {
     entry("MPI_Iallgather", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
             let send = (sendbuf, sendcount, sendtype);
+            if c.is_inter() {
+                return inter_args::allgather(c, send, (recvbuf.cast_const(), recvcount, recvtype));
+            }
             let (mine, target) = gather_input(c, send, (recvbuf, recvcount, recvtype), true)?;
             tree::collect(c, None, mine, None, target)
         })
@@ -121,7 +128,11 @@ pub unsafe extern "C" fn MPI_Iscatter(
 ) -> c_int {
     entry("MPI_Iscatter", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let recv = (recvbuf.cast_const(), recvcount, recvtype);
+                return inter_args::scatter(c, (sendbuf, sendcount, sendtype), recv, root);
+            }
             let root = root_of(c, root)?;
             let (me, n, at_root) = (c.rank as usize, c.size() as usize, c.rank == root);
             // In place at the root, it keeps its block where it is.
@@ -181,7 +192,11 @@ pub unsafe extern "C" fn MPI_Ialltoall(
 ) -> c_int {
     entry("MPI_Ialltoall", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let recv = (recvbuf.cast_const(), recvcount, recvtype);
+                return inter_args::alltoall(c, (sendbuf, sendcount, sendtype), recv);
+            }
             let n = c.size() as usize;
             if in_place(recvbuf) {
                 return Err(missing());

@@ -25,10 +25,12 @@
 //! reduction's or gather's inputs phase [`PHASE_GATHER`], the blocks of a direct
 //! exchange phase [`PHASE_SPREAD`], a prefix chain's partial results phase
 //! [`PHASE_CHAIN`], a neighbourhood exchange's blocks phase 0, or on a grid their
-//! direction ([`super::neighbor`]). Every receive names its source and the exact tag,
-//! and each (source, tag) pair carries one message per operation (but for a graph's
-//! repeated edges, whose messages the channels' order pairs), so two operations in
-//! flight never mix.
+//! direction ([`super::neighbor`]); on an intercommunicator ([`super::inter`]) the
+//! messages between the groups phase [`PHASE_REMOTE`], and `MPI_Comm_idup`'s
+//! ([`super::idup`]) phases of their own from [`PHASE_IDUP`] up. Every receive names
+//! its source and the exact tag, and each (source, tag) pair carries one message per
+//! operation (but for a graph's repeated edges, and idup's rounds, whose messages the
+//! channels' order pairs), so two operations in flight never mix.
 //!
 //! A receive expects a length: exactly (the equal-block calls, whose members' type
 //! signatures must match: anything else is `MPI_ERR_TRUNCATE` "the members' counts
@@ -55,12 +57,18 @@ pub const PHASE_GATHER: u32 = 33;
 pub const PHASE_SPREAD: u32 = 34;
 /// The phase of a prefix chain's partial results (`super::chain`).
 pub const PHASE_CHAIN: u32 = 35;
-const _: () = assert!(PHASE_CHAIN < 1 << ICOLL_PHASE_BITS);
+/// The phase of an intercommunicator's messages between its groups (`super::inter`).
+pub const PHASE_REMOTE: u32 = 36;
+/// The first of `MPI_Comm_idup`'s phases (`super::idup`), which takes six.
+pub const PHASE_IDUP: u32 = 40;
+const _: () = assert!(PHASE_IDUP + 6 < 1 << ICOLL_PHASE_BITS);
 
 /// One operation's addressing: the communicator's members and the operation's tag base.
 pub(super) struct Wire {
-    core: &'static sccemu::Core,
+    pub(super) core: &'static sccemu::Core,
     members: Vec<u32>,
+    /// An intercommunicator's remote group (world ranks, by rank); empty otherwise.
+    peers: Vec<u32>,
     /// This process's rank in the communicator.
     pub(super) rank: u32,
     base: u32,
@@ -76,6 +84,7 @@ impl Wire {
         Ok(Wire {
             core,
             members: c.members.clone(),
+            peers: c.remote().map(<[u32]>::to_vec).unwrap_or_default(),
             rank: c.rank,
             base: c.next_icoll_tag(),
             sends: Vec::new(),
@@ -97,14 +106,45 @@ impl Wire {
 
     /// Posts the receive of exactly `len` bytes from rank `from` in `phase`.
     pub(super) fn post(&self, from: u32, phase: u32, len: usize) -> MpiResult<Incoming> {
-        self.post_receive(from, phase, len, true)
+        self.post_receive(self.members[from as usize], phase, len, true)
+    }
+
+    /// The local group's world ranks, by rank.
+    pub(super) fn members(&self) -> &[u32] {
+        &self.members
+    }
+
+    /// An intercommunicator's remote group's size (0 on an intracommunicator).
+    pub(super) fn remote_size(&self) -> u32 {
+        self.peers.len() as u32
+    }
+
+    /// Sends `data` to rank `to` of an intercommunicator's remote group in `phase`.
+    pub(super) fn send_remote(&mut self, to: u32, phase: u32, data: &[u8]) -> MpiResult<()> {
+        let request =
+            self.core.isend(self.peers[to as usize], self.base | phase, data).map_err(send_error)?;
+        self.sends.push(request);
+        Ok(())
+    }
+
+    /// Posts the receive of exactly `len` bytes from rank `from` of an
+    /// intercommunicator's remote group in `phase`.
+    pub(super) fn post_remote(&self, from: u32, phase: u32, len: usize) -> MpiResult<Incoming> {
+        self.post_receive(self.peers[from as usize], phase, len, true)
+    }
+
+    /// Posts the receive of at most `len` bytes from rank `from` of an
+    /// intercommunicator's remote group in `phase`.
+    pub(super) fn post_remote_most(&self, from: u32, phase: u32, len: usize) -> MpiResult<Incoming> {
+        self.post_receive(self.peers[from as usize], phase, len, false)
     }
 
     /// Posts the receive of at most `len` bytes from rank `from` in `phase`.
     pub(super) fn post_most(&self, from: u32, phase: u32, len: usize) -> MpiResult<Incoming> {
-        self.post_receive(from, phase, len, false)
+        self.post_receive(self.members[from as usize], phase, len, false)
     }
 
+    /// Posts the receive of `len` bytes (exactly, or at most) from world rank `from`.
     fn post_receive(&self, from: u32, phase: u32, len: usize, exact: bool) -> MpiResult<Incoming> {
         let mut buf = vec![0u8; len];
         // SAFETY: the vector's heap block is owned by the `Incoming` built below, never
@@ -112,7 +152,7 @@ impl Wire {
         // (declared first, so dropped first); nothing reads it until the request
         // completes.
         let target: &'static mut [u8] = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), len) };
-        let source = Source::Rank(self.members[from as usize]);
+        let source = Source::Rank(from);
         let request =
             self.core.irecv(source, TagMatch::Tag(self.base | phase), target).map_err(recv_error)?;
         Ok(Incoming { request: Some(request), buf, exact })

@@ -9,7 +9,14 @@
 //! [`data`] the equal-block data calls (`MPI_Igather`, `MPI_Iallgather`,
 //! `MPI_Iscatter`, `MPI_Ialltoall`); [`vdata`] their v-forms (`MPI_Igatherv`,
 //! `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ialltoallw`); [`neighbor`] the
-//! neighbourhood collectives (`MPI_Ineighbor_*`, and the blocking ones' protocol too).
+//! neighbourhood collectives (`MPI_Ineighbor_*`, and the blocking ones' protocol too);
+//! [`idup`] `MPI_Comm_idup`. On an intercommunicator, `MPI_Ibarrier`, `MPI_Ibcast`,
+//! `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Iscatter`,
+//! `MPI_Ialltoall`, `MPI_Ireduce_scatter_block` and `MPI_Ireduce_scatter` take their arguments by MPI's intercommunicator rules
+//! ([`inter_args`]) and run [`inter`]'s protocol, and `MPI_Igatherv`, `MPI_Iscatterv`,
+//! `MPI_Iallgatherv`, `MPI_Ialltoallv` and `MPI_Ialltoallw` a direct exchange with the
+//! remote group ([`inter_v`]); the scans refuse one with `MPI_ERR_COMM`
+//! (`comm::lookup_intra`), as MPI defines none there.
 //! Protocols, by mechanism:
 //! [`tree`] (barrier, broadcast tree, to a root and back), [`spread`] (blocks exchanged
 //! directly), [`chain`] (prefix reductions).
@@ -22,6 +29,10 @@
 
 pub mod chain;
 pub mod data;
+pub mod idup;
+pub mod inter;
+pub mod inter_args;
+pub mod inter_v;
 pub mod machine;
 pub mod neighbor;
 pub mod spread;
@@ -76,7 +87,15 @@ fn kept(p: *const c_void, n: usize, map: &TypeRef) -> MpiResult<UserBuffer> {
 /// `request` points to an `MPI_Request`.
 #[unsafe(export_name = "PMPI_Ibarrier")]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, request: *mut c_int) -> c_int {
-    entry("MPI_Ibarrier", Scope::Comm(comm), || started(request, || tree::barrier(comm::lookup_intra(comm)?)))
+    entry("MPI_Ibarrier", Scope::Comm(comm), || {
+        started(request, || {
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::barrier(c);
+            }
+            tree::barrier(c)
+        })
+    })
 }
 
 /// `MPI_Ibcast`.
@@ -95,7 +114,10 @@ pub unsafe extern "C" fn MPI_Ibcast(
 ) -> c_int {
     entry("MPI_Ibcast", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::bcast(c, buffer_, count_, datatype, root);
+            }
             let map = datatype::committed(datatype)?;
             let root = root_of(c, root)?;
             let buf = buffer(buffer_, count(count_)?, &map)?;
@@ -156,7 +178,10 @@ pub unsafe extern "C" fn MPI_Ireduce(
 ) -> c_int {
     entry("MPI_Ireduce", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::reduce(c, (sendbuf, recvbuf), count, (datatype, op), root);
+            }
             let root = root_of(c, root)?;
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
@@ -184,7 +209,10 @@ pub unsafe extern "C" fn MPI_Iallreduce(
 ) -> c_int {
     entry("MPI_Iallreduce", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                return inter_args::allreduce(c, (sendbuf, recvbuf), count, (datatype, op));
+            }
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let (mine, target) = reduction_input((sendbuf, recvbuf), count, &map, true)?;
@@ -212,8 +240,12 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
 ) -> c_int {
     entry("MPI_Ireduce_scatter_block", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
             let n = c.size() as usize;
+            if c.is_inter() {
+                let counts = vec![count(recvcount)?; n];
+                return inter_args::reduce_scatter(c, (sendbuf, recvbuf), &counts, (datatype, op));
+            }
             let map = datatype::committed(datatype)?;
             let combine = owned_combiner(op, map.clone(), datatype)?;
             let per = count(recvcount)?;
@@ -260,14 +292,17 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
 ) -> c_int {
     entry("MPI_Ireduce_scatter", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
             let n = c.size() as usize;
-            let map = datatype::committed(datatype)?;
-            let combine = owned_combiner(op, map.clone(), datatype)?;
             let counts = c!(array(recvcounts, c.size() as c_int, "recvcounts"))?
                 .iter()
                 .map(|&k| count(k))
                 .collect::<MpiResult<Vec<usize>>>()?;
+            if c.is_inter() {
+                return inter_args::reduce_scatter(c, (sendbuf, recvbuf), &counts, (datatype, op));
+            }
+            let map = datatype::committed(datatype)?;
+            let combine = owned_combiner(op, map.clone(), datatype)?;
             let total: usize = counts.iter().sum();
             let recv = buffer(recvbuf, counts[c.rank as usize], &map)?;
             let input = if in_place(sendbuf) {

@@ -23,6 +23,10 @@
 //! blocking reductions' combination (`crate::ordered`), so results agree bit for bit
 //! and a non-commutative op gets the rank-ordered result.
 //!
+//! On an intercommunicator (`Exchange::remote`: the v-forms there, `super::inter_v`)
+//! the ranks are the remote group's: blocks go to and come from its members, and no
+//! block is this rank's own.
+//!
 //! Invariants: one message per (source, destination) pair per operation, so a pair's
 //! block is told by its source alone; the equal-block calls receive exact lengths (a
 //! member whose count differs gets `MPI_ERR_TRUNCATE`), the v-forms at most the
@@ -56,6 +60,9 @@ pub enum Delivery {
         /// Per source rank, where its block goes.
         spans: Vec<Option<(usize, usize)>>,
     },
+    /// Block `r` is unpacked into `targets[r]`, a buffer of its own (`None`: an empty
+    /// block, nothing to land): an intercommunicator's `MPI_Ialltoallw`.
+    Each(Vec<Option<UserBuffer>>),
     /// Every rank's block (all of one length) folded in rank order into `target`.
     Fold {
         /// The receive buffer.
@@ -79,6 +86,8 @@ pub struct Exchange {
     pub exact: bool,
     /// What becomes of the blocks.
     pub delivery: Delivery,
+    /// Whether the ranks of `to` and `from` are an intercommunicator's remote group's.
+    pub remote: bool,
 }
 
 impl Exchange {
@@ -92,6 +101,7 @@ impl Exchange {
             from: vec![None; n],
             exact,
             delivery: Delivery::Nothing,
+            remote: false,
         }
     }
 
@@ -124,6 +134,9 @@ struct Spread {
 
 impl Spread {
     fn start(w: &mut Wire, x: Exchange) -> MpiResult<Spread> {
+        if x.remote {
+            return Spread::start_remote(w, x);
+        }
         let (me, n) = (w.rank, w.size());
         let mut incoming = Vec::with_capacity(n as usize);
         for (r, len) in (0..n).zip(&x.from) {
@@ -140,6 +153,27 @@ impl Spread {
         }
         let own = x.to[me as usize].clone().map(|range| x.data[range].to_vec());
         Ok(Spread { me: me as usize, incoming, own, delivery: x.delivery })
+    }
+
+    /// [`Spread::start`] across an intercommunicator: every block travels.
+    fn start_remote(w: &mut Wire, x: Exchange) -> MpiResult<Spread> {
+        let rn = w.remote_size();
+        let mut incoming = Vec::with_capacity(rn as usize);
+        for (r, len) in (0..rn).zip(&x.from) {
+            incoming.push(match len {
+                Some(len) if x.exact => Some(w.post_remote(r, PHASE_SPREAD, *len)?),
+                Some(len) => Some(w.post_remote_most(r, PHASE_SPREAD, *len)?),
+                None => None,
+            });
+        }
+        // Starting at a rank of its own, as above, so the senders spread out.
+        let me = w.rank;
+        for to in (0..rn).map(|k| (me + k) % rn) {
+            if let Some(range) = &x.to[to as usize] {
+                w.send_remote(to, PHASE_SPREAD, &x.data[range.clone()])?;
+            }
+        }
+        Ok(Spread { me: usize::MAX, incoming, own: None, delivery: x.delivery })
     }
 
     /// Block `r`: this rank's own, or the one that came from `r` (empty if none).
@@ -186,6 +220,14 @@ impl Protocol for Spread {
                     }
                 }
                 first.map(|()| true)
+            }
+            Delivery::Each(targets) => {
+                for (r, target) in targets.iter().enumerate() {
+                    if let Some(t) = target {
+                        t.unpack(self.block(r))?;
+                    }
+                }
+                Ok(true)
             }
             Delivery::Fold { target, combine } => {
                 target.unpack(&fold_in_order((0..n).map(|r| self.block(r)), combine.as_ref())?)?;

@@ -69,9 +69,9 @@ impl Protocol for Barrier {
 }
 
 /// Binomial broadcast tree: the data, once here, and the parent's message until then.
-struct Tree {
+pub(super) struct Tree {
     root: u32,
-    data: Option<Vec<u8>>,
+    pub(super) data: Option<Vec<u8>>,
     parent: Option<Incoming>,
     forwarded: bool,
 }
@@ -79,7 +79,7 @@ struct Tree {
 impl Tree {
     /// Posts the receive from the parent (off the root); the root's `data` may come
     /// later ([`Tree::advance`] waits for it).
-    fn start(w: &Wire, root: u32, len: usize, data: Option<Vec<u8>>) -> MpiResult<Tree> {
+    pub(super) fn start(w: &Wire, root: u32, len: usize, data: Option<Vec<u8>>) -> MpiResult<Tree> {
         let n = w.size();
         let rel = (w.rank + n - root) % n;
         let parent = if rel == 0 {
@@ -92,7 +92,7 @@ impl Tree {
     }
 
     /// The data once here and forwarded to the children.
-    fn advance(&mut self, w: &mut Wire) -> MpiResult<Option<&[u8]>> {
+    pub(super) fn advance(&mut self, w: &mut Wire) -> MpiResult<Option<&[u8]>> {
         if self.data.is_none() {
             let Some(p) = &mut self.parent else { return Ok(None) };
             if !p.arrived()? {
@@ -122,17 +122,17 @@ impl Tree {
 
 /// Every rank's input moving to the root, and the root's fold of them (or, without an
 /// op, their concatenation in rank order).
-struct Fold {
+pub(super) struct Fold {
     root: u32,
     mine: Vec<u8>,
     /// At the root, the other ranks' inputs by rank.
     parts: Vec<Option<Incoming>>,
     combine: Option<Box<dyn Combine + Send>>,
-    result: Option<Vec<u8>>,
+    pub(super) result: Option<Vec<u8>>,
 }
 
 impl Fold {
-    fn start(
+    pub(super) fn start(
         w: &mut Wire,
         root: u32,
         mine: Vec<u8>,
@@ -150,7 +150,7 @@ impl Fold {
     }
 
     /// Whether this rank's part is done; the root's result is then in `result`.
-    fn advance(&mut self, w: &Wire) -> MpiResult<bool> {
+    pub(super) fn advance(&mut self, w: &Wire) -> MpiResult<bool> {
         if w.rank != self.root || self.result.is_some() {
             return Ok(true);
         }

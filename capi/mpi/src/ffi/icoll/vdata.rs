@@ -12,7 +12,8 @@
 //! significant at the root only are not looked at elsewhere. Unlike them, a call whose
 //! arguments are refused on some members only does not warn the others (no member
 //! takes part in an operation its call refused; the others' operation then cannot
-//! complete, as with any mismatched nonblocking collective).
+//! complete, as with any mismatched nonblocking collective). On an intercommunicator
+//! they go to [`super::inter_v`].
 
 use std::ffi::{c_int, c_void};
 
@@ -29,16 +30,16 @@ use crate::vcoll::VBuf;
 
 use super::neighbor::{self, Plan};
 use super::spread::{self, Delivery, Exchange};
-use super::{keep, started};
+use super::{inter_v, keep, started};
 
 /// Per rank, the bytes of its block of `v`: what may come from it.
-fn room(v: &VBuf<'_, '_>) -> MpiResult<Vec<Option<usize>>> {
+pub(super) fn room(v: &VBuf<'_, '_>) -> MpiResult<Vec<Option<usize>>> {
     (0..v.counts.len()).map(|r| v.block(r)?.data_len().map(Some)).collect()
 }
 
 /// The v-buffer `v` at `p`, of `map`, kept for the operation's completion, each rank's
 /// block to its span (`skip`: this rank's own, left where it is, in place).
-fn delivery(p: *const c_void, v: &VBuf<'_, '_>, map: &TypeRef, skip: Option<usize>) -> Delivery {
+pub(super) fn delivery(p: *const c_void, v: &VBuf<'_, '_>, map: &TypeRef, skip: Option<usize>) -> Delivery {
     let mut spans: Vec<_> = v.counts.iter().zip(v.displs).map(|(&k, &d)| Some((d, k))).collect();
     if let Some(me) = skip {
         spans[me] = None;
@@ -66,7 +67,12 @@ pub unsafe extern "C" fn MPI_Igatherv(
 ) -> c_int {
     entry("MPI_Igatherv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let recv = (recvbuf.cast_const(), recvcounts, displs, recvtype);
+                // SAFETY: this call's contract, the arrays of the remote group's size.
+                return unsafe { inter_v::gatherv(c, (sendbuf, sendcount, sendtype), recv, root) };
+            }
             let root = root_of(c, root)?;
             let (me, n, at_root) = (c.rank as usize, c.size() as usize, c.rank == root);
             if in_place(sendbuf) && !at_root {
@@ -113,7 +119,13 @@ pub unsafe extern "C" fn MPI_Iscatterv(
 ) -> c_int {
     entry("MPI_Iscatterv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let (send, recv) =
+                    ((sendbuf, sendcounts, displs, sendtype), (recvbuf.cast_const(), recvcount, recvtype));
+                // SAFETY: this call's contract, the arrays of the remote group's size.
+                return unsafe { inter_v::scatterv(c, send, recv, root) };
+            }
             let root = root_of(c, root)?;
             let (me, n, at_root) = (c.rank as usize, c.size() as usize, c.rank == root);
             if in_place(recvbuf) && !at_root {
@@ -163,7 +175,12 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
 ) -> c_int {
     entry("MPI_Iallgatherv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let recv = (recvbuf.cast_const(), recvcounts, displs, recvtype);
+                // SAFETY: this call's contract, the arrays of the remote group's size.
+                return unsafe { inter_v::allgatherv(c, (sendbuf, sendcount, sendtype), recv) };
+            }
             let (me, n) = (c.rank as usize, c.size() as usize);
             let smap = map_of(sendbuf, sendtype)?;
             let send = plain(sendbuf, sendcount, smap.as_ref())?;
@@ -209,7 +226,15 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
 ) -> c_int {
     entry("MPI_Ialltoallv", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let (send, recv) = (
+                    (sendbuf, sendcounts, sdispls, sendtype),
+                    (recvbuf.cast_const(), recvcounts, rdispls, recvtype),
+                );
+                // SAFETY: this call's contract, the arrays of the remote group's size.
+                return unsafe { inter_v::alltoallv(c, send, recv) };
+            }
             let n = c.size() as usize;
             if in_place(recvbuf) {
                 return Err(missing());
@@ -261,7 +286,13 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
 ) -> c_int {
     entry("MPI_Ialltoallw", Scope::Comm(comm), || {
         started(request, || {
-            let c = comm::lookup_intra(comm)?;
+            let c = comm::lookup(comm)?;
+            if c.is_inter() {
+                let send = (sendbuf, sendcounts, sdispls, sendtypes);
+                let recv = (recvbuf.cast_const(), recvcounts, rdispls, recvtypes);
+                // SAFETY: this call's contract, the arrays of the remote group's size.
+                return unsafe { inter_v::alltoallw(c, send, recv) };
+            }
             let n = c.size();
             // SAFETY: this call's contract.
             let recv = unsafe { WSide::new(recvbuf, recvcounts, rdispls, recvtypes, n) }?;

@@ -18,8 +18,17 @@
 //! travel in a context of their own, [`CREATE_GROUP_CONTEXT`], reserved at `MPI_Init`
 //! like the upper half, as is [`INTERCOMM_CONTEXT`], that of `MPI_Intercomm_create`'s
 //! leaders. An intercommunicator's id is free on every process of both its groups
-//! (`crate::intercomm`), and its own messages use its nonblocking collectives' context,
-//! which nothing else uses since intercommunicators refuse nonblocking collectives.
+//! (`crate::intercomm`), and its own messages use its nonblocking collectives' context
+//! with sequence number 0, which its nonblocking collectives skip
+//! ([`CommObj::next_icoll_tag`]).
+//!
+//! `MPI_Comm_idup` (`crate::ffi::icoll::idup`) agrees an id over messages while the
+//! program runs on, so a blocking creation may pick the same id meanwhile: it *claims*
+//! its candidate, one of the highest ids free ([`high_free`]: far from the blocking
+//! creations' lowest), on every member ([`claim_context`], which fails if the id is in
+//! use there by then) and tries again with fresh bitmaps if any member's claim failed; its
+//! handle is reserved at the call ([`reserve`]) and filled at completion
+//! ([`adopt_reserved`]).
 //!
 //! An intercommunicator (`crate::intercomm`) is a `CommObj` too: `members` and the
 //! sccemu communicator are its local group's, so that the local group's collectives
@@ -44,6 +53,9 @@ use crate::error::{MpiError, MpiResult, class, fail};
 use crate::ffi::registry::{Registry, Serial, SerialRef};
 use crate::state::mpi;
 use crate::topology::Topology;
+
+mod claims;
+pub use claims::{adopt_reserved, claim_context, high_free, release_context, reserve, unreserve};
 
 /// `MPI_COMM_NULL`: the communicator table's base.
 pub const COMM_NULL: c_int = 0x4400_0000;
@@ -157,8 +169,8 @@ impl CommObj {
 
     /// The wire tag of an intercommunicator's own messages of `phase` (its
     /// collectives', `crate::intercomm`'s): its context with the nonblocking
-    /// collectives' bit, which no intercommunicator's nonblocking collective uses (they
-    /// are refused), so no user message or other operation carries it.
+    /// collectives' bit and sequence number 0, which its nonblocking collectives skip
+    /// ([`CommObj::next_icoll_tag`]), so no user message or other operation carries it.
     pub fn inter_tag(&self, phase: u32) -> u32 {
         debug_assert!(self.inter && phase < 1 << CONTEXT_SHIFT);
         (self.context | ICOLL_CONTEXT_BIT) << CONTEXT_SHIFT | phase
@@ -214,12 +226,15 @@ impl CommObj {
 
     /// The wire tag base of the next nonblocking collective on this communicator: its
     /// own context, then its sequence number (modulo 2^13) above
-    /// [`ICOLL_PHASE_BITS`] bits that the collective's protocol fills in.
+    /// [`ICOLL_PHASE_BITS`] bits that the collective's protocol fills in. An
+    /// intercommunicator's numbers skip 0, whose tags its blocking collectives use
+    /// ([`CommObj::inter_tag`]: phases below 2^6), so they run 1 to 2^13 - 1 and wrap.
     pub fn next_icoll_tag(&self) -> u32 {
         // Relaxed: MPI forbids concurrent collectives on one communicator, so the
         // count is only ever advanced by one thread at a time.
         let seq = self.icoll_started.fetch_add(1, Ordering::Relaxed);
         let seq_bits = CONTEXT_SHIFT - ICOLL_PHASE_BITS;
+        let seq = if self.inter { 1 + seq % ((1 << seq_bits) - 1) } else { seq };
         (self.context | ICOLL_CONTEXT_BIT) << CONTEXT_SHIFT
             | (seq & ((1 << seq_bits) - 1)) << ICOLL_PHASE_BITS
     }
@@ -336,8 +351,10 @@ pub fn lookup_intra(handle: c_int) -> MpiResult<&'static CommObj> {
             class::COMM,
             format!(
                 "{handle:#x} is an intercommunicator: this call takes an intracommunicator (on \
-                 intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create and the \
-                 blocking collectives but the scans and the neighbourhood ones work)"
+                 intercommunicators point-to-point, MPI_Comm_split, MPI_Comm_create, \
+                 MPI_Comm_idup, the blocking collectives but the scans and the neighbourhood \
+                 ones, and the nonblocking collectives but the scans and the neighbourhood ones \
+                 work)"
             ),
         );
     }

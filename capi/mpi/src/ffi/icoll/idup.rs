@@ -7,7 +7,7 @@
 //! 1. every member sends its context bitmap (`comm::context_bits`, as it is now) to the
 //!    leader, which ORs them (phase `BITS`); on an intercommunicator the two leaders
 //!    swap their groups' ORs and OR them (`REMOTE_BITS`), so both compute alike;
-//! 2. the leader sends every member the lowest id free in the OR, the *candidate*
+//! 2. the leader sends every member an id free in the OR (below), the *candidate*
 //!    (`CANDIDATE`; `NONE` if none is free), and every member *claims* it
 //!    (`comm::claim_context`: marks it in use if it still is free here) and tells the
 //!    leader whether it could (`CLAIM`); the leaders swap their groups' answers

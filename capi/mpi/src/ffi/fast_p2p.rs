@@ -19,6 +19,7 @@ use crate::datatype;
 use crate::error::MpiResult;
 use crate::ffi::p2p::{MpiStatus, write_status};
 use crate::ffi::pending::{PendingRecv, start_isend};
+use crate::ffi::recv_pool;
 use crate::p2p::{self, ANY_SOURCE, recv_error, send_error};
 use crate::request::{self, Op};
 use crate::state;
@@ -182,8 +183,8 @@ pub unsafe fn irecv(
     let direct = Some((into.as_mut_ptr() as usize, into.len()));
     Some(match core.irecv(src, matching, into) {
         Ok(request) => {
-            let op =
-                Op::Recv(Box::new(PendingRecv { request: Some(request), staging: None, comm: c, direct }));
+            let recv = PendingRecv { request: Some(request), staging: None, comm: c, direct };
+            let op = Op::Recv(recv_pool::boxed(recv));
             Ok(request::insert_op(op))
         }
         Err(e) => Err(recv_error(e)),

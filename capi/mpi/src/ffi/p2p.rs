@@ -7,7 +7,7 @@ use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
 use crate::ffi::pending::{PendingRecv, PendingSsend, UserBuffer, start_isend};
-use crate::ffi::{Scope, c, entry, fast, fast_p2p};
+use crate::ffi::{Scope, c, entry, fast, fast_p2p, recv_pool};
 use crate::p2p::{self, recv_error, send_error};
 use crate::request::{self, Op, Status};
 use crate::state::mpi;
@@ -238,7 +238,7 @@ pub(super) fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag
         }
     };
     pending.request = Some(core.irecv(src, match_tag, target).map_err(recv_error)?);
-    Ok(Op::Recv(Box::new(pending)))
+    Ok(Op::Recv(recv_pool::boxed(pending)))
 }
 
 /// `MPI_Isend`.

@@ -147,13 +147,18 @@ impl PendingRecv {
         }
     }
 
-    /// Blocks until the receive completes.
+    /// Blocks until the receive completes; its box goes back to this thread's pool
+    /// (`recv_pool`).
     pub fn wait(mut self: Box<Self>) -> MpiResult<Status> {
-        let Some(request) = self.request.take() else { return Ok(Status::EMPTY) };
-        match request.wait() {
-            Ok(s) => self.finish(s),
-            Err(e) => Err(self.failed(e)),
-        }
+        let result = match self.request.take() {
+            None => Ok(Status::EMPTY),
+            Some(request) => match request.wait() {
+                Ok(s) => self.finish(s),
+                Err(e) => Err(self.failed(e)),
+            },
+        };
+        super::recv_pool::give_back(self);
+        result
     }
 
     /// Withdraws the receive if it has not completed (`MPI_Cancel`); whether it was.

@@ -38,6 +38,7 @@ impl<T> Table<T> {
     }
 
     /// Keeps index 0 for the null handle.
+    #[inline]
     fn reserve_null(&mut self) {
         if self.slots.is_empty() {
             self.slots.push(None);
@@ -55,6 +56,7 @@ impl<T> Table<T> {
     }
 
     /// Stores `value` and returns its new handle.
+    #[inline]
     pub fn insert(&mut self, value: T) -> c_int {
         self.reserve_null();
         let index = match self.free.pop() {
@@ -70,21 +72,25 @@ impl<T> Table<T> {
         self.handle(index)
     }
 
+    #[inline]
     fn handle(&self, index: usize) -> c_int {
         (self.base | index as u32) as c_int
     }
 
+    #[inline]
     fn index(&self, handle: c_int) -> Option<usize> {
         let h = handle as u32;
         (h & !INDEX_MASK == self.base).then_some((h & INDEX_MASK) as usize)
     }
 
     /// The object `handle` names, if it is live.
+    #[inline]
     pub fn get(&self, handle: c_int) -> Option<&T> {
         self.slots.get(self.index(handle)?)?.as_ref()
     }
 
     /// The object `handle` names, if it is live, to change it.
+    #[inline]
     pub fn get_mut(&mut self, handle: c_int) -> Option<&mut T> {
         let i = self.index(handle)?;
         self.slots.get_mut(i)?.as_mut()
@@ -96,6 +102,7 @@ impl<T> Table<T> {
     }
 
     /// Removes a user object; predefined and dead handles give `None`.
+    #[inline]
     pub fn remove(&mut self, handle: c_int) -> Option<T> {
         let i = self.index(handle).filter(|&i| i >= self.reserved)?;
         let value = self.slots.get_mut(i)?.take()?;

@@ -1,7 +1,9 @@
 //! Requests: operations in flight, by handle, whatever started them.
 //!
-//! Each kind of non-blocking operation (a send, a receive, an `MPI_Rput`, ...)
-//! implements [`Pending`]; the table holds them as trait objects. Completion
+//! The table holds each operation as an [`Op`]: a point-to-point send and a kept
+//! result by value, so that they allocate nothing of their own, a receive in a box of
+//! its own, and every other kind of non-blocking operation (an `MPI_Rput`, a
+//! nonblocking collective, ...) as a [`Pending`] trait object. Completion
 //! ([`wait`], [`test`](fn@test), and the `*all`/`*any`/`*some` forms) removes a request and
 //! gives its [`Status`]. Waiting for one of several requests blocks on this core's
 //! doorbell, which every peer rings when it delivers, takes or frees something of this
@@ -24,6 +26,10 @@ use std::sync::{Mutex, MutexGuard};
 use crate::error::{MpiError, MpiResult, class, fail};
 use crate::handles::Table;
 use crate::state::mpi;
+
+mod op;
+
+pub use op::Op;
 
 /// `MPI_REQUEST_NULL`: the request table's base.
 pub const REQUEST_NULL: c_int = 0x4c00_0000;
@@ -68,19 +74,6 @@ pub trait Pending: Send {
 /// An operation that completed when it started.
 pub struct Done(pub Status);
 
-/// An operation that failed while `MPI_Cancel` looked at it: its completion reports why.
-struct Failed(MpiError);
-
-impl Pending for Failed {
-    fn test(&mut self) -> MpiResult<Option<Status>> {
-        Err(self.0.clone())
-    }
-
-    fn wait(self: Box<Self>) -> MpiResult<Status> {
-        Err(self.0)
-    }
-}
-
 impl Pending for Done {
     fn test(&mut self) -> MpiResult<Option<Status>> {
         Ok(Some(self.0))
@@ -95,7 +88,7 @@ impl Pending for Done {
 const PERSISTENT_NULL: c_int = 0x4d00_0000;
 
 /// Starts a persistent request's operation.
-pub type Start = Box<dyn FnMut() -> MpiResult<Box<dyn Pending>> + Send>;
+pub type Start = Box<dyn FnMut() -> MpiResult<Op> + Send>;
 
 /// A persistent request: how to start it, and the request of its running operation.
 struct Persistent {
@@ -105,8 +98,8 @@ struct Persistent {
 }
 
 struct Requests {
-    table: Table<Box<dyn Pending>>,
-    detached: Vec<Box<dyn Pending>>,
+    table: Table<Op>,
+    detached: Vec<Op>,
     persistent: Table<Persistent>,
 }
 
@@ -122,6 +115,12 @@ fn requests() -> MutexGuard<'static, Requests> {
 
 /// A handle for `op`.
 pub fn insert(op: Box<dyn Pending>) -> c_int {
+    insert_op(Op::Other(op))
+}
+
+/// A handle for `op`, held by value.
+#[inline]
+pub fn insert_op(op: Op) -> c_int {
     requests().table.insert(op)
 }
 
@@ -199,7 +198,7 @@ pub fn is_inactive(handle: c_int) -> bool {
 /// Keeps the result of `handle`'s completed operation for a later completion call
 /// (`MPI_Testall` when not all are done): the handle to hand back.
 pub fn keep_completed(handle: c_int, status: Status) -> c_int {
-    let done = insert(Box::new(Done(status)));
+    let done = insert_op(Op::Done(status));
     if !is_persistent(handle) {
         return done;
     }
@@ -209,17 +208,19 @@ pub fn keep_completed(handle: c_int, status: Status) -> c_int {
     handle
 }
 
-fn take(handle: c_int) -> MpiResult<Box<dyn Pending>> {
-    take_from(&mut requests(), handle)
+fn take(handle: c_int) -> MpiResult<Op> {
+    requests().table.remove(handle).ok_or_else(|| not_active(handle))
 }
 
-fn take_from(r: &mut Requests, handle: c_int) -> MpiResult<Box<dyn Pending>> {
-    r.table
-        .remove(handle)
-        .ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))
+/// The error of a handle that names no active request, out of line: the hot paths
+/// that may return it carry no formatting code.
+#[cold]
+#[inline(never)]
+fn not_active(handle: c_int) -> MpiError {
+    MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request"))
 }
 
-fn put_back(handle: c_int, op: Box<dyn Pending>) {
+fn put_back(handle: c_int, op: Op) {
     let mut r = requests();
     let again = r.table.insert(op);
     // The index just freed is the first reused, so the handle stays the same.
@@ -245,10 +246,63 @@ fn wait_one(handle: c_int) -> MpiResult<Status> {
     // One hold of the table for the request and the detached ones to drive first.
     let (op, detached) = {
         let mut r = requests();
-        (take_from(&mut r, handle)?, std::mem::take(&mut r.detached))
+        let Some(op) = r.table.remove(handle) else { return Err(not_active(handle)) };
+        (op, std::mem::take(&mut r.detached))
     };
-    drive_detached(detached)?;
+    // Tested here, not in the call: most waits have none to drive.
+    if !detached.is_empty() {
+        drive_detached(detached)?;
+    }
     op.wait()
+}
+
+/// `MPI_Waitall`: completes every one of `handles` (null, inactive persistent ones
+/// included), handing each index's result to `report` and replacing each handle by
+/// what completion leaves ([`after_completion`]); `report`'s error ends the call.
+/// An invalid handle fails the call before any changes ([`check_all`]).
+///
+/// One hold of the table checks them all and completes those that are complete
+/// already without a wait ([`Op::is_finished`]: a send that left at its start, a kept
+/// result), and the null handles; the rest are then waited for one by one, as
+/// [`wait`] does, each taken out of the table only while it is waited for, so that
+/// the others stay there for [`drive_all`] meanwhile.
+pub fn wait_all(
+    handles: &mut [c_int],
+    mut report: impl FnMut(usize, MpiResult<Status>) -> MpiResult<()>,
+) -> MpiResult<()> {
+    let detached = {
+        let mut r = requests();
+        check_all_in(&r, handles)?;
+        for (i, h) in handles.iter_mut().enumerate() {
+            if *h == REQUEST_NULL {
+                report(i, Ok(Status::NO_REQUEST))?;
+                continue;
+            }
+            // A persistent request's completion also deactivates it: `wait`'s.
+            if is_persistent(*h) || !r.table.get(*h).is_some_and(Op::is_finished) {
+                continue;
+            }
+            let Some(op) = r.table.remove(*h) else { continue };
+            *h = REQUEST_NULL;
+            // Under the table's lock: a finished operation's wait returns what it holds.
+            report(i, op.wait())?;
+        }
+        std::mem::take(&mut r.detached)
+    };
+    if !detached.is_empty() {
+        drive_detached(detached)?;
+    }
+    // Those completed above (and the null ones) are null now; a persistent request's
+    // handle stays, and is waited for here.
+    for (i, h) in handles.iter_mut().enumerate() {
+        if *h == REQUEST_NULL {
+            continue;
+        }
+        let result = wait(*h);
+        *h = after_completion(*h);
+        report(i, result)?;
+    }
+    Ok(())
 }
 
 /// Tests `handle`: `Some(status)` (and the request is gone, or inactive if
@@ -294,9 +348,9 @@ pub fn drive_all() {
     for h in r.table.handles() {
         let Some(op) = r.table.get_mut(h) else { continue };
         match op.test() {
-            Ok(Some(status)) => *op = Box::new(Done(status)),
+            Ok(Some(status)) => *op = Op::Done(status),
             Ok(None) => {}
-            Err(e) => *op = Box::new(Failed(e)),
+            Err(e) => *op = Op::Failed(e),
         }
     }
 }
@@ -307,19 +361,16 @@ pub fn drive_all() {
 pub fn peek(handle: c_int) -> MpiResult<Option<Status>> {
     let Some(active) = resolve(handle)? else { return Ok(Some(Status::NO_REQUEST)) };
     let mut r = requests();
-    let op = r
-        .table
-        .get_mut(active)
-        .ok_or_else(|| MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request")))?;
+    let op = r.table.get_mut(active).ok_or_else(|| not_active(handle))?;
     // In place under the table's lock, as `drive_all` tests.
     match op.test() {
         Ok(Some(status)) => {
-            *op = Box::new(Done(status));
+            *op = Op::Done(status);
             Ok(Some(status))
         }
         Ok(None) => Ok(None),
         Err(e) => {
-            *op = Box::new(Failed(e.clone()));
+            *op = Op::Failed(e.clone());
             Err(e)
         }
     }
@@ -328,13 +379,16 @@ pub fn peek(handle: c_int) -> MpiResult<Option<Status>> {
 /// Checks that every handle is null, an active request or a persistent one, without
 /// changing any.
 pub fn check_all(handles: &[c_int]) -> MpiResult<()> {
-    let r = requests();
+    check_all_in(&requests(), handles)
+}
+
+fn check_all_in(r: &Requests, handles: &[c_int]) -> MpiResult<()> {
     for &h in handles {
         if is_persistent(h) && r.persistent.get(h).is_some() {
             continue;
         }
         if h != REQUEST_NULL && r.table.get(h).is_none() {
-            return fail(class::REQUEST, format!("{h:#x} is not an active request"));
+            return Err(not_active(h));
         }
     }
     Ok(())
@@ -376,15 +430,15 @@ pub fn wait_any(handles: &[c_int]) -> MpiResult<Option<(usize, Status)>> {
 /// whether it was cancelled.
 pub fn cancel(handle: c_int) -> MpiResult<()> {
     let Some(target) = resolve(handle)? else {
-        return fail(class::REQUEST, format!("{handle:#x} is not an active request"));
+        return Err(not_active(handle));
     };
     let mut op = take(target)?;
     // Outside the table's lock, as `test`: it may move data.
-    let kept: Box<dyn Pending> = match op.test() {
-        Ok(Some(status)) => Box::new(Done(status)),
-        Ok(None) if op.cancel() => Box::new(Done(Status { cancelled: true, ..Status::EMPTY })),
+    let kept = match op.test() {
+        Ok(Some(status)) => Op::Done(status),
+        Ok(None) if op.cancel() => Op::Done(Status { cancelled: true, ..Status::EMPTY }),
         Ok(None) => op,
-        Err(e) => Box::new(Failed(e)),
+        Err(e) => Op::Failed(e),
     };
     put_back(target, kept);
     Ok(())
@@ -409,7 +463,7 @@ pub fn finish_detached() -> MpiResult<()> {
 }
 
 /// Tests each of `detached`, putting back those not complete.
-fn drive_detached(detached: Vec<Box<dyn Pending>>) -> MpiResult<()> {
+fn drive_detached(detached: Vec<Op>) -> MpiResult<()> {
     if detached.is_empty() {
         return Ok(());
     }

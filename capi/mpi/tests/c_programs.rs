@@ -10,6 +10,7 @@
 //! |---------------|-------------------------------------------------------|------------|-------------------|
 //! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
 //! | `persistent`  | persistent requests under every completion call       | 2, 3, 8    | srb, perpeer      |
+//! | `waitall`     | MPI_Waitall: null, persistent, bad handles, truncation | 2, 3, 8   | srb, perpeer      |
 //! | `cancel_issend` | MPI_Cancel, MPI_Test_cancelled, MPI_Issend          | 2, 3, 8    | srb, perpeer      |
 //! | `send_modes`  | buffered sends, Irsend, Testsome, Request_get_status  | 2, 3, 8    | srb, perpeer      |
 //! | `mprobe`      | matched probes and receives, with threads (`-pthread`) | 2, 3, 8   | srb, perpeer      |
@@ -81,6 +82,11 @@ use harness::*;
 #[test]
 fn point_to_point() {
     passes("p2p_basic");
+}
+
+#[test]
+fn waitall_of_every_kind_of_handle() {
+    passes("waitall");
 }
 
 #[test]

@@ -18,9 +18,10 @@ use crate::comm::{self, CommObj, TAG_UB};
 use crate::datatype;
 use crate::error::MpiResult;
 use crate::ffi::p2p::{MpiStatus, write_status};
-use crate::ffi::pending::{PendingRecv, PendingSend, UserBuffer, start_isend};
+use crate::ffi::pending::{PendingRecv, start_isend};
+use crate::ffi::recv_pool;
 use crate::p2p::{self, ANY_SOURCE, recv_error, send_error};
-use crate::request::Pending;
+use crate::request::{self, Op};
 use crate::state;
 
 /// The communicator and the byte count of `count` elements of contiguous predefined
@@ -79,7 +80,9 @@ pub unsafe fn send(
 }
 
 /// `MPI_Isend`'s fast path: a large message is read in place by its receiver, a
-/// smaller one copied out where it does not leave at once (`start_isend`).
+/// smaller one copied out where it does not leave at once (`start_isend`); the new
+/// request's handle. The request goes into the table here, not in the entry point,
+/// so that it is moved once, not once per wrapper (`Option`, `Result`) on the way.
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` (the entry point's contract).
@@ -91,14 +94,14 @@ pub unsafe fn isend(
     dest: c_int,
     tag: c_int,
     comm: c_int,
-) -> Option<MpiResult<Box<dyn Pending>>> {
+) -> Option<MpiResult<c_int>> {
     // SAFETY: MPI leaves the buffer to the library until the send completes, which is as
     // long as `start_isend` needs it (what it does not hand over is copied).
     let (to, wire, data) = unsafe { send_args(buf, count, dt, dest, tag, comm) }?;
     let core = state::mpi().ok()?.core;
     // SAFETY: `data` is the send buffer of this `MPI_Isend` (as above).
     Some(match unsafe { start_isend(core, to, wire, Cow::Borrowed(data)) } {
-        Ok(request) => Ok(Box::new(PendingSend { request })),
+        Ok(request) => Ok(request::insert_op(Op::Send(request))),
         Err(e) => Err(send_error(e)),
     })
 }
@@ -159,7 +162,7 @@ pub unsafe fn recv(
 }
 
 /// `MPI_Irecv`'s fast path: receives straight into the user's buffer, as the general
-/// path does for contiguous data.
+/// path does for contiguous data; the new request's handle (as [`isend`]'s).
 ///
 /// # Safety
 /// `buf` has room for `count` elements of `dt` and is not touched until the request
@@ -172,21 +175,18 @@ pub unsafe fn irecv(
     source: c_int,
     tag: c_int,
     comm: c_int,
-) -> Option<MpiResult<Box<dyn Pending>>> {
+) -> Option<MpiResult<c_int>> {
     // SAFETY: MPI leaves the buffer to the library until the request completes, and the
     // request that borrows it lives in the `PendingRecv` that completes it.
     let (c, src, matching, into) = unsafe { recv_args::<'static>(buf, count, dt, source, tag, comm) }?;
-    let map = datatype::lookup(dt).ok()?;
     let core = state::mpi().ok()?.core;
     let direct = Some((into.as_mut_ptr() as usize, into.len()));
     Some(match core.irecv(src, matching, into) {
-        Ok(request) => Ok(Box::new(PendingRecv {
-            request: Some(request),
-            staging: None,
-            comm: c,
-            user: UserBuffer { base: buf as usize, count, map },
-            direct,
-        })),
+        Ok(request) => {
+            let recv = PendingRecv { request: Some(request), staging: None, comm: c, direct };
+            let op = Op::Recv(recv_pool::boxed(recv));
+            Ok(request::insert_op(op))
+        }
         Err(e) => Err(recv_error(e)),
     })
 }

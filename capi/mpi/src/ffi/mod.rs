@@ -12,7 +12,7 @@
 //! handlers), [`comm`] (communicators, groups), [`intercomm`] (intercommunicators), [`group_ops`] (groups from groups),
 //! [`topology`], [`graph`] and [`dist_graph`] (and their [`neighbor`]hood collectives), [`attr`] (attributes and their
 //! keys), [`p2p`] (point-to-point), [`modes`] (buffered and ready nonblocking sends),
-//! [`mprobe`] (matched probes), `pending` (requests in flight), [`requests`] (request
+//! [`mprobe`] (matched probes), [`pending`] (requests in flight; `recv_pool`, their boxes), [`requests`] (request
 //! completion), [`datatype`] (and the decoding calls, [`decode`], and the array types,
 //! [`array_types`]), [`coll`]
 //! (collectives), [`vcoll`] (the v-collectives), [`icoll`] (the nonblocking collectives), [`userop`] (user ops, scan and exscan),
@@ -65,9 +65,10 @@ pub mod mprobe;
 pub mod neighbor;
 pub mod p2p;
 pub mod pack;
-mod pending;
+pub mod pending;
 pub mod persistent;
 mod pmpi;
+mod recv_pool;
 pub mod registry;
 pub mod requests;
 pub mod rma;

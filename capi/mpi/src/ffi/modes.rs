@@ -22,7 +22,7 @@ use crate::error::{MpiResult, class, fail};
 use crate::ffi::p2p::{Message, isend, message};
 use crate::ffi::{Scope, WORLD, c, entry};
 use crate::p2p::{self, request_error, send_error};
-use crate::request::{self, Pending, Status};
+use crate::request::{self, Op, Status};
 use crate::state::mpi;
 
 /// `MPI_BSEND_OVERHEAD`: what a buffered message takes in the attached buffer besides
@@ -163,9 +163,9 @@ fn bsend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<()> {
 
 /// The nonblocking buffered send: its request is complete once the message is
 /// buffered, which is at once.
-pub(super) fn ibsend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+pub(super) fn ibsend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Op> {
     bsend(m, dest, tag)?;
-    Ok(Box::new(request::Done(Status::EMPTY)))
+    Ok(Op::Done(Status::EMPTY))
 }
 
 /// `MPI_Bsend`.
@@ -205,7 +205,7 @@ pub unsafe extern "C" fn MPI_Ibsend(
     entry("MPI_Ibsend", Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
         let op = ibsend(&message(buf, count, &map, comm)?, dest, tag)?;
-        c!(out(request, request::insert(op), "request"))
+        c!(out(request, request::insert_op(op), "request"))
     })
 }
 
@@ -226,6 +226,6 @@ pub unsafe extern "C" fn MPI_Irsend(
     entry("MPI_Irsend", Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
         let op = isend(&message(buf, count, &map, comm)?, dest, tag)?;
-        c!(out(request, request::insert(op), "request"))
+        c!(out(request, request::insert_op(op), "request"))
     })
 }

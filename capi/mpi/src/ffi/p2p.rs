@@ -6,10 +6,10 @@ use crate::comm::{self, CommObj};
 use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::ffi::pending::{PendingRecv, PendingSend, PendingSsend, UserBuffer, start_isend};
-use crate::ffi::{Scope, c, entry, fast, fast_p2p};
+use crate::ffi::pending::{PendingRecv, PendingSsend, UserBuffer, start_isend};
+use crate::ffi::{Scope, c, entry, fast, fast_p2p, recv_pool};
 use crate::p2p::{self, recv_error, send_error};
-use crate::request::{self, Pending, Status};
+use crate::request::{self, Op, Status};
 use crate::state::mpi;
 
 /// `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE`.
@@ -203,43 +203,34 @@ pub unsafe extern "C" fn MPI_Recv(
     })
 }
 
-pub(super) fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+pub(super) fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Op> {
     let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
-        return Ok(Box::new(request::Done(Status::EMPTY)));
+        return Ok(Op::Done(Status::EMPTY));
     }
     let to = m.comm.world_rank(dest)?;
     let core = mpi()?.core;
     // SAFETY: the buffer is the send buffer of this non-blocking send (`isend`'s
     // callers), which MPI leaves to the library until it completes.
     let request = unsafe { start_isend(core, to, wire, m.buf.bytes()?) }.map_err(send_error)?;
-    Ok(Box::new(PendingSend { request }))
+    Ok(Op::Send(request))
 }
 
-pub(super) fn irecv(
-    m: &Message<'_>,
-    map: &datatype::TypeRef,
-    source: c_int,
-    tag: c_int,
-) -> MpiResult<Box<dyn Pending>> {
+pub(super) fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag: c_int) -> MpiResult<Op> {
     let match_tag = p2p::tag_match(m.comm, tag)?;
-    let Some(src) = p2p::source(m.comm, source)? else { return Ok(Box::new(request::Done(Status::EMPTY))) };
+    let Some(src) = p2p::source(m.comm, source)? else { return Ok(Op::Done(Status::EMPTY)) };
     let core = mpi()?.core;
     let len = m.buf.data_len()?;
-    let mut pending = PendingRecv {
-        request: None,
-        staging: None,
-        comm: m.comm,
-        user: UserBuffer { base: m.buf.base() as usize, count: m.buf.count() as c_int, map: map.clone() },
-        direct: None,
-    };
+    let mut pending = PendingRecv { request: None, staging: None, comm: m.comm, direct: None };
     let target: &'static mut [u8] = match m.buf.contiguous_mut()? {
         Some(slice) => {
             pending.direct = Some((slice.as_mut_ptr() as usize, slice.len()));
             slice
         }
         None => {
-            let staging = pending.staging.insert(vec![0u8; len]);
+            let user =
+                UserBuffer { base: m.buf.base() as usize, count: m.buf.count() as c_int, map: map.clone() };
+            let (staging, _) = pending.staging.insert((vec![0u8; len], user));
             // SAFETY: the vector's heap buffer is owned by `pending`, never resized,
             // and outlives the request that borrows it (declared first, so dropped
             // first); nothing else touches it until the request completes.
@@ -247,7 +238,7 @@ pub(super) fn irecv(
         }
     };
     pending.request = Some(core.irecv(src, match_tag, target).map_err(recv_error)?);
-    Ok(Box::new(pending))
+    Ok(Op::Recv(recv_pool::boxed(pending)))
 }
 
 /// `MPI_Isend`.
@@ -266,14 +257,14 @@ pub unsafe extern "C" fn MPI_Isend(
 ) -> c_int {
     entry("MPI_Isend", Scope::Comm(comm), || {
         // SAFETY: this call's contract, which is the fast path's.
-        let op = match unsafe { fast_p2p::isend(buf, count, datatype, dest, tag, comm) } {
-            Some(op) => op?,
+        let handle = match unsafe { fast_p2p::isend(buf, count, datatype, dest, tag, comm) } {
+            Some(handle) => handle?,
             None => fast::general(|| {
                 let map = datatype::committed(datatype)?;
-                isend(&message(buf, count, &map, comm)?, dest, tag)
+                Ok(request::insert_op(isend(&message(buf, count, &map, comm)?, dest, tag)?))
             })?,
         };
-        c!(out(request, request::insert(op), "request"))
+        c!(out(request, handle, "request"))
     })
 }
 
@@ -294,19 +285,19 @@ pub unsafe extern "C" fn MPI_Issend(
     entry("MPI_Issend", Scope::Comm(comm), || {
         let map = datatype::committed(datatype)?;
         let op = issend(&message(buf, count, &map, comm)?, dest, tag)?;
-        c!(out(request, request::insert(op), "request"))
+        c!(out(request, request::insert_op(op), "request"))
     })
 }
 
 /// Starts sccemu's synchronous send, as `MPI_Ssend` uses.
-pub(super) fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Box<dyn Pending>> {
+pub(super) fn issend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Op> {
     let wire = m.comm.wire_tag(tag)?;
     if dest == p2p::PROC_NULL {
-        return Ok(Box::new(request::Done(Status::EMPTY)));
+        return Ok(Op::Done(Status::EMPTY));
     }
     let to = m.comm.world_rank(dest)?;
     let request = mpi()?.core.issend(to, wire, &m.buf.bytes()?).map_err(send_error)?;
-    Ok(Box::new(PendingSsend { request }))
+    Ok(Op::Other(Box::new(PendingSsend { request })))
 }
 
 /// `MPI_Irecv`.
@@ -326,14 +317,14 @@ pub unsafe extern "C" fn MPI_Irecv(
 ) -> c_int {
     entry("MPI_Irecv", Scope::Comm(comm), || {
         // SAFETY: this call's contract, which is the fast path's.
-        let op = match unsafe { fast_p2p::irecv(buf, count, datatype, source, tag, comm) } {
-            Some(op) => op?,
+        let handle = match unsafe { fast_p2p::irecv(buf, count, datatype, source, tag, comm) } {
+            Some(handle) => handle?,
             None => fast::general(|| {
                 let map = datatype::committed(datatype)?;
-                irecv(&message(buf, count, &map, comm)?, &map, source, tag)
+                Ok(request::insert_op(irecv(&message(buf, count, &map, comm)?, &map, source, tag)?))
             })?,
         };
-        c!(out(request, request::insert(op), "request"))
+        c!(out(request, handle, "request"))
     })
 }
 

@@ -1,9 +1,10 @@
 //! The requests of point-to-point calls in flight, as the request table holds them
-//! (`crate::request`): a send keeps only sccemu's request (the data left or was copied
-//! at the start), and so does a synchronous one; a receive
-//! keeps the user's buffer, or a staging buffer for a non-contiguous datatype, unpacked
-//! at completion, and can be cancelled until it completes. `MPI_Isend` and `MPI_Irecv` build
-//! them on the general path ([`super::p2p`]) and on the fast one ([`super::fast_p2p`]).
+//! (`crate::request::Op`): a send keeps only sccemu's request (the data left or was
+//! copied at the start, or is the user's buffer, read in place), and so does a
+//! synchronous one; a receive keeps the user's buffer, or a staging buffer for a
+//! non-contiguous datatype, unpacked at completion, and can be cancelled until it
+//! completes. `MPI_Isend` and `MPI_Irecv` build them on the general path
+//! ([`super::p2p`]) and on the fast one ([`super::fast_p2p`]).
 
 use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
@@ -14,23 +15,6 @@ use crate::error::{MpiError, MpiResult};
 use crate::ffi::buffer::Buffer;
 use crate::p2p::{self, request_error};
 use crate::request::{Pending, Status};
-
-/// A send in flight: sccemu copied the data out at the start, or holds the large
-/// buffer it reads in place (`start_isend`), so only the request is kept.
-pub(super) struct PendingSend {
-    pub(super) request: sccemu::Request<'static>,
-}
-
-impl Pending for PendingSend {
-    fn test(&mut self) -> MpiResult<Option<Status>> {
-        Ok(self.request.test().map_err(request_error)?.map(|_| Status::EMPTY))
-    }
-
-    fn wait(self: Box<Self>) -> MpiResult<Status> {
-        self.request.wait().map_err(request_error)?;
-        Ok(Status::EMPTY)
-    }
-}
 
 /// A user's send buffer of a started non-blocking send, handed to sccemu as it is
 /// (`Core::isend_owned`): built only by [`start_isend`].
@@ -101,14 +85,15 @@ impl UserBuffer {
 }
 
 /// A receive in flight, into the user's buffer or, for a non-contiguous datatype,
-/// into `staging`, unpacked at completion.
-pub(super) struct PendingRecv {
+/// into `staging`, unpacked into the user's buffer at completion.
+pub struct PendingRecv {
     // Field order matters: the request borrows `staging`'s heap buffer and must drop
     // first.
     pub(super) request: Option<sccemu::Request<'static>>,
-    pub(super) staging: Option<Vec<u8>>,
+    /// The staging buffer and the user's buffer it is unpacked into (only a
+    /// non-contiguous receive has them, so that a contiguous one keeps no datatype).
+    pub(super) staging: Option<(Vec<u8>, UserBuffer)>,
     pub(super) comm: &'static CommObj,
-    pub(super) user: UserBuffer,
     /// The user buffer when it is received into in place.
     pub(super) direct: Option<(usize, usize)>,
 }
@@ -120,8 +105,8 @@ unsafe impl Send for PendingRecv {}
 impl PendingRecv {
     fn finish(&mut self, s: sccemu::Status) -> MpiResult<Status> {
         let status = p2p::received(self.comm, s);
-        if let Some(staging) = &self.staging {
-            self.user.unpack(&staging[..s.len])?;
+        if let Some((staging, user)) = &self.staging {
+            user.unpack(&staging[..s.len])?;
         }
         Ok(status)
     }
@@ -131,7 +116,7 @@ impl PendingRecv {
             sccemu::RequestError::Recv(sccemu::RecvError::Truncated { status, capacity }) => {
                 self.request = None;
                 let result = match (&mut self.staging, self.direct) {
-                    (Some(staging), _) => p2p::truncated(self.comm, status, capacity, staging),
+                    (Some((staging, _)), _) => p2p::truncated(self.comm, status, capacity, staging),
                     (None, Some((at, len))) => {
                         // SAFETY: as in `irecv`: the user's receive buffer, the
                         // library's until completion; the sccemu request that borrowed
@@ -141,8 +126,8 @@ impl PendingRecv {
                     }
                     (None, None) => p2p::truncated(self.comm, status, capacity, &mut []),
                 };
-                if let Some(staging) = &self.staging {
-                    let _ = self.user.unpack(&staging[..capacity]);
+                if let Some((staging, user)) = &self.staging {
+                    let _ = user.unpack(&staging[..capacity]);
                 }
                 result.expect_err("a truncated receive reports it")
             }
@@ -151,8 +136,9 @@ impl PendingRecv {
     }
 }
 
-impl Pending for PendingRecv {
-    fn test(&mut self) -> MpiResult<Option<Status>> {
+impl PendingRecv {
+    /// Drives the receive without blocking; `Some(status)` once it is complete.
+    pub fn test(&mut self) -> MpiResult<Option<Status>> {
         let Some(request) = &mut self.request else { return Ok(Some(Status::EMPTY)) };
         match request.test() {
             Ok(Some(s)) => self.finish(s).map(Some),
@@ -161,15 +147,22 @@ impl Pending for PendingRecv {
         }
     }
 
-    fn wait(mut self: Box<Self>) -> MpiResult<Status> {
-        let Some(request) = self.request.take() else { return Ok(Status::EMPTY) };
-        match request.wait() {
-            Ok(s) => self.finish(s),
-            Err(e) => Err(self.failed(e)),
-        }
+    /// Blocks until the receive completes; its box goes back to this thread's pool
+    /// (`recv_pool`).
+    pub fn wait(mut self: Box<Self>) -> MpiResult<Status> {
+        let result = match self.request.take() {
+            None => Ok(Status::EMPTY),
+            Some(request) => match request.wait() {
+                Ok(s) => self.finish(s),
+                Err(e) => Err(self.failed(e)),
+            },
+        };
+        super::recv_pool::give_back(self);
+        result
     }
 
-    fn cancel(&mut self) -> bool {
+    /// Withdraws the receive if it has not completed (`MPI_Cancel`); whether it was.
+    pub fn cancel(&mut self) -> bool {
         // Dropping sccemu's unfinished receive withdraws it; a message it held goes back
         // to the queue whole.
         self.request.take().is_some()

@@ -16,10 +16,10 @@ use crate::ffi::modes::ibsend;
 use crate::ffi::p2p::{Message, irecv, isend, issend, message};
 use crate::ffi::{Scope, WORLD, c, entry};
 use crate::p2p::{self, PROC_NULL};
-use crate::request::{self, Pending, Start};
+use crate::request::{self, Op, Start};
 
 /// The nonblocking send a persistent send request makes at each start.
-type SendMode = fn(&Message<'_>, c_int, c_int) -> MpiResult<Box<dyn Pending>>;
+type SendMode = fn(&Message<'_>, c_int, c_int) -> MpiResult<Op>;
 
 #[allow(clippy::too_many_arguments)] // MPI_Send_init's, plus the call's name and mode
 fn send_init(

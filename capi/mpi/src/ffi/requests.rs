@@ -77,27 +77,28 @@ pub unsafe extern "C" fn MPI_Waitall(
     entry("MPI_Waitall", WORLD, || {
         let reqs = requests(count, array_of_requests)?;
         let mut sts = statuses(reqs.len(), array_of_statuses)?;
-        request::check_all(reqs)?;
-        let mut failed = None;
-        for (i, h) in reqs.iter_mut().enumerate() {
-            let result = request::wait(*h);
-            *h = request::after_completion(*h);
+        // The first failed request's error, by index (`wait_all` completes out of order).
+        let mut failed: Option<(usize, MpiError)> = None;
+        request::wait_all(reqs, |i, result| {
             let (s, code) = match result {
                 Ok(s) => (s, 0),
                 Err(e) => {
                     let code = crate::error::code_of(&e);
-                    failed.get_or_insert(e);
+                    if failed.as_ref().is_none_or(|&(j, _)| i < j) {
+                        failed = Some((i, e));
+                    }
                     (Status::EMPTY, code)
                 }
             };
-            if let Some(sts) = sts.as_deref_mut() {
-                c!(write_status(&mut sts[i], s, code))?;
+            match sts.as_deref_mut() {
+                Some(sts) => c!(write_status(&mut sts[i], s, code)),
+                None => Ok(()),
             }
-        }
+        })?;
         match failed {
             None => Ok(()),
-            Some(e) if sts.is_none() => Err(e),
-            Some(e) => Err(MpiError::new(class::IN_STATUS, e.what.clone())),
+            Some((_, e)) if sts.is_none() => Err(e),
+            Some((_, e)) => Err(MpiError::new(class::IN_STATUS, e.what.clone())),
         }
     })
 }

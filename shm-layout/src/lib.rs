@@ -60,6 +60,15 @@ pub const MAX_JOB_CORES: u32 = 16384;
 pub const DEFAULT_MPB_BYTES: u32 = 8 * 1024;
 /// Default per-core receive ring in shared DRAM.
 pub const DEFAULT_RING_BYTES: u32 = 64 * 1024;
+/// Bytes of one core's request channel when the job spans nodes: the counters of a
+/// ring ([`REQUEST_COUNTER_BYTES`]), then the ring ([`REQUEST_RING_BYTES`]). Only the
+/// node's own ranks have one (`Config::node_cores` of them), so a job on one node has
+/// none; at 4096 ranks a node, 66.5 MiB of address space (sparse).
+pub const REQUEST_CHANNEL_BYTES: usize = REQUEST_COUNTER_BYTES + REQUEST_RING_BYTES;
+/// Bytes of a request channel's ring counters (`sccemu`'s SRB counters).
+pub const REQUEST_COUNTER_BYTES: usize = 5 * LINE;
+/// Bytes of a request channel's ring (a power of two).
+pub const REQUEST_RING_BYTES: usize = 16 * 1024;
 /// Default shared heap (windows); the memfd is sparse, so untouched pages cost nothing.
 pub const DEFAULT_HEAP_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest shared heap a config may ask for.
@@ -122,6 +131,11 @@ pub struct Layout {
     pub timing: Region,
     /// The shared heap that windows and DRAM channels come from.
     pub heap: Region,
+    /// Per-core request channels of the node's ranks, by rank from the node's first
+    /// (none unless the job spans nodes): the window and MPB requests a rank sends to
+    /// other nodes, which the node's gateway drains (see `sccemu::rma::remote::channel`).
+    /// After the heap, so that a node's count of ranks moves nothing else.
+    pub requests: PerCore,
     pub total: usize,
 }
 
@@ -169,7 +183,7 @@ impl Layout {
 
 impl Layout {
     /// Every region in segment order, with its name.
-    pub fn regions(&self) -> [(&'static str, Region); 11] {
+    pub fn regions(&self) -> [(&'static str, Region); 12] {
         [
             ("header", self.header),
             ("sync", self.sync),
@@ -182,6 +196,7 @@ impl Layout {
             ("window_table", self.window_table),
             ("timing", self.timing),
             ("heap", self.heap),
+            ("requests", self.requests.region()),
         ]
     }
 }
@@ -227,6 +242,12 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         offset: cursor.next_multiple_of(PAGE),
         len: (config.heap_bytes as usize).next_multiple_of(PAGE),
     };
+    // Last: nodes of one job run different numbers of ranks, and everything before must
+    // lie at the same offsets in every node's segment (windows and MPBs are addressed
+    // by offset across nodes).
+    let requesters = if config.spans_nodes() { config.node_cores as usize } else { 0 };
+    let stride = line_up(REQUEST_CHANNEL_BYTES);
+    let requests = PerCore { offset: heap.end(), stride, elem_len: REQUEST_CHANNEL_BYTES, count: requesters };
     Ok(Layout {
         header,
         sync,
@@ -239,7 +260,8 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         window_table,
         timing,
         heap,
-        total: heap.end(),
+        requests,
+        total: requests.region().end(),
     })
 }
 

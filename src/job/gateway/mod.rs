@@ -50,11 +50,13 @@
 //! barrier). So a program that only communicates runs the same virtual times on one
 //! node and on several, but for the link.
 //!
-//! Windows: a request of an origin on another node (`rma::remote`) travels as a
-//! two-sided message to one of this node's ranks with the request tag; the gateway
-//! keeps it out of that rank's ring and applies it to the segment itself, as local
-//! copies, CPU atomics and combines under the target part's stripe locks (`combine`),
-//! and sends the answers back (`serve`).
+//! Windows: a request of an origin (`rma::remote`) leaves its node through the origin's
+//! request channel, which the gateway drains at every collect whatever the credit
+//! (`requests`), so it never waits behind two-sided data; it travels as a frame to one of
+//! the target node's ranks with the request tag. That node's gateway keeps it out of the
+//! rank's ring and applies it to the segment itself, as local copies, CPU atomics and
+//! combines under the target part's stripe locks (`combine`), and sends the answers back
+//! as two-sided messages (`serve`).
 //!
 //! Two-sided messages, world barriers, communicators (with their collectives, over
 //! two-sided messages: `coll::over_p2p`), windows, MPBs and flags (through `Core`:
@@ -67,6 +69,7 @@ mod credit;
 mod frame;
 mod lend;
 mod pull;
+mod requests;
 mod serve;
 
 use std::collections::{HashMap, VecDeque};
@@ -92,6 +95,7 @@ use channel::Ends;
 use credit::Credit;
 use frame::Frame;
 use lend::Lender;
+use requests::Requests;
 use serve::Serve;
 
 /// Why a gateway could not be set up.
@@ -147,6 +151,8 @@ pub struct Gateway {
     /// each (source, destination) is receiving through this gateway, while it is
     /// incomplete: the link carries a message's fragments one after another.
     on_link: HashMap<(u32, u32), (u64, u64)>,
+    /// The requests this node's ranks send to other nodes (`requests`).
+    requests: Requests,
     /// The requests of windows across nodes.
     serve: Serve,
     /// Large messages lent to this node's receivers (`lend`).
@@ -182,6 +188,7 @@ impl Gateway {
             moved: false,
             chip: (config.timing != 0).then(|| running.chip().cloned().unwrap_or_default()),
             on_link: HashMap::new(),
+            requests: Requests::new(&spec),
             serve: Serve::default(),
             credit: Credit::new(kind),
         })
@@ -324,7 +331,11 @@ impl NodeSide for Gateway {
         let max_payload = self.ends.max_payload(&self.segment, &self.spec);
         self.moved |= self.serve.answer(&self.spec, max_payload, (out, &mut self.credit));
         let (mut answers, mut heard) = (Vec::new(), Vec::new());
-        let drained = self.ends.drain(&self.segment, &self.spec, (out, &mut self.credit), (&mut answers, &mut heard));
+        let requested = self.requests.drain(&self.segment, &self.spec, out);
+        let drained = requested.and_then(|r| {
+            let d = self.ends.drain(&self.segment, &self.spec, (out, &mut self.credit), (&mut answers, &mut heard))?;
+            Ok(r | d)
+        });
         let taken = drained.and_then(|any| self.take_answers(heard).map(|()| any));
         match taken {
             Ok(any) => self.moved |= any,

@@ -56,3 +56,70 @@ impl Requests {
         Ok(any)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use shm_layout::{Config, WaitPolicy};
+
+    use super::*;
+    use crate::protocol::waiter::Waiter;
+
+    /// A 4-rank job's segment as node 0 of 2 sees it (ranks 0 and 1 are its own).
+    fn node() -> (Segment, NodeSpec) {
+        let config = Config { heap_bytes: 1 << 20, node_first: 0, node_cores: 2, ..Config::new(4) };
+        (Segment::create(config).unwrap(), NodeSpec::block(4, 2, 0).unwrap())
+    }
+
+    fn message(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    /// Drains until `want` bytes of requests went to node 1; their frames, in order.
+    fn drain_until(requests: &mut Requests, seg: &Segment, spec: &NodeSpec, want: usize) -> Vec<frame::Frame> {
+        let mut frames = Vec::new();
+        while frames.iter().map(|f: &frame::Frame| f.payload.len()).sum::<usize>() < want {
+            let mut out = vec![Vec::new(); 2];
+            requests.drain(seg, spec, &mut out).unwrap();
+            assert!(out[0].is_empty(), "nothing for this node");
+            frames.extend(frame::decode(&out[1], u32::MAX).unwrap());
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        frames
+    }
+
+    #[test]
+    fn requests_leave_in_order_with_the_request_tag_and_wait_for_room() {
+        let (seg, spec) = node();
+        let mut requests = Requests::new(&spec);
+        // Three requests of rank 1 to rank 3, the last longer than the 16 KiB ring: its
+        // sender waits for the drain to make room.
+        let sent = [message(100), message(10_000), message(40_000)];
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let waiter = Waiter::new(WaitPolicy::Block, seg.job());
+                for msg in &sent {
+                    channel::send(&seg, &waiter, (1, 3), msg).unwrap();
+                }
+            });
+            let frames = drain_until(&mut requests, &seg, &spec, sent.iter().map(Vec::len).sum());
+            let mut got: Vec<Vec<u8>> = Vec::new();
+            for f in frames {
+                assert_eq!((f.dest, f.header.src, f.header.tag, f.header.kind), (3, 1, REQUEST_TAG, FragKind::Data));
+                match f.header.first {
+                    true => got.push(f.payload),
+                    false => got.last_mut().expect("a first fragment").extend_from_slice(&f.payload),
+                }
+            }
+            assert_eq!(got, sent, "whole and in order");
+        });
+    }
+
+    #[test]
+    fn a_request_for_this_node_is_refused() {
+        let (seg, spec) = node();
+        let waiter = Waiter::new(WaitPolicy::Block, seg.job());
+        channel::send(&seg, &waiter, (1, 0), &message(8)).unwrap();
+        let err = Requests::new(&spec).drain(&seg, &spec, &mut [Vec::new(), Vec::new()]).unwrap_err();
+        assert!(err.contains("to 0"), "{err}");
+    }
+}

@@ -1,5 +1,5 @@
 //! What windows, MPBs and flags across nodes need (`rma::remote::RemoteLink`): requests
-//! through this core's request channel (`rma::remote::channel`), answers and collective
+//! through this node's request channel (`rma::remote::channel`), answers and collective
 //! steps over this core's endpoint; and the creation of windows across nodes.
 //!
 //! The answers carry the tags `rma::remote::wire` reserves, above every

@@ -20,7 +20,7 @@
 //!   grant, or as soon as the flow holds nothing;
 //! - answers to announcements (which never cross) spend nothing and are collected
 //!   whatever the credit, reading on past entries the credit holds back. Remote
-//!   requests are not in any flow: they leave through their origins' request channels
+//!   requests are not in any flow: they leave through their node's request channel
 //!   (`rma::remote::channel`, drained by `requests` whatever the credit) and are applied
 //!   at delivery, never held (a fragment with the request tag in a stand-in channel
 //!   would be free too, but none is sent there). The answers of this gateway's request
@@ -50,7 +50,10 @@
 //! stand-in ring, since it never enters a stand-in channel. Its answer is a two-sided
 //! message to the origin, counted in the flow from the target's rank but never held
 //! back at the sending gateway; at the origin's gateway it is published in order with
-//! what that rank receives, which the origin takes while it waits for the answer.
+//! what that rank receives, which the origin takes while it waits for the answer. The
+//! other way round, a sending gateway keeps the two-sided bytes one collect took (already
+//! spent) while a request reserved before them is still being written, so that every
+//! request is applied before the messages sent after it (`requests`).
 
 use std::collections::HashMap;
 
@@ -80,7 +83,7 @@ pub(super) struct Key {
 }
 
 /// Whether a fragment spends no credit (module docs): an answer to an announcement, or
-/// a remote request (which its origin sends through its request channel, never here).
+/// a remote request (which its origin sends through the request channel, never here).
 pub(super) fn is_free(header: &FragHeader) -> bool {
     header.tag == REQUEST_TAG || matches!(header.kind, FragKind::Done | FragKind::Refused)
 }

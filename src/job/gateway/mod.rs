@@ -14,9 +14,13 @@
 //! Invariants:
 //! - fragments of one source to one destination keep their order: a stand-in ring is
 //!   drained in order, a batch keeps it, the engine delivers one node's batches in order,
-//!   and the receiving gateway queues per destination and publishes in queue order. (A
-//!   request may pass two-sided data that flow control holds back in a stand-in ring:
-//!   requests keep their order among themselves, and two-sided fragments theirs);
+//!   and the receiving gateway queues per destination and publishes in queue order.
+//!   Requests travel apart (below), in causal order among themselves, and never behind
+//!   a two-sided message sent after them: a collect drains the request channel after
+//!   the stand-in channels and sends the messages it took only once every request
+//!   reserved before them is drained too, and the receiving gateway applies a batch's
+//!   requests as it decodes it, before it publishes the batch's messages (`requests`).
+//!   A request may pass data sent before it;
 //! - what a gateway holds for delivery to its node is bounded (`credit`): at most
 //!   [`Gateway::flow_bound`] bytes of each flow into it (one per other node and rank of
 //!   this node under the shared receive buffer, one per pair per peer), counted as they
@@ -50,7 +54,7 @@
 //! barrier). So a program that only communicates runs the same virtual times on one
 //! node and on several, but for the link.
 //!
-//! Windows: a request of an origin (`rma::remote`) leaves its node through the origin's
+//! Windows: a request of an origin (`rma::remote`) leaves its node through the node's
 //! request channel, which the gateway drains at every collect whatever the credit
 //! (`requests`), so it never waits behind two-sided data; it travels as a frame to one of
 //! the target node's ranks with the request tag. That node's gateway keeps it out of the
@@ -151,7 +155,7 @@ pub struct Gateway {
     /// each (source, destination) is receiving through this gateway, while it is
     /// incomplete: the link carries a message's fragments one after another.
     on_link: HashMap<(u32, u32), (u64, u64)>,
-    /// The requests this node's ranks send to other nodes (`requests`).
+    /// The request channel of this node's ranks to other nodes (`requests`).
     requests: Requests,
     /// The requests of windows across nodes.
     serve: Serve,
@@ -331,11 +335,16 @@ impl NodeSide for Gateway {
         let max_payload = self.ends.max_payload(&self.segment, &self.spec);
         self.moved |= self.serve.answer(&self.spec, max_payload, (out, &mut self.credit));
         let (mut answers, mut heard) = (Vec::new(), Vec::new());
-        let requested = self.requests.drain(&self.segment, &self.spec, out);
-        let drained = requested.and_then(|r| {
-            let d = self.ends.drain(&self.segment, &self.spec, (out, &mut self.credit), (&mut answers, &mut heard))?;
-            Ok(r | d)
-        });
+        // The request channel after the stand-in channels, whose bytes wait unless every
+        // request reserved before them is drained too (`requests`).
+        let starts: Vec<usize> = out.iter().map(Vec::len).collect();
+        let drained = match self.requests.deferring() {
+            true => Ok(false),
+            false => self.ends.drain(&self.segment, &self.spec, (out, &mut self.credit), (&mut answers, &mut heard)),
+        };
+        let mark = self.requests.mark(&self.segment);
+        let mut requests = vec![Vec::new(); out.len()];
+        let drained = drained.and_then(|d| Ok(self.requests.drain(&self.segment, &self.spec, &mut requests)? | d));
         let taken = drained.and_then(|any| self.take_answers(heard).map(|()| any));
         match taken {
             Ok(any) => self.moved |= any,
@@ -344,6 +353,10 @@ impl NodeSide for Gateway {
                 self.segment.abort(None, AbortCause::Corrupted);
                 return;
             }
+        }
+        self.moved |= self.requests.defer(out, &starts, mark);
+        for (batch, requests) in out.iter_mut().zip(&mut requests) {
+            batch.append(requests);
         }
         // The answers to announcements this collect read, for this node's ranks: queued
         // behind what already waits for them (answers need no order).
@@ -407,7 +420,7 @@ impl NodeSide for Gateway {
             // Not while entries wait for credit: a node that says it finished has
             // nothing left to send (`credit`). After an abort nothing more crosses, and
             // nothing is collected: what waited is moot.
-            finished: self.finished && (!self.ends.held_back() || self.aborted()),
+            finished: self.finished && (!(self.ends.held_back() || self.requests.deferring()) || self.aborted()),
             barrier_vtime: self.latest_arrival(),
         }
     }
@@ -434,6 +447,10 @@ impl NodeSide for Gateway {
     }
 
     fn busy(&self) -> bool {
-        self.moved || self.serve.pending() || self.lender.lending() || self.inbound.iter().any(|i| !i.queue.is_empty())
+        self.moved
+            || self.serve.pending()
+            || self.lender.lending()
+            || self.requests.deferring()
+            || self.inbound.iter().any(|i| !i.queue.is_empty())
     }
 }

@@ -3,7 +3,7 @@
 //! origin's side, `rma::remote::wire` the format).
 //!
 //! A request arrives as the fragments of a message to one of this node's ranks with the
-//! request tag (sent through its origin's request channel, `requests`); the gateway
+//! request tag (sent through its origin node's request channel, `requests`); the gateway
 //! keeps them out of that rank's ring, reassembles the message (one origin's fragments
 //! arrive in order and one request at a time) and applies it at once, in arrival order:
 //! - data moves with plain copies; an accumulate or compare-and-swap is applied as an

@@ -1,26 +1,30 @@
 //! The request channel: how a window or MPB request leaves its origin for its node's
 //! gateway, apart from every two-sided message.
 //!
-//! Each rank of a node of a job that spans nodes has one (`layout.requests`, by rank
-//! from the node's first): a shared-receive-buffer ring ([`Srb`]) of
-//! `shm_layout::REQUEST_RING_BYTES`, its counters ahead of it, with the rank as its only
-//! producer and the node's gateway as its consumer. A request (`wire`) is written as the
-//! ring's data fragments: source the origin, *tag the destination rank* (on another
-//! node), the message's length; one request's fragments one after another (the threads
-//! of a process take turns: [`SENDING`]). The gateway takes every entry at each collect
-//! and forwards it to the destination's node with the request tag, where it is applied
-//! on arrival (`job::gateway`). So:
+//! A node of a job that spans nodes has one (`layout.requests`, after the heap): a
+//! shared-receive-buffer ring ([`Srb`]) of `shm_layout::REQUEST_RING_BYTES`, its
+//! counters ahead of it, with the node's ranks as producers and its gateway as the
+//! consumer. A request (`wire`) is written as the ring's data fragments: source the
+//! origin, *tag the destination rank* (on another node), the message's length; one
+//! request's fragments in order (a process's threads take turns: [`SENDING`]; other
+//! origins' fragments may come between, and the target's gateway reassembles by origin
+//! and destination). The gateway takes every entry at each collect and forwards it to
+//! the destination's node with the request tag, where it is applied on arrival
+//! (`job::gateway`). So:
 //! - a request never waits behind two-sided data: not its sender's queued messages
 //!   (its send queue, a per-peer pair's one-fragment channel), nor a stand-in ring that
-//!   messages held back by flow control fill. It waits only for room in its own
-//!   channel, which the gateway frees whatever the two-sided credit;
-//! - the requests of one origin keep their order (one ring, drained in order, each
-//!   node's batches delivered in order, applied on arrival); requests and the origin's
-//!   two-sided messages are not ordered with each other (nothing relies on it: an epoch
-//!   ends with a [`Kind::Sync`](super::wire::Kind::Sync) round trip or a request);
+//!   messages held back by flow control fill. It waits only for room in the channel,
+//!   which the gateway frees whatever the two-sided credit;
+//! - requests keep causal order, those of one origin and those of different origins:
+//!   the ring's order is its reservations' (a request written before another is
+//!   reserved, so drained and applied, first). A request is also applied before any
+//!   two-sided message sent after it (by its origin, or causally after) is delivered:
+//!   the gateway holds back the messages a collect took until it has drained every
+//!   reservation made before (`job::gateway`'s `requests`). A request may pass messages
+//!   sent before it, as it passes data held back;
 //! - the gateway holds nothing of a request: it frames each entry into the batch at
-//!   once, at most a ring's worth per rank and collect, so flow control's bound on what
-//!   a gateway holds is unchanged.
+//!   once, at most a ring's worth per collect, so flow control's bound on what a
+//!   gateway holds is unchanged.
 //!
 //! Waiting: a fragment is a ticket (reserved whether or not it fits); one that does not
 //! fit counts its sender as a space waiter and sleeps on the ring's space bell
@@ -61,21 +65,23 @@ impl<'s> RingMem for ChannelMem<'s> {
     }
 }
 
-/// The request channel of `rank`, a rank of this segment's node; `None` if it has none
-/// (the job runs on one node).
-pub(crate) fn ring(seg: &Segment, rank: u32) -> Option<Srb<'_, ChannelMem<'_>>> {
-    let config = seg.config();
-    let own = seg.layout().requests.get(rank.checked_sub(config.node_first)? as usize)?;
+/// This segment's node's request channel; `None` if it has none (the job runs on one
+/// node).
+pub(crate) fn ring(seg: &Segment) -> Option<Srb<'_, ChannelMem<'_>>> {
+    let own = seg.layout().requests;
+    if own.len == 0 {
+        return None;
+    }
     let counters = atomics_at(seg.bytes(Region { offset: own.offset, len: REQUEST_COUNTER_BYTES }), 0);
     let region = Region { offset: own.offset + REQUEST_COUNTER_BYTES, len: REQUEST_RING_BYTES };
     let mem = ChannelMem { seg, region, bytes: seg.bytes(region) };
-    Some(Srb::new(counters, mem, rank, config.cores))
+    Some(Srb::new(counters, mem, seg.config().node_first, seg.config().cores))
 }
 
 /// Sends the request `msg` of this node's rank `origin` to rank `dest` of another node
-/// through `origin`'s channel (module docs); returns once every fragment is written.
+/// through the node's channel (module docs); returns once every fragment is written.
 pub(crate) fn send(seg: &Segment, waiter: &Waiter<'_>, (origin, dest): (u32, u32), msg: &[u8]) -> Result<(), JobAborted> {
-    let ring = ring(seg, origin).expect("a rank of a node of a job across nodes");
+    let ring = ring(seg).expect("a node of a job across nodes");
     let _turn = SENDING.lock().unwrap_or_else(|e| e.into_inner());
     let max = ring.max_payload() as usize;
     let total = u32::try_from(msg.len()).expect("a request fits a message");

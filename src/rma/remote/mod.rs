@@ -5,10 +5,10 @@
 //! (`create`) tells every member where its peers' nodes put them. The team is the job
 //! or a communicator's members; requests go to targets' world ranks. A target on this
 //! node is reached as on one node. For a target on another node the origin sends a
-//! request ([`wire`]) to a rank of that node through its request channel ([`channel`],
-//! apart from two-sided messages, so it never waits behind them), which the gateways
-//! carry; that node's gateway applies it to its own segment and answers when asked (a
-//! two-sided message to the origin):
+//! request ([`wire`]) to a rank of that node through its node's request channel
+//! ([`channel`], apart from two-sided messages, so it never waits behind them), which
+//! the gateways carry; that node's gateway applies it to its own segment and answers
+//! when asked (a two-sided message to the origin):
 //! - put and atomic store: one-way writes; the target is then *dirty* until a
 //!   [`Kind::Sync`] round trip completes them (flush, fence, and before free);
 //! - get, fetch-and-op, get_accumulate and compare-and-swap: round trips;
@@ -31,7 +31,7 @@
 //!   the team: a window's team need not be the job).
 //!
 //! Ordering: the requests of one origin to one rank arrive and apply in the order they
-//! were sent (its request channel keeps it, and the gateway applies on arrival), so an
+//! were sent (the request channel keeps it, and the gateway applies on arrival), so an
 //! unlock or a completion lands after the RMA of its epoch without a sync of its own.
 //!
 //! Rma may not use the two-sided layer, so the requests, answers and collective steps
@@ -110,7 +110,7 @@ pub(crate) fn sync_all(link: &dyn RemoteLink, dests: &[u32]) -> Result<(), JobAb
 /// need them.
 pub(crate) trait RemoteLink: Send {
     /// Sends the request `msg` to world rank `dest` (on another node) through this
-    /// core's request channel ([`channel`]).
+    /// node's request channel ([`channel`]).
     fn request(&self, dest: u32, msg: &[u8]) -> Result<(), JobAborted>;
     /// Receives exactly `buf.len()` bytes from world rank `src` with tag `tag`.
     fn recv(&self, src: u32, tag: u32, buf: &mut [u8]) -> Result<(), JobAborted>;

@@ -175,6 +175,20 @@ fn a_request_passes_messages_held_back() {
     }
 }
 
+/// Window and MPB requests reach a rank that takes no message until they have, though
+/// two-sided messages for it fill their flow's credit, its stand-in ring and their
+/// sender's queue (`behind`, issue 23): the sender's own requests and another rank's,
+/// on either channel.
+#[test]
+fn requests_never_wait_behind_two_sided_data() {
+    for channel in [ChannelKind::Srb, ChannelKind::PerPeer] {
+        let config = Config { channel: channel as u32, ..Config::new(3) };
+        for report in run_with(2, config, "behind", None) {
+            assert!(report.success(), "{channel}: {:?}", report.diagnosis());
+        }
+    }
+}
+
 #[test]
 fn collectives_cross_nodes() {
     for (nodes, cores) in [(2, 2), (2, 5), (3, 5), (3, 7)] {

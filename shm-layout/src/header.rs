@@ -17,8 +17,8 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"SCCEMU\0\x01");
 /// and their bells, a fragment's control word carries its kind (single-copy
 /// announcements and answers), and each core's virtual-time block adds stamps per ring
 /// granule and per sender); 7: a fragment's kind takes three bits (synchronous
-/// messages' first fragments and acknowledgements), its length 27).
-pub const LAYOUT_VERSION: u32 = 8;
+/// messages' first fragments and acknowledgements), its length 27; 9: a request channel per node, when the job spans nodes).
+pub const LAYOUT_VERSION: u32 = 9;
 
 /// Job state values of [`JobWords::state`].
 pub mod job_state {

@@ -60,6 +60,14 @@ pub const MAX_JOB_CORES: u32 = 16384;
 pub const DEFAULT_MPB_BYTES: u32 = 8 * 1024;
 /// Default per-core receive ring in shared DRAM.
 pub const DEFAULT_RING_BYTES: u32 = 64 * 1024;
+/// Bytes of a node's request channel when the job spans nodes: the counters of a ring
+/// ([`REQUEST_COUNTER_BYTES`]), then the ring ([`REQUEST_RING_BYTES`]). A job on one
+/// node has none.
+pub const REQUEST_CHANNEL_BYTES: usize = REQUEST_COUNTER_BYTES + REQUEST_RING_BYTES;
+/// Bytes of the request channel's ring counters (`sccemu`'s SRB counters).
+pub const REQUEST_COUNTER_BYTES: usize = 5 * LINE;
+/// Bytes of the request channel's ring (a power of two).
+pub const REQUEST_RING_BYTES: usize = 64 * 1024;
 /// Default shared heap (windows); the memfd is sparse, so untouched pages cost nothing.
 pub const DEFAULT_HEAP_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest shared heap a config may ask for.
@@ -122,6 +130,11 @@ pub struct Layout {
     pub timing: Region,
     /// The shared heap that windows and DRAM channels come from.
     pub heap: Region,
+    /// The node's request channel (empty unless the job spans nodes): the window and
+    /// MPB requests its ranks send to other nodes, which its gateway drains (see
+    /// `sccemu::rma::remote::channel`). After the heap, so that whether a segment has
+    /// one moves nothing else.
+    pub requests: Region,
     pub total: usize,
 }
 
@@ -169,7 +182,7 @@ impl Layout {
 
 impl Layout {
     /// Every region in segment order, with its name.
-    pub fn regions(&self) -> [(&'static str, Region); 11] {
+    pub fn regions(&self) -> [(&'static str, Region); 12] {
         [
             ("header", self.header),
             ("sync", self.sync),
@@ -182,6 +195,7 @@ impl Layout {
             ("window_table", self.window_table),
             ("timing", self.timing),
             ("heap", self.heap),
+            ("requests", self.requests),
         ]
     }
 }
@@ -227,6 +241,10 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         offset: cursor.next_multiple_of(PAGE),
         len: (config.heap_bytes as usize).next_multiple_of(PAGE),
     };
+    // Last, so that everything before lies at the same offsets in every segment of a job
+    // (windows and MPBs are addressed by offset across nodes).
+    let requests =
+        Region { offset: heap.end(), len: if config.spans_nodes() { REQUEST_CHANNEL_BYTES } else { 0 } };
     Ok(Layout {
         header,
         sync,
@@ -239,7 +257,8 @@ pub fn layout(config: &Config) -> Result<Layout, ConfigError> {
         window_table,
         timing,
         heap,
-        total: heap.end(),
+        requests,
+        total: requests.end(),
     })
 }
 

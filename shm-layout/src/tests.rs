@@ -13,7 +13,7 @@ fn check_invariants(config: &Config) {
         assert!(ra.end() <= rb.offset, "{a} {ra:?} overlaps {b} {rb:?}");
     }
     let (_, last) = regions[regions.len() - 1];
-    assert_eq!(layout.total, last.end(), "total is the end of the heap");
+    assert_eq!(layout.total, last.end(), "total is the end of the last region");
     assert_eq!((layout.heap.offset % PAGE, layout.heap.len % PAGE), (0, 0), "the heap is whole pages");
     assert!(layout.header.len >= size_of::<Header>());
     for per_core in [layout.slots, layout.checks, layout.orphans, layout.mpbs, layout.rings] {
@@ -39,6 +39,9 @@ fn check_invariants(config: &Config) {
     assert_eq!(layout.orphans.elem_len, ORPHAN_BYTES);
     assert_eq!(layout.mpbs.elem_len, config.mpb_bytes as usize);
     assert_eq!(layout.rings.elem_len, config.ring_bytes as usize);
+    let channel = if config.spans_nodes() { REQUEST_CHANNEL_BYTES } else { 0 };
+    assert_eq!(layout.requests.len, channel);
+    assert!(REQUEST_RING_BYTES.is_power_of_two() && REQUEST_COUNTER_BYTES % LINE == 0);
     assert_eq!(layout.heap.len as u64, config.heap_bytes.next_multiple_of(PAGE as u64));
 }
 
@@ -83,6 +86,11 @@ fn a_node_runs_a_block_of_a_larger_job() {
     let two_nodes = Config { node_first: 4096, node_cores: 4096, ..Config::new(8192) };
     assert!(two_nodes.spans_nodes() && two_nodes.is_local(8191) && !two_nodes.is_local(4095));
     assert!(job(8192, 4096, 4096).is_ok());
+    check_invariants(&two_nodes);
+    assert_eq!(layout(&two_nodes).unwrap().requests.len, REQUEST_CHANNEL_BYTES);
+    // Nodes of one job that run different counts of ranks place everything alike.
+    let (a, b) = (job(8000, 0, 4000).unwrap(), job(8000, 4000, 3000).unwrap());
+    assert_eq!((a.heap, a.mpbs, a.timing, a.requests), (b.heap, b.mpbs, b.timing, b.requests));
     assert!(job(MAX_JOB_CORES, 0, MAX_CORES).is_ok());
     assert!(matches!(job(MAX_JOB_CORES + 1, 0, 1), Err(ConfigError::Cores { .. })));
     assert!(matches!(job(8192, 0, MAX_CORES + 1), Err(ConfigError::Cores { .. })));

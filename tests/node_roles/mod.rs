@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 
+pub mod behind;
 mod coll;
 mod dropped;
 pub mod flow;
@@ -169,6 +170,7 @@ pub fn rank_main() {
         "flood" => flow::flood(&core).unwrap(),
         "flood_flag" => flow::flood_flag(&core).unwrap(),
         "flood_die" => flow::flood_die(&core).unwrap(),
+        "behind" => behind::behind(&core).unwrap(),
         "cpus" => {
             let status = std::fs::read_to_string("/proc/self/status").unwrap();
             let cpus =

@@ -61,10 +61,11 @@ fn collectives_cross_nodes() {
 }
 
 /// Flow control over MPI (`node_roles::flow`): a many-to-one flood into a slow
-/// receiver, and a flag's request that passes messages held back.
+/// receiver, a flag's request that passes messages held back, and window and MPB
+/// requests that wait behind no two-sided data (`node_roles::behind`, issue 23).
 #[test]
 fn floods_cross_nodes_within_their_credit() {
-    for (role, cores) in [("flood", 7), ("flood_flag", 3)] {
+    for (role, cores) in [("flood", 7), ("flood_flag", 3), ("behind", 3)] {
         let out = run(2, cores, role);
         assert!(out.status.success(), "{role}:\n{}", text(&out));
     }

@@ -1,8 +1,8 @@
-//! The two-sided messages that windows, MPBs and flags across nodes need
-//! (`rma::remote::RemoteLink`), over this core's endpoint, and the creation of windows
-//! across nodes.
+//! What windows, MPBs and flags across nodes need (`rma::remote::RemoteLink`): requests
+//! through this node's request channel (`rma::remote::channel`), answers and collective
+//! steps over this core's endpoint; and the creation of windows across nodes.
 //!
-//! The requests and answers carry the tags `rma::remote::wire` reserves, above every
+//! The answers carry the tags `rma::remote::wire` reserves, above every
 //! communicator's (checked below). A window's collective steps (creation, fences, free)
 //! run in a context id of its own, agreed among its members when it is created as a
 //! communicator's is (`create`), and given back when the window goes: so windows
@@ -16,7 +16,7 @@ use crate::p2p::{RecvError, RequestError, SendError};
 use crate::protocol::abort::{AbortCause, JobAborted};
 use crate::rma::accumulate::AccStrategy;
 use crate::rma::create::Memory;
-use crate::rma::remote::RemoteLink;
+use crate::rma::remote::{RemoteLink, channel};
 use crate::rma::remote::wire::TAGS;
 use crate::rma::{Placement, Window, WindowError};
 use crate::segment::CoreContext;
@@ -87,8 +87,11 @@ impl NodeLink<'_> {
 }
 
 impl RemoteLink for NodeLink<'_> {
-    fn send(&self, dest: u32, tag: u32, msg: &[u8]) -> Result<(), JobAborted> {
-        self.carry(|| self.ep.send(dest, tag, msg)).map_err(|e| self.failed(RequestError::Send(e)))
+    fn request(&self, dest: u32, msg: &[u8]) -> Result<(), JobAborted> {
+        // The plain waiter: the wait is for the gateway alone, and background work that
+        // sent a request itself would wait for this one's turn (`channel::SENDING`).
+        let waiter = self.ctx.plain_waiter();
+        self.carry(|| channel::send(self.ctx.segment(), &waiter, (self.ctx.rank(), dest), msg))
     }
 
     fn recv(&self, src: u32, tag: u32, buf: &mut [u8]) -> Result<(), JobAborted> {

@@ -20,9 +20,12 @@
 //! this node's ranks receive from another node's comes from this gateway (`lend`),
 //! which takes the answers.
 //!
+//! Window and MPB requests do not pass here: they have channels of their own
+//! (`requests`).
+//!
 //! Flow control (`credit`): a fragment that would take its flow past its credit stays
-//! in its stand-in channel. Free fragments (requests, answers) behind it in a stand-in
-//! ring are taken ahead, out of order: the ring keeps its consumer position before the
+//! in its stand-in channel. Free fragments (answers) behind it in a stand-in ring are
+//! taken ahead, out of order: the ring keeps its consumer position before the
 //! entry held back, and remembers what it took past it ([`StandIn`]'s `ahead`). A pair's
 //! per-peer channel holds one fragment, so what follows one held back waits with it.
 //!

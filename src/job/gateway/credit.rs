@@ -18,10 +18,12 @@
 //!   loan, or dropped for a rank that left), and sends back the bytes drained so far in
 //!   a grant frame ([`GRANT`] in a batch) once they grew by [`QUANTUM`] since its last
 //!   grant, or as soon as the flow holds nothing;
-//! - remote requests (the request tag: applied at delivery, never held) and answers to
-//!   announcements (which never cross) spend nothing and are collected whatever the
-//!   credit, reading on past entries the credit holds back: a request never waits for a
-//!   receiver to take its two-sided messages. The answers of this gateway's request
+//! - answers to announcements (which never cross) spend nothing and are collected
+//!   whatever the credit, reading on past entries the credit holds back. Remote
+//!   requests are not in any flow: they leave through their node's request channel
+//!   (`rma::remote::channel`, drained by `requests` whatever the credit) and are applied
+//!   at delivery, never held (a fragment with the request tag in a stand-in channel
+//!   would be free too, but none is sent there). The answers of this gateway's request
 //!   service are counted but never held back: each answers a request its origin waits
 //!   for.
 //!
@@ -42,13 +44,16 @@
 //!   message), since a receiver that takes nothing before a barrier would otherwise
 //!   hold the barrier forever. A node's `finished` waits until nothing is held back.
 //!
-//! Limit: a request waits behind two-sided data held back towards its rank when it
-//! cannot be read past: behind the same sender's (in its own send queue, or in a
-//! per-peer pair's channel, which holds one fragment), and behind anyone's once the
-//! data fills the stand-in ring (the request finds no room). So with more than the
-//! window and a ring of messages unreceived in flight to one rank of another node, a
-//! window or MPB operation on that rank that must complete before it receives them
-//! waits, where on one node it would not (there it needs no ring).
+//! Limit: what the credit holds back waits for its receiver only. A window or MPB
+//! request never waits behind it (issue 23): not behind its own sender's messages (its
+//! send queue, a per-peer pair's one-fragment channel), nor behind anyone's that fill a
+//! stand-in ring, since it never enters a stand-in channel. Its answer is a two-sided
+//! message to the origin, counted in the flow from the target's rank but never held
+//! back at the sending gateway; at the origin's gateway it is published in order with
+//! what that rank receives, which the origin takes while it waits for the answer. The
+//! other way round, a sending gateway keeps the two-sided bytes one collect took (already
+//! spent) while a request reserved before them is still being written, so that every
+//! request is applied before the messages sent after it (`requests`).
 
 use std::collections::HashMap;
 
@@ -77,8 +82,8 @@ pub(super) struct Key {
     dest: u32,
 }
 
-/// Whether a fragment spends no credit (module docs): a remote request, or an answer to
-/// an announcement.
+/// Whether a fragment spends no credit (module docs): an answer to an announcement, or
+/// a remote request (which its origin sends through the request channel, never here).
 pub(super) fn is_free(header: &FragHeader) -> bool {
     header.tag == REQUEST_TAG || matches!(header.kind, FragKind::Done | FragKind::Refused)
 }

@@ -14,9 +14,13 @@
 //! Invariants:
 //! - fragments of one source to one destination keep their order: a stand-in ring is
 //!   drained in order, a batch keeps it, the engine delivers one node's batches in order,
-//!   and the receiving gateway queues per destination and publishes in queue order. (A
-//!   request may pass two-sided data that flow control holds back in a stand-in ring:
-//!   requests keep their order among themselves, and two-sided fragments theirs);
+//!   and the receiving gateway queues per destination and publishes in queue order.
+//!   Requests travel apart (below), in causal order among themselves, and never behind
+//!   a two-sided message sent after them: a collect drains the request channel after
+//!   the stand-in channels and sends the messages it took only once every request
+//!   reserved before them is drained too, and the receiving gateway applies a batch's
+//!   requests as it decodes it, before it publishes the batch's messages (`requests`).
+//!   A request may pass data sent before it;
 //! - what a gateway holds for delivery to its node is bounded (`credit`): at most
 //!   [`Gateway::flow_bound`] bytes of each flow into it (one per other node and rank of
 //!   this node under the shared receive buffer, one per pair per peer), counted as they
@@ -50,11 +54,13 @@
 //! barrier). So a program that only communicates runs the same virtual times on one
 //! node and on several, but for the link.
 //!
-//! Windows: a request of an origin on another node (`rma::remote`) travels as a
-//! two-sided message to one of this node's ranks with the request tag; the gateway
-//! keeps it out of that rank's ring and applies it to the segment itself, as local
-//! copies, CPU atomics and combines under the target part's stripe locks (`combine`),
-//! and sends the answers back (`serve`).
+//! Windows: a request of an origin (`rma::remote`) leaves its node through the node's
+//! request channel, which the gateway drains at every collect whatever the credit
+//! (`requests`), so it never waits behind two-sided data; it travels as a frame to one of
+//! the target node's ranks with the request tag. That node's gateway keeps it out of the
+//! rank's ring and applies it to the segment itself, as local copies, CPU atomics and
+//! combines under the target part's stripe locks (`combine`), and sends the answers back
+//! as two-sided messages (`serve`).
 //!
 //! Two-sided messages, world barriers, communicators (with their collectives, over
 //! two-sided messages: `coll::over_p2p`), windows, MPBs and flags (through `Core`:
@@ -67,6 +73,7 @@ mod credit;
 mod frame;
 mod lend;
 mod pull;
+mod requests;
 mod serve;
 
 use std::collections::{HashMap, VecDeque};
@@ -92,6 +99,7 @@ use channel::Ends;
 use credit::Credit;
 use frame::Frame;
 use lend::Lender;
+use requests::Requests;
 use serve::Serve;
 
 /// Why a gateway could not be set up.
@@ -147,6 +155,8 @@ pub struct Gateway {
     /// each (source, destination) is receiving through this gateway, while it is
     /// incomplete: the link carries a message's fragments one after another.
     on_link: HashMap<(u32, u32), (u64, u64)>,
+    /// The request channel of this node's ranks to other nodes (`requests`).
+    requests: Requests,
     /// The requests of windows across nodes.
     serve: Serve,
     /// Large messages lent to this node's receivers (`lend`).
@@ -182,6 +192,7 @@ impl Gateway {
             moved: false,
             chip: (config.timing != 0).then(|| running.chip().cloned().unwrap_or_default()),
             on_link: HashMap::new(),
+            requests: Requests::new(&spec),
             serve: Serve::default(),
             credit: Credit::new(kind),
         })
@@ -324,7 +335,16 @@ impl NodeSide for Gateway {
         let max_payload = self.ends.max_payload(&self.segment, &self.spec);
         self.moved |= self.serve.answer(&self.spec, max_payload, (out, &mut self.credit));
         let (mut answers, mut heard) = (Vec::new(), Vec::new());
-        let drained = self.ends.drain(&self.segment, &self.spec, (out, &mut self.credit), (&mut answers, &mut heard));
+        // The request channel after the stand-in channels, whose bytes wait unless every
+        // request reserved before them is drained too (`requests`).
+        let starts: Vec<usize> = out.iter().map(Vec::len).collect();
+        let drained = match self.requests.deferring() {
+            true => Ok(false),
+            false => self.ends.drain(&self.segment, &self.spec, (out, &mut self.credit), (&mut answers, &mut heard)),
+        };
+        let mark = self.requests.mark(&self.segment);
+        let mut requests = vec![Vec::new(); out.len()];
+        let drained = drained.and_then(|d| Ok(self.requests.drain(&self.segment, &self.spec, &mut requests)? | d));
         let taken = drained.and_then(|any| self.take_answers(heard).map(|()| any));
         match taken {
             Ok(any) => self.moved |= any,
@@ -333,6 +353,10 @@ impl NodeSide for Gateway {
                 self.segment.abort(None, AbortCause::Corrupted);
                 return;
             }
+        }
+        self.moved |= self.requests.defer(out, &starts, mark);
+        for (batch, requests) in out.iter_mut().zip(&mut requests) {
+            batch.append(requests);
         }
         // The answers to announcements this collect read, for this node's ranks: queued
         // behind what already waits for them (answers need no order).
@@ -396,7 +420,7 @@ impl NodeSide for Gateway {
             // Not while entries wait for credit: a node that says it finished has
             // nothing left to send (`credit`). After an abort nothing more crosses, and
             // nothing is collected: what waited is moot.
-            finished: self.finished && (!self.ends.held_back() || self.aborted()),
+            finished: self.finished && (!(self.ends.held_back() || self.requests.deferring()) || self.aborted()),
             barrier_vtime: self.latest_arrival(),
         }
     }
@@ -423,6 +447,10 @@ impl NodeSide for Gateway {
     }
 
     fn busy(&self) -> bool {
-        self.moved || self.serve.pending() || self.lender.lending() || self.inbound.iter().any(|i| !i.queue.is_empty())
+        self.moved
+            || self.serve.pending()
+            || self.lender.lending()
+            || self.requests.deferring()
+            || self.inbound.iter().any(|i| !i.queue.is_empty())
     }
 }

@@ -2,10 +2,10 @@
 //! other nodes to this node's segment, and answers them (`rma::remote` has the
 //! origin's side, `rma::remote::wire` the format).
 //!
-//! A request arrives as the fragments of a two-sided message to one of this node's
-//! ranks with the request tag; the gateway keeps them out of that rank's ring,
-//! reassembles the message (one source's fragments to one destination arrive in order
-//! and one message at a time) and applies it at once, in arrival order:
+//! A request arrives as the fragments of a message to one of this node's ranks with the
+//! request tag (sent through its origin node's request channel, `requests`); the gateway
+//! keeps them out of that rank's ring, reassembles the message (one origin's fragments
+//! arrive in order and one request at a time) and applies it at once, in arrival order:
 //! - data moves with plain copies; an accumulate or compare-and-swap is applied as an
 //!   origin on this node would under the window's strategy (`combine`), so a remote
 //!   update racing a local one loses nothing;

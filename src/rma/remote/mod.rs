@@ -5,8 +5,10 @@
 //! (`create`) tells every member where its peers' nodes put them. The team is the job
 //! or a communicator's members; requests go to targets' world ranks. A target on this
 //! node is reached as on one node. For a target on another node the origin sends a
-//! request ([`wire`]) over two-sided messages, which the gateways carry, to a rank of
-//! that node; its gateway applies it to its own segment and answers when asked:
+//! request ([`wire`]) to a rank of that node through its node's request channel
+//! ([`channel`], apart from two-sided messages, so it never waits behind them), which
+//! the gateways carry; that node's gateway applies it to its own segment and answers
+//! when asked (a two-sided message to the origin):
 //! - put and atomic store: one-way writes; the target is then *dirty* until a
 //!   [`Kind::Sync`] round trip completes them (flush, fence, and before free);
 //! - get, fetch-and-op, get_accumulate and compare-and-swap: round trips;
@@ -29,12 +31,13 @@
 //!   the team: a window's team need not be the job).
 //!
 //! Ordering: the requests of one origin to one rank arrive and apply in the order they
-//! were sent (the two-sided channels keep it, and the gateway applies on arrival), so an
+//! were sent (the request channel keeps it, and the gateway applies on arrival), so an
 //! unlock or a completion lands after the RMA of its epoch without a sync of its own.
 //!
-//! Rma may not use the two-sided layer, so the messages go through [`RemoteLink`],
-//! which `coll` implements over it.
+//! Rma may not use the two-sided layer, so the requests, answers and collective steps
+//! go through [`RemoteLink`], which `coll` implements over it and the request channel.
 
+pub(crate) mod channel;
 pub(crate) mod create;
 mod orphan;
 pub(crate) mod timed;
@@ -52,7 +55,7 @@ use crate::rma::error::RmaError;
 use crate::rma::window::Window;
 use crate::segment::view::{Plain, bytes_of_mut};
 use crate::sync::{AtomicU32, Ordering};
-use wire::{HEADER, Header, Kind, REQUEST_TAG, reply_tag};
+use wire::{HEADER, Header, Kind, reply_tag};
 
 /// Bytes of data one request carries at most: a large transfer is cut into requests of
 /// this size, which the channels cut into fragments.
@@ -89,7 +92,7 @@ fn send(link: &dyn RemoteLink, dest: u32, mut head: Header, payload: &[&[u8]], a
     let mut msg = Vec::with_capacity(HEADER + payload.iter().map(|p| p.len()).sum::<usize>());
     head.encode(&mut msg);
     payload.iter().for_each(|p| msg.extend_from_slice(p));
-    link.send(dest, REQUEST_TAG, &msg)?;
+    link.request(dest, &msg)?;
     Ok(head.token)
 }
 
@@ -103,10 +106,12 @@ pub(crate) fn sync_all(link: &dyn RemoteLink, dests: &[u32]) -> Result<(), JobAb
     dests.iter().zip(tokens).try_for_each(|(&dest, token)| link.recv(dest, reply_tag(token), &mut []))
 }
 
-/// Two-sided messages among the job's ranks, as windows across nodes need them.
+/// Requests, and two-sided messages among the job's ranks, as windows across nodes
+/// need them.
 pub(crate) trait RemoteLink: Send {
-    /// Sends `msg` to world rank `dest` with the library's tag `tag`.
-    fn send(&self, dest: u32, tag: u32, msg: &[u8]) -> Result<(), JobAborted>;
+    /// Sends the request `msg` to world rank `dest` (on another node) through this
+    /// node's request channel ([`channel`]).
+    fn request(&self, dest: u32, msg: &[u8]) -> Result<(), JobAborted>;
     /// Receives exactly `buf.len()` bytes from world rank `src` with tag `tag`.
     fn recv(&self, src: u32, tag: u32, buf: &mut [u8]) -> Result<(), JobAborted>;
     /// Collective over the job: every rank's `mine` (all of one length), by rank.

@@ -1,10 +1,12 @@
 //! A remote memory operation (on a window, an MPB or a flag) as it travels to the
 //! gateway of the target's node, and the tags that carry it.
 //!
-//! A request is a two-sided message from the origin to a rank of the target's node with
-//! the tag [`REQUEST_TAG`]; that node's gateway takes it out of the stream instead of
-//! delivering it, applies it to its own segment, and answers with a message from that
-//! rank carrying the tag [`reply_tag`]`(token)` when the request asks for an answer.
+//! A request goes from the origin to a rank of the target's node through the origin
+//! node's request channel (`channel`); the gateways carry it as the fragments of a message to
+//! that rank with the tag [`REQUEST_TAG`], and the target node's gateway takes it out
+//! of the stream instead of delivering it, applies it to its own segment, and answers
+//! with a two-sided message from that rank carrying the tag [`reply_tag`]`(token)` when
+//! the request asks for an answer.
 //! A request is a [`HEADER`]-byte header (little-endian) and a payload:
 //!
 //! | bytes | field |

@@ -269,6 +269,14 @@ impl<'a, M: RingMem> Srb<'a, M> {
         CorruptError { channel: "srb", owner: self.owner, position: pos, kind }
     }
 
+    /// Receiver: the producer counter, the end of every reservation made so far; at
+    /// least the end of every reservation that happens-before the call.
+    pub fn reserved(&self) -> u32 {
+        // Relaxed: a reservation's RMW that happens-before this load is seen by it, or a
+        // later value (read-write coherence); a later one only makes the bound safer.
+        self.counters.producer.load(Ordering::Relaxed)
+    }
+
     /// Receiver: whether an entry is published at `pos`, the consumer position (a reason
     /// to look: read it with [`Srb::peek`]).
     pub fn has_entry(&self, pos: u32) -> bool {

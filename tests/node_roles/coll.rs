@@ -287,10 +287,18 @@ pub fn coll(core: &Core) -> Res {
 
 /// The role `coll_die` (module docs): the last rank dies after a barrier of the world
 /// communicator; the survivors' next collective must fail. Returns its error.
+///
+/// A survivor may fail the barrier itself: the dead rank leaves it once its own last
+/// message is in, and dies, while its other last messages may still be on their way
+/// to survivors, which then see the job aborted before those (a waiting rank reports
+/// the abort as soon as it sees it, rather than first draining what else arrived).
 pub fn coll_die(core: &Core) -> CollError {
     let dead = core.size() - 1;
     let world = core.world().expect("the world");
-    world.barrier().expect("the barrier before the death");
+    if let Err(e) = world.barrier() {
+        assert_ne!(core.rank(), dead, "the barrier failed before anyone died: {e}");
+        return e;
+    }
     if core.rank() == dead {
         std::process::exit(3);
     }

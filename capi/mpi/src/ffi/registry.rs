@@ -73,15 +73,7 @@ impl<T: Send + Sync + 'static, const BASE: c_int> Registry<T, BASE> {
 
     /// Stores `value`, returning its handle, or `None` when every handle is taken.
     pub fn insert(&self, value: T) -> Option<c_int> {
-        let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
-        let index = match a.free.pop() {
-            Some(i) => i,
-            None if a.next < CAPACITY => {
-                a.next += 1;
-                a.next - 1
-            }
-            None => return None,
-        };
+        let index = self.free_index()?;
         // Release: the object's initialisation happens before any lookup that sees it.
         self.slots[index].store(Box::into_raw(Box::new(value)), Ordering::Release);
         Some((BASE as u32 | index as u32) as c_int)
@@ -92,16 +84,21 @@ impl<T: Send + Sync + 'static, const BASE: c_int> Registry<T, BASE> {
     /// communicator's handle out at the call, usable once the request completes).
     /// `None` when every handle is taken.
     pub fn reserve(&self) -> Option<c_int> {
+        let index = self.free_index()?;
+        Some((BASE as u32 | index as u32) as c_int)
+    }
+
+    /// Takes a free slot's index, if any is left.
+    fn free_index(&self) -> Option<usize> {
         let mut a = self.alloc.lock().unwrap_or_else(|e| e.into_inner());
-        let index = match a.free.pop() {
-            Some(i) => i,
+        match a.free.pop() {
+            Some(i) => Some(i),
             None if a.next < CAPACITY => {
                 a.next += 1;
-                a.next - 1
+                Some(a.next - 1)
             }
-            None => return None,
-        };
-        Some((BASE as u32 | index as u32) as c_int)
+            None => None,
+        }
     }
 
     /// Stores `value` under `handle`, which [`Registry::reserve`] gave and nothing has

@@ -248,7 +248,9 @@ pub const SLEEP_MAX: Duration = Duration::from_micros(50);
 /// longest sleep sets what an idle gateway costs: about 17% of a CPU at 50 µs, 12% at
 /// 100 µs, 7% at 200 µs (the round engine, at 500 µs: about 13%), while the latency of a
 /// message to an idle job (5 ms apart) stayed at 110-180 µs for all three, dominated by
-/// the ranks' own waking.
+/// the ranks' own waking. Measured again later (`docs/MULTINODE.md`, Limits), the whole
+/// round trip after 5 ms of quiet did move: 211-233 µs at 50 µs, 540-580 µs at 200 µs,
+/// for a quarter and a tenth of a CPU per idle gateway.
 pub struct Pace {
     last_active: Instant,
     sleep: Duration,

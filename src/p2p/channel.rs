@@ -20,8 +20,8 @@ use crate::protocol::alloc::freelist::FreeList;
 use crate::segment::mpb::MpbRegion;
 use crate::protocol::ring::perpeer::{self, PerPeer};
 use crate::segment::mapping::{Segment, SharedBytes};
-use crate::protocol::ring::srb::{self, RingMem, Srb};
-use crate::sync::AtomicU32;
+use crate::protocol::ring::srb::{self, Srb};
+use crate::segment::ring::ShmRing;
 pub use crate::protocol::ring::sizing::{ChannelUnavailable, MIN_PAIR_DRAM, MIN_SLOT, Sizes, reserved_heap_bytes, sizes};
 use crate::segment::view::atomics_at as view;
 
@@ -55,8 +55,7 @@ impl Placement {
     pub(crate) fn srb<'s>(&self, seg: &'s Segment, owner: u32) -> Srb<'s, ShmRing<'s>> {
         let counters = view(self.mpb_of(seg, owner), 0);
         let region = seg.layout().rings.get(owner as usize).expect("rank checked by caller");
-        let ring = ShmRing { seg, region, bytes: seg.bytes(region) };
-        Srb::new(counters, ring, owner, self.sizes.cores as u32)
+        Srb::new(counters, ShmRing::new(seg, region), owner, self.sizes.cores as u32)
     }
 
     /// The channel from `src` to `owner`.
@@ -76,23 +75,6 @@ impl Placement {
             seg.bytes(Region { offset: seg.layout().heap.offset + h.offset + pair * d, len: d })
         });
         PerPeer::new(ctl, ack, bytes, dram, src, owner)
-    }
-}
-
-/// A receive ring in the segment: its control words overlay its header bytes.
-pub(crate) struct ShmRing<'s> {
-    seg: &'s Segment,
-    region: Region,
-    bytes: SharedBytes<'s>,
-}
-
-impl<'s> RingMem for ShmRing<'s> {
-    type Bytes = SharedBytes<'s>;
-    fn bytes(&self) -> &SharedBytes<'s> {
-        &self.bytes
-    }
-    fn ctl(&self, offset: usize) -> &AtomicU32 {
-        self.seg.word(self.region, offset)
     }
 }
 

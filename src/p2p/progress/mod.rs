@@ -50,7 +50,8 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashSet;
 
-use crate::p2p::channel::{Placement, ShmRing};
+use crate::p2p::channel::Placement;
+use crate::segment::ring::ShmRing;
 use crate::p2p::cma::SingleCopy;
 use crate::p2p::matching::{Inbox, Target, TargetState};
 use crate::p2p::spare::Spare;

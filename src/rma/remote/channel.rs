@@ -37,45 +37,27 @@ use shm_layout::{REQUEST_COUNTER_BYTES, REQUEST_RING_BYTES, Region};
 
 use crate::protocol::abort::JobAborted;
 use crate::protocol::ring::frag::FragHeader;
-use crate::protocol::ring::srb::{COUNTER_BYTES, RingMem, Srb, entry_len};
+use crate::protocol::ring::srb::{COUNTER_BYTES, Srb, entry_len};
 use crate::protocol::waiter::Waiter;
-use crate::segment::mapping::{Segment, SharedBytes};
+use crate::segment::mapping::Segment;
+use crate::segment::ring::ShmRing;
 use crate::segment::view::atomics_at;
-use crate::sync::AtomicU32;
 
 const _: () = assert!(COUNTER_BYTES <= REQUEST_COUNTER_BYTES);
 
 /// One request's fragments at a time in a process's channel (its threads share it).
 static SENDING: Mutex<()> = Mutex::new(());
 
-/// A request channel's ring memory: its control words overlay its header bytes.
-pub(crate) struct ChannelMem<'s> {
-    seg: &'s Segment,
-    region: Region,
-    bytes: SharedBytes<'s>,
-}
-
-impl<'s> RingMem for ChannelMem<'s> {
-    type Bytes = SharedBytes<'s>;
-    fn bytes(&self) -> &SharedBytes<'s> {
-        &self.bytes
-    }
-    fn ctl(&self, offset: usize) -> &AtomicU32 {
-        self.seg.word(self.region, offset)
-    }
-}
-
 /// This segment's node's request channel; `None` if it has none (the job runs on one
 /// node).
-pub(crate) fn ring(seg: &Segment) -> Option<Srb<'_, ChannelMem<'_>>> {
+pub(crate) fn ring(seg: &Segment) -> Option<Srb<'_, ShmRing<'_>>> {
     let own = seg.layout().requests;
     if own.len == 0 {
         return None;
     }
     let counters = atomics_at(seg.bytes(Region { offset: own.offset, len: REQUEST_COUNTER_BYTES }), 0);
     let region = Region { offset: own.offset + REQUEST_COUNTER_BYTES, len: REQUEST_RING_BYTES };
-    let mem = ChannelMem { seg, region, bytes: seg.bytes(region) };
-    Some(Srb::new(counters, mem, seg.config().node_first, seg.config().cores))
+    Some(Srb::new(counters, ShmRing::new(seg, region), seg.config().node_first, seg.config().cores))
 }
 
 /// Sends the request `msg` of this node's rank `origin` to rank `dest` of another node

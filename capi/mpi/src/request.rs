@@ -71,7 +71,8 @@ pub trait Pending: Send {
     }
 }
 
-/// An operation that completed when it started.
+/// An operation that completed when it started, where a [`Pending`] is called for (a
+/// call that may also start one); the table's own form is [`Op::Done`].
 pub struct Done(pub Status);
 
 impl Pending for Done {

@@ -7,7 +7,7 @@ use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
 use crate::ffi::{Scope, c, entry, fast};
-use crate::request::{self, Done, Status};
+use crate::request::{self, Op, Status};
 use crate::rma::{self, TargetSpec};
 use crate::win::{self, WinObj};
 
@@ -333,7 +333,7 @@ fn request_based(
     let obj = win::lookup(win)?;
     rma::check_passive(obj, rank)?;
     run(obj)?;
-    c!(out(request, request::insert(Box::new(Done(Status::EMPTY))), "request"))
+    c!(out(request, request::insert_op(Op::Done(Status::EMPTY)), "request"))
 }
 
 /// `MPI_Rput`.

@@ -112,6 +112,7 @@ impl Requests {
         mark.wrapping_sub(self.pos) as i32 <= 0
     }
 }
+
 #[cfg(test)]
 mod tests {
     use shm_layout::{Config, WaitPolicy};
@@ -138,6 +139,9 @@ mod tests {
             requests.drain(seg, spec, &mut out).unwrap();
             assert!(out[0].is_empty(), "nothing for this node");
             frames.extend(frame::decode(&out[1], u32::MAX).unwrap());
+            // As the gateway's loop paces its polls (`nodes::engine::Pace`): a sender
+            // rings nothing when it publishes, since the real gateway waits on MPI too,
+            // and the channel has no doorbell of its own to wait on.
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
         frames

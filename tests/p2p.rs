@@ -1,6 +1,8 @@
 //! Two-sided messaging over real processes: both protocols, every error path.
 
-use sccemu::{ANY_SOURCE, ANY_TAG, ChannelKind, Core, Job, RecvError, SendError, Source, TagMatch};
+use sccemu::{
+    ANY_SOURCE, ANY_TAG, ChannelKind, Core, Job, RecvError, RequestError, SendError, Source, TagMatch,
+};
 
 const BOTH: [ChannelKind; 2] = [ChannelKind::PerPeer, ChannelKind::Srb];
 
@@ -202,6 +204,62 @@ fn post_order(core: &Core, _: ()) -> Result<(), String> {
 fn irecv_matches_in_post_order_and_cancel_keeps_messages() {
     for kind in BOTH {
         Job::new(2).channel(kind).run(&(), post_order).unwrap();
+    }
+}
+
+/// Non-blocking receives started on messages that arrived whole before them (a
+/// blocking receive of a later message queued them): a dropped one gives its message
+/// back in its place, ahead of later ones; a synchronous sender is released by the
+/// receive's start; a too small buffer still reports the truncation at the wait.
+fn started_on_arrived(core: &Core, _: ()) -> Result<(), String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    if core.rank() == 1 {
+        for i in 0..3u8 {
+            core.send(0, 9, &[i; 40]).map_err(|x| e(&x))?;
+        }
+        core.send(0, 99, b"last").map_err(|x| e(&x))?;
+        core.barrier().map_err(|x| e(&x))?;
+        // Released by rank 0's irecv, before that receive is ever tested.
+        core.ssend(0, 7, &[7; 40]).map_err(|x| e(&x))?;
+        return core.send(0, 8, b"done").map_err(|x| e(&x));
+    }
+    let mut last = [0u8; 4];
+    core.recv(1, 99, &mut last).map_err(|x| e(&x))?;
+    let (mut a, mut b, mut c) = ([0u8; 40], [0u8; 40], [0u8; 40]);
+    let ra = core.irecv(1, 9, &mut a).map_err(|x| e(&x))?;
+    let rb = core.irecv(ANY_SOURCE, ANY_TAG, &mut b).map_err(|x| e(&x))?;
+    drop(ra);
+    let st = rb.wait().map_err(|x| e(&x))?;
+    if (st.tag, b[0]) != (9, 1) {
+        return Err(format!("the second receive got tag {} message {}", st.tag, b[0]));
+    }
+    let mut small = [0u8; 39];
+    let truncated = core.irecv(1, 9, &mut small).map_err(|x| e(&x))?;
+    if !matches!(truncated.wait(), Err(RequestError::Recv(RecvError::Truncated { capacity: 39, .. }))) {
+        return Err("a 39-byte receive of 40 bytes".into());
+    }
+    core.recv(1, 9, &mut a).map_err(|x| e(&x))?;
+    core.recv(1, 9, &mut c).map_err(|x| e(&x))?;
+    if (a[0], c[0]) != (0, 2) {
+        return Err(format!("given back out of place: {} then {}", a[0], c[0]));
+    }
+    core.barrier().map_err(|x| e(&x))?;
+    core.probe(1, 7).map_err(|x| e(&x))?;
+    let mut sync = [0u8; 40];
+    let rs = core.irecv(1, 7, &mut sync).map_err(|x| e(&x))?;
+    let mut done = [0u8; 4];
+    core.recv(1, 8, &mut done).map_err(|x| e(&x))?;
+    rs.wait().map_err(|x| e(&x))?;
+    if sync != [7; 40] || &done != b"done" {
+        return Err("the synchronous message or the one after it".into());
+    }
+    Ok(())
+}
+
+#[test]
+fn irecv_on_arrived_messages_keeps_order_and_errors() {
+    for kind in BOTH {
+        Job::new(2).channel(kind).run(&(), started_on_arrived).unwrap();
     }
 }
 

@@ -161,8 +161,8 @@ fn blocking_sends_before_any_receive_complete() {
 /// No core can read another (each makes itself unreadable and gives up its right to
 /// read others): every copy is refused, and each sender sends its bytes through the
 /// channel, into the message in its place, whichever way rank 0 receives it: a
-/// receive that is running (rank 1), a posted receive filled while rank 0 is in a
-/// barrier (rank 2), a receive after a probe (rank 3). Each sender learns once and
+/// receive that is running (rank 1), a posted receive filled while rank 0 receives
+/// from rank 1 or is in a barrier (rank 2), a receive after a probe (rank 3). Each sender learns once and
 /// sends its next message through the channel at once.
 fn refused(core: &Core, len: usize) -> Result<(), String> {
     refuse_readers()?;
@@ -178,11 +178,16 @@ fn refused(core: &Core, len: usize) -> Result<(), String> {
         }
         return Ok(());
     }
+    // Posted first, before anything is drained, so that rank 2's message fills it
+    // wherever rank 0 drains it: had it arrived whole before the post, the receive
+    // would have taken it at once, and nothing posted would keep rank 0 draining in
+    // the barrier, where ranks 1 and 2 send their second messages, which nothing
+    // matches yet (MPI lets such sends wait for their receives).
+    let mut posted = vec![0u8; len];
+    let r = core.irecv(2, 4, &mut posted).map_err(e)?;
     let mut buf = vec![0u8; len];
     core.recv(1, 4, &mut buf).map_err(e)?;
     check(buf == pattern(1, len), || "running receive damaged".into())?;
-    let mut posted = vec![0u8; len];
-    let r = core.irecv(2, 4, &mut posted).map_err(e)?;
     core.barrier().map_err(e)?;
     r.wait().map_err(e)?;
     check(posted == pattern(2, len), || "posted receive damaged".into())?;

@@ -3,9 +3,12 @@
 //! A send request completes when its last fragment has left (the bytes still to go
 //! were copied at `isend`), and a synchronous one once its acknowledgement is in too. A receive request owns the borrow of its buffer: while it
 //! is tested, fragments of its message go straight into the buffer; between tests they
-//! go to memory the inbox owns and are copied in at the next test. Dropping an
-//! unfinished receive cancels it; a message already matched to it goes back to the
-//! queue in its place, so nothing is lost.
+//! go to memory the inbox owns and are copied in at the next test. A receive whose
+//! message is here whole when it starts copies it in at once and is posted nowhere; its
+//! first test or wait completes it without looking at the state (an 8-message halo
+//! step to oneself, sends first: 12 254 -> 10 482 instructions through the MPI
+//! library). Dropping an unfinished receive cancels it; a message already matched to it
+//! (or copied in) goes back to the queue in its place, so nothing is lost.
 //!
 //! [`Core::wait_all`]: crate::Core::wait_all
 
@@ -44,6 +47,11 @@ enum Op<'a> {
     /// synchronous message.
     Send { id: Option<u64>, status: Status, sync: Option<(u32, u32)> },
     Recv { id: u64, src: Source, tag: TagMatch, buf: &'a mut [u8] },
+    /// A receive whose message was here whole when it started and is in `buf`
+    /// already (`Inbox::take_whole`): its first test or wait completes it, and
+    /// charges it in virtual time as a receive completing then; dropped before, it
+    /// gives the message (`seq`, its arrival number) back to the queue.
+    Taken { status: Status, seq: u64, buf: &'a mut [u8] },
 }
 
 /// A non-blocking operation in flight.
@@ -70,6 +78,10 @@ impl<'a> Request<'a> {
         Request { ep, op: Op::Recv { id, src, tag, buf }, finished: None }
     }
 
+    pub(crate) fn taken(ep: Endpoint<'a>, status: Status, seq: u64, buf: &'a mut [u8]) -> Request<'a> {
+        Request { ep, op: Op::Taken { status, seq, buf }, finished: None }
+    }
+
     /// Makes progress; `Some(status)` once complete (again on every later call).
     pub fn test(&mut self) -> Result<Option<Status>, RequestError> {
         // A call whatever the host did meanwhile: whether a send already left depends
@@ -77,6 +89,9 @@ impl<'a> Request<'a> {
         let _op = timing::call(self.category(), "test");
         if let Some(done) = &self.finished {
             return done.clone().map(Some);
+        }
+        if let Op::Taken { status, .. } = self.op {
+            return self.finish(Some(Self::complete_taken(status)));
         }
         let (cx, mut st) = self.ep.p2p().map_err(|e| self.unavailable(e))?;
         let outcome = match &mut self.op {
@@ -89,6 +104,7 @@ impl<'a> Request<'a> {
                 }
                 outcome
             }
+            Op::Taken { .. } => unreachable!("completed without the state"),
         };
         self.finish(outcome)
     }
@@ -98,6 +114,9 @@ impl<'a> Request<'a> {
         let _op = timing::call(self.category(), "wait");
         if let Some(done) = &self.finished {
             return done.clone();
+        }
+        if let Op::Taken { status, .. } = self.op {
+            return self.finish(Some(Self::complete_taken(status))).map(|s| s.expect("finished"));
         }
         let ep = self.ep;
         let (cx, mut st) = ep.p2p().map_err(|e| self.unavailable(e))?;
@@ -127,6 +146,7 @@ impl<'a> Request<'a> {
                 }
                 done
             }
+            Op::Taken { .. } => unreachable!("completed without the state"),
         };
         drop(st);
         self.finish(Some(outcome)).map(|s| s.expect("finished"))
@@ -135,14 +155,14 @@ impl<'a> Request<'a> {
     fn category(&self) -> Category {
         match self.op {
             Op::Send { .. } => Category::Send,
-            Op::Recv { .. } => Category::Recv,
+            Op::Recv { .. } | Op::Taken { .. } => Category::Recv,
         }
     }
 
     fn unavailable(&self, e: ChannelUnavailable) -> RequestError {
         match self.op {
             Op::Send { .. } => RequestError::Send(SendError::Unavailable(e)),
-            Op::Recv { .. } => RequestError::Recv(RecvError::Unavailable(e)),
+            Op::Recv { .. } | Op::Taken { .. } => RequestError::Recv(RecvError::Unavailable(e)),
         }
     }
 
@@ -180,6 +200,12 @@ impl<'a> Request<'a> {
                 Some(Ok(status))
             }
         }
+    }
+
+    /// Completes a receive that took its message at its start.
+    fn complete_taken(status: Status) -> Result<Status, RequestError> {
+        timed::received(&status);
+        Ok(status)
     }
 
     /// One test of a receive whose target is `t` (Open, or receiving directly from an
@@ -230,6 +256,10 @@ impl Drop for Request<'_> {
                 if st.inbox.cancel(*id) {
                     st.changed();
                 }
+            }
+            Op::Taken { status, seq, buf } => {
+                st.inbox.give_back(*status, *seq, &buf[..status.len]);
+                st.changed();
             }
             // Its acknowledgement, if it ever comes, is for nobody.
             Op::Send { sync: Some((dest, number)), .. } => st.inbox.sync.forget(*dest, *number),

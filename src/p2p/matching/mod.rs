@@ -228,6 +228,41 @@ impl Inbox {
         id
     }
 
+    /// Starts a non-blocking receive on a message already here whole: if the earliest
+    /// arrived message that (`src`, `tag`) matches is complete and fits `buf`, copies
+    /// it in and returns its status and arrival number, so that the receive needs no
+    /// place in the queues. Otherwise nothing changes, and the receive is posted
+    /// ([`Inbox::post`]), which takes such a message as it would.
+    #[inline]
+    pub fn take_whole(&mut self, src: Source, tag: TagMatch, buf: &mut [u8]) -> Option<(Status, u64)> {
+        if self.arrived.is_empty() {
+            return None;
+        }
+        self.take_whole_queued(src, tag, buf)
+    }
+
+    fn take_whole_queued(&mut self, src: Source, tag: TagMatch, buf: &mut [u8]) -> Option<(Status, u64)> {
+        let at = self.arrived.first_match(src, tag)?;
+        let found = self.arrived.at(at);
+        if !found.complete() || found.status.len > buf.len() {
+            return None;
+        }
+        let mut msg = self.arrived.take(at);
+        self.acknowledge(&msg.status, msg.sync.take());
+        buf[..msg.data.len()].copy_from_slice(&msg.data);
+        self.spare.keep(msg.data);
+        Some((msg.status, msg.seq))
+    }
+
+    /// A receive that took a message at its start ([`Inbox::take_whole`]) is dropped
+    /// unfinished: the message, `data`, goes back in its place, as a cancelled
+    /// receive's does ([`Inbox::cancel`]).
+    pub fn give_back(&mut self, status: Status, seq: u64, data: &[u8]) {
+        let mut copy = self.buffer(status.len, data.len());
+        copy.extend_from_slice(data);
+        self.queue(Msg { seq, status, data: copy, remote: None, sync: None });
+    }
+
     /// A posted receive being tested: picks up a message assigned to it earlier.
     pub fn resume(&mut self, t: &mut Target<'_>, pull: &dyn Pull) -> Result<(), Fail> {
         let id = t.id.expect("a posted receive");

@@ -44,14 +44,14 @@ use crate::rma::error::SyncError;
 use crate::rma::window::Window;
 use crate::segment::mapping::SharedBytes;
 use crate::segment::view::{atomic_u32_at, atomic_u64_at};
-use crate::timing;
 
 impl<'c> Window<'c, u8> {
     /// Whether the common case applies: one node, no virtual time, and for ARMW and
     /// flush (`armw`) no accumulate locks or agent.
     #[inline(always)]
     fn quick_case(&self, armw: bool) -> bool {
-        self.remote.is_none() && !(armw && self.acc_locks()) && timing::clock().is_none()
+        // `quick`: one node, no virtual time (fixed at creation: see the field).
+        self.quick && !(armw && self.acc_locks())
     }
 
     /// Runs `then` on the bytes of `target`'s part if an access of `bytes` bytes at

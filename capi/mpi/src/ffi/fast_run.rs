@@ -5,11 +5,7 @@
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;
 
-use sccemu::SyncError;
-
-use crate::error::{MpiError, class};
-use crate::ffi::Scope;
-use crate::win::sync_error;
+use crate::error::class;
 
 /// Runs a call's general path out of line, so that the entry point's frame is the
 /// fast path's alone.
@@ -18,28 +14,11 @@ pub fn general<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The body of a C entry point with a fast path: `fast`, under the entry point's panic
-/// guard; its refusal (`None`) runs `general`, the entry point's general path, and its
-/// error goes to the window's error handler as `error` maps it. Both out of line, so
+/// The body of a C entry point with a fast path whose `Some` carries the call's code
+/// (success, or an error the fast path settled: put and get's refusals by sccemu,
+/// lock and lock_all's failed waits): `fast`, under the entry point's panic guard; its
+/// refusal (`None`) runs `general`, the entry point's general path, out of line, so
 /// that the success path is the fast path and one test.
-#[inline(always)]
-pub fn run<E>(
-    name: &'static str,
-    win: c_int,
-    fast: impl FnOnce() -> Option<Result<(), E>>,
-    error: fn(E) -> MpiError,
-    general: impl FnOnce() -> c_int,
-) -> c_int {
-    match std::panic::catch_unwind(AssertUnwindSafe(fast)) {
-        Ok(Some(Ok(()))) => class::SUCCESS,
-        Ok(Some(Err(e))) => failed(name, win, e, error),
-        Ok(None) => general(),
-        Err(panic) => super::panicked(name, panic),
-    }
-}
-
-/// [`run`] for the fast paths that settle their own refusals once past the library's
-/// checks (put and get): `Some` carries the call's code.
 #[inline(always)]
 pub fn run_code(
     name: &'static str,
@@ -53,7 +32,7 @@ pub fn run_code(
     }
 }
 
-/// [`run`] for the fast paths that leave every refusal to the general path (`None`):
+/// [`run_code`] for the fast paths that leave every refusal to the general path (`None`):
 /// sccemu's entry points for bindings, which refuse having done nothing, and build no
 /// error to carry (module docs).
 #[inline(always)]
@@ -69,7 +48,7 @@ pub fn run_done(
     }
 }
 
-/// [`run`] for the fast paths whose sccemu refusal (`Some(None)`) must not share the
+/// [`run_code`] for the fast paths whose sccemu refusal (`Some(None)`) must not share the
 /// library's refusal's exit (`None`): both run the general path, but `refused`, from a
 /// call site of its own. Where they shared one, the C arguments, saved across sccemu's
 /// part, were loaded back before each of its refusal tests, on the success path too
@@ -96,13 +75,3 @@ pub fn run_refusable(
 pub fn refused<R>(general: impl FnOnce() -> R) -> R {
     general()
 }
-
-/// The error `e` of a fast path, mapped by `error`, to the window's handler.
-#[cold]
-#[inline(never)]
-fn failed<E>(name: &'static str, win: c_int, e: E, error: fn(E) -> MpiError) -> c_int {
-    super::failed(name, Scope::Win(win), error(e))
-}
-
-/// sccemu's errors in synchronisation, as [`run`] takes them.
-pub const SYNC: fn(SyncError) -> MpiError = sync_error;

@@ -27,7 +27,7 @@
 use std::ffi::{c_int, c_void};
 
 use sccemu::protocol::atomic::armw::RmwOp;
-use sccemu::{AtomicElem, LockKind, Op, SyncError, Window};
+use sccemu::{AtomicElem, LockKind, Op, RmaError, SyncError, Window};
 
 use crate::datatype::{self, Prim};
 use crate::error::class;
@@ -169,24 +169,42 @@ pub unsafe fn put(
         // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| match w.quick_put(target, at, src) {
-        Some(()) => class::SUCCESS,
-        None => put_refused(w, (target, at), src, win),
-    })
+    let done = on_win(obj, |w| match w.quick_put(target, at, src) {
+        Some(()) => Ok(()),
+        None => put_refused(w, (target, at), src),
+    })?;
+    Some(settle_rma("MPI_Put", win, done))
 }
 
 /// A put that sccemu's entry point for bindings refused, once the library's checks
 /// passed: the window's general put, which the general path would make with these
-/// very arguments (the same rank, offset and bytes), does it or reports why. Taking
+/// very arguments (the same rank, offset and bytes), does it or says why. Taking
 /// only these, not the C arguments, lets those die before sccemu's part of the fast
-/// path, which then has the registers to itself.
+/// path, which then has the registers to itself. Its error, boxed (two words out of
+/// `on_win`'s closure, in registers), goes to the handler once the closure returned
+/// ([`settle_rma`]).
 #[cold]
 #[inline(never)]
-fn put_refused(w: &Window<'static, u8>, (target, at): (u32, usize), src: &[u8], win: c_int) -> c_int {
-    match w.put(target, at, src) {
+fn put_refused(w: &Window<'static, u8>, (target, at): (u32, usize), src: &[u8]) -> Result<(), Box<RmaError>> {
+    w.put(target, at, src).map_err(Box::new)
+}
+
+/// A put or get's outcome as the call's code: an error goes to the window's handler
+/// here, after `on_win`'s closure, since the handler, the program's code, may call
+/// MPI on this window, whose state must not be borrowed then.
+#[inline(always)]
+fn settle_rma(name: &'static str, win: c_int, done: Result<(), Box<RmaError>>) -> c_int {
+    match done {
         Ok(()) => class::SUCCESS,
-        Err(e) => super::failed("MPI_Put", Scope::Win(win), rma_error(e)),
+        Err(e) => rma_failed(name, win, *e),
     }
+}
+
+/// A put or get's error, to the window's handler.
+#[cold]
+#[inline(never)]
+fn rma_failed(name: &'static str, win: c_int, e: RmaError) -> c_int {
+    super::failed(name, Scope::Win(win), rma_error(e))
 }
 
 /// `MPI_Get`'s fast path.
@@ -216,20 +234,18 @@ pub unsafe fn get(
         // the call (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| match w.quick_get(target, at, dst) {
-        Some(()) => class::SUCCESS,
-        None => get_refused(w, (target, at), dst, win),
-    })
+    let done = on_win(obj, |w| match w.quick_get(target, at, dst) {
+        Some(()) => Ok(()),
+        None => get_refused(w, (target, at), dst),
+    })?;
+    Some(settle_rma("MPI_Get", win, done))
 }
 
 /// [`put_refused`] for a get.
 #[cold]
 #[inline(never)]
-fn get_refused(w: &Window<'static, u8>, (target, at): (u32, usize), dst: &mut [u8], win: c_int) -> c_int {
-    match w.get(target, at, dst) {
-        Ok(()) => class::SUCCESS,
-        Err(e) => super::failed("MPI_Get", Scope::Win(win), rma_error(e)),
-    }
+fn get_refused(w: &Window<'static, u8>, (target, at): (u32, usize), dst: &mut [u8]) -> Result<(), Box<RmaError>> {
+    w.get(target, at, dst).map_err(Box::new)
 }
 
 /// One element of `A` read from C memory (possibly unaligned).

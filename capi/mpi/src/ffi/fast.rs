@@ -14,7 +14,7 @@
 //! nothing on the fast path builds or carries an error. Lock and lock_all can fail
 //! once past every check, in the wait for the lock (job aborted): sccemu returns that
 //! error (`Some(Err)`), which the fast path sends to the window's handler out of line
-//! (`wait_failed`) and returns as the call's code, since the call must not run twice;
+//! (`fast_run::settled`) and returns as the call's code, since the call must not run twice;
 //! their misuse (lock twice, a rank out of range, ...) is a refusal like the
 //! others'.
 //!
@@ -27,13 +27,12 @@
 use std::ffi::{c_int, c_void};
 
 use sccemu::protocol::atomic::armw::RmwOp;
-use sccemu::{AtomicElem, LockKind, Op, RmaError, SyncError, Window};
+use sccemu::{AtomicElem, LockKind, Op, RmaError, Window};
 
 use crate::datatype::{self, Prim};
-use crate::error::class;
-use crate::ffi::Scope;
-use crate::win::{self, Flavor, WinObj, rma_error};
+use crate::win::{self, Flavor, WinObj};
 
+use super::fast_run::{boxed, settle_rma, settled};
 pub use super::fast_run::{general, refused, run_code, run_done, run_refusable};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
@@ -182,29 +181,11 @@ pub unsafe fn put(
 /// only these, not the C arguments, lets those die before sccemu's part of the fast
 /// path, which then has the registers to itself. Its error, boxed (two words out of
 /// `on_win`'s closure, in registers), goes to the handler once the closure returned
-/// ([`settle_rma`]).
+/// (`fast_run::settle_rma`).
 #[cold]
 #[inline(never)]
 fn put_refused(w: &Window<'static, u8>, (target, at): (u32, usize), src: &[u8]) -> Result<(), Box<RmaError>> {
     w.put(target, at, src).map_err(Box::new)
-}
-
-/// A put or get's outcome as the call's code: an error goes to the window's handler
-/// here, after `on_win`'s closure, since the handler, the program's code, may call
-/// MPI on this window, whose state must not be borrowed then.
-#[inline(always)]
-fn settle_rma(name: &'static str, win: c_int, done: Result<(), Box<RmaError>>) -> c_int {
-    match done {
-        Ok(()) => class::SUCCESS,
-        Err(e) => rma_failed(name, win, *e),
-    }
-}
-
-/// A put or get's error, to the window's handler.
-#[cold]
-#[inline(never)]
-fn rma_failed(name: &'static str, win: c_int, e: RmaError) -> c_int {
-    super::failed(name, Scope::Win(win), rma_error(e))
 }
 
 /// `MPI_Get`'s fast path.
@@ -244,7 +225,11 @@ pub unsafe fn get(
 /// [`put_refused`] for a get.
 #[cold]
 #[inline(never)]
-fn get_refused(w: &Window<'static, u8>, (target, at): (u32, usize), dst: &mut [u8]) -> Result<(), Box<RmaError>> {
+fn get_refused(
+    w: &Window<'static, u8>,
+    (target, at): (u32, usize),
+    dst: &mut [u8],
+) -> Result<(), Box<RmaError>> {
     w.get(target, at, dst).map_err(Box::new)
 }
 
@@ -444,7 +429,7 @@ pub fn flush(rank: c_int, win: c_int) -> Option<()> {
 /// entry point tells apart): sccemu's entry for bindings, which refuses (`None`) having
 /// done nothing, or locks (`Some(SUCCESS)`), or reports a failed wait, which must not
 /// run twice (the lock was waited for): its error goes to the window's handler here,
-/// out of line ([`wait_failed`]), and its code is the call's.
+/// out of line (`fast_run::settled`), and its code is the call's.
 #[inline(always)]
 pub fn lock(kind: LockKind, rank: c_int, win: c_int) -> Option<c_int> {
     let (obj, target) = sync_target(win, rank)?;
@@ -456,44 +441,6 @@ pub fn lock(kind: LockKind, rank: c_int, win: c_int) -> Option<c_int> {
         |w| boxed(w.quick_lock(kind, target)),
     )??;
     settled("MPI_Win_lock", win, answer)
-}
-
-/// sccemu's answer to a lock call, with a failed wait's error boxed (out of line), so
-/// that what leaves `on_win`'s closure is two words, returned in registers: carried
-/// out as it is, the `SyncError`'s room was copied through the stack on the success
-/// path too (callgrind, 8 B lock + unlock: 16 to 18 instructions more).
-#[inline(always)]
-fn boxed(answer: Option<Result<(), SyncError>>) -> Option<Result<(), Box<SyncError>>> {
-    match answer? {
-        Ok(()) => Some(Ok(())),
-        Err(e) => Some(Err(boxed_error(e))),
-    }
-}
-
-/// A failed wait's error on the heap (the cold path of [`boxed`]).
-#[cold]
-#[inline(never)]
-fn boxed_error(e: SyncError) -> Box<SyncError> {
-    Box::new(e)
-}
-
-/// A lock call's answer as the entry point's code: a failed wait's error goes to the
-/// window's handler here, once `on_win`'s closure has returned (the handler, the
-/// program's code, may call MPI on this window, whose state must not be borrowed
-/// then), and its code is the call's.
-#[inline(always)]
-fn settled(name: &'static str, win: c_int, answer: Result<(), Box<SyncError>>) -> Option<c_int> {
-    match answer {
-        Ok(()) => Some(class::SUCCESS),
-        Err(e) => Some(wait_failed(name, win, *e)),
-    }
-}
-
-/// A failed lock wait's error, to the window's handler.
-#[cold]
-#[inline(never)]
-fn wait_failed(name: &'static str, win: c_int, e: SyncError) -> c_int {
-    super::failed(name, Scope::Win(win), win::sync_error(e))
 }
 
 /// `MPI_Win_unlock`'s fast path.

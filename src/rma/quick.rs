@@ -55,15 +55,14 @@ impl<'c> Window<'c, u8> {
     }
 
     /// Runs `then` on the bytes of `target`'s part if an access of `bytes` bytes at
-    /// byte `at` is allowed (rank, epoch, bounds), and records the access as issued if
-    /// `then` accepts it (`Some`). One borrow of the epochs for the check and the
-    /// record.
+    /// byte `at` is allowed (rank, epoch, bounds) and `align`-aligned in the segment,
+    /// and records the access as issued if `then` accepts it (`Some`). One borrow of
+    /// the epochs for the check and the record.
     #[inline(always)]
     fn quick_access<R>(
         &self,
         target: u32,
-        at: usize,
-        bytes: usize,
+        (at, bytes, align): (usize, usize, usize),
         then: impl FnOnce(SharedBytes<'c>) -> Option<R>,
     ) -> Option<R> {
         let part = *self.parts.get(target as usize)?;
@@ -73,7 +72,8 @@ impl<'c> Window<'c, u8> {
         // saved across it (to memory and back on every call: callgrind, 8 B get + flush
         // through the MPI library).
         let allowed = e.fence_open || e.lock_all.is_some() || e.locks.get(target as usize)?.is_some();
-        if !allowed || at.checked_add(bytes)? > part.len {
+        // The alignment last: `at` is in the part by then, so the sum cannot overflow.
+        if !allowed || at.checked_add(bytes)? > part.len || (part.offset + at) % align != 0 {
             return None;
         }
         let done = then(self.ctx.segment().bytes(part))?;
@@ -88,7 +88,7 @@ impl<'c> Window<'c, u8> {
         if !self.quick_case(false) {
             return None;
         }
-        self.quick_access(target, at, src.len(), #[inline(always)] |part| {
+        self.quick_access(target, (at, src.len(), 1), #[inline(always)] |part| {
             part.write(at, src);
             Some(())
         })?;
@@ -103,7 +103,7 @@ impl<'c> Window<'c, u8> {
         if !self.quick_case(false) {
             return None;
         }
-        self.quick_access(target, at, dst.len(), #[inline(always)] |part| {
+        self.quick_access(target, (at, dst.len(), 1), #[inline(always)] |part| {
             part.read(at, dst);
             Some(())
         })
@@ -111,15 +111,24 @@ impl<'c> Window<'c, u8> {
 
     /// Runs `armw` on the word of an `A` at byte `at` of `target`'s part, if the
     /// access is allowed and the word aligned.
+    ///
+    /// The alignment is tested before anything is called, on the part's offset in the
+    /// segment (whose mapping starts on a page boundary, as every mapping does), so
+    /// that no refusal follows the call that views the word (`atomic_u64_at`, out of
+    /// line in the MPI library's entry points): a refusal after it made those entry
+    /// points keep their C arguments for the general path across the call, stored to
+    /// memory on every call (callgrind, 8 B fetch-and-op through the MPI library).
+    /// That view's own alignment test then cannot fail.
     #[inline(always)]
     fn quick_armw<A: AtomicElem>(&self, target: u32, at: usize, armw: impl FnOnce(Word<'c>) -> u64) -> Option<A> {
         if !self.quick_case(true) {
             return None;
         }
-        self.quick_access(target, at, A::WIDTH, #[inline(always)] |part| {
+        self.quick_access(target, (at, A::WIDTH, A::WIDTH), #[inline(always)] |part| {
+            const ALIGNED: &str = "an ARMW word aligned in the segment is aligned in memory";
             let word = match A::WIDTH {
-                4 => Word::W32(atomic_u32_at(part, at)?),
-                _ => Word::W64(atomic_u64_at(part, at)?),
+                4 => Word::W32(atomic_u32_at(part, at).expect(ALIGNED)),
+                _ => Word::W64(atomic_u64_at(part, at).expect(ALIGNED)),
             };
             Some(A::from_bits(armw(word)))
         })

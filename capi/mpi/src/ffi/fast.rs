@@ -14,8 +14,8 @@
 //! nothing on the fast path builds or carries an error. Lock and lock_all can fail
 //! once past every check, in the wait for the lock (job aborted): sccemu returns that
 //! error (`Some(Err)`), which the fast path sends to the window's handler out of line
-//! (`fast_run::settled`) and returns as the call's code, since the call must not run twice;
-//! their misuse (lock twice, a rank out of range, ...) is a refusal like the
+//! (`fast_run::settled`) and returns as the call's code, since the call must not run
+//! twice; their misuse (lock twice, a rank out of range, ...) is a refusal like the
 //! others'.
 //!
 //! How an entry point runs its fast path and its general path is in
@@ -328,12 +328,8 @@ pub unsafe fn fetch_and_op(
     let atom = atom(dt)?;
     let op = rmw(op)?;
     let to = landing(obj, rank, disp, atom.size())?;
-    // The origin is read for every op but MPI_NO_OP. Two tests, each a branch: written
-    // as one condition, they were computed into flags and combined (six instructions).
-    if result.is_null() {
-        return None;
-    }
-    if origin.is_null() && op.is_some() {
+    // The origin is read for every op but MPI_NO_OP.
+    if result.is_null() || (origin.is_null() && op.is_some()) {
         return None;
     }
     // Inlined by force: LLVM left this closure out of line, one call and frame more

@@ -1,6 +1,13 @@
 //! How a C entry point with a fast path (`super::fast`) runs it: the fast path under
 //! the entry point's panic guard, with the general path and the error mapping out of
 //! line, so that the success path is the fast path and one test.
+//!
+//! An error that a fast path settles itself (a failed lock wait; a put or get that
+//! sccemu's entry refused and the window's general call then failed) goes to the
+//! window's error handler only once the closure given to `on_win` has returned: the
+//! handler is the program's code and may call MPI on the same window, whose state
+//! (`Serial::unlocked`) must not be borrowed then. Such errors leave the closure boxed,
+//! two words in registers, so that the success path carries no error's room.
 
 use std::ffi::c_int;
 use std::panic::AssertUnwindSafe;

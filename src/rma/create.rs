@@ -175,6 +175,7 @@ impl<'c, T: Plain> Window<'c, T> {
             // returns the control block itself (`abandon`).
             released: Cell::new(true),
             remote: None,
+            quick: crate::timing::clock().is_none(),
             _elem: PhantomData,
         };
         // Not an early return: the others would wait for this member in the barriers.

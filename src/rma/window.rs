@@ -152,6 +152,11 @@ pub struct Window<'c, T: Plain> {
     pub(crate) lock_views: crate::rma::lock::LockViews<'c>,
     /// Where the members on other nodes are, for a window across nodes (`remote`).
     pub(crate) remote: Option<crate::rma::remote::Remote<'c>>,
+    /// Whether this window is on one node and untimed: the common case of the entries
+    /// for bindings (`quick`), one load there where testing `remote` and the clock took
+    /// three loads and tests. Fixed at creation: `remote` is, and the clock starts when
+    /// the core attaches (`timing::init`), before it can create a window.
+    pub(crate) quick: bool,
     pub(super) _elem: PhantomData<T>,
 }
 

@@ -198,6 +198,8 @@ impl<'c, T: Plain> Window<'c, T> {
             acc: Default::default(),
             released: Cell::new(false),
             remote: Some(Remote::new(link, local.clone(), remote_meta, node_leaders, me == leader)),
+            // Across nodes: never the common case.
+            quick: false,
             _elem: PhantomData,
         };
         if let Memory::Allocate(..) = memory {

@@ -13,7 +13,8 @@
 //! that a refusal too goes to the general path ([`run_done`]), which reports it:
 //! nothing on the fast path builds or carries an error. Lock and lock_all can fail
 //! once past every check, in the wait for the lock (job aborted): sccemu returns that
-//! error (`Some(Err)`), which [`run`] maps out of line, since the call must not run
+//! error (`Some(Err)`), which the fast path sends to the window's handler out of line
+//! (`fast_run::settled`) and returns as the call's code, since the call must not run
 //! twice; their misuse (lock twice, a rank out of range, ...) is a refusal like the
 //! others'.
 //!
@@ -26,14 +27,13 @@
 use std::ffi::{c_int, c_void};
 
 use sccemu::protocol::atomic::armw::RmwOp;
-use sccemu::{AtomicElem, LockKind, Op, SyncError, Window};
+use sccemu::{AtomicElem, LockKind, Op, RmaError, Window};
 
 use crate::datatype::{self, Prim};
-use crate::error::class;
-use crate::ffi::Scope;
-use crate::win::{self, Flavor, WinObj, rma_error};
+use crate::win::{self, Flavor, WinObj};
 
-pub use super::fast_run::{SYNC, general, refused, run, run_code, run_done, run_refusable};
+use super::fast_run::{boxed, settle_rma, settled};
+pub use super::fast_run::{general, refused, run_code, run_done, run_refusable};
 
 /// `MPI_LOCK_EXCLUSIVE` and `MPI_LOCK_SHARED`.
 pub const LOCK_EXCLUSIVE: c_int = 234;
@@ -168,24 +168,24 @@ pub unsafe fn put(
         // SAFETY: `origin` holds `bytes` bytes (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| match w.quick_put(target, at, src) {
-        Some(()) => class::SUCCESS,
-        None => put_refused(w, (target, at), src, win),
-    })
+    let done = on_win(obj, |w| match w.quick_put(target, at, src) {
+        Some(()) => Ok(()),
+        None => put_refused(w, (target, at), src),
+    })?;
+    Some(settle_rma("MPI_Put", win, done))
 }
 
 /// A put that sccemu's entry point for bindings refused, once the library's checks
 /// passed: the window's general put, which the general path would make with these
-/// very arguments (the same rank, offset and bytes), does it or reports why. Taking
+/// very arguments (the same rank, offset and bytes), does it or says why. Taking
 /// only these, not the C arguments, lets those die before sccemu's part of the fast
-/// path, which then has the registers to itself.
+/// path, which then has the registers to itself. Its error, boxed (two words out of
+/// `on_win`'s closure, in registers), goes to the handler once the closure returned
+/// (`fast_run::settle_rma`).
 #[cold]
 #[inline(never)]
-fn put_refused(w: &Window<'static, u8>, (target, at): (u32, usize), src: &[u8], win: c_int) -> c_int {
-    match w.put(target, at, src) {
-        Ok(()) => class::SUCCESS,
-        Err(e) => super::failed("MPI_Put", Scope::Win(win), rma_error(e)),
-    }
+fn put_refused(w: &Window<'static, u8>, (target, at): (u32, usize), src: &[u8]) -> Result<(), Box<RmaError>> {
+    w.put(target, at, src).map_err(Box::new)
 }
 
 /// `MPI_Get`'s fast path.
@@ -215,20 +215,22 @@ pub unsafe fn get(
         // the call (this function's contract; non-null).
         _ => unsafe { std::slice::from_raw_parts_mut(origin.cast::<u8>(), bytes) },
     };
-    on_win(obj, |w| match w.quick_get(target, at, dst) {
-        Some(()) => class::SUCCESS,
-        None => get_refused(w, (target, at), dst, win),
-    })
+    let done = on_win(obj, |w| match w.quick_get(target, at, dst) {
+        Some(()) => Ok(()),
+        None => get_refused(w, (target, at), dst),
+    })?;
+    Some(settle_rma("MPI_Get", win, done))
 }
 
 /// [`put_refused`] for a get.
 #[cold]
 #[inline(never)]
-fn get_refused(w: &Window<'static, u8>, (target, at): (u32, usize), dst: &mut [u8], win: c_int) -> c_int {
-    match w.get(target, at, dst) {
-        Ok(()) => class::SUCCESS,
-        Err(e) => super::failed("MPI_Get", Scope::Win(win), rma_error(e)),
-    }
+fn get_refused(
+    w: &Window<'static, u8>,
+    (target, at): (u32, usize),
+    dst: &mut [u8],
+) -> Result<(), Box<RmaError>> {
+    w.get(target, at, dst).map_err(Box::new)
 }
 
 /// One element of `A` read from C memory (possibly unaligned).
@@ -326,10 +328,10 @@ pub unsafe fn fetch_and_op(
     let atom = atom(dt)?;
     let op = rmw(op)?;
     let to = landing(obj, rank, disp, atom.size())?;
+    // The origin is read for every op but MPI_NO_OP.
     if result.is_null() || (origin.is_null() && op.is_some()) {
         return None;
     }
-    let bitwise = matches!(op, Some(RmwOp::And | RmwOp::Or | RmwOp::Xor));
     // Inlined by force: LLVM left this closure out of line, one call and frame more
     // (callgrind, 8 B fetch-and-op + flush: 320 instructions that way).
     on_win(
@@ -342,8 +344,10 @@ pub unsafe fn fetch_and_op(
                 // Wrapping add and the bitwise ops are the same on signed and unsigned bits.
                 Atom::Int4 => fop::<u32>(w, to, origin, result, op),
                 Atom::Int8 => fop::<u64>(w, to, origin, result, op),
-                // MPI has no bitwise op on floats: the general path's error.
-                _ if bitwise => None,
+                // MPI has no bitwise op on floats: the general path's error. Tested in
+                // these arms only: computed before the `match`, it cost the integer
+                // arms five instructions.
+                _ if matches!(op, Some(RmwOp::And | RmwOp::Or | RmwOp::Xor)) => None,
                 Atom::Float4 => fop::<f32>(w, to, origin, result, op),
                 Atom::Float8 => fop::<f64>(w, to, origin, result, op),
             }
@@ -419,18 +423,20 @@ pub fn flush(rank: c_int, win: c_int) -> Option<()> {
 
 /// `MPI_Win_lock`'s fast path, for a lock of type `kind` without asserts (which the
 /// entry point tells apart): sccemu's entry for bindings, which refuses (`None`) having
-/// done nothing, or locks, or reports a failed wait (`Some(Err)`, which must not run
-/// twice: the lock was waited for).
+/// done nothing, or locks (`Some(SUCCESS)`), or reports a failed wait, which must not
+/// run twice (the lock was waited for): its error goes to the window's handler here,
+/// out of line (`fast_run::settled`), and its code is the call's.
 #[inline(always)]
-pub fn lock(kind: LockKind, rank: c_int, win: c_int) -> Option<Result<(), SyncError>> {
+pub fn lock(kind: LockKind, rank: c_int, win: c_int) -> Option<c_int> {
     let (obj, target) = sync_target(win, rank)?;
     // The epoch stays open until MPI_Win_unlock. Inlined by force, as the others: LLVM
     // left this closure out of line, its result returned through memory.
-    on_win(
+    let answer = on_win(
         obj,
         #[inline(always)]
-        |w| w.quick_lock(kind, target),
-    )?
+        |w| boxed(w.quick_lock(kind, target)),
+    )??;
+    settled("MPI_Win_lock", win, answer)
 }
 
 /// `MPI_Win_unlock`'s fast path.
@@ -446,15 +452,16 @@ pub fn unlock(rank: c_int, win: c_int) -> Option<()> {
 
 /// `MPI_Win_lock_all`'s fast path (no asserts), as [`lock`].
 #[inline(always)]
-pub fn lock_all(assert: c_int, win: c_int) -> Option<Result<(), SyncError>> {
+pub fn lock_all(assert: c_int, win: c_int) -> Option<c_int> {
     if assert != 0 {
         return None;
     }
-    on_win(
+    let answer = on_win(
         win::get(win)?,
         #[inline(always)]
-        |w| w.quick_lock_all(),
-    )?
+        |w| boxed(w.quick_lock_all()),
+    )??;
+    settled("MPI_Win_lock_all", win, answer)
 }
 
 /// `MPI_Win_unlock_all`'s fast path.

@@ -72,13 +72,7 @@ extern "C" fn lock_of<const EXCLUSIVE: bool>(rank: c_int, win: c_int) -> c_int {
         true => (LockKind::Exclusive, fast::LOCK_EXCLUSIVE),
         false => (LockKind::Shared, fast::LOCK_SHARED),
     };
-    fast::run(
-        "MPI_Win_lock",
-        win,
-        || fast::lock(kind, rank, win),
-        fast::SYNC,
-        || lock_general(lock_type, rank, 0, win),
-    )
+    fast::run_code("MPI_Win_lock", || fast::lock(kind, rank, win), || lock_general(lock_type, rank, 0, win))
 }
 
 /// `MPI_Win_unlock`.
@@ -90,13 +84,7 @@ pub extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
 /// `MPI_Win_lock_all`.
 #[unsafe(export_name = "PMPI_Win_lock_all")]
 pub extern "C" fn MPI_Win_lock_all(assert: c_int, win: c_int) -> c_int {
-    fast::run(
-        "MPI_Win_lock_all",
-        win,
-        || fast::lock_all(assert, win),
-        fast::SYNC,
-        || lock_all_general(assert, win),
-    )
+    fast::run_code("MPI_Win_lock_all", || fast::lock_all(assert, win), || lock_all_general(assert, win))
 }
 
 /// `MPI_Win_unlock_all`.

@@ -110,6 +110,20 @@ impl<T> Table<T> {
         Some(value)
     }
 
+    /// Removes a user object if `take` says so of it: one lookup where `get` and
+    /// `remove` would make two.
+    #[inline]
+    pub fn remove_if(&mut self, handle: c_int, take: impl FnOnce(&T) -> bool) -> Option<T> {
+        let i = self.index(handle).filter(|&i| i >= self.reserved)?;
+        let slot = self.slots.get_mut(i)?;
+        if !take(slot.as_ref()?) {
+            return None;
+        }
+        let value = slot.take();
+        self.free.push(i);
+        value
+    }
+
     /// The handles of the live user objects.
     pub fn handles(&self) -> Vec<c_int> {
         let user = self.reserved.min(self.slots.len());

@@ -13,6 +13,7 @@ use std::cell::RefCell;
 use std::thread::LocalKey;
 
 use super::pending::{PendingRecv, PendingSend};
+use crate::comm::CommObj;
 
 /// Boxes of each kind a thread keeps at most (a receive's is 208 bytes, a send's
 /// 128): more requests in flight than this at once allocate as they did.
@@ -57,6 +58,28 @@ fn keep_in<T>(spare: &'static LocalKey<Spare<T>>, b: Box<T>) {
 /// `recv` in a box: one this thread kept, if any.
 pub(super) fn boxed(recv: PendingRecv) -> Box<PendingRecv> {
     boxed_in(&RECVS, recv)
+}
+
+/// A receive straight into the user's buffer (`direct`, no staging), in a box: one
+/// this thread kept, if any, whose fields are set one by one, so that neither the
+/// whole receive is copied nor the kept one dropped (it holds nothing: module docs).
+#[inline(always)]
+pub(super) fn boxed_direct(
+    request: sccemu::Request<'static>,
+    comm: &'static CommObj,
+    direct: (usize, usize),
+) -> Box<PendingRecv> {
+    let kept = RECVS.try_with(|s| s.try_borrow_mut().ok()?.pop()).ok().flatten();
+    match kept {
+        Some(mut b) => {
+            debug_assert!(b.request.is_none() && b.staging.is_none());
+            b.request = Some(request);
+            b.comm = comm;
+            b.direct = Some(direct);
+            b
+        }
+        None => Box::new(PendingRecv { request: Some(request), staging: None, comm, direct: Some(direct) }),
+    }
 }
 
 /// Keeps `b`, whose receive completed, for this thread's next receive (or frees it).

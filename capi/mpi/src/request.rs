@@ -244,14 +244,15 @@ fn wait_one(handle: c_int) -> MpiResult<Status> {
     if handle == REQUEST_NULL {
         return Ok(Status::NO_REQUEST);
     }
-    // One hold of the table for the request and the detached ones to drive first.
+    // One hold of the table for the request and the detached ones to drive first;
+    // the list is moved out only when it holds some (most waits have none).
     let (op, detached) = {
         let mut r = requests();
         let Some(op) = r.table.remove(handle) else { return Err(not_active(handle)) };
-        (op, std::mem::take(&mut r.detached))
+        let detached = (!r.detached.is_empty()).then(|| std::mem::take(&mut r.detached));
+        (op, detached)
     };
-    // Tested here, not in the call: most waits have none to drive.
-    if !detached.is_empty() {
+    if let Some(detached) = detached {
         drive_detached(detached)?;
     }
     op.wait()

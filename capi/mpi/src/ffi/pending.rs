@@ -154,6 +154,9 @@ pub struct PendingRecv {
 unsafe impl Send for PendingRecv {}
 
 impl PendingRecv {
+    // Inline: out of line, its frame cost a third of what it does for a contiguous
+    // receive (callgrind).
+    #[inline(always)]
     fn finish(&mut self, s: sccemu::Status) -> MpiResult<Status> {
         let status = p2p::received(self.comm, s);
         if let Some((staging, user)) = &self.staging {
@@ -162,6 +165,8 @@ impl PendingRecv {
         Ok(status)
     }
 
+    #[cold]
+    #[inline(never)]
     fn failed(&mut self, e: sccemu::RequestError) -> MpiError {
         match e {
             sccemu::RequestError::Recv(sccemu::RecvError::Truncated { status, capacity }) => {

@@ -83,6 +83,7 @@ pub(super) fn boxed_direct(
 }
 
 /// Keeps `b`, whose receive completed, for this thread's next receive (or frees it).
+#[inline]
 pub(super) fn give_back(mut b: Box<PendingRecv>) {
     // The request first: it may borrow the staging buffer.
     b.request = None;

@@ -28,8 +28,10 @@ use crate::handles::Table;
 use crate::state::mpi;
 
 mod op;
+mod wait_all;
 
 pub use op::Op;
+pub use wait_all::wait_all;
 
 /// `MPI_REQUEST_NULL`: the request table's base.
 pub const REQUEST_NULL: c_int = 0x4c00_0000;
@@ -119,8 +121,9 @@ pub fn insert(op: Box<dyn Pending>) -> c_int {
     insert_op(Op::Other(op))
 }
 
-/// A handle for `op`, held by value.
-#[inline]
+/// A handle for `op`, held by value. Inline: the fast paths of `MPI_Isend` and
+/// `MPI_Irecv` then build the `Op` where the table's insert reads it, and save a frame.
+#[inline(always)]
 pub fn insert_op(op: Op) -> c_int {
     requests().table.insert(op)
 }
@@ -256,65 +259,6 @@ fn wait_one(handle: c_int) -> MpiResult<Status> {
         drive_detached(detached)?;
     }
     op.wait()
-}
-
-/// `MPI_Waitall`: completes every one of `handles` (null, inactive persistent ones
-/// included), handing each index's result to `report` and replacing each handle by
-/// what completion leaves ([`after_completion`]); `report`'s error ends the call.
-/// Successes go to `report` only if `report_ok` (the caller wants statuses): with
-/// `MPI_STATUSES_IGNORE` a success has nothing to report, and the call per request
-/// cost about 28 instructions. An invalid handle fails the call before any changes
-/// ([`check_all`]).
-///
-/// One hold of the table checks them all and completes those that are complete
-/// already without a wait ([`Op::is_finished`]: a send that left at its start, a kept
-/// result), and the null handles; the rest are then waited for one by one, as
-/// [`wait`] does, each taken out of the table only while it is waited for, so that
-/// the others stay there for [`drive_all`] meanwhile.
-pub fn wait_all(
-    handles: &mut [c_int],
-    report_ok: bool,
-    mut report: impl FnMut(usize, MpiResult<Status>) -> MpiResult<()>,
-) -> MpiResult<()> {
-    let mut give = |i, result: MpiResult<Status>| match result {
-        Ok(_) if !report_ok => Ok(()),
-        result => report(i, result),
-    };
-    let detached = {
-        let mut r = requests();
-        check_all_in(&r, handles)?;
-        for (i, h) in handles.iter_mut().enumerate() {
-            if *h == REQUEST_NULL {
-                give(i, Ok(Status::NO_REQUEST))?;
-                continue;
-            }
-            // A persistent request's completion also deactivates it: `wait`'s.
-            if is_persistent(*h) {
-                continue;
-            }
-            let Some(op) = r.table.remove_if(*h, Op::is_finished) else { continue };
-            *h = REQUEST_NULL;
-            // Under the table's lock: a finished operation's wait returns what it holds.
-            give(i, op.wait())?;
-        }
-        std::mem::take(&mut r.detached)
-    };
-    if !detached.is_empty() {
-        drive_detached(detached)?;
-    }
-    // Those completed above (and the null ones) are null now; a persistent request's
-    // handle stays, and is waited for here.
-    for (i, h) in handles.iter_mut().enumerate() {
-        match *h {
-            REQUEST_NULL => continue,
-            p if is_persistent(p) => give(i, wait(p))?,
-            one => {
-                *h = REQUEST_NULL;
-                give(i, wait_one(one))?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Tests `handle`: `Some(status)` (and the request is gone, or inactive if

@@ -44,6 +44,7 @@ impl AsRef<[u8]> for UserBytes {
 /// # Safety
 /// A borrowed `data` is the user's buffer of a non-blocking send (`MPI_Isend` and the
 /// like), which MPI leaves to the library, unchanged, until the send completes.
+#[inline(always)]
 pub(super) unsafe fn start_isend(
     core: &'static sccemu::Core,
     to: u32,

@@ -112,6 +112,9 @@ static REQUESTS: Mutex<Requests> = Mutex::new(Requests {
     persistent: Table::new(PERSISTENT_NULL),
 });
 
+// Always inline: every request call takes the lock, and the call's frame cost more
+// than the lock's fast path.
+#[inline(always)]
 fn requests() -> MutexGuard<'static, Requests> {
     REQUESTS.lock().unwrap_or_else(|p| p.into_inner())
 }

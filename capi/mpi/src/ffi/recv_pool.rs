@@ -16,7 +16,7 @@ use super::pending::{PendingRecv, PendingSend};
 use crate::comm::CommObj;
 
 /// Boxes of each kind a thread keeps at most (a receive's is 208 bytes, a send's
-/// 128): more requests in flight than this at once allocate as they did.
+/// about sccemu's request, 120): more requests in flight than this at once allocate as they did.
 const KEPT: usize = 64;
 
 // Boxes, not requests: what is kept is the allocation, handed out as it is.

@@ -6,7 +6,7 @@
 //! at its start is one already, `ffi::pending::send_op`), a send still in flight and a
 //! receive in boxes that their thread reuses (`ffi::recv_pool`), so that none of them
 //! allocates and the slot stays small (an `Op` is moved into the table and out of it,
-//! and every byte of it is copied each time: 32 bytes, where holding sccemu's 120-byte
+//! and every byte of it is copied each time: 24 bytes, where holding sccemu's 120-byte
 //! request by value cost about 30 instructions a move); every other kind of operation
 //! (nonblocking collectives, generalized requests, ...) is a [`Pending`] trait object.
 //!
@@ -97,6 +97,6 @@ mod tests {
     #[test]
     fn an_op_stays_small() {
         // Every move of an `Op` copies all of it (module docs).
-        assert!(std::mem::size_of::<Op>() <= 32, "{} bytes", std::mem::size_of::<Op>());
+        assert!(std::mem::size_of::<Op>() <= 24, "{} bytes", std::mem::size_of::<Op>());
     }
 }

@@ -2,7 +2,7 @@
 //! (`crate::request::Op`): a send keeps only sccemu's request (the data left or was
 //! copied at the start, or is the user's buffer, read in place), and so does a
 //! synchronous one; a standard send that completed at its start keeps only its result
-//! ([`send_op`]); a receive keeps the user's buffer, or a staging buffer for a
+//! (`send_op`); a receive keeps the user's buffer, or a staging buffer for a
 //! non-contiguous datatype, unpacked at completion, and can be cancelled until it
 //! completes. `MPI_Isend` and `MPI_Irecv` build them on the general path
 //! ([`super::p2p`]) and on the fast one ([`super::fast_p2p`]).

@@ -18,7 +18,7 @@ use crate::comm::{self, CommObj, TAG_UB};
 use crate::datatype;
 use crate::error::MpiResult;
 use crate::ffi::p2p::{MpiStatus, write_status};
-use crate::ffi::pending::{PendingRecv, start_isend};
+use crate::ffi::pending::{send_op, start_isend};
 use crate::ffi::recv_pool;
 use crate::p2p::{self, ANY_SOURCE, recv_error, send_error};
 use crate::request::{self, Op};
@@ -101,7 +101,7 @@ pub unsafe fn isend(
     let core = state::mpi().ok()?.core;
     // SAFETY: `data` is the send buffer of this `MPI_Isend` (as above).
     Some(match unsafe { start_isend(core, to, wire, Cow::Borrowed(data)) } {
-        Ok(request) => Ok(request::insert_op(Op::Send(request))),
+        Ok(request) => Ok(request::insert_op(send_op(request))),
         Err(e) => Err(send_error(e)),
     })
 }
@@ -180,13 +180,9 @@ pub unsafe fn irecv(
     // request that borrows it lives in the `PendingRecv` that completes it.
     let (c, src, matching, into) = unsafe { recv_args::<'static>(buf, count, dt, source, tag, comm) }?;
     let core = state::mpi().ok()?.core;
-    let direct = Some((into.as_mut_ptr() as usize, into.len()));
+    let direct = (into.as_mut_ptr() as usize, into.len());
     Some(match core.irecv(src, matching, into) {
-        Ok(request) => {
-            let recv = PendingRecv { request: Some(request), staging: None, comm: c, direct };
-            let op = Op::Recv(recv_pool::boxed(recv));
-            Ok(request::insert_op(op))
-        }
+        Ok(request) => Ok(request::insert_op(Op::Recv(recv_pool::boxed_direct(request, c, direct)))),
         Err(e) => Err(recv_error(e)),
     })
 }

@@ -6,7 +6,7 @@ use crate::comm::{self, CommObj};
 use crate::datatype;
 use crate::error::{MpiResult, class, fail};
 use crate::ffi::buffer::Buffer;
-use crate::ffi::pending::{PendingRecv, PendingSsend, UserBuffer, start_isend};
+use crate::ffi::pending::{PendingRecv, PendingSsend, UserBuffer, send_op, start_isend};
 use crate::ffi::{Scope, c, entry, fast, fast_p2p, recv_pool};
 use crate::p2p::{self, recv_error, send_error};
 use crate::request::{self, Op, Status};
@@ -213,7 +213,7 @@ pub(super) fn isend(m: &Message<'_>, dest: c_int, tag: c_int) -> MpiResult<Op> {
     // SAFETY: the buffer is the send buffer of this non-blocking send (`isend`'s
     // callers), which MPI leaves to the library until it completes.
     let request = unsafe { start_isend(core, to, wire, m.buf.bytes()?) }.map_err(send_error)?;
-    Ok(Op::Send(request))
+    Ok(send_op(request))
 }
 
 pub(super) fn irecv(m: &Message<'_>, map: &datatype::TypeRef, source: c_int, tag: c_int) -> MpiResult<Op> {

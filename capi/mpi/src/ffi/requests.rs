@@ -79,7 +79,8 @@ pub unsafe extern "C" fn MPI_Waitall(
         let mut sts = statuses(reqs.len(), array_of_statuses)?;
         // The first failed request's error, by index (`wait_all` completes out of order).
         let mut failed: Option<(usize, MpiError)> = None;
-        request::wait_all(reqs, |i, result| {
+        // Without statuses a success has nothing to report.
+        request::wait_all(reqs, sts.is_some(), |i, result| {
             let (s, code) = match result {
                 Ok(s) => (s, 0),
                 Err(e) => {

@@ -370,16 +370,18 @@ impl<'c> Endpoint<'c> {
         let (cx, mut st) = self.p2p().map_err(RecvError::Unavailable)?;
         // A message here whole is copied in now: the request holds no place in the
         // queues, and its wait need not look at the state again.
-        let taken = st.inbox.take_whole(src, tag, buf);
-        let posted = taken.is_none().then(|| st.inbox.post(src, tag));
+        if let Some((status, seq)) = st.inbox.take_whole(src, tag, buf) {
+            // A synchronous message is acknowledged now.
+            cx.push_answers(&mut st.inbox)?;
+            st.changed();
+            return Ok(Request::taken(*self, status, seq, buf));
+        }
+        let id = st.inbox.post(src, tag);
         // A synchronous message it took is acknowledged now.
         cx.push_answers(&mut st.inbox)?;
         // Background waits of other threads must now watch for its message.
         st.changed();
-        Ok(match taken {
-            Some((status, seq)) => Request::taken(*self, status, seq, buf),
-            None => Request::recv(*self, posted.expect("posted, as nothing was taken"), src, tag, buf),
-        })
+        Ok(Request::recv(*self, id, src, tag, buf))
     }
 
     /// Sends `data` to `dest` and receives into `buf` from `src`, like `MPI_Sendrecv`:

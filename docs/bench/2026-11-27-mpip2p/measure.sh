@@ -5,6 +5,7 @@
 #   self   ../2026-11-27-halo-small/self.c: 8 B send to oneself, then its recv (per pair)
 #   stream stream.c: 64 irecv, 64 isend to oneself, waitall of 128 (per message: its
 #          isend, its irecv and their two requests' share of the waitall)
+#   sendfirst  sendfirst.c: step.c with the 4 isend before the 4 irecv (per step)
 # Run from the repository root. Builds the library archive that sccmpicc links
 # (`--bins` alone would leave target/release/libsccmpi.a as it was).
 set -e
@@ -13,7 +14,7 @@ here=$(dirname "$0")
 halo=$here/../2026-11-27-halo-small
 mkdir -p "$out"
 CARGO_INCREMENTAL=0 cargo build -q --release -p sccemu-tools -p sccemu-mpi
-for p in "$halo/step.c" "$halo/self.c" "$here/stream.c"; do
+for p in "$halo/step.c" "$halo/self.c" "$here/stream.c" "$here/sendfirst.c"; do
   b=$(basename "$p" .c)
   target/release/sccmpicc -O2 -o "$out/${b}_scc" "$p"
   mpicc.openmpi -O2 -o "$out/${b}_ompi" "$p"
@@ -28,7 +29,8 @@ count() { # program, library, length
   grep -h '^summary:' "$out/$1_$2.$3" | awk '{print $2}'
 }
 # program, short length, long length, units per length, unit
-for spec in "step 1000 3000 1 step" "self 10000 30000 1 send+recv" "stream 100 300 64 message"; do
+for spec in "step 1000 3000 1 step" "self 10000 30000 1 send+recv" "stream 100 300 64 message" \
+  "sendfirst 1000 3000 1 step"; do
   set -- $spec
   for lib in ${LIBS:-scc ompi}; do
     a=$(count "$1" $lib "$2"); b=$(count "$1" $lib "$3")

@@ -237,6 +237,13 @@ impl<'a> Request<'a> {
     pub fn is_complete(&self) -> bool {
         self.finished.is_some()
     }
+
+    /// Whether its wait returns success at once, without the engine, and nothing is
+    /// left for its drop to do there: it completed successfully (as of its last test),
+    /// or it is a receive that took its message whole at its start.
+    pub fn is_settled(&self) -> bool {
+        matches!(self.finished, Some(Ok(_))) || matches!(self.op, Op::Taken { .. })
+    }
 }
 
 impl Drop for Request<'_> {

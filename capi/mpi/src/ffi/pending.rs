@@ -218,6 +218,13 @@ impl PendingRecv {
         result
     }
 
+    /// Whether the receive's wait returns success at once, without sccemu's engine
+    /// (`sccemu::Request::is_settled`: a receive that took its message at its start,
+    /// or one a test saw complete), so that neither it nor its drop locks the engine.
+    pub fn is_finished(&self) -> bool {
+        self.request.as_ref().is_none_or(sccemu::Request::is_settled)
+    }
+
     /// Withdraws the receive if it has not completed (`MPI_Cancel`); whether it was.
     pub fn cancel(&mut self) -> bool {
         // Dropping sccemu's unfinished receive withdraws it; a message it held goes back

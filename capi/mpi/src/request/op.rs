@@ -77,15 +77,16 @@ impl Op {
 
     /// Whether the operation is known complete, so that [`Op::wait`] returns its
     /// result at once without sccemu's engine (module docs): a standard-mode send
-    /// whose message left or was copied at its start, and a kept result. Never a
-    /// receive (a test that sees one complete removes it or keeps its result as
-    /// [`Op::Done`], and a failed one's drop locks the engine to put its message
-    /// back) nor an operation of another kind (its wait may do anything).
+    /// whose message left or was copied at its start, a receive whose message was
+    /// there whole at its start, and a kept result. Not a receive that failed (its
+    /// drop locks the engine to put its message back), nor an operation of another
+    /// kind (its wait may do anything).
     pub fn is_finished(&self) -> bool {
         match self {
             Op::Send(r) => r.is_finished(),
+            Op::Recv(r) => r.is_finished(),
             Op::Done(_) | Op::Failed(_) => true,
-            Op::Recv(_) | Op::Other(_) => false,
+            Op::Other(_) => false,
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Protocol: one hold of the table checks every handle (an invalid one fails the call
 //! before any changes) and completes the null handles and the operations complete
-//! already ([`Op::is_finished`]: a send that left at its start, a kept result). The
+//! already ([`Op::is_finished`]: a send that left at its start, a receive whose
+//! message was there whole at its start, a kept result). The
 //! rest are then waited for one by one in index order, as [`super::wait`] does, each
 //! taken out of the table only while it is waited for, so that the others stay there
 //! for [`super::drive_all`] meanwhile (a nonblocking collective advances only when

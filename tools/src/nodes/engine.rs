@@ -235,12 +235,18 @@ pub const SPIN_FOR: Duration = Duration::from_millis(1);
 pub const SLEEP_MIN: Duration = Duration::from_micros(5);
 /// The longest sleep between idle iterations.
 pub const SLEEP_MAX: Duration = Duration::from_micros(50);
+/// After this long without activity the job is taken to be computing, and the sleeps
+/// grow on, up to [`SLEEP_QUIET_MAX`].
+pub const QUIET_AFTER: Duration = Duration::from_millis(100);
+/// The longest sleep of a gateway quiet for [`QUIET_AFTER`].
+pub const SLEEP_QUIET_MAX: Duration = Duration::from_millis(1);
 
 /// How the loop waits between iterations: after activity it only yields the CPU (the
 /// machine may be oversubscribed: ranks and gateways share it), for [`SPIN_FOR`] after
 /// the last activity; then it sleeps, [`SLEEP_MIN`] first and doubling up to
-/// [`SLEEP_MAX`]. Any activity starts it over. The timer slack of the calling thread is
-/// lowered so that short sleeps stay short.
+/// [`SLEEP_MAX`], and past [`QUIET_AFTER`] of quiet on up to [`SLEEP_QUIET_MAX`]. Any
+/// activity starts it over. The timer slack of the calling thread is lowered so that
+/// short sleeps stay short.
 ///
 /// Measured on 2 CPUs (2 ranks and 2 gateways, a ping-pong): without the spin, a
 /// one-way 8 B message took 120-200 µs and 1 MiB 12-29 ms; spinning 50 µs to 5 ms after
@@ -250,7 +256,10 @@ pub const SLEEP_MAX: Duration = Duration::from_micros(50);
 /// message to an idle job (5 ms apart) stayed at 110-180 µs for all three, dominated by
 /// the ranks' own waking. Measured again later (`docs/MULTINODE.md`, Limits), the whole
 /// round trip after 5 ms of quiet did move: 211-233 µs at 50 µs, 540-580 µs at 200 µs,
-/// for a quarter and a tenth of a CPU per idle gateway.
+/// for a quarter and a tenth of a CPU per idle gateway. The quiet stage (`QUIET_AFTER`,
+/// `SLEEP_QUIET_MAX`) cut the idle cost of 10 s to 0.56-0.70 CPU-seconds for both
+/// gateways (4.6-5.4 without it, same session), for a first round trip after 200 ms of
+/// quiet of 2.6 ms (0.32 ms without): `docs/MULTINODE.md`, Limits.
 pub struct Pace {
     last_active: Instant,
     sleep: Duration,
@@ -276,7 +285,9 @@ impl Pace {
             yield_now();
             return Duration::ZERO;
         }
-        self.sleep = (self.sleep * 2).clamp(SLEEP_MIN, SLEEP_MAX);
+        let longest =
+            if now.duration_since(self.last_active) < QUIET_AFTER { SLEEP_MAX } else { SLEEP_QUIET_MAX };
+        self.sleep = (self.sleep * 2).clamp(SLEEP_MIN, longest);
         sleep(self.sleep);
         self.sleep
     }
@@ -294,6 +305,16 @@ mod tests {
         let idle: Vec<_> = (0..6).map(|_| pace.wait(false).as_micros()).collect();
         assert_eq!(idle, [5, 10, 20, 40, 50, 50]);
         assert_eq!(pace.wait(true), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_long_quiet_lets_the_sleeps_grow_to_a_millisecond() {
+        let mut pace = Pace::new();
+        pace.last_active = Instant::now() - QUIET_AFTER;
+        let idle: Vec<_> = (0..10).map(|_| pace.wait(false).as_micros()).collect();
+        assert_eq!(idle, [5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
+        assert_eq!(pace.wait(true), Duration::ZERO);
+        assert_eq!(pace.wait(false), Duration::ZERO, "activity starts it over, with the spin");
     }
 
     #[test]

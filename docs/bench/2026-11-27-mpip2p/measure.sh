@@ -5,7 +5,7 @@
 #   self   ../2026-11-27-halo-small/self.c: 8 B send to oneself, then its recv (per pair)
 #   stream stream.c: 64 irecv, 64 isend to oneself, waitall of 128 (per message: its
 #          isend, its irecv and their two requests' share of the waitall)
-#   sendfirst  sendfirst.c: step.c with the 4 isend before the 4 irecv (per step)
+#   sendfirst  step.c built with -DSENDS_FIRST=1: the 4 isend before the 4 irecv (per step)
 # Run from the repository root. Builds the library archive that sccmpicc links
 # (`--bins` alone would leave target/release/libsccmpi.a as it was).
 set -e
@@ -14,11 +14,13 @@ here=$(dirname "$0")
 halo=$here/../2026-11-27-halo-small
 mkdir -p "$out"
 CARGO_INCREMENTAL=0 cargo build -q --release -p sccemu-tools -p sccemu-mpi
-for p in "$halo/step.c" "$halo/self.c" "$here/stream.c" "$here/sendfirst.c"; do
+for p in "$halo/step.c" "$halo/self.c" "$here/stream.c"; do
   b=$(basename "$p" .c)
   target/release/sccmpicc -O2 -o "$out/${b}_scc" "$p"
   mpicc.openmpi -O2 -o "$out/${b}_ompi" "$p"
 done
+target/release/sccmpicc -O2 -DSENDS_FIRST=1 -o "$out/sendfirst_scc" "$halo/step.c"
+mpicc.openmpi -O2 -DSENDS_FIRST=1 -o "$out/sendfirst_ompi" "$halo/step.c"
 count() { # program, library, length
   if [ "$2" = scc ]; then
     target/release/sccrun -n 1 -- valgrind --tool=callgrind --callgrind-out-file="$out/$1_$2.$3" "$out/$1_$2" "$3" 2>/dev/null

@@ -258,9 +258,8 @@ impl Inbox {
     /// unfinished: the message, `data`, goes back in its place, as a cancelled
     /// receive's does ([`Inbox::cancel`]).
     pub fn give_back(&mut self, status: Status, seq: u64, data: &[u8]) {
-        let mut copy = self.buffer(status.len, data.len());
-        copy.extend_from_slice(data);
-        self.queue(Msg { seq, status, data: copy, remote: None, sync: None });
+        let msg = self.copied(seq, status, data);
+        self.queue(msg);
     }
 
     /// A posted receive being tested: picks up a message assigned to it earlier.
@@ -321,9 +320,7 @@ impl Inbox {
     /// goes back to the arrived queue.) Returns whether there was such a rest.
     pub fn spill(&mut self, t: &mut Target<'_>) -> bool {
         let TargetState::Direct { status, filled, seq } = t.state else { return false };
-        let mut data = self.buffer(status.len, filled);
-        data.extend_from_slice(&t.buf[..filled]);
-        let msg = Msg { seq, status, data, remote: None, sync: None };
+        let msg = self.copied(seq, status, &t.buf[..filled]);
         match t.id {
             Some(id) => {
                 self.retarget(status.source, Sink::Direct, Sink::Assigned(id));
@@ -405,6 +402,14 @@ impl Inbox {
     fn new_msg(&mut self, seq: u64, status: Status, remote: Option<Rendezvous>, sync: Option<u32>) -> Msg {
         let data = if remote.is_some() { Vec::new() } else { self.buffer(status.len, 0) };
         Msg { seq, status, data, remote, sync }
+    }
+
+    /// The message numbered `seq` of `status`, of which `data` is at hand, in memory the
+    /// inbox owns (what a receive hands back, whole or in part).
+    fn copied(&mut self, seq: u64, status: Status, data: &[u8]) -> Msg {
+        let mut copy = self.buffer(status.len, data.len());
+        copy.extend_from_slice(data);
+        Msg { seq, status, data: copy, remote: None, sync: None }
     }
 
     /// An empty buffer for a message of `len` bytes (`len` from shared memory, not

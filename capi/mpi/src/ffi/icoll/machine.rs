@@ -98,8 +98,12 @@ impl Wire {
 
     /// Sends `data` to rank `to` in `phase` (sccemu copies what cannot leave at once).
     pub(super) fn send(&mut self, to: u32, phase: u32, data: &[u8]) -> MpiResult<()> {
-        let request =
-            self.core.isend(self.members[to as usize], self.base | phase, data).map_err(send_error)?;
+        self.send_world(self.members[to as usize], phase, data)
+    }
+
+    /// Sends `data` to world rank `world` in `phase`, keeping the request.
+    fn send_world(&mut self, world: u32, phase: u32, data: &[u8]) -> MpiResult<()> {
+        let request = self.core.isend(world, self.base | phase, data).map_err(send_error)?;
         self.sends.push(request);
         Ok(())
     }
@@ -121,10 +125,7 @@ impl Wire {
 
     /// Sends `data` to rank `to` of an intercommunicator's remote group in `phase`.
     pub(super) fn send_remote(&mut self, to: u32, phase: u32, data: &[u8]) -> MpiResult<()> {
-        let request =
-            self.core.isend(self.peers[to as usize], self.base | phase, data).map_err(send_error)?;
-        self.sends.push(request);
-        Ok(())
+        self.send_world(self.peers[to as usize], phase, data)
     }
 
     /// Posts the receive of exactly `len` bytes from rank `from` of an

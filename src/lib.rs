@@ -52,7 +52,7 @@ host_only! {
     pub use job::{Job, JobError, JobOutcome, RankFailure};
     pub use p2p::{
         ANY_SOURCE, ANY_TAG, ChannelUnavailable, Footprint, Matched, RESERVED_TAGS, RecvError, Request,
-        RequestError, SendError, Source, Status, TagMatch, footprint,
+        RequestError, SendError, Source, Status, TagMatch, TestRound, footprint,
     };
     pub use rma::{
         AccError, AccStrategy, Local, LockAllEpoch, LockEpoch, Part, Placement, RmaError, RmaRequest,

@@ -18,7 +18,7 @@ use crate::p2p::channel::Sizes;
 use crate::p2p::endpoint::{Endpoint, user_tag};
 use crate::p2p::engine::Engine;
 use crate::p2p::{
-    ChannelUnavailable, Matched, RecvError, Request, RequestError, SendError, Source, Status, TagMatch,
+    ChannelUnavailable, Matched, RecvError, Request, RequestError, SendError, Source, Status, TagMatch, TestRound,
 };
 use crate::protocol::abort::AbortCause;
 use crate::protocol::agree::Fingerprint;
@@ -363,8 +363,22 @@ impl Core {
     }
 
     /// Completes every request, in order; the first error ends the wait.
-    pub fn wait_all(&self, requests: Vec<Request<'_>>) -> Result<Vec<Status>, RequestError> {
+    pub fn wait_all(&self, mut requests: Vec<Request<'_>>) -> Result<Vec<Status>, RequestError> {
+        // What has arrived completes under one hold of the state (`TestRound`); the
+        // rest are waited for in order. An error stays in its request, whose wait
+        // reports it in its turn.
+        if let Ok(mut round) = self.test_round() {
+            for r in &mut requests {
+                round.test(r).ok();
+            }
+        }
         requests.into_iter().map(Request::wait).collect()
+    }
+
+    /// Holds this core's messaging state to test many of its requests at the cost of
+    /// one test ([`TestRound`], whose docs say what the round must not do meanwhile).
+    pub fn test_round(&self) -> Result<TestRound<'_>, ChannelUnavailable> {
+        TestRound::new(self.endpoint())
     }
 
     /// Collective: allocates a window whose part on this core holds `len` elements

@@ -376,6 +376,17 @@ impl<'c> Endpoint<'c> {
             st.changed();
             return Ok(Request::taken(*self, status, seq, buf));
         }
+        // So is one whole at the front of the channel, where nothing queued comes
+        // first (`progress::small`); it is numbered as an arrival, so that a drop
+        // before the wait gives it back in its place.
+        let mut t = Target { id: None, src, tag, buf, state: TargetState::Open };
+        if cx.take_small(&mut st, &mut t) {
+            let TargetState::Done(status) = t.state else { unreachable!("take_small completes its target") };
+            let seq = st.inbox.number_arrival();
+            st.changed();
+            return Ok(Request::taken(*self, status, seq, t.buf));
+        }
+        let buf = t.buf;
         let id = st.inbox.post(src, tag);
         // A synchronous message it took is acknowledged now.
         cx.push_answers(&mut st.inbox)?;

@@ -54,7 +54,7 @@ use crate::protocol::waiter::{Armed, Doorbell, Movable, Progress};
 use crate::segment::CoreContext;
 use crate::segment::context::Background;
 use crate::segment::mapping::slot_state;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// A core's two-sided state: where its channels are, its private queues, and what its
 /// threads need to share them (module docs). Process-local: none of it is shared memory.
@@ -76,6 +76,15 @@ pub struct Engine {
     broken: AtomicU32,
     /// The background drains incoming messages even with nothing posted (module docs).
     eager: bool,
+    /// The thread holding the state for a test round (`round`), or 0.
+    round_thread: AtomicU64,
+}
+
+/// A number for the calling thread, unique among live threads: the address of a
+/// thread-local.
+fn this_thread() -> u64 {
+    thread_local!(static MARK: u8 = const { 0 });
+    MARK.with(|m| std::ptr::from_ref(m) as usize as u64)
 }
 
 impl Engine {
@@ -93,6 +102,7 @@ impl Engine {
             active: AtomicU32::new(0),
             broken: AtomicU32::new(0),
             eager,
+            round_thread: AtomicU64::new(0),
         }
     }
 
@@ -126,7 +136,22 @@ impl Engine {
         }
     }
 
+    /// A test round (`round`) of this thread holds the state from now on.
+    pub(crate) fn enter_round(&self) {
+        // Relaxed: only the holding thread compares the mark with itself (below).
+        self.round_thread.store(this_thread(), Ordering::Relaxed);
+    }
+
+    /// The test round ends (it still holds the state).
+    pub(crate) fn leave_round(&self) {
+        self.round_thread.store(0, Ordering::Relaxed);
+    }
+
     fn lock_contended(&self) -> MutexGuard<'_, State> {
+        // A thread that holds the state for a test round would wait for itself.
+        if self.round_thread.load(Ordering::Relaxed) == this_thread() {
+            panic!("a core's messaging used by the thread that holds its state for a test round");
+        }
         // Relaxed: a hint for the holder's polls; the mutex orders the state itself.
         self.contended.fetch_add(1, Ordering::Relaxed);
         let guard = self.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -87,18 +87,26 @@ impl<'a> Request<'a> {
         // A call whatever the host did meanwhile: whether a send already left depends
         // on its scheduling, so a finished request costs the same as an open one.
         let _op = timing::call(self.category(), "test");
-        if let Some(done) = &self.finished {
-            return done.clone().map(Some);
-        }
-        if let Op::Taken { status, .. } = self.op {
-            return self.finish(Some(Self::complete_taken(status)));
+        if let Some(settled) = self.settle() {
+            return settled;
         }
         let (cx, mut st) = self.ep.p2p().map_err(|e| self.unavailable(e))?;
+        self.test_held(&cx, &mut st, true)
+    }
+
+    /// One test of an open request under a hold of its core's state; `drive`: make
+    /// progress first (a [`TestRound`](super::round::TestRound) made it already).
+    pub(super) fn test_held(
+        &mut self,
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        drive: bool,
+    ) -> Result<Option<Status>, RequestError> {
         let outcome = match &mut self.op {
-            Op::Send { id, status, sync } => Self::test_send(&cx, &mut st, *id, *status, *sync),
+            Op::Send { id, status, sync } => Self::test_send(cx, st, (*id, *status, *sync), drive),
             Op::Recv { id, src, tag, buf } => {
                 let mut t = Target { id: Some(*id), src: *src, tag: *tag, buf, state: TargetState::Open };
-                let outcome = Self::test_recv(&cx, &mut st, &mut t);
+                let outcome = Self::test_recv(cx, st, &mut t, drive);
                 if st.inbox.spill(&mut t) {
                     st.changed();
                 }
@@ -107,6 +115,21 @@ impl<'a> Request<'a> {
             Op::Taken { .. } => unreachable!("completed without the state"),
         };
         self.finish(outcome)
+    }
+
+    /// What a test returns without the state: the outcome of a finished request, or
+    /// the completion of one that took its message at its start; `None` for the rest.
+    pub(super) fn settle(&mut self) -> Option<Result<Option<Status>, RequestError>> {
+        if let Some(done) = &self.finished {
+            return Some(done.clone().map(Some));
+        }
+        let Op::Taken { status, .. } = self.op else { return None };
+        Some(self.finish(Some(Self::complete_taken(status))))
+    }
+
+    /// Whether `ep` is this request's endpoint (its core's state).
+    pub(super) fn is_of(&self, ep: &Endpoint<'_>) -> bool {
+        std::ptr::eq(self.ep.engine, ep.engine)
     }
 
     /// Waits until the request completes.
@@ -124,7 +147,7 @@ impl<'a> Request<'a> {
         // goes unseen (the wait's watch starts from what the test saw).
         let outcome = match &mut self.op {
             Op::Send { id, status, sync } => loop {
-                if let Some(done) = Self::test_send(&cx, &mut st, *id, *status, *sync) {
+                if let Some(done) = Self::test_send(&cx, &mut st, (*id, *status, *sync), true) {
                     break done;
                 }
                 if let Err(e) = ep.wait(&cx, &mut st, None, None) {
@@ -134,7 +157,7 @@ impl<'a> Request<'a> {
             Op::Recv { id, src, tag, buf } => {
                 let mut t = Target { id: Some(*id), src: *src, tag: *tag, buf, state: TargetState::Open };
                 let done = loop {
-                    if let Some(done) = Self::test_recv(&cx, &mut st, &mut t) {
+                    if let Some(done) = Self::test_recv(&cx, &mut st, &mut t, true) {
                         break done;
                     }
                     if let Err(e) = ep.wait(&cx, &mut st, None, Some(&mut t)) {
@@ -177,29 +200,29 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// One test of a send (of `id`, its queued rest if any, and `sync`, its
+    /// synchronous number), after a progress round if `drive`.
     fn test_send(
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
-        id: Option<u64>,
-        status: Status,
-        sync: Option<(u32, u32)>,
+        (id, status, sync): (Option<u64>, Status, Option<(u32, u32)>),
+        drive: bool,
     ) -> Option<Result<Status, RequestError>> {
-        match cx.progress(st, None) {
-            Err(e) => Some(Err(RequestError::Send(e.into()))),
-            Ok(moved) => {
-                if moved {
-                    st.changed();
-                }
-                if !id.is_none_or(|id| st.send_finished(id)) {
-                    return None;
-                }
-                // Taken only once it left: the acknowledgement cannot come before.
-                if let Some((dest, number)) = sync {
-                    timed::acknowledged(st.inbox.sync.take(dest, number)?);
-                }
-                Some(Ok(status))
+        if drive {
+            match cx.progress(st, None) {
+                Err(e) => return Some(Err(RequestError::Send(e.into()))),
+                Ok(true) => st.changed(),
+                Ok(false) => {}
             }
         }
+        if !id.is_none_or(|id| st.send_finished(id)) {
+            return None;
+        }
+        // Taken only once it left: the acknowledgement cannot come before.
+        if let Some((dest, number)) = sync {
+            timed::acknowledged(st.inbox.sync.take(dest, number)?);
+        }
+        Some(Ok(status))
     }
 
     /// Completes a receive that took its message at its start.
@@ -209,14 +232,19 @@ impl<'a> Request<'a> {
     }
 
     /// One test of a receive whose target is `t` (Open, or receiving directly from an
-    /// earlier round of the same call).
-    fn test_recv(cx: &Ctx<'_>, st: &mut Locked<'_>, t: &mut Target<'_>) -> Option<Result<Status, RequestError>> {
+    /// earlier round of the same call); it drains the channel too if `drive`.
+    fn test_recv(
+        cx: &Ctx<'_>,
+        st: &mut Locked<'_>,
+        t: &mut Target<'_>,
+        drive: bool,
+    ) -> Option<Result<Status, RequestError>> {
         let capacity = t.buf.len();
         let resumed = st.inbox.resume(t, cx).and_then(|()| cx.push_answers(&mut st.inbox));
         if let Err(e) = resumed {
             return Some(Err(RequestError::Recv(e.into())));
         }
-        if matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
+        if drive && matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
             match cx.progress(st, Some(t)) {
                 Err(e) => return Some(Err(RequestError::Recv(e.into()))),
                 Ok(true) => st.changed(),

@@ -114,10 +114,10 @@ impl<T> Table<T> {
     /// Removes a user object if `take` says so of it: one lookup where `get` and
     /// `remove` would make two.
     #[inline]
-    pub fn remove_if(&mut self, handle: c_int, take: impl FnOnce(&T) -> bool) -> Option<T> {
+    pub fn remove_if(&mut self, handle: c_int, take: impl FnOnce(&mut T) -> bool) -> Option<T> {
         let i = self.index(handle).filter(|&i| i >= self.reserved)?;
         let slot = self.slots.get_mut(i)?;
-        if !take(slot.as_ref()?) {
+        if !take(slot.as_mut()?) {
             return None;
         }
         let value = slot.take();

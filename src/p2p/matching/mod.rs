@@ -254,6 +254,13 @@ impl Inbox {
         Some((msg.status, msg.seq))
     }
 
+    /// The arrival number of a new message: one that arrives now, or one that a
+    /// receive takes straight out of the channel (`progress::small`).
+    pub fn number_arrival(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq - 1
+    }
+
     /// A receive that took a message at its start ([`Inbox::take_whole`]) is dropped
     /// unfinished: the message, `data`, goes back in its place, as a cancelled
     /// receive's does ([`Inbox::cancel`]).
@@ -355,8 +362,7 @@ impl Inbox {
         remote: Option<Rendezvous>,
         sync: Option<u32>,
     ) -> Sink {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let seq = self.number_arrival();
         let posted = self.posted.iter().position(|p| matches(p.src, p.tag, &status));
         let direct = |t: &mut Target<'_>| {
             if status.len <= t.buf.len() {

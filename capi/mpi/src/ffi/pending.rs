@@ -83,7 +83,7 @@ pub(super) fn send_op(request: sccemu::Request<'static>) -> Op {
 /// A standard send that had not completed at its start: sccemu's request, in a box
 /// that goes back to the thread's pool at completion (`None` only there).
 pub struct PendingSend {
-    pub(super) request: Option<sccemu::Request<'static>>,
+    pub(crate) request: Option<sccemu::Request<'static>>,
 }
 
 impl PendingSend {
@@ -141,7 +141,7 @@ impl UserBuffer {
 pub struct PendingRecv {
     // Field order matters: the request borrows `staging`'s heap buffer and must drop
     // first.
-    pub(super) request: Option<sccemu::Request<'static>>,
+    pub(crate) request: Option<sccemu::Request<'static>>,
     /// The staging buffer and the user's buffer it is unpacked into (only a
     /// non-contiguous receive has them, so that a contiguous one keeps no datatype).
     pub(super) staging: Option<(Vec<u8>, UserBuffer)>,

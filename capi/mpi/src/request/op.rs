@@ -65,6 +65,26 @@ impl Op {
         }
     }
 
+    /// Whether the operation is a point-to-point send or receive: one that a test
+    /// round of sccemu's engine tests ([`Op::test_in`]).
+    pub fn is_point_to_point(&self) -> bool {
+        matches!(self, Op::Send(_) | Op::Recv(_))
+    }
+
+    /// Tests a point-to-point operation in `round` (`sccemu::TestRound`), without
+    /// blocking: one complete now is [`Op::is_finished`] afterwards; one that failed
+    /// keeps its error for its wait. Other kinds are left to their own tests.
+    pub fn test_in(&mut self, round: &mut sccemu::TestRound<'_>) {
+        let request = match self {
+            Op::Send(s) => s.request.as_mut(),
+            Op::Recv(r) => r.request.as_mut(),
+            Op::Done(_) | Op::Failed(_) | Op::Other(_) => None,
+        };
+        if let Some(request) = request {
+            round.test(request).ok();
+        }
+    }
+
     /// Withdraws the operation, which has not completed (`MPI_Cancel`); whether it was.
     pub fn cancel(&mut self) -> bool {
         match self {

@@ -1,0 +1,103 @@
+//! Testing many requests of one core under one hold of its messaging state
+//! ([`Core::test_round`]), as `MPI_Waitall` and `MPI_Testall` do with theirs.
+//!
+//! Protocol: making a round locks the core's state and runs one progress round: every
+//! fragment waiting in the channel is delivered (a message that a posted receive
+//! matches goes to that receive) and queued sends are pushed. Each [`TestRound::test`]
+//! then tests its request against the state as it is, without looking at the channel
+//! again: a receive picks up the message matched to it, a send checks whether its rest
+//! has left. Dropping the round releases the state. So n tests cost one hold and one
+//! drain, where n calls of [`Request::test`] cost n of each; a message that comes in
+//! during the round is seen by the next test or wait. (2 cores, 8 B streamed in
+//! windows of 64 through the MPI library, callgrind on the receiver: see
+//! `docs/bench/2026-11-27-round/`.)
+//!
+//! Invariants:
+//! - a test's outcome is one that [`Request::test`] could give: the same code tests
+//!   the request, without its own progress step, which the round made;
+//! - only requests of the round's own core are tested: another core's is left as it is
+//!   (`None`), since holding two cores' states at once could deadlock against a thread
+//!   that takes them in the other order;
+//! - in virtual time a round tests nothing (every test is `None`): a test there is a
+//!   charged call, and a round must not change what a program's waits cost;
+//! - while a round is live its thread must not use the core's messaging otherwise (a
+//!   call, a test, the drop of an unfinished request): that would wait for the state
+//!   the round holds. Like a second borrow of a `RefCell`, it panics instead of
+//!   hanging (`Engine::lock_contended` knows the round's thread); other threads wait
+//!   for the round's end as for any holder.
+//!
+//! [`Core::test_round`]: crate::Core::test_round
+
+use crate::p2p::channel::ChannelUnavailable;
+use crate::p2p::endpoint::{Endpoint, Status};
+use crate::p2p::engine::Locked;
+use crate::p2p::progress::Ctx;
+use crate::p2p::request::{Request, RequestError};
+use crate::timing;
+
+/// One hold of a core's messaging state, under which many of its requests are tested
+/// (module docs). Made by [`Core::test_round`](crate::Core::test_round).
+///
+/// # Examples
+///
+/// ```
+/// use sccemu::{Core, Job};
+///
+/// fn overlap(core: &Core, _: ()) -> Result<u32, Box<dyn std::error::Error>> {
+///     let peer = 1 - core.rank();
+///     let mut buf = [0u8; 4];
+///     let mut recv = core.irecv(peer, 7, &mut buf)?;
+///     let mut send = core.isend(peer, 7, &core.rank().to_le_bytes())?;
+///     loop {
+///         // Both tested at the cost of one test; the round ends at the block's end.
+///         let mut round = core.test_round()?;
+///         if round.test(&mut recv)?.is_some() && round.test(&mut send)?.is_some() {
+///             break;
+///         }
+///     }
+///     drop((recv, send));
+///     Ok(u32::from_le_bytes(buf))
+/// }
+///
+/// fn main() {
+///     sccemu::job::init(); // a core of the job runs `overlap` here and exits
+///     assert_eq!(Job::new(2).run(&(), overlap).unwrap(), vec![1, 0]);
+/// }
+/// ```
+pub struct TestRound<'c> {
+    ep: Endpoint<'c>,
+    /// The held state; `None` in virtual time (module docs).
+    held: Option<(Ctx<'c>, Locked<'c>)>,
+}
+
+impl<'c> TestRound<'c> {
+    pub(crate) fn new(ep: Endpoint<'c>) -> Result<TestRound<'c>, ChannelUnavailable> {
+        if timing::clock().is_some() {
+            return Ok(TestRound { ep, held: None });
+        }
+        let (cx, st) = ep.p2p()?;
+        ep.engine.enter_round();
+        Ok(TestRound { ep, held: Some((cx, st)) })
+    }
+
+    /// Tests `request` against the state as the round found it (module docs): `Some`
+    /// with its status once complete (again on every later test), `None` if not yet,
+    /// or if it is another core's, or in virtual time.
+    pub fn test(&mut self, request: &mut Request<'_>) -> Result<Option<Status>, RequestError> {
+        let Some((cx, st)) = self.held.as_mut().filter(|_| request.is_of(&self.ep)) else {
+            return Ok(None);
+        };
+        if let Some(settled) = request.settle() {
+            return settled;
+        }
+        request.test_held(cx, st, true)
+    }
+}
+
+impl Drop for TestRound<'_> {
+    fn drop(&mut self) {
+        if self.held.is_some() {
+            self.ep.engine.leave_round();
+        }
+    }
+}

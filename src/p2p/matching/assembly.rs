@@ -104,6 +104,40 @@ impl Inbox {
         self.msg(sink).data.extend_from_slice(data);
     }
 
+    /// A message whole in its first fragment (the usual small one): placed and filled
+    /// at once, without opening its source's assembly, which it would close again
+    /// before returning. The same checks and outcome as the general path.
+    #[inline]
+    fn deliver_whole(
+        &mut self,
+        h: &FragHeader,
+        target: Option<&mut Target<'_>>,
+        read: impl FnOnce(&mut [u8]),
+        corrupt: impl Fn(CorruptKind) -> CorruptError,
+        (stamp, sync): (u64, Option<u32>),
+    ) -> Result<(), CorruptError> {
+        let src = h.src;
+        if self.assembling.get(src as usize).is_some_and(Option::is_some) {
+            return Err(corrupt(CorruptKind::MessageInterrupted { src }));
+        }
+        let len = h.len as usize;
+        let status = Status { source: src, tag: h.tag, len, vtime: stamp };
+        let mut target = target;
+        match self.place(status, target.as_deref_mut(), None, sync) {
+            Sink::Direct => {
+                let t = target.expect("direct delivery only within its call");
+                read(&mut t.buf[..len]);
+                t.state = TargetState::Done(status);
+            }
+            sink => {
+                let msg = self.msg(sink);
+                msg.data.resize(len, 0);
+                read(&mut msg.data);
+            }
+        }
+        Ok(())
+    }
+
     #[inline]
     fn deliver_data(
         &mut self,
@@ -116,6 +150,9 @@ impl Inbox {
         let src = h.src;
         let len = h.len as usize;
         let mut target = target;
+        if h.first && h.len == h.total {
+            return self.deliver_whole(h, target, read, corrupt, (stamp, sync));
+        }
         if h.first {
             if self.slot(src).is_some() {
                 return Err(corrupt(CorruptKind::MessageInterrupted { src }));
@@ -162,5 +199,50 @@ impl Inbox {
             self.slot(src).as_mut().expect("present").filled = filled;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::p2p::matching::PullError;
+    use crate::p2p::progress::Fail;
+
+    struct NoPull;
+    impl Pull for NoPull {
+        fn pull(&self, _: u32, _: Rendezvous, _: &mut [u8]) -> Result<(), PullError> {
+            Err(PullError::Refused)
+        }
+    }
+
+    fn data(src: u32, (len, total): (u32, u32), first: bool) -> FragHeader {
+        FragHeader { src, tag: 5, len, total, first, kind: FragKind::Data }
+    }
+
+    fn deliver(inbox: &mut Inbox, h: FragHeader, byte: u8) -> Result<(), Fail> {
+        let corrupt = |kind| CorruptError { channel: "srb", owner: 0, position: 0, kind };
+        inbox.deliver(&h, None, |d: &mut [u8]| d.fill(byte), corrupt, (0, &NoPull))
+    }
+
+    #[test]
+    fn a_whole_message_inside_an_open_one_is_a_corruption_and_changes_nothing() {
+        let mut inbox = Inbox::default();
+        deliver(&mut inbox, data(1, (4, 8), true), 1).map_err(|_| "first half").unwrap();
+        let interrupted = deliver(&mut inbox, data(1, (3, 3), true), 2);
+        assert!(matches!(
+            interrupted,
+            Err(Fail::Corrupt(CorruptError { kind: CorruptKind::MessageInterrupted { src: 1 }, .. }))
+        ));
+        // Another source's whole message and the open one's rest still arrive.
+        deliver(&mut inbox, data(2, (3, 3), true), 3).map_err(|_| "other source").unwrap();
+        deliver(&mut inbox, data(1, (4, 8), false), 4).map_err(|_| "second half").unwrap();
+        let mut buf = [0u8; 8];
+        let mut t = Target { id: None, src: 1.into(), tag: 5.into(), buf: &mut buf, state: TargetState::Open };
+        inbox.start(&mut t, &NoPull).map_err(|_| "start").unwrap();
+        assert_eq!((t.state, buf), (TargetState::Done(Status { source: 1, tag: 5, len: 8, vtime: 0 }), [1, 1, 1, 1, 4, 4, 4, 4]));
+        let mut small = [0u8; 3];
+        let mut t = Target { id: None, src: 2.into(), tag: 5.into(), buf: &mut small, state: TargetState::Open };
+        inbox.start(&mut t, &NoPull).map_err(|_| "start").unwrap();
+        assert_eq!(small, [3; 3]);
     }
 }

@@ -64,12 +64,13 @@ pub fn wait_all(
                     None
                 } else {
                     r.table.remove_if(*h, |op| {
-                        if op.is_point_to_point() && !op.is_finished() {
-                            let round = round.get_or_insert_with(|| core.test_round().ok());
-                            if let Some(round) = round {
-                                op.test_in(round);
-                            }
+                        if op.is_finished() || !op.is_point_to_point() {
+                            return op.is_finished();
                         }
+                        let Some(round) = round.get_or_insert_with(|| core.test_round().ok()) else {
+                            return false;
+                        };
+                        op.test_in(round);
                         op.is_finished()
                     })
                 };
@@ -84,7 +85,7 @@ pub fn wait_all(
                     None => break,
                 }
             }
-            drop(round);
+            // The round ends here, before the table's hold (declared after it).
             std::mem::take(&mut r.detached)
         };
         if !detached.is_empty() {

@@ -85,6 +85,19 @@ impl Op {
         }
     }
 
+    /// Whether a point-to-point operation's last test found it failed (a round's test
+    /// keeps the error in sccemu's request): complete, yet not [`Op::is_finished`], since
+    /// the test that reports the error (and a failed receive's drop, which puts its
+    /// message back) locks sccemu's engine; so it is tested by itself after the round.
+    pub fn has_failed(&self) -> bool {
+        let request = match self {
+            Op::Send(s) => s.request.as_ref(),
+            Op::Recv(r) => r.request.as_ref(),
+            Op::Done(_) | Op::Failed(_) | Op::Other(_) => None,
+        };
+        request.is_some_and(|r| r.is_complete() && !r.is_settled())
+    }
+
     /// Withdraws the operation, which has not completed (`MPI_Cancel`); whether it was.
     pub fn cancel(&mut self) -> bool {
         match self {

@@ -78,7 +78,8 @@ pub(super) fn round_pass(
                 op.test_in(round);
             }
         }
-        if op.is_finished() {
+        // Counted only where there is a limit (`MPI_Testall` has none).
+        if limit != usize::MAX && op.is_finished() {
             finished += 1;
             if finished == limit {
                 upto = i + 1;
@@ -97,9 +98,11 @@ pub(super) fn settle(op: &mut Op, tested: bool) -> bool {
     if op.is_finished() {
         return true;
     }
-    if !(tested && op.is_point_to_point()) || op.has_failed() {
-        test_in_place(op).ok();
+    // Open as the round saw it: nothing new to see without another drain.
+    if tested && op.is_point_to_point() && !op.has_failed() {
+        return false;
     }
+    test_in_place(op).ok();
     op.is_finished()
 }
 

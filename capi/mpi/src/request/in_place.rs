@@ -24,7 +24,10 @@
 //! - an operation is completed only when [`Op::is_finished`] holds, so its wait,
 //!   under the table's hold, returns what it holds and locks nothing;
 //! - nothing here takes the table's lock ([`super::requests`], not reentrant): the
-//!   caller holds it and passes it in.
+//!   caller holds it and passes it in. An operation's own test and its completion run
+//!   under it too, as in `drive_all`: a generalized request's `query_fn` and `free_fn`
+//!   among them, which must not call the request functions (that would wait for the
+//!   lock their own thread holds).
 
 use std::ffi::c_int;
 

@@ -11,8 +11,9 @@
 //! (nonblocking collectives, generalized requests, ...) is a [`Pending`] trait object.
 //!
 //! Invariant: [`Op::is_finished`] holds only where [`Op::wait`] neither blocks nor
-//! locks sccemu's engine, so `request::wait_all` may complete such an operation
-//! under the request table's lock.
+//! locks sccemu's engine, so the calls that complete many requests (`request::wait_all`,
+//! and `request::in_place`'s completion for `MPI_Testall` and the `*any`/`*some` calls)
+//! may complete such an operation under the request table's lock.
 
 use crate::error::{MpiError, MpiResult};
 use crate::ffi::pending::{PendingRecv, PendingSend};

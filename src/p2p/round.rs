@@ -80,6 +80,13 @@ impl<'c> TestRound<'c> {
         Ok(TestRound { ep, held: Some((cx, st)) })
     }
 
+    /// Whether the round holds the state, and so tests anything: not in virtual time
+    /// (module docs), where a caller that must see requests complete tests each by
+    /// itself ([`Request::test`], a charged call).
+    pub fn is_held(&self) -> bool {
+        self.held.is_some()
+    }
+
     /// Tests `request` against the state as the round found it (module docs): `Some`
     /// with its status once complete (again on every later test), `None` if not yet,
     /// or if it is another core's, or in virtual time.

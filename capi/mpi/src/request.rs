@@ -10,6 +10,12 @@
 //! core's, and whose waiter drives the core's pending operations meanwhile; so no
 //! wait busy-polls.
 //!
+//! The calls that complete many requests test them under one hold of the table and,
+//! for the point-to-point ones, one test round of sccemu's engine (`sccemu::TestRound`):
+//! `MPI_Waitall` in rounds ([`wait_all`]), `MPI_Testall` and the `*any`/`*some` calls
+//! in place in the table ([`test_all`], [`test_some`], [`wait_some`]; the passes:
+//! `in_place`), so that a request they do not complete keeps its handle.
+//!
 //! `MPI_Request_free` detaches a request: it stays in a list that later waits and
 //! `MPI_Finalize` drive to completion, as MPI requires of a freed send.
 //!
@@ -25,12 +31,17 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{MpiError, MpiResult, class, fail};
 use crate::handles::Table;
-use crate::state::mpi;
 
+mod in_place;
 mod op;
+mod some;
+mod test_all;
 mod wait_all;
 
+use in_place::test_in_place;
 pub use op::Op;
+pub use some::{test_some, wait_some};
+pub use test_all::test_all;
 pub use wait_all::wait_all;
 
 /// `MPI_REQUEST_NULL`: the request table's base.
@@ -196,25 +207,6 @@ pub fn after_completion(handle: c_int) -> c_int {
     if is_persistent(handle) { handle } else { REQUEST_NULL }
 }
 
-/// Whether `handle` has no operation to complete: the null handle, or an inactive
-/// persistent request (the `*any` and `*some` forms skip both).
-pub fn is_inactive(handle: c_int) -> bool {
-    matches!(resolve(handle), Ok(None))
-}
-
-/// Keeps the result of `handle`'s completed operation for a later completion call
-/// (`MPI_Testall` when not all are done): the handle to hand back.
-pub fn keep_completed(handle: c_int, status: Status) -> c_int {
-    let done = insert_op(Op::Done(status));
-    if !is_persistent(handle) {
-        return done;
-    }
-    if let Some(p) = requests().persistent.get_mut(handle) {
-        p.active = Some(done);
-    }
-    handle
-}
-
 fn take(handle: c_int) -> MpiResult<Op> {
     requests().table.remove(handle).ok_or_else(|| not_active(handle))
 }
@@ -309,11 +301,8 @@ pub fn drive_all() {
     let mut r = requests();
     for h in r.table.handles() {
         let Some(op) = r.table.get_mut(h) else { continue };
-        match op.test() {
-            Ok(Some(status)) => *op = Op::Done(status),
-            Ok(None) => {}
-            Err(e) => *op = Op::Failed(e),
-        }
+        // An error stays in the table, for the request's completion to report.
+        test_in_place(op).ok();
     }
 }
 
@@ -325,17 +314,7 @@ pub fn peek(handle: c_int) -> MpiResult<Option<Status>> {
     let mut r = requests();
     let op = r.table.get_mut(active).ok_or_else(|| not_active(handle))?;
     // In place under the table's lock, as `drive_all` tests.
-    match op.test() {
-        Ok(Some(status)) => {
-            *op = Op::Done(status);
-            Ok(Some(status))
-        }
-        Ok(None) => Ok(None),
-        Err(e) => {
-            *op = Op::Failed(e.clone());
-            Err(e)
-        }
-    }
+    test_in_place(op)
 }
 
 /// Checks that every handle is null, an active request or a persistent one, without
@@ -354,36 +333,6 @@ fn check_all_in(r: &Requests, handles: &[c_int]) -> MpiResult<()> {
         }
     }
     Ok(())
-}
-
-/// Blocks until one of `handles` that is not null (nor an inactive persistent
-/// request) completes: its index and status; `None` if there is none such.
-pub fn wait_any(handles: &[c_int]) -> MpiResult<Option<(usize, Status)>> {
-    check_all(handles)?;
-    let live: Vec<bool> = handles.iter().map(|&h| !is_inactive(h)).collect();
-    if !live.contains(&true) {
-        return Ok(None);
-    }
-    let core = mpi()?.core;
-    let mut failure = None;
-    let found = core.wait_on(core.rank(), || {
-        for (i, &h) in handles.iter().enumerate().filter(|&(i, _)| live[i]) {
-            match test(h) {
-                Ok(Some(status)) => return Some(Some((i, status))),
-                Ok(None) => {}
-                Err(e) => {
-                    failure = Some(e);
-                    return Some(None);
-                }
-            }
-        }
-        None
-    });
-    let found = found.map_err(|e| MpiError::new(class::OTHER, e.to_string()))?;
-    match (found, failure) {
-        (_, Some(e)) => Err(e),
-        (found, None) => Ok(found),
-    }
 }
 
 /// `MPI_Cancel`: withdraws `handle`'s operation if it has not completed and can be (a

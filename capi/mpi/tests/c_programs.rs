@@ -11,6 +11,7 @@
 //! | `p2p_basic`   | point-to-point, requests, probe, truncation           | 2, 3, 8    | srb, perpeer      |
 //! | `persistent`  | persistent requests under every completion call       | 2, 3, 8    | srb, perpeer      |
 //! | `waitall`     | MPI_Waitall: null, persistent, bad handles, truncation | 2, 3, 8   | srb, perpeer      |
+//! | `completions` | Testall (handles kept until all complete), Testany/some, Waitany/some; truncation | 2, 3, 8 | srb, perpeer |
 //! | `cancel_issend` | MPI_Cancel, MPI_Test_cancelled, MPI_Issend          | 2, 3, 8    | srb, perpeer      |
 //! | `send_modes`  | buffered sends, Irsend, Testsome, Request_get_status  | 2, 3, 8    | srb, perpeer      |
 //! | `mprobe`      | matched probes and receives, with threads (`-pthread`) | 2, 3, 8   | srb, perpeer      |
@@ -87,6 +88,11 @@ fn point_to_point() {
 #[test]
 fn waitall_of_every_kind_of_handle() {
     passes("waitall");
+}
+
+#[test]
+fn testall_testany_testsome_waitany_waitsome() {
+    passes("completions");
 }
 
 #[test]
@@ -345,6 +351,7 @@ fn checking_mode_accepts_correct_programs() {
     let programs: &[(&str, &[&str])] = &[
         ("p2p_basic", &[]),
         ("persistent", &[]),
+        ("completions", &[]),
         ("cancel_issend", &[]),
         ("send_modes", &[]),
         ("mprobe", &["-pthread"]),

@@ -2,7 +2,10 @@
 //! `c_programs.rs`:
 //! - `virtual_time_pingpong_repeats_exactly` runs `vtime_pingpong` twice and compares
 //!   its `MPI_Wtime` figures;
-//! - `pcontrol_pauses_the_trace` runs `pcontrol` under `--trace` and reads the trace.
+//! - `pcontrol_pauses_the_trace` runs `pcontrol` under `--trace` and reads the trace;
+//! - `completions_in_virtual_time` runs `completions`, whose polls of `MPI_Testall`
+//!   and the `*any`/`*some` calls must see requests complete where a test round tests
+//!   nothing.
 
 mod harness;
 use harness::*;
@@ -98,4 +101,23 @@ fn pcontrol_pauses_the_trace() {
         per_round > 0 && before == 3 * per_round && during == 0 && after == 2 * per_round,
         "rank 0's sends: {sends:?}, off {off}, on {on}"
     );
+}
+
+/// The completion calls in virtual time, where an engine's test round tests nothing:
+/// `MPI_Testall`, `MPI_Testany` and `MPI_Testsome` test each request by itself there,
+/// so that a program polling them still sees its requests complete (`completions`
+/// loops on them until they do).
+#[test]
+fn completions_in_virtual_time() {
+    let exe = build("completions", &[]);
+    let chip = no_compute_chip("completions_chip.toml");
+    let timing = format!("--timing=scc={}", chip.display());
+    for n in ["2", "3"] {
+        let (out, _) = sccmpiexec(&["-n", n, &timing], &exe);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok completions"),
+            "{n} cores:\n{}",
+            text(&out)
+        );
+    }
 }

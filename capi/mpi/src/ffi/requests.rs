@@ -62,6 +62,38 @@ fn statuses<'a>(count: usize, array: *mut MpiStatus) -> MpiResult<Option<&'a mut
     c!(array_mut(array, count, "array_of_statuses")).map(Some)
 }
 
+/// The first failure of a call that completes many requests, by index: MPI's
+/// `MPI_ERR_IN_STATUS` when there are statuses (each holding its request's code), the
+/// error itself when they are ignored.
+#[derive(Default)]
+struct Failures(Option<(usize, MpiError)>);
+
+impl Failures {
+    /// What a status reports of `result`, the result of the request at `i`.
+    fn status_of(&mut self, i: usize, result: MpiResult<Status>) -> (Status, c_int) {
+        match result {
+            Ok(s) => (s, 0),
+            Err(e) => {
+                let code = crate::error::code_of(&e);
+                // By index: `wait_all` completes out of order.
+                if self.0.as_ref().is_none_or(|&(j, _)| i < j) {
+                    self.0 = Some((i, e));
+                }
+                (Status::EMPTY, code)
+            }
+        }
+    }
+
+    /// The call's result, once every completion was reported.
+    fn outcome(self, with_statuses: bool) -> MpiResult<()> {
+        match self.0 {
+            None => Ok(()),
+            Some((_, e)) if !with_statuses => Err(e),
+            Some((_, e)) => Err(MpiError::new(class::IN_STATUS, e.what.clone())),
+        }
+    }
+}
+
 /// `MPI_Waitall`: completes every request; if some fail, `MPI_ERR_IN_STATUS` with each
 /// one's code in its status.
 ///
@@ -77,34 +109,22 @@ pub unsafe extern "C" fn MPI_Waitall(
     entry("MPI_Waitall", WORLD, || {
         let reqs = requests(count, array_of_requests)?;
         let mut sts = statuses(reqs.len(), array_of_statuses)?;
-        // The first failed request's error, by index (`wait_all` completes out of order).
-        let mut failed: Option<(usize, MpiError)> = None;
+        let mut failed = Failures::default();
         // Without statuses a success has nothing to report.
         request::wait_all(reqs, sts.is_some(), |i, result| {
-            let (s, code) = match result {
-                Ok(s) => (s, 0),
-                Err(e) => {
-                    let code = crate::error::code_of(&e);
-                    if failed.as_ref().is_none_or(|&(j, _)| i < j) {
-                        failed = Some((i, e));
-                    }
-                    (Status::EMPTY, code)
-                }
-            };
+            let (s, code) = failed.status_of(i, result);
             match sts.as_deref_mut() {
                 Some(sts) => c!(write_status(&mut sts[i], s, code)),
                 None => Ok(()),
             }
         })?;
-        match failed {
-            None => Ok(()),
-            Some((_, e)) if sts.is_none() => Err(e),
-            Some((_, e)) => Err(MpiError::new(class::IN_STATUS, e.what.clone())),
-        }
+        failed.outcome(sts.is_some())
     })
 }
 
-/// `MPI_Testall`: completes all only if all are complete.
+/// `MPI_Testall`: completes all only if all are complete (`request::test_all`: if
+/// not, no handle changes); if some of them failed, `MPI_ERR_IN_STATUS` with each
+/// one's code in its status, as `MPI_Waitall`.
 ///
 /// # Safety
 /// As [`MPI_Waitall`]; `flag` points to an int.
@@ -117,36 +137,45 @@ pub unsafe extern "C" fn MPI_Testall(
 ) -> c_int {
     entry("MPI_Testall", WORLD, || {
         let reqs = requests(count, array_of_requests)?;
-        request::check_all(reqs)?;
-        // Complete what has completed, keeping the statuses until all have.
-        let mut done = vec![None; reqs.len()];
-        for (i, h) in reqs.iter().enumerate() {
-            if *h == REQUEST_NULL {
-                done[i] = Some(Status::NO_REQUEST);
-            } else if let Some(s) = request::test(*h)? {
-                done[i] = Some(s);
-            }
-        }
-        // A completed request cannot be un-completed: keep its result as a finished
-        // request until the rest are done.
-        let all = done.iter().all(Option::is_some);
-        if !all {
-            for (i, s) in done.iter().enumerate() {
-                if let (Some(s), false) = (s, request::is_inactive(reqs[i])) {
-                    reqs[i] = request::keep_completed(reqs[i], *s);
-                }
-            }
-            return c!(out(flag, 0, "flag"));
-        }
         let mut sts = statuses(reqs.len(), array_of_statuses)?;
-        for (i, s) in done.into_iter().enumerate() {
-            reqs[i] = request::after_completion(reqs[i]);
-            if let Some(sts) = sts.as_deref_mut() {
-                c!(write_status(&mut sts[i], s.unwrap_or(Status::EMPTY), 0))?;
+        let mut failed = Failures::default();
+        let all = request::test_all(reqs, |i, result| {
+            let (s, code) = failed.status_of(i, result);
+            match sts.as_deref_mut() {
+                Some(sts) => c!(write_status(&mut sts[i], s, code)),
+                None => Ok(()),
             }
-        }
-        c!(out(flag, 1, "flag"))
+        })?;
+        c!(out(flag, all as c_int, "flag"))?;
+        failed.outcome(sts.is_some())
     })
+}
+
+/// The one request that an `*any` call completed: its index and result.
+type One = Option<(usize, MpiResult<Status>)>;
+
+/// Writes an `*any` call's results: the index (`MPI_UNDEFINED` if none completed) and
+/// the status of the one completed (the empty one if `none_active`). A failed one's
+/// error is the call's, its handle released all the same.
+///
+/// # Safety
+/// As [`MPI_Waitany`]'s output arguments.
+unsafe fn report_any(
+    one: One,
+    none_active: bool,
+    index: *mut c_int,
+    status: *mut MpiStatus,
+) -> MpiResult<()> {
+    match one {
+        Some((i, result)) => {
+            c!(out(index, i as c_int, "index"))?;
+            c!(write_status(status, result?, 0))
+        }
+        None => {
+            c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
+            if none_active { c!(write_status(status, Status::NO_REQUEST, 0)) } else { Ok(()) }
+        }
+    }
 }
 
 /// `MPI_Waitany`.
@@ -163,17 +192,13 @@ pub unsafe extern "C" fn MPI_Waitany(
 ) -> c_int {
     entry("MPI_Waitany", WORLD, || {
         let reqs = requests(count, array_of_requests)?;
-        match request::wait_any(reqs)? {
-            Some((i, s)) => {
-                reqs[i] = request::after_completion(reqs[i]);
-                c!(out(index, i as c_int, "index"))?;
-                c!(write_status(status, s, 0))
-            }
-            None => {
-                c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
-                c!(write_status(status, Status::NO_REQUEST, 0))
-            }
-        }
+        let mut one: One = None;
+        let active = request::wait_some(reqs, 1, |i, result| {
+            one = Some((i, result));
+            Ok(())
+        })?;
+        // SAFETY: this call's output arguments, as its contract requires.
+        unsafe { report_any(one, active.is_none(), index, status) }
     })
 }
 
@@ -191,23 +216,19 @@ pub unsafe extern "C" fn MPI_Testany(
 ) -> c_int {
     entry("MPI_Testany", WORLD, || {
         let reqs = requests(count, array_of_requests)?;
-        request::check_all(reqs)?;
-        for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| !request::is_inactive(**h)) {
-            if let Some(s) = request::test(*h)? {
-                *h = request::after_completion(*h);
-                c!(out(index, i as c_int, "index"))?;
-                c!(out(flag, 1, "flag"))?;
-                return c!(write_status(status, s, 0));
-            }
-        }
-        let none_active = reqs.iter().all(|&h| request::is_inactive(h));
-        c!(out(index, crate::ffi::comm::UNDEFINED, "index"))?;
-        c!(out(flag, none_active as c_int, "flag"))?;
-        if none_active { c!(write_status(status, Status::NO_REQUEST, 0)) } else { Ok(()) }
+        let mut one: One = None;
+        let active = request::test_some(reqs, 1, |i, result| {
+            one = Some((i, result));
+            Ok(())
+        })?;
+        // True when one completed, or none is active.
+        c!(out(flag, (one.is_some() || active.is_none()) as c_int, "flag"))?;
+        // SAFETY: this call's output arguments, as its contract requires.
+        unsafe { report_any(one, active.is_none(), index, status) }
     })
 }
 
-/// `MPI_Waitsome`: waits for at least one, then takes every completed one.
+/// `MPI_Waitsome`: waits for at least one, and takes every completed one.
 ///
 /// # Safety
 /// As [`MPI_Waitall`]; `outcount` points to an int; `array_of_indices` holds `incount`.
@@ -221,13 +242,8 @@ pub unsafe extern "C" fn MPI_Waitsome(
 ) -> c_int {
     entry("MPI_Waitsome", WORLD, || {
         let reqs = requests(incount, array_of_requests)?;
-        let Some((first, s)) = request::wait_any(reqs)? else {
-            return c!(out(outcount, crate::ffi::comm::UNDEFINED, "outcount"));
-        };
-        reqs[first] = request::after_completion(reqs[first]);
-        let done = completed(reqs, vec![(first, s)])?;
         // SAFETY: this call's output arguments, as its contract requires.
-        unsafe { report_some(&done, outcount, array_of_indices, array_of_statuses) }
+        unsafe { some(reqs, true, outcount, array_of_indices, array_of_statuses) }
     })
 }
 
@@ -246,47 +262,49 @@ pub unsafe extern "C" fn MPI_Testsome(
 ) -> c_int {
     entry("MPI_Testsome", WORLD, || {
         let reqs = requests(incount, array_of_requests)?;
-        request::check_all(reqs)?;
-        if reqs.iter().all(|&h| request::is_inactive(h)) {
-            return c!(out(outcount, crate::ffi::comm::UNDEFINED, "outcount"));
-        }
-        let done = completed(reqs, Vec::new())?;
         // SAFETY: this call's output arguments, as its contract requires.
-        unsafe { report_some(&done, outcount, array_of_indices, array_of_statuses) }
+        unsafe { some(reqs, false, outcount, array_of_indices, array_of_statuses) }
     })
 }
 
-/// Tests every active request of `reqs` once, adding those that completed to `done`
-/// (their handles become what completion leaves).
-fn completed(reqs: &mut [c_int], mut done: Vec<(usize, Status)>) -> MpiResult<Vec<(usize, Status)>> {
-    for (i, h) in reqs.iter_mut().enumerate().filter(|(_, h)| !request::is_inactive(**h)) {
-        if let Some(s) = request::test(*h)? {
-            *h = request::after_completion(*h);
-            done.push((i, s));
-        }
-    }
-    Ok(done)
-}
-
-/// Writes the `*some` calls' results: how many, their indices and statuses.
+/// The `*some` calls: complete every one of `reqs` complete now (after waiting for one
+/// if `wait`), writing each one's index and status at the next place of the output
+/// arrays as it completes, then how many (`MPI_UNDEFINED` if none is active). If some
+/// failed, `MPI_ERR_IN_STATUS` with each one's code in its status, as `MPI_Waitall`.
 ///
 /// # Safety
 /// As [`MPI_Waitsome`]'s output arguments.
-unsafe fn report_some(
-    done: &[(usize, Status)],
+unsafe fn some(
+    reqs: &mut [c_int],
+    wait: bool,
     outcount: *mut c_int,
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MpiStatus,
 ) -> MpiResult<()> {
-    let indices = c!(array_mut(array_of_indices, done.len(), "array_of_indices"))?;
-    let mut sts = statuses(done.len(), array_of_statuses)?;
-    for (k, &(i, s)) in done.iter().enumerate() {
-        indices[k] = i as c_int;
-        if let Some(sts) = sts.as_deref_mut() {
-            c!(write_status(&mut sts[k], s, 0))?;
+    let mut failed = Failures::default();
+    let with_statuses = !(array_of_statuses.is_null() || array_of_statuses as usize == STATUS_IGNORE);
+    let mut k = 0;
+    // The arrays are taken up to the place written only: a call that completes
+    // nothing may be given none.
+    let report = |i: usize, result| {
+        c!(array_mut(array_of_indices, k + 1, "array_of_indices"))?[k] = i as c_int;
+        let (s, code) = failed.status_of(i, result);
+        if let Some(sts) = statuses(k + 1, array_of_statuses)? {
+            c!(write_status(&mut sts[k], s, code))?;
         }
-    }
-    c!(out(outcount, done.len() as c_int, "outcount"))
+        k += 1;
+        Ok(())
+    };
+    let done = if wait {
+        request::wait_some(reqs, usize::MAX, report)
+    } else {
+        request::test_some(reqs, usize::MAX, report)
+    };
+    let Some(done) = done? else {
+        return c!(out(outcount, crate::ffi::comm::UNDEFINED, "outcount"));
+    };
+    c!(out(outcount, done as c_int, "outcount"))?;
+    failed.outcome(with_statuses)
 }
 
 /// `MPI_Request_get_status`: whether the request completed, without freeing it (a

@@ -11,8 +11,9 @@
 //! (nonblocking collectives, generalized requests, ...) is a [`Pending`] trait object.
 //!
 //! Invariant: [`Op::is_finished`] holds only where [`Op::wait`] neither blocks nor
-//! locks sccemu's engine, so `request::wait_all` may complete such an operation
-//! under the request table's lock.
+//! locks sccemu's engine, so the calls that complete many requests (`request::wait_all`,
+//! and `request::in_place`'s completion for `MPI_Testall` and the `*any`/`*some` calls)
+//! may complete such an operation under the request table's lock.
 
 use crate::error::{MpiError, MpiResult};
 use crate::ffi::pending::{PendingRecv, PendingSend};
@@ -83,6 +84,19 @@ impl Op {
         if let Some(request) = request {
             round.test(request).ok();
         }
+    }
+
+    /// Whether a point-to-point operation's last test found it failed (a round's test
+    /// keeps the error in sccemu's request): complete, yet not [`Op::is_finished`], since
+    /// the test that reports the error (and a failed receive's drop, which puts its
+    /// message back) locks sccemu's engine; so it is tested by itself after the round.
+    pub fn has_failed(&self) -> bool {
+        let request = match self {
+            Op::Send(s) => s.request.as_ref(),
+            Op::Recv(r) => r.request.as_ref(),
+            Op::Done(_) | Op::Failed(_) | Op::Other(_) => None,
+        };
+        request.is_some_and(|r| r.is_complete() && !r.is_settled())
     }
 
     /// Withdraws the operation, which has not completed (`MPI_Cancel`); whether it was.

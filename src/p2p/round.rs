@@ -1,20 +1,21 @@
 //! Testing many requests of one core under one hold of its messaging state
 //! ([`Core::test_round`]), as `MPI_Waitall` and `MPI_Testall` do with theirs.
 //!
-//! Protocol: making a round locks the core's state and runs one progress round: every
-//! fragment waiting in the channel is delivered (a message that a posted receive
-//! matches goes to that receive) and queued sends are pushed. Each [`TestRound::test`]
-//! then tests its request against the state as it is, without looking at the channel
-//! again: a receive picks up the message matched to it, a send checks whether its rest
-//! has left. Dropping the round releases the state. So n tests cost one hold and one
-//! drain, where n calls of [`Request::test`] cost n of each; a message that comes in
-//! during the round is seen by the next test or wait. (2 cores, 8 B streamed in
-//! windows of 64 through the MPI library, callgrind on the receiver: see
-//! `docs/bench/2026-11-27-round/`.)
+//! Protocol: making a round locks the core's state; dropping it releases the state.
+//! Each [`TestRound::test`] in between is the test [`Request::test`] makes, under that
+//! one hold: it drains the channel until its own receive has its message (a message
+//! that an earlier posted receive matches goes to that receive, to be picked up by its
+//! own test), pushes queued sends and checks its request. So n tests cost one lock,
+//! one unlock and one channel context, where n calls of [`Request::test`] cost n of
+//! each. Draining once for the whole round and only picking up in each test was
+//! tried, and cost more: every message then went through the posted receive's queued
+//! copy, where a receive tested in posting order takes its message straight into its
+//! buffer. (2 cores, 8 B streamed in windows of 64 through the MPI library, callgrind
+//! on the receiver, and the timed rows: `docs/bench/2026-11-27-round/`.)
 //!
 //! Invariants:
-//! - a test's outcome is one that [`Request::test`] could give: the same code tests
-//!   the request, without its own progress step, which the round made;
+//! - a test's outcome is the one [`Request::test`] would give at that point: the same
+//!   code makes it;
 //! - only requests of the round's own core are tested: another core's is left as it is
 //!   (`None`), since holding two cores' states at once could deadlock against a thread
 //!   that takes them in the other order;
@@ -87,7 +88,7 @@ impl<'c> TestRound<'c> {
         self.held.is_some()
     }
 
-    /// Tests `request` against the state as the round found it (module docs): `Some`
+    /// Tests `request` as [`Request::test`] does, under the round's hold: `Some`
     /// with its status once complete (again on every later test), `None` if not yet,
     /// or if it is another core's, or in virtual time.
     pub fn test(&mut self, request: &mut Request<'_>) -> Result<Option<Status>, RequestError> {

@@ -3,8 +3,8 @@
 //! under one hold of the request table, testing each operation where it is.
 //!
 //! Protocol: first the round pass ([`round_pass`]): the point-to-point operations
-//! still open are tested in one `sccemu::TestRound` (one hold of the engine, one
-//! drain; made only once an open one is met, so a pass over finished ones locks
+//! still open are tested in one `sccemu::TestRound` (one hold of the engine for all
+//! their tests; made only once an open one is met, so a pass over finished ones locks
 //! nothing). Once the round is over, the settling pass ([`settle`]) tests by itself,
 //! in place, each operation that the round could not: one of another kind
 //! (`Op::Other`: a nonblocking collective advances only when tested), a point-to-point
@@ -101,7 +101,7 @@ pub(super) fn settle(op: &mut Op, tested: bool) -> bool {
     if op.is_finished() {
         return true;
     }
-    // Open as the round saw it: nothing new to see without another drain.
+    // Open as the round's test saw it just now: testing it again would only repeat it.
     if tested && op.is_point_to_point() && !op.has_failed() {
         return false;
     }

@@ -2,8 +2,8 @@
 //! table and of sccemu's engine as it can.
 //!
 //! Protocol: rounds, each under one hold of the table and, once it meets a
-//! point-to-point operation still open, one of the engine (`sccemu::TestRound`: one
-//! drain, then each request picks up what arrived for it). A round completes the
+//! point-to-point operation still open, one of the engine (`sccemu::TestRound`: each
+//! request tested as `MPI_Test` would, without a lock of its own). A round completes the
 //! operations that are complete now ([`Op::is_finished`], after the engine's test for
 //! the point-to-point ones). The first round checks every handle first (an invalid one
 //! fails the call before any changes) and looks at all of them; then the first handle

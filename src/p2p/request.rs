@@ -91,16 +91,17 @@ impl<'a> Request<'a> {
             return settled;
         }
         let (cx, mut st) = self.ep.p2p().map_err(|e| self.unavailable(e))?;
-        self.test_held(&cx, &mut st, true)
+        self.test_held(&cx, &mut st, &mut true)
     }
 
-    /// One test of an open request under a hold of its core's state; `drive`: make
-    /// progress first (a [`TestRound`](super::round::TestRound) made it already).
+    /// One test of an open request under a hold of its core's state. `drive`: whether
+    /// to make progress in it; left false if that moved nothing (a
+    /// [`TestRound`](super::round::TestRound)'s later tests then need not look again).
     pub(super) fn test_held(
         &mut self,
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
-        drive: bool,
+        drive: &mut bool,
     ) -> Result<Option<Status>, RequestError> {
         let outcome = match &mut self.op {
             Op::Send { id, status, sync } => Self::test_send(cx, st, (*id, *status, *sync), drive),
@@ -155,7 +156,7 @@ impl<'a> Request<'a> {
         // goes unseen (the wait's watch starts from what the test saw).
         let outcome = match &mut self.op {
             Op::Send { id, status, sync } => loop {
-                if let Some(done) = Self::test_send(&cx, &mut st, (*id, *status, *sync), true) {
+                if let Some(done) = Self::test_send(&cx, &mut st, (*id, *status, *sync), &mut true) {
                     break done;
                 }
                 if let Err(e) = ep.wait(&cx, &mut st, None, None) {
@@ -165,7 +166,7 @@ impl<'a> Request<'a> {
             Op::Recv { id, src, tag, buf } => {
                 let mut t = Target { id: Some(*id), src: *src, tag: *tag, buf, state: TargetState::Open };
                 let done = loop {
-                    if let Some(done) = Self::test_recv(&cx, &mut st, &mut t, true) {
+                    if let Some(done) = Self::test_recv(&cx, &mut st, &mut t, &mut true) {
                         break done;
                     }
                     if let Err(e) = ep.wait(&cx, &mut st, None, Some(&mut t)) {
@@ -209,18 +210,18 @@ impl<'a> Request<'a> {
     }
 
     /// One test of a send (of `id`, its queued rest if any, and `sync`, its
-    /// synchronous number), after a progress round if `drive`.
+    /// synchronous number), after a progress round if `drive` (see `test_held`).
     fn test_send(
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
         (id, status, sync): (Option<u64>, Status, Option<(u32, u32)>),
-        drive: bool,
+        drive: &mut bool,
     ) -> Option<Result<Status, RequestError>> {
-        if drive {
+        if *drive {
             match cx.progress(st, None) {
                 Err(e) => return Some(Err(RequestError::Send(e.into()))),
                 Ok(true) => st.changed(),
-                Ok(false) => {}
+                Ok(false) => *drive = false,
             }
         }
         if !id.is_none_or(|id| st.send_finished(id)) {
@@ -240,23 +241,24 @@ impl<'a> Request<'a> {
     }
 
     /// One test of a receive whose target is `t` (Open, or receiving directly from an
-    /// earlier round of the same call); it drains the channel too if `drive`.
+    /// earlier round of the same call); it drains the channel too if `drive` (see
+    /// `test_held`).
     fn test_recv(
         cx: &Ctx<'_>,
         st: &mut Locked<'_>,
         t: &mut Target<'_>,
-        drive: bool,
+        drive: &mut bool,
     ) -> Option<Result<Status, RequestError>> {
         let capacity = t.buf.len();
         let resumed = st.inbox.resume(t, cx).and_then(|()| cx.push_answers(&mut st.inbox));
         if let Err(e) = resumed {
             return Some(Err(RequestError::Recv(e.into())));
         }
-        if drive && matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
+        if *drive && matches!(t.state, TargetState::Open | TargetState::Direct { .. }) {
             match cx.progress(st, Some(t)) {
                 Err(e) => return Some(Err(RequestError::Recv(e.into()))),
                 Ok(true) => st.changed(),
-                Ok(false) => {}
+                Ok(false) => *drive = false,
             }
         }
         match t.state {

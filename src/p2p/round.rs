@@ -5,17 +5,20 @@
 //! Each [`TestRound::test`] in between is the test [`Request::test`] makes, under that
 //! one hold: it drains the channel until its own receive has its message (a message
 //! that an earlier posted receive matches goes to that receive, to be picked up by its
-//! own test), pushes queued sends and checks its request. So n tests cost one lock,
-//! one unlock and one channel context, where n calls of [`Request::test`] cost n of
-//! each. Draining once for the whole round and only picking up in each test was
+//! own test), pushes queued sends and checks its request; except that once a test's
+//! progress moved nothing (the channel was empty and no queued send could go), the
+//! round's later tests only check their requests, as if tested at that instant. So n
+//! tests cost one lock, one unlock and one channel context, where n calls of
+//! [`Request::test`] cost n of each, and a poll of n requests that have nothing to
+//! complete costs one look at the channel. Draining once for the whole round and only picking up in each test was
 //! tried, and cost more: every message then went through the posted receive's queued
 //! copy, where a receive tested in posting order takes its message straight into its
 //! buffer. (2 cores, 8 B streamed in windows of 64 through the MPI library, callgrind
 //! on the receiver, and the timed rows: `docs/bench/2026-11-27-round/`.)
 //!
 //! Invariants:
-//! - a test's outcome is the one [`Request::test`] would give at that point: the same
-//!   code makes it;
+//! - a test's outcome is the one [`Request::test`] would give at that point, or, after
+//!   a test that found nothing to move, at that test's point: the same code makes it;
 //! - only requests of the round's own core are tested: another core's is left as it is
 //!   (`None`), since holding two cores' states at once could deadlock against a thread
 //!   that takes them in the other order;
@@ -69,16 +72,18 @@ pub struct TestRound<'c> {
     ep: Endpoint<'c>,
     /// The held state; `None` in virtual time (module docs).
     held: Option<(Ctx<'c>, Locked<'c>)>,
+    /// Whether tests still make progress: not once one found nothing to move.
+    drive: bool,
 }
 
 impl<'c> TestRound<'c> {
     pub(crate) fn new(ep: Endpoint<'c>) -> Result<TestRound<'c>, ChannelUnavailable> {
         if timing::clock().is_some() {
-            return Ok(TestRound { ep, held: None });
+            return Ok(TestRound { ep, held: None, drive: true });
         }
         let (cx, st) = ep.p2p()?;
         ep.engine.enter_round();
-        Ok(TestRound { ep, held: Some((cx, st)) })
+        Ok(TestRound { ep, held: Some((cx, st)), drive: true })
     }
 
     /// Whether the round holds the state, and so tests anything: not in virtual time
@@ -98,7 +103,7 @@ impl<'c> TestRound<'c> {
         if let Some(settled) = request.settle() {
             return settled;
         }
-        request.test_held(cx, st, true)
+        request.test_held(cx, st, &mut self.drive)
     }
 }
 

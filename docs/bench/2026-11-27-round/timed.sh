@@ -22,7 +22,7 @@ run() { # variant, ranks, program, arguments...
     new) target/release/sccrun -n "$n" -- "$out/${p}_new" "$@" ;;
     base) "$base/target/release/sccrun" -n "$n" -- "$out/${p}_base" "$@" ;;
     mpich) mpirun.mpich -np "$n" "$out/${p}_mpich" "$@" ;;
-    ompi) mpirun.openmpi --allow-run-as-root --mca btl vader,self -np "$n" "$out/${p}_ompi" "$@" 2>/dev/null ;;
+    ompi) mpirun.openmpi --allow-run-as-root --oversubscribe --mca btl vader,self -np "$n" "$out/${p}_ompi" "$@" 2>/dev/null ;;
   esac | grep '^ROW' | sed "s/^/$v $n /"
 }
 P2P="--patterns latency,bandwidth --sizes 8,64,4096,65536 --reps 20 --warmup 3 --inner 1000"

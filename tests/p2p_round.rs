@@ -4,6 +4,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use sccemu::job::vtime::VirtualTime;
 use sccemu::{ANY_TAG, ChannelKind, Core, Job, RecvError, RequestError};
 
 const BOTH: [ChannelKind; 2] = [ChannelKind::PerPeer, ChannelKind::Srb];
@@ -94,6 +95,14 @@ fn rounds_complete_every_request_with_its_own_message() {
         let rounds = Job::new(2).channel(kind).run(&200, stream_in_rounds).unwrap();
         assert!(rounds.iter().all(|&r| r >= 1), "{kind:?}: {rounds:?}");
     }
+}
+
+#[test]
+fn rounds_in_virtual_time_test_each_request_by_itself() {
+    // A round holds nothing there; polling with rounds still completes every request.
+    let timing = VirtualTime { chip: "[compute]\nsource = \"none\"\n".into(), trace: None };
+    let rounds = Job::new(2).timing(timing).run(&50, stream_in_rounds).unwrap();
+    assert!(rounds.iter().all(|&r| r >= 1), "{rounds:?}");
 }
 
 /// `wait_all` reports the first failed request in order, after completing the ones

@@ -22,8 +22,10 @@
 //! - only requests of the round's own core are tested: another core's is left as it is
 //!   (`None`), since holding two cores' states at once could deadlock against a thread
 //!   that takes them in the other order;
-//! - in virtual time a round tests nothing (every test is `None`): a test there is a
-//!   charged call, and a round must not change what a program's waits cost;
+//! - in virtual time a round holds nothing ([`TestRound::is_held`]) and each of its
+//!   tests is the request's own [`Request::test`], with its own lock and its charged
+//!   call: there the host's cost does not count, and what a test costs in virtual
+//!   time must not depend on how it was made (the library's waits skip rounds there);
 //! - while a round is live its thread must not use the core's messaging otherwise (a
 //!   call, a test, the drop of an unfinished request): that would wait for the state
 //!   the round holds. Like a second borrow of a `RefCell`, it panics instead of
@@ -86,20 +88,23 @@ impl<'c> TestRound<'c> {
         Ok(TestRound { ep, held: Some((cx, st)), drive: true })
     }
 
-    /// Whether the round holds the state, and so tests anything: not in virtual time
-    /// (module docs), where a caller that must see requests complete tests each by
-    /// itself ([`Request::test`], a charged call).
+    /// Whether the round holds the state: not in virtual time (module docs), where
+    /// each of its tests is a [`Request::test`] of its own.
     pub fn is_held(&self) -> bool {
         self.held.is_some()
     }
 
     /// Tests `request` as [`Request::test`] does, under the round's hold: `Some`
     /// with its status once complete (again on every later test), `None` if not yet,
-    /// or if it is another core's, or in virtual time.
+    /// or if it is another core's (module docs).
     pub fn test(&mut self, request: &mut Request<'_>) -> Result<Option<Status>, RequestError> {
-        let Some((cx, st)) = self.held.as_mut().filter(|_| request.is_of(&self.ep)) else {
-            return Ok(None);
+        let Some((cx, st)) = self.held.as_mut() else {
+            // Virtual time: nothing held, the request's own test.
+            return request.test();
         };
+        if !request.is_of(&self.ep) {
+            return Ok(None);
+        }
         if let Some(settled) = request.settle() {
             return settled;
         }

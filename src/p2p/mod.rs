@@ -1,10 +1,11 @@
 //! Two-sided messaging with MPI's semantics.
 //!
 //! Owns the channels that place the job's rings in the segment ([`channel`]), message
-//! matching and matched probes ([`matched`]), the progress engine, the per-core engine that threads share and that
-//! every other blocking call drives in the background (`engine`), requests and the
-//! send/receive calls ([`endpoint`], `send`), and the single-copy path of large
-//! messages (`rendezvous` over `cma`, cross-memory attach), synchronous sends'
+//! matching and matched probes ([`matched`]), the progress engine, the per-core engine
+//! that threads share and that every other blocking call drives in the background
+//! (`engine`), requests and their test rounds ([`request`], [`round`]), the
+//! send/receive calls ([`endpoint`], `send`), the single-copy path of large messages
+//! (`rendezvous` over `cma`, cross-memory attach), synchronous sends'
 //! acknowledgements (`synchronous`), and the message buffers both sides reuse
 //! (`spare`).
 //!

@@ -117,6 +117,19 @@ struct Requests {
     persistent: Table<Persistent>,
 }
 
+impl Requests {
+    /// The operation handle `handle` stands for: its own, or an active persistent
+    /// request's; `None` for the null handle and an inactive persistent request.
+    #[inline]
+    fn active(&self, handle: c_int) -> MpiResult<Option<c_int>> {
+        match handle {
+            REQUEST_NULL => Ok(None),
+            h if is_persistent(h) => Ok(self.persistent.get(h).ok_or_else(|| not_persistent(h))?.active),
+            h => Ok(Some(h)),
+        }
+    }
+}
+
 static REQUESTS: Mutex<Requests> = Mutex::new(Requests {
     table: Table::new(REQUEST_NULL),
     detached: Vec::new(),
@@ -184,14 +197,11 @@ pub fn start(handle: c_int) -> MpiResult<()> {
 /// The request `handle` stands for now: itself, or a persistent request's running
 /// operation; `None` for the null handle and an inactive persistent request.
 fn resolve(handle: c_int) -> MpiResult<Option<c_int>> {
-    if handle == REQUEST_NULL {
-        return Ok(None);
-    }
+    // Only a persistent request's needs the table.
     if !is_persistent(handle) {
-        return Ok(Some(handle));
+        return Ok((handle != REQUEST_NULL).then_some(handle));
     }
-    let r = requests();
-    Ok(r.persistent.get(handle).ok_or_else(|| not_persistent(handle))?.active)
+    requests().active(handle)
 }
 
 /// Marks persistent request `handle` inactive once its operation completed.

@@ -38,14 +38,7 @@ use crate::error::MpiResult;
 /// request's; `None` for the null handle and an inactive persistent request; an error
 /// for a handle that names nothing.
 pub(super) fn op_in(r: &mut Requests, handle: c_int) -> MpiResult<Option<&mut Op>> {
-    let active = match handle {
-        REQUEST_NULL => return Ok(None),
-        h if is_persistent(h) => match r.persistent.get(h).ok_or_else(|| not_persistent(h))?.active {
-            Some(active) => active,
-            None => return Ok(None),
-        },
-        h => h,
-    };
+    let Some(active) = r.active(handle)? else { return Ok(None) };
     r.table.get_mut(active).map(Some).ok_or_else(|| not_active(active))
 }
 

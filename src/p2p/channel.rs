@@ -118,7 +118,7 @@ pub fn footprint(kind: ChannelKind, cores: u32) -> Footprint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ring::frag::CorruptKind;
+    use crate::protocol::ring::frag::{CorruptKind, FragHeader, FragKind};
     use crate::protocol::payload::Payload;
 
     fn segment(kind: ChannelKind) -> (Segment, Placement) {
@@ -151,6 +151,29 @@ mod tests {
         assert!(
             matches!(srb.peek(0), Err(e) if e.kind == CorruptKind::FragmentPastMessage { len: 8, total: 4 })
         );
+    }
+
+    /// Entries of every small and some large sizes, wrapping the ring: once an entry is
+    /// released, no 16-byte boundary it covered reads as a control word (where a later
+    /// entry of another size starts), though its payload was all ones.
+    #[test]
+    fn released_entries_leave_no_control_word() {
+        let (seg, place) = segment(ChannelKind::Srb);
+        let (srb, region) = (place.srb(&seg, 1), seg.layout().rings.get(1).unwrap());
+        let cap = region.len as u32;
+        let mut published = 0;
+        let header = |len| FragHeader { src: 0, tag: 7, len, total: len, first: true, kind: FragKind::Data };
+        for len in (1..=100).chain([1000, 4000, 20_000]).cycle().take(400) {
+            let r = srb.reserve(srb::entry_len(len));
+            srb.publish(r, &header(len), &vec![0xff; len as usize]);
+            let e = srb.peek(r.pos()).unwrap().expect("published");
+            srb.release(e);
+            for boundary in (0..srb::entry_len(len)).step_by(16) {
+                let at = (r.pos() + boundary) % cap;
+                assert_eq!(seg.word(region, at as usize).load(crate::sync::Ordering::Relaxed), 0, "{len} B at {boundary}");
+            }
+            srb.free_consumed(e.next(), &mut published, true);
+        }
     }
 
     #[test]

@@ -443,6 +443,7 @@ impl Payload for SharedBytes<'_> {
         unsafe { copy_in_pieces(self.ptr.add(offset), dst.as_mut_ptr(), dst.len()) }
     }
 
+    #[inline]
     fn zero(&self, offset: usize, len: usize) {
         self.check(offset, len);
         // SAFETY: in bounds (checked); see the type's docs for concurrent access.

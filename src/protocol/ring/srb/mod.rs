@@ -23,7 +23,8 @@
 //! is zero). It validates the header (length within the ring, source a real core, first
 //! fragment not longer than its message, control fragments as their kind says, see
 //! [`FragHeader::check`]) and reports [`CorruptError`] otherwise; copies
-//! the payload out; and zeroes the whole entry. It keeps its position itself
+//! the payload out; and zeroes the entry's control word and every 16-byte boundary word
+//! after it, where a later entry may start (the whole entry, when it is large). It keeps its position itself
 //! ([`Entry::next`]) and publishes it to `consumer` lazily, with a Release RMW
 //! ([`Srb::free_consumed`]): once half the ring is consumed but unpublished, or when a
 //! sender waits for space. So in steady traffic `consumer` stays in the senders'
@@ -71,6 +72,9 @@ use space::SpaceLine;
 
 /// Bytes of an entry header.
 pub const HEADER: u32 = 16;
+
+/// Entries up to this many bytes are released word by word (see [`Srb::release`]).
+const SMALL_RELEASE: u32 = 4 * HEADER;
 const VALID: u32 = 1 << 31;
 const FIRST: u32 = 1 << 30;
 const LEN_MASK: u32 = (1 << KIND_SHIFT) - 1;
@@ -334,16 +338,31 @@ impl<'a, M: RingMem> Srb<'a, M> {
         self.mem.bytes().read(0, &mut b[..n2]);
     }
 
-    /// Receiver: zeroes the entry; [`Srb::free_consumed`] later frees its bytes for
-    /// senders.
+    /// Receiver: zeroes the entry's control word and every 16-byte boundary after it
+    /// (where a later entry's control word may fall); [`Srb::free_consumed`] later
+    /// frees its bytes for senders. Only those words must read zero until a sender
+    /// publishes there: every other byte is written by the sender of the entry that
+    /// covers it before a receiver reads it. A small entry zeroes just those words
+    /// (8 B messages: two stores instead of two calls to `memset`); a larger one all
+    /// its bytes, which is cheaper than a store per 16 bytes.
     pub fn release(&self, e: Entry) {
         let cap = self.cap() as usize;
         let at = self.offset(e.pos as usize);
         // Relaxed: ordered before the Release publication of `consumer` in
         // `free_consumed`, which every sender that reuses these bytes synchronises with.
         self.mem.ctl(at).store(0, Ordering::Relaxed);
+        if e.len <= SMALL_RELEASE {
+            for boundary in (HEADER..e.len).step_by(HEADER as usize) {
+                // Through the bytes, as a larger entry's zeroing: in production they
+                // are the boundary's word (ordered as the store above).
+                self.mem.bytes().zero(self.offset(at + boundary as usize), 4);
+            }
+            return;
+        }
         let (p1, n1, n2) = split(at + 4, e.len as usize - 4, cap);
         self.mem.bytes().zero(p1, n1);
-        self.mem.bytes().zero(0, n2);
+        if n2 > 0 {
+            self.mem.bytes().zero(0, n2);
+        }
     }
 }

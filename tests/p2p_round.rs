@@ -145,17 +145,22 @@ fn wait_all_reports_the_first_failure_in_order_and_loses_nothing() {
 }
 
 /// A thread that holds a round and calls the core's messaging panics (it would wait
-/// for itself); the core works on afterwards.
+/// for itself); the core works on afterwards. The round holds the state from its test
+/// of a synchronous send, which needs it whatever the channel holds.
 fn messaging_inside_a_round(core: &Core, _: ()) -> Result<String, String> {
     let peer = 1 - core.rank();
     let caught = catch_unwind(AssertUnwindSafe(|| {
-        let _round = core.test_round();
+        let mut sync = core.issend(peer, 3, b"sync").expect("issend");
+        let mut round = core.test_round().expect("a round");
+        round.test(&mut sync).expect("a test");
         core.send(peer, 1, b"never")
     }));
     let message = match caught {
         Err(panic) => panic.downcast_ref::<&str>().map_or_else(String::new, |s| s.to_string()),
         Ok(sent) => return Err(format!("the send inside a round returned {sent:?}")),
     };
+    // The synchronous message, whose request went with the panic.
+    core.recv(peer, 3, &mut [0u8; 4]).map_err(e)?;
     core.send(peer, 2, b"after").map_err(e)?;
     let mut buf = [0u8; 5];
     core.recv(peer, 2, &mut buf).map_err(e)?;

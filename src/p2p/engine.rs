@@ -78,7 +78,14 @@ pub struct Engine {
     eager: bool,
     /// The thread holding the state for a test round (`round`), or 0.
     round_thread: AtomicU64,
+    /// `State::quiet_at` as of the last unlock, packed (`published << 32 | pos`), or
+    /// [`NOT_QUIET`]: what [`Engine::nothing_new`] reads without the lock.
+    quiet_at: AtomicU64,
 }
+
+/// `quiet_at` when the state was not quiet (a real position pair never packs to it but
+/// for `u32::MAX` twice, which is then only taken for not quiet).
+const NOT_QUIET: u64 = u64::MAX;
 
 /// A number for the calling thread, unique among live threads: the address of a
 /// thread-local.
@@ -103,6 +110,7 @@ impl Engine {
             broken: AtomicU32::new(0),
             eager,
             round_thread: AtomicU64::new(0),
+            quiet_at: AtomicU64::new(NOT_QUIET),
         }
     }
 
@@ -120,6 +128,30 @@ impl Engine {
     pub(crate) fn ctx<'c>(&'c self, ctx: &'c CoreContext) -> Result<Ctx<'c>, ChannelUnavailable> {
         let who = (ctx.rank(), ctx.size());
         Ok(Ctx::new(ctx.segment(), self.place()?, who, ctx.plain_waiter(), &self.single))
+    }
+
+    /// Whether a test of an open receive would find nothing, without locking the state:
+    /// it was quiet for tests at its last unlock (`State::quiet_at`), and this core's
+    /// SRB has no entry at the position it had reached then, nor senders waiting for
+    /// space consumed before it (SRB only; false for `perpeer`). An idle `MPI_Test`
+    /// poll then costs a look at one word instead of the lock and a progress round.
+    ///
+    /// Another thread may have moved on since that unlock: then `true` is the answer a
+    /// test would have given before it did, and the news is seen by a later test (its
+    /// unlock leaves the state not quiet, or the entry there). A thread always reads
+    /// its own last unlock's value (coherence), so one thread alone gets exactly what
+    /// a locked test would give.
+    pub(crate) fn nothing_new(&self, ctx: &CoreContext) -> bool {
+        // Relaxed: a stale value is allowed (above); the ring's words are read again,
+        // with Acquire, by the locked test that any news sends the caller to.
+        let at = self.quiet_at.load(Ordering::Relaxed);
+        let Ok(place) = self.place.as_ref() else { return false };
+        if at == NOT_QUIET || place.sizes.kind != shm_layout::ChannelKind::Srb {
+            return false;
+        }
+        let (pos, published) = (at as u32, (at >> 32) as u32);
+        let ring = place.srb(ctx.segment(), ctx.rank());
+        !ring.has_entry(pos) && !ring.owes_space(pos, published)
     }
 
     /// Locks the state, telling a holder that only polls to let go.
@@ -301,6 +333,9 @@ impl Locked<'_> {
         let Some(guard) = self.guard.as_ref() else { return };
         // Relaxed: a hint for `Background::poll`, which locks before it trusts it.
         self.engine.active.store(u32::from(guard.active()), Ordering::Relaxed);
+        let quiet_at = guard.quiet_at().map_or(NOT_QUIET, |(pos, published)| u64::from(published) << 32 | u64::from(pos));
+        // Relaxed: read as a hint by `nothing_new` (see there).
+        self.engine.quiet_at.store(quiet_at, Ordering::Relaxed);
         self.announce();
         self.guard = None;
     }

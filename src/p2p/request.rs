@@ -90,6 +90,10 @@ impl<'a> Request<'a> {
         if let Some(settled) = self.settle() {
             return settled;
         }
+        // An open receive with nothing new for it needs no lock (`Engine::nothing_new`).
+        if self.is_open_recv() && self.ep.engine.nothing_new(self.ep.ctx) {
+            return Ok(None);
+        }
         let (cx, mut st) = self.ep.p2p().map_err(|e| self.unavailable(e))?;
         self.test_held(&cx, &mut st, &mut true)
     }
@@ -191,7 +195,7 @@ impl<'a> Request<'a> {
         }
     }
 
-    fn unavailable(&self, e: ChannelUnavailable) -> RequestError {
+    pub(super) fn unavailable(&self, e: ChannelUnavailable) -> RequestError {
         match self.op {
             Op::Send { .. } => RequestError::Send(SendError::Unavailable(e)),
             Op::Recv { .. } | Op::Taken { .. } => RequestError::Recv(RecvError::Unavailable(e)),
@@ -269,6 +273,12 @@ impl<'a> Request<'a> {
             TargetState::Truncated(status) => Some(Err(RequestError::Recv(RecvError::Truncated { status, capacity }))),
             _ => None,
         }
+    }
+
+    /// Whether it is a receive still posted (not finished, and not one that took its
+    /// message at its start).
+    pub(super) fn is_open_recv(&self) -> bool {
+        self.finished.is_none() && matches!(self.op, Op::Recv { .. })
     }
 
     /// Whether the request has completed (as of its last test).

@@ -1,16 +1,19 @@
 //! Testing many requests of one core under one hold of its messaging state
 //! ([`Core::test_round`]), as `MPI_Waitall` and `MPI_Testall` do with theirs.
 //!
-//! Protocol: making a round locks the core's state; dropping it releases the state.
-//! Each [`TestRound::test`] in between is the test [`Request::test`] makes, under that
-//! one hold: it drains the channel until its own receive has its message (a message
+//! Protocol: a round locks the core's state at its first test that needs it; dropping
+//! the round releases the state. Each [`TestRound::test`] is the test [`Request::test`]
+//! makes, under that one hold: it drains the channel until its own receive has its
+//! message (a message
 //! that an earlier posted receive matches goes to that receive, to be picked up by its
 //! own test), pushes queued sends and checks its request; except that once a test's
 //! progress moved nothing (the channel was empty and no queued send could go), the
 //! round's later tests only check their requests, as if tested at that instant. So n
 //! tests cost one lock, one unlock and one channel context, where n calls of
-//! [`Request::test`] cost n of each, and a poll of n requests that have nothing to
-//! complete costs one look at the channel. Draining once for the whole round and only picking up in each test was
+//! [`Request::test`] cost n of each. A round that starts with nothing new for open
+//! receives (`Engine::nothing_new`, read once when it is made) tests its open
+//! receives without the state, as of that instant, as [`Request::test`] does: a poll
+//! of n open receives that have nothing to complete then locks nothing. Draining once for the whole round and only picking up in each test was
 //! tried, and cost more: every message then went through the posted receive's queued
 //! copy, where a receive tested in posting order takes its message straight into its
 //! buffer. (2 cores, 8 B streamed in windows of 64 through the MPI library, callgrind
@@ -29,8 +32,8 @@
 //! - while a round is live its thread must not use the core's messaging otherwise (a
 //!   call, a test, the drop of an unfinished request): that would wait for the state
 //!   the round holds. Like a second borrow of a `RefCell`, it panics instead of
-//!   hanging (`Engine::lock_contended` knows the round's thread); other threads wait
-//!   for the round's end as for any holder.
+//!   hanging once the round holds the state (`Engine::lock_contended` knows the
+//!   round's thread); other threads wait for the round's end as for any holder.
 //!
 //! [`Core::test_round`]: crate::Core::test_round
 
@@ -72,7 +75,11 @@ use crate::timing;
 /// ```
 pub struct TestRound<'c> {
     ep: Endpoint<'c>,
-    /// The held state; `None` in virtual time (module docs).
+    /// False in virtual time, where the round holds nothing (module docs).
+    real: bool,
+    /// Whether the open receives had nothing new when the round was made.
+    quiet: bool,
+    /// The held state, from the first test that needs it.
     held: Option<(Ctx<'c>, Locked<'c>)>,
     /// Whether tests still make progress: not once one found nothing to move.
     drive: bool,
@@ -80,34 +87,43 @@ pub struct TestRound<'c> {
 
 impl<'c> TestRound<'c> {
     pub(crate) fn new(ep: Endpoint<'c>) -> Result<TestRound<'c>, ChannelUnavailable> {
-        if timing::clock().is_some() {
-            return Ok(TestRound { ep, held: None, drive: true });
-        }
-        let (cx, st) = ep.p2p()?;
-        ep.engine.enter_round();
-        Ok(TestRound { ep, held: Some((cx, st)), drive: true })
+        ep.engine.place()?;
+        let real = timing::clock().is_none();
+        let quiet = real && ep.engine.nothing_new(ep.ctx);
+        Ok(TestRound { ep, real, quiet, held: None, drive: true })
     }
 
-    /// Whether the round holds the state: not in virtual time (module docs), where
-    /// each of its tests is a [`Request::test`] of its own.
+    /// Whether the round's tests are made under it: not in virtual time (module
+    /// docs), where each of its tests is a [`Request::test`] of its own.
     pub fn is_held(&self) -> bool {
-        self.held.is_some()
+        self.real
     }
 
     /// Tests `request` as [`Request::test`] does, under the round's hold: `Some`
     /// with its status once complete (again on every later test), `None` if not yet,
     /// or if it is another core's (module docs).
     pub fn test(&mut self, request: &mut Request<'_>) -> Result<Option<Status>, RequestError> {
-        let Some((cx, st)) = self.held.as_mut() else {
+        if !self.real {
             // Virtual time: nothing held, the request's own test.
             return request.test();
-        };
+        }
         if !request.is_of(&self.ep) {
             return Ok(None);
         }
         if let Some(settled) = request.settle() {
             return settled;
         }
+        if self.quiet && request.is_open_recv() {
+            return Ok(None);
+        }
+        let (cx, st) = match &mut self.held {
+            Some(held) => held,
+            None => {
+                let held = self.ep.p2p().map_err(|e| request.unavailable(e))?;
+                self.ep.engine.enter_round();
+                self.held.insert(held)
+            }
+        };
         request.test_held(cx, st, &mut self.drive)
     }
 }

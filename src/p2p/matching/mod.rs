@@ -158,6 +158,12 @@ impl Inbox {
         !self.posted.is_empty() || !self.assigned.is_empty()
     }
 
+    /// Whether messages wait for their posted receives' next tests (matched to them,
+    /// whole or in part).
+    pub fn has_assigned(&self) -> bool {
+        !self.assigned.is_empty()
+    }
+
     /// Whether announced messages wait in their senders' memory (their senders wait).
     pub fn has_deferred(&self) -> bool {
         self.deferred != 0

@@ -167,6 +167,19 @@ impl State {
             || !self.inbox.rdv.owed.is_empty()
     }
 
+    /// The SRB consumer position and the one last published, if a test of an open
+    /// receive can find nothing here but news from the channel (`Engine::nothing_new`):
+    /// no sends queued and no answers owed (which its progress would push), no
+    /// announced message to pull, no message matched to a posted receive and not yet
+    /// taken by its test.
+    pub fn quiet_at(&self) -> Option<(u32, u32)> {
+        let quiet = self.unfinished.is_empty()
+            && self.inbox.rdv.owed.is_empty()
+            && !self.inbox.has_deferred()
+            && !self.inbox.has_assigned();
+        quiet.then_some((self.inbox.srb_pos, self.inbox.srb_published))
+    }
+
 }
 
 /// What a core needs to move fragments.

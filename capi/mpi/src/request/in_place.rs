@@ -1,6 +1,7 @@
-//! The passes that `MPI_Testall` ([`super::test_all`]) and the `*any` and `*some`
-//! calls ([`super::wait_some`], [`super::test_some`]) make over their handles, all
-//! under one hold of the request table, testing each operation where it is.
+//! The passes that `MPI_Testall` ([`super::test_all`], and through it `MPI_Test`) and
+//! the `*any` and `*some` calls ([`super::wait_some`], [`super::test_some`]) make over
+//! their handles, all under one hold of the request table, testing each operation
+//! where it is (`MPI_Cancel`, [`super::cancel`], tests and withdraws in place too).
 //!
 //! Protocol: first the round pass ([`round_pass`]): the point-to-point operations
 //! still open are tested in one `sccemu::TestRound` (one hold of the engine for all

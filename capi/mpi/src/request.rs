@@ -14,7 +14,9 @@
 //! for the point-to-point ones, one test round of sccemu's engine (`sccemu::TestRound`):
 //! `MPI_Waitall` in rounds ([`wait_all`]), `MPI_Testall` and the `*any`/`*some` calls
 //! in place in the table ([`test_all`], [`test_some`], [`wait_some`]; the passes:
-//! `in_place`), so that a request they do not complete keeps its handle.
+//! `in_place`), so that a request they do not complete keeps its handle. `MPI_Test` is
+//! `MPI_Testall` of one handle ([`test`](fn@test)), and `MPI_Cancel` ([`cancel`]) tests
+//! and withdraws in place the same way: neither takes an operation out of the table.
 //!
 //! `MPI_Request_free` detaches a request: it stays in a list that later waits and
 //! `MPI_Finalize` drive to completion, as MPI requires of a freed send.
@@ -38,10 +40,10 @@ mod some;
 mod test_all;
 mod wait_all;
 
-use in_place::test_in_place;
+use in_place::{op_in, test_in_place};
 pub use op::Op;
 pub use some::{test_some, wait_some};
-pub use test_all::test_all;
+pub use test_all::{test, test_all};
 pub use wait_all::wait_all;
 
 /// `MPI_REQUEST_NULL`: the request table's base.
@@ -229,13 +231,6 @@ fn not_active(handle: c_int) -> MpiError {
     MpiError::new(class::REQUEST, format!("{handle:#x} is not an active request"))
 }
 
-fn put_back(handle: c_int, op: Op) {
-    let mut r = requests();
-    let again = r.table.insert(op);
-    // The index just freed is the first reused, so the handle stays the same.
-    debug_assert_eq!(again, handle);
-}
-
 /// Blocks until `handle` completes (`MPI_REQUEST_NULL` and an inactive persistent
 /// request give the empty status).
 pub fn wait(handle: c_int) -> MpiResult<Status> {
@@ -267,36 +262,6 @@ fn wait_one(handle: c_int) -> MpiResult<Status> {
         drive_detached(detached)?;
     }
     op.wait()
-}
-
-/// Tests `handle`: `Some(status)` (and the request is gone, or inactive if
-/// persistent) once complete.
-pub fn test(handle: c_int) -> MpiResult<Option<Status>> {
-    if is_persistent(handle) {
-        let Some(active) = resolve(handle)? else { return Ok(Some(Status::NO_REQUEST)) };
-        let done = test_one(active);
-        if !matches!(done, Ok(None)) {
-            deactivate(handle);
-        }
-        return done;
-    }
-    test_one(handle)
-}
-
-fn test_one(handle: c_int) -> MpiResult<Option<Status>> {
-    if handle == REQUEST_NULL {
-        return Ok(Some(Status::NO_REQUEST));
-    }
-    let mut op = take(handle)?;
-    // Outside the table's lock: another thread may complete other requests meanwhile.
-    match op.test() {
-        Ok(Some(status)) => Ok(Some(status)),
-        Ok(None) => {
-            put_back(handle, op);
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// Tests every request in the table once, keeping what completes as a finished request
@@ -349,19 +314,19 @@ fn check_all_in(r: &Requests, handles: &[c_int]) -> MpiResult<()> {
 /// receive not yet matched, or matched but not finished, whose message goes back to
 /// the queue). The request still needs its completion call, whose status then says
 /// whether it was cancelled.
+///
+/// In place under the table's hold, as `MPI_Test` tests (`in_place`): an operation
+/// complete already keeps its result (`Op::Done`, `Op::Failed`, by its test in place),
+/// a withdrawn one becomes the cancelled status; its handle never changes.
 pub fn cancel(handle: c_int) -> MpiResult<()> {
-    let Some(target) = resolve(handle)? else {
+    let mut r = requests();
+    let Some(op) = op_in(&mut r, handle)? else {
         return Err(not_active(handle));
     };
-    let mut op = take(target)?;
-    // Outside the table's lock, as `test`: it may move data.
-    let kept = match op.test() {
-        Ok(Some(status)) => Op::Done(status),
-        Ok(None) if op.cancel() => Op::Done(Status { cancelled: true, ..Status::EMPTY }),
-        Ok(None) => op,
-        Err(e) => Op::Failed(e),
-    };
-    put_back(target, kept);
+    // An error stays in the table (`Op::Failed`), for the completion to report.
+    if matches!(test_in_place(op), Ok(None)) && op.cancel() {
+        *op = Op::Done(Status { cancelled: true, ..Status::EMPTY });
+    }
     Ok(())
 }
 

@@ -12,6 +12,7 @@
 //! | `persistent`  | persistent requests under every completion call       | 2, 3, 8    | srb, perpeer      |
 //! | `waitall`     | MPI_Waitall: null, persistent, bad handles, truncation | 2, 3, 8   | srb, perpeer      |
 //! | `completions` | Testall (handles kept until all complete), Testany/some, Waitany/some; truncation | 2, 3, 8 | srb, perpeer |
+//! | `mpi_test`    | MPI_Test on every kind of handle: plain, persistent, null, generalized, cancelled; errors | 2, 3, 8 | srb, perpeer |
 //! | `cancel_issend` | MPI_Cancel, MPI_Test_cancelled, MPI_Issend          | 2, 3, 8    | srb, perpeer      |
 //! | `send_modes`  | buffered sends, Irsend, Testsome, Request_get_status  | 2, 3, 8    | srb, perpeer      |
 //! | `mprobe`      | matched probes and receives, with threads (`-pthread`) | 2, 3, 8   | srb, perpeer      |
@@ -93,6 +94,11 @@ fn waitall_of_every_kind_of_handle() {
 #[test]
 fn testall_testany_testsome_waitany_waitsome() {
     passes("completions");
+}
+
+#[test]
+fn test_of_every_kind_of_handle() {
+    passes("mpi_test");
 }
 
 #[test]
@@ -352,6 +358,7 @@ fn checking_mode_accepts_correct_programs() {
         ("p2p_basic", &[]),
         ("persistent", &[]),
         ("completions", &[]),
+        ("mpi_test", &[]),
         ("cancel_issend", &[]),
         ("send_modes", &[]),
         ("mprobe", &["-pthread"]),

@@ -5,7 +5,7 @@
 //! - `pcontrol_pauses_the_trace` runs `pcontrol` under `--trace` and reads the trace;
 //! - `completions_in_virtual_time` runs `completions`, whose polls of `MPI_Testall`
 //!   and the `*any`/`*some` calls must see requests complete where a test round tests
-//!   nothing.
+//!   nothing, and `mpi_test`, whose polls of `MPI_Test` must too.
 
 mod harness;
 use harness::*;
@@ -104,20 +104,23 @@ fn pcontrol_pauses_the_trace() {
 }
 
 /// The completion calls in virtual time, where an engine's test round tests nothing:
-/// `MPI_Testall`, `MPI_Testany` and `MPI_Testsome` test each request by itself there,
-/// so that a program polling them still sees its requests complete (`completions`
-/// loops on them until they do).
+/// `MPI_Test`, `MPI_Testall`, `MPI_Testany` and `MPI_Testsome` test each request by
+/// itself there, so that a program polling them still sees its requests complete
+/// (`completions` and `mpi_test` loop on them until they do).
 #[test]
 fn completions_in_virtual_time() {
-    let exe = build("completions", &[]);
-    let chip = no_compute_chip("completions_chip.toml");
-    let timing = format!("--timing=scc={}", chip.display());
-    for n in ["2", "3"] {
-        let (out, _) = sccmpiexec(&["-n", n, &timing], &exe);
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok completions"),
-            "{n} cores:\n{}",
-            text(&out)
-        );
+    for program in ["completions", "mpi_test"] {
+        let exe = build(program, &[]);
+        let chip = no_compute_chip(&format!("{program}_chip.toml"));
+        let timing = format!("--timing=scc={}", chip.display());
+        for n in ["2", "3"] {
+            let (out, _) = sccmpiexec(&["-n", n, &timing], &exe);
+            assert!(
+                out.status.success()
+                    && String::from_utf8_lossy(&out.stdout).contains(&format!("ok {program}")),
+                "{program} on {n} cores:\n{}",
+                text(&out)
+            );
+        }
     }
 }

@@ -103,6 +103,12 @@ impl PendingSend {
         result
     }
 
+    /// Disposes of a send whose test completed it (its result kept by the caller): its
+    /// box goes back to this thread's pool, as its wait would give it.
+    pub fn retire(self: Box<Self>) {
+        super::recv_pool::give_back_send(self);
+    }
+
     /// Whether the send is known complete (module docs of `crate::request::op`): a
     /// standard send's request, complete or failed, holds nothing that its drop
     /// returns to the engine, and its wait then returns what it recorded.
@@ -223,6 +229,12 @@ impl PendingRecv {
     /// or one a test saw complete), so that neither it nor its drop locks the engine.
     pub fn is_finished(&self) -> bool {
         self.request.as_ref().is_none_or(sccemu::Request::is_settled)
+    }
+
+    /// Disposes of a receive whose test completed it (its result kept by the caller):
+    /// its box goes back to this thread's pool, as its wait would give it.
+    pub fn retire(self: Box<Self>) {
+        super::recv_pool::give_back(self);
     }
 
     /// Withdraws the receive if it has not completed (`MPI_Cancel`); whether it was.

@@ -1,8 +1,8 @@
 //! Boxes for point-to-point requests in flight (`Op::Recv`, `Op::Send`), kept per
 //! thread for the next one: `MPI_Irecv` (and an `MPI_Isend` that does not complete at
-//! its start) takes one instead of allocating, and the request's wait gives its box
-//! back instead of freeing it (callgrind, halo step: `malloc` and `free` cost about 150
-//! instructions per request).
+//! its start) takes one instead of allocating, and the request's wait, or the test in
+//! place that completes it (`Op::retire`), gives its box back instead of freeing it
+//! (callgrind, halo step: `malloc` and `free` cost about 150 instructions per request).
 //!
 //! Invariants: a box in a pool holds a finished request (no sccemu request, no
 //! staging buffer), whose drop does nothing; a thread keeps at most [`KEPT`] of each

@@ -25,27 +25,27 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut c_int, status: *mut MpiStatus) -
     })
 }
 
-/// `MPI_Test`.
+/// `MPI_Test`: tests in place (`request::test`, `MPI_Testall` of the one handle); once
+/// complete, the handle becomes `MPI_REQUEST_NULL` (a persistent request's stays,
+/// inactive), also when the operation failed; an invalid handle stays as it was.
 ///
 /// # Safety
 /// As [`MPI_Wait`]; `flag` points to an int.
 #[unsafe(export_name = "PMPI_Test")]
 pub unsafe extern "C" fn MPI_Test(request: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
     entry("MPI_Test", WORLD, || {
-        let h = c!(read(request, "request"))?;
-        match request::test(h) {
-            Ok(Some(s)) => {
-                c!(out(request, request::after_completion(h), "request"))?;
+        let given = c!(read(request, "request"))?;
+        let mut h = given;
+        let done = request::test(&mut h);
+        if h != given {
+            c!(out(request, h, "request"))?;
+        }
+        match done? {
+            Some(s) => {
                 c!(out(flag, 1, "flag"))?;
                 c!(write_status(status, s, 0))
             }
-            Ok(None) => c!(out(flag, 0, "flag")),
-            Err(e) => {
-                if e.class != class::REQUEST {
-                    c!(out(request, request::after_completion(h), "request"))?;
-                }
-                Err(e)
-            }
+            None => c!(out(flag, 0, "flag")),
         }
     })
 }

@@ -1,6 +1,7 @@
-//! The passes that `MPI_Testall` ([`super::test_all`]) and the `*any` and `*some`
-//! calls ([`super::wait_some`], [`super::test_some`]) make over their handles, all
-//! under one hold of the request table, testing each operation where it is.
+//! The passes that `MPI_Testall` ([`super::test_all`], and through it `MPI_Test`) and
+//! the `*any` and `*some` calls ([`super::wait_some`], [`super::test_some`]) make over
+//! their handles, all under one hold of the request table, testing each operation
+//! where it is (`MPI_Cancel`, [`super::cancel`], tests and withdraws in place too).
 //!
 //! Protocol: first the round pass ([`round_pass`]): the point-to-point operations
 //! still open are tested in one `sccemu::TestRound` (one hold of the engine for all
@@ -103,19 +104,18 @@ pub(super) fn settle(op: &mut Op, tested: bool) -> bool {
 }
 
 /// Tests `op` where it is in the table; what completes stays there as a finished
-/// request (`Op::Done`, `Op::Failed`) for the call that completes it.
+/// request (`Op::Done`, `Op::Failed`) for the call that completes it, and the
+/// operation it replaces is retired (`Op::retire`: a point-to-point one's box is kept
+/// for the thread's next request; freeing it and allocating the next cost about 100
+/// instructions a request, `docs/bench/2026-11-27-mpitest/`).
 pub(super) fn test_in_place(op: &mut Op) -> MpiResult<Option<Status>> {
-    match op.test() {
-        Ok(Some(status)) => {
-            *op = Op::Done(status);
-            Ok(Some(status))
-        }
-        Ok(None) => Ok(None),
-        Err(e) => {
-            *op = Op::Failed(e.clone());
-            Err(e)
-        }
-    }
+    let (kept, result) = match op.test() {
+        Ok(Some(status)) => (Op::Done(status), Ok(Some(status))),
+        Ok(None) => return Ok(None),
+        Err(e) => (Op::Failed(e.clone()), Err(e)),
+    };
+    std::mem::replace(op, kept).retire();
+    result
 }
 
 /// Completes `*handle`, whose operation is finished ([`settle`]) or which has none

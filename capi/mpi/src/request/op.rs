@@ -66,6 +66,17 @@ impl Op {
         }
     }
 
+    /// Disposes of an operation whose test completed it, its result kept elsewhere (as
+    /// `Op::Done` or `Op::Failed`): a point-to-point one's box goes back to this
+    /// thread's pool (`ffi::recv_pool`) instead of being freed, as its wait would give it.
+    pub fn retire(self) {
+        match self {
+            Op::Send(s) => s.retire(),
+            Op::Recv(r) => r.retire(),
+            Op::Done(_) | Op::Failed(_) | Op::Other(_) => {}
+        }
+    }
+
     /// Whether the operation is a point-to-point send or receive: one that a test
     /// round of sccemu's engine tests ([`Op::test_in`]).
     pub fn is_point_to_point(&self) -> bool {

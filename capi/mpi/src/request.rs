@@ -35,12 +35,14 @@ use crate::error::{MpiError, MpiResult, class, fail};
 use crate::handles::Table;
 
 mod in_place;
+mod lock;
 mod op;
 mod some;
 mod test_all;
 mod wait_all;
 
 use in_place::{op_in, test_in_place};
+pub use lock::Reentered;
 pub use op::Op;
 pub use some::{test_some, wait_some};
 pub use test_all::{test, test_all};
@@ -142,7 +144,7 @@ static REQUESTS: Mutex<Requests> = Mutex::new(Requests {
 // than the lock's fast path.
 #[inline(always)]
 fn requests() -> MutexGuard<'static, Requests> {
-    REQUESTS.lock().unwrap_or_else(|p| p.into_inner())
+    lock::lock(&REQUESTS)
 }
 
 /// A handle for `op`.
@@ -324,7 +326,7 @@ pub fn cancel(handle: c_int) -> MpiResult<()> {
         return Err(not_active(handle));
     };
     // An error stays in the table (`Op::Failed`), for the completion to report.
-    if matches!(test_in_place(op), Ok(None)) && op.cancel() {
+    if matches!(test_in_place(op), Ok(None)) && lock::in_callbacks(|| op.cancel()) {
         *op = Op::Done(Status { cancelled: true, ..Status::EMPTY });
     }
     Ok(())

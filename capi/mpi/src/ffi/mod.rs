@@ -148,10 +148,17 @@ pub fn failed(name: &'static str, scope: Scope, error: MpiError) -> c_int {
     }
 }
 
-/// Ends the job after a panic in `name` (a bug of this library), naming the call.
+/// Ends the job after a panic in `name` (a bug of this library), naming the call; but
+/// a request function refused for its thread holding the request table fails with
+/// `MPI_ERR_OTHER` under `MPI_COMM_WORLD`'s handler (`request::lock`).
 #[cold]
 #[inline(never)]
-pub(crate) fn panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> ! {
+pub(crate) fn panicked(name: &'static str, panic: Box<dyn std::any::Any + Send>) -> c_int {
+    // A request function called from a generalized request's callback: an error of the
+    // call, not of the library (`request::lock`).
+    if panic.is::<crate::request::Reentered>() {
+        return failed(name, WORLD, crate::request::Reentered::error());
+    }
     let why = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

@@ -27,11 +27,12 @@
 //! - nothing here takes the table's lock ([`super::requests`], not reentrant): the
 //!   caller holds it and passes it in. An operation's own test and its completion run
 //!   under it too, as in `drive_all`: a generalized request's `query_fn` and `free_fn`
-//!   among them, which must not call the request functions (that would wait for the
-//!   lock their own thread holds).
+//!   among them: a request function they call fails with `MPI_ERR_OTHER` instead of
+//!   waiting for the lock their own thread holds (`super::lock`).
 
 use std::ffi::c_int;
 
+use super::lock::in_callbacks;
 use super::{Op, REQUEST_NULL, Requests, Status, is_persistent, not_active, not_persistent};
 use crate::error::MpiResult;
 
@@ -109,7 +110,9 @@ pub(super) fn settle(op: &mut Op, tested: bool) -> bool {
 /// for the thread's next request; freeing it and allocating the next cost about 100
 /// instructions a request, `docs/bench/2026-11-27-mpitest/`).
 pub(super) fn test_in_place(op: &mut Op) -> MpiResult<Option<Status>> {
-    let (kept, result) = match op.test() {
+    // Another kind may run the program's callbacks, here under the table's lock.
+    let tested = if matches!(op, Op::Other(_)) { in_callbacks(|| op.test()) } else { op.test() };
+    let (kept, result) = match tested {
         Ok(Some(status)) => (Op::Done(status), Ok(Some(status))),
         Ok(None) => return Ok(None),
         Err(e) => (Op::Failed(e.clone()), Err(e)),

@@ -5,7 +5,8 @@
  * MPI_Test says "not yet" before the completion; MPI_Waitall mixes one with
  * point-to-point requests; MPI_Request_free before completion still calls both
  * callbacks once the operation completes; MPI_Cancel calls cancel_fn; a query_fn error
- * is the wait's error; bad arguments give their classes. */
+ * is the wait's error; bad arguments give their classes; a request function called
+ * from query_fn fails instead of hanging. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <string.h>
@@ -165,6 +166,39 @@ static void test_cancel_and_errors(void) {
     CHECK_RC(MPI_Type_free(&pair));
 }
 
+/* A callback that calls a request function: where it runs under the request table's
+ * lock (MPI_Test, MPI_Testall), that call fails with MPI_ERR_OTHER instead of waiting
+ * for the lock its own thread holds; the request it named is untouched. */
+static MPI_Request other; /* an open receive, tested from query_fn */
+static int inner_rc;
+
+static int query_calls_test(void *extra, MPI_Status *status) {
+    int flag = -1;
+    inner_rc = MPI_Test(&other, &flag, MPI_STATUS_IGNORE);
+    return query_fn(extra, status);
+}
+
+static void test_reentry(void) {
+    for (int all = 0; all < 2; all++) {
+        int x = -1, y = 7 + all, flag = 0, cls = -1;
+        CHECK_RC(MPI_Irecv(&x, 1, MPI_INT, rank, 11, MPI_COMM_WORLD, &other));
+        struct op op;
+        memset(&op, 0, sizeof op);
+        CHECK_RC(MPI_Grequest_start(query_calls_test, free_fn, cancel_fn, &op, &op.request));
+        CHECK_RC(MPI_Grequest_complete(op.request));
+        inner_rc = MPI_SUCCESS;
+        if (all) CHECK_RC(MPI_Testall(1, &op.request, &flag, MPI_STATUSES_IGNORE));
+        else CHECK_RC(MPI_Test(&op.request, &flag, MPI_STATUS_IGNORE));
+        CHECK(flag == 1 && op.request == MPI_REQUEST_NULL && op.queried == 1 && op.freed == 1);
+        CHECK_RC(MPI_Error_class(inner_rc, &cls));
+        CHECK(cls == MPI_ERR_OTHER);
+        CHECK(other != MPI_REQUEST_NULL);
+        CHECK_RC(MPI_Send(&y, 1, MPI_INT, rank, 11, MPI_COMM_WORLD));
+        CHECK_RC(MPI_Wait(&other, MPI_STATUS_IGNORE));
+        CHECK(x == y);
+    }
+}
+
 int main(int argc, char **argv) {
     int provided = 0;
     CHECK_RC(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
@@ -176,6 +210,7 @@ int main(int argc, char **argv) {
     test_waitall();
     test_free_early();
     test_cancel_and_errors();
+    test_reentry();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("ok grequest\n");
     CHECK_RC(MPI_Finalize());

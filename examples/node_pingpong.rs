@@ -56,8 +56,9 @@ struct Cli {
 
 type Error = Box<dyn std::error::Error>;
 
-/// `count` operations of `pattern` at `size` bytes (ranks 0 and 1 only).
-fn run(core: &Core, pattern: &str, buf: &mut [u8], count: u32) -> Result<(), Error> {
+/// `count` operations of `pattern` at `size` bytes (ranks 0 and 1 only); `window` is
+/// rank 1's receive buffers for `bandwidth`, [`WINDOW`] times `buf`'s length.
+fn run(core: &Core, pattern: &str, buf: &mut [u8], window: &mut [u8], count: u32) -> Result<(), Error> {
     let me = core.rank();
     let size = buf.len();
     for _ in 0..count {
@@ -77,7 +78,6 @@ fn run(core: &Core, pattern: &str, buf: &mut [u8], count: u32) -> Result<(), Err
             }
             ("bandwidth", _) => {
                 // One buffer per message: posted receives may not share one.
-                let mut window = vec![0u8; size.max(1) * WINDOW];
                 let recvs = window
                     .chunks_mut(size.max(1))
                     .map(|chunk| core.irecv(0, 2, &mut chunk[..size]))
@@ -109,10 +109,16 @@ fn inner_for(inner: u32, bytes: usize) -> u32 {
 }
 
 /// Rank 0 times one operation and tells rank 1 how many make a sample.
-fn calibrate(core: &Core, pattern: &str, buf: &mut [u8], planned: u32) -> Result<u32, Error> {
+fn calibrate(
+    core: &Core,
+    pattern: &str,
+    buf: &mut [u8],
+    window: &mut [u8],
+    planned: u32,
+) -> Result<u32, Error> {
     core.barrier()?;
     let start = Instant::now();
-    run(core, pattern, buf, 1)?;
+    run(core, pattern, buf, window, 1)?;
     let one = start.elapsed().as_secs_f64();
     let mut word = [0u8; 4];
     if core.rank() == 0 {
@@ -146,8 +152,12 @@ fn main() -> Result<(), Error> {
                 println!("BEGIN {pattern} {size}");
             }
             let mut buf = vec![7u8; size];
+            // Allocated once, as the C peer's one buffer is: a fresh window per operation
+            // would time its page faults (64 of 16 MiB: a GiB each operation).
+            let mut window =
+                vec![0u8; if me == 1 && pattern == "bandwidth" { size.max(1) * WINDOW } else { 0 }];
             let count = if active {
-                calibrate(&core, pattern, &mut buf, inner_for(cli.inner, size))?
+                calibrate(&core, pattern, &mut buf, &mut window, inner_for(cli.inner, size))?
             } else {
                 core.barrier()?;
                 0
@@ -159,7 +169,7 @@ fn main() -> Result<(), Error> {
                     continue;
                 }
                 let start = Instant::now();
-                run(&core, pattern, &mut buf, count)?;
+                run(&core, pattern, &mut buf, &mut window, count)?;
                 let us = start.elapsed().as_secs_f64() * 1e6 / f64::from(count) * per_op_scale(pattern);
                 if rep >= warmup {
                     samples.push(us);

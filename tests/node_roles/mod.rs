@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sccemu::{ANY_SOURCE, ANY_TAG, CollError, Core};
 
 pub mod behind;
+mod big;
 mod coll;
 mod dropped;
 pub mod flow;
@@ -171,6 +172,7 @@ pub fn rank_main() {
         "flood_flag" => flow::flood_flag(&core).unwrap(),
         "flood_die" => flow::flood_die(&core).unwrap(),
         "behind" => behind::behind(&core).unwrap(),
+        "big" => big::big(&core).unwrap(),
         "cpus" => {
             let status = std::fs::read_to_string("/proc/self/status").unwrap();
             let cpus =

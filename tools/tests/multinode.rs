@@ -52,6 +52,52 @@ fn token_ring_messages_and_barriers_cross_nodes() {
     assert!(out.status.success(), "per-peer, 3 nodes, 7 cores:\n{}", text(&out));
 }
 
+/// Messages of 4 MiB and more between nodes (`node_roles::big`): the last whole frame,
+/// the first message in pieces and one of several collects, blocking and not, both
+/// ways, over both channels, every byte checked; then a window of them into a slow
+/// receiver. Before the fix, a full stand-in ring with the credit closed sent the
+/// gateway round the ring forever: the deadline turns that hang into a failure.
+#[test]
+fn messages_past_a_whole_frame_cross_nodes_intact() {
+    for channel in ["srb", "perpeer"] {
+        let out = output_within(sccrun_with(2, 2, "big", &["--channel", channel]), Duration::from_secs(90));
+        let all = text(&out);
+        assert!(out.status.success() && all.contains("big messages crossed intact"), "{channel}:\n{all}");
+    }
+}
+
+/// `cmd`'s output, or a panic if it runs longer than `limit` (after ending it: SIGTERM,
+/// which sccrun forwards to its job, then SIGKILL).
+fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Both pipes drain while the job runs, so that a chatty job cannot block on one.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let (out, err) =
+        (drain(Box::new(child.stdout.take().unwrap())), drain(Box::new(child.stderr.take().unwrap())));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            std::thread::sleep(Duration::from_secs(5));
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+            panic!("the job hung for {} s:\n{stderr}", limit.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
+}
+
 #[test]
 fn collectives_cross_nodes() {
     for (nodes, cores) in [(2, 5), (3, 7), (2, 24)] {

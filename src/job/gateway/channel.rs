@@ -26,7 +26,9 @@
 //! Flow control (`credit`): a fragment that would take its flow past its credit stays
 //! in its stand-in channel. Free fragments (answers) behind it in a stand-in ring are
 //! taken ahead, out of order: the ring keeps its consumer position before the
-//! entry held back, and remembers what it took past it ([`StandIn`]'s `ahead`). A pair's
+//! entry held back, and remembers what it took past it ([`StandIn`]'s `ahead`). That walk
+//! ends where the ring does, one lap past the consumer position: beyond it `peek`
+//! would see the same entries again. A pair's
 //! per-peer channel holds one fragment, so what follows one held back waits with it.
 //!
 //! In virtual time the stamp word of each fragment (by ring position, or by pair) is
@@ -130,6 +132,8 @@ impl Ends {
         let max_payload = self.max_payload(seg, spec);
         match self.kind {
             ChannelKind::Srb => {
+                // Every stand-in ring has the job's ring size (`p2p::channel`).
+                let lap = seg.config().ring_bytes;
                 for rank in remote {
                     let ring = self.place.srb(seg, rank);
                     let stand_in = &mut self.stand_ins[rank as usize];
@@ -140,6 +144,13 @@ impl Ends {
                     let mut behind = false;
                     let mut at = stand_in.pos;
                     loop {
+                        // `peek` finds an entry by its offset in the ring: a lap past the
+                        // consumer position it would find the entries already passed
+                        // again, and a ring full of entries the credit holds back would
+                        // keep this walk going round it forever.
+                        if at.wrapping_sub(stand_in.pos) >= lap {
+                            break;
+                        }
                         if let Some(&next) = stand_in.ahead.get(&at) {
                             if !behind {
                                 stand_in.ahead.remove(&at);

@@ -45,6 +45,11 @@ pub const LOCAL_IN_TWO: &str = "sccemu-2nodes-local";
 const CONFIGS: [&str; 4] = [INTER, RAW, ONE_NODE, LOCAL_IN_TWO];
 const PATTERNS: [&str; 2] = ["latency", "bandwidth"];
 
+/// The sizes of a full run (`--quick`: 8 B and 64 KiB). 4 MiB is the largest message a
+/// blocking send carries across in one whole frame (`sccemu::job::gateway`'s `frame`),
+/// and 16 MiB one that crosses in 4 MiB pulls of ring-sized fragments.
+pub const SIZES: [u64; 6] = [8, 1024, 65536, 1 << 20, 4 << 20, 16 << 20];
+
 /// The goals: sccemu/raw MPI at most this, at this size.
 pub const GOALS: [(u64, f64); 2] = [(8, 1.2), (1 << 20, 1.05)];
 
@@ -170,7 +175,7 @@ pub fn measure(params: &SuiteParams, setup: &Setup) -> Nodes {
     if let Err(why) = &programs.pt2pt {
         nodes.missing.push(format!("{RAW}: {why}"));
     }
-    let sizes: &[u64] = if params.quick { &[8, 65536] } else { &[8, 1024, 65536, 1 << 20] };
+    let sizes: &[u64] = if params.quick { &[8, 65536] } else { &SIZES };
     let rounds = if params.quick { 1 } else { 3 };
     for &size in sizes {
         let mut launches: Vec<Launches> = vec![Vec::new(); CONFIGS.len()];

@@ -4,24 +4,25 @@
 //! Protocol: a round locks the core's state at its first test that needs it; dropping
 //! the round releases the state. Each [`TestRound::test`] is the test [`Request::test`]
 //! makes, under that one hold: it drains the channel until its own receive has its
-//! message (a message
-//! that an earlier posted receive matches goes to that receive, to be picked up by its
-//! own test), pushes queued sends and checks its request; except that once a test's
-//! progress moved nothing (the channel was empty and no queued send could go), the
-//! round's later tests only check their requests, as if tested at that instant. So n
-//! tests cost one lock, one unlock and one channel context, where n calls of
-//! [`Request::test`] cost n of each. A round that starts with nothing new for open
-//! receives (`Engine::nothing_new`, read once when it is made) tests its open
-//! receives without the state, as of that instant, as [`Request::test`] does: a poll
-//! of n open receives that have nothing to complete then locks nothing. Draining once for the whole round and only picking up in each test was
-//! tried, and cost more: every message then went through the posted receive's queued
-//! copy, where a receive tested in posting order takes its message straight into its
-//! buffer. (2 cores, 8 B streamed in windows of 64 through the MPI library, callgrind
-//! on the receiver, and the timed rows: `docs/bench/2026-11-27-round/`.)
+//! message (a message that an earlier posted receive matches goes to that receive, to
+//! be picked up by its own test), pushes queued sends and checks its request; except
+//! that once a test's progress moved nothing (the channel was empty and no queued send
+//! could go), the round's later tests only check their requests, as if tested at that
+//! instant. So n tests cost one lock, one unlock and one channel context, where n calls
+//! of [`Request::test`] cost n of each. A round that starts with nothing new for open
+//! receives (`Engine::nothing_new`, read once when it is made) tests its open receives
+//! without the state, as of that instant, as [`Request::test`] does: a poll of n open
+//! receives that have nothing to complete then locks nothing. Draining once for the
+//! whole round and only picking up in each test was tried, and cost more: every
+//! message then went through the posted receive's queued copy, where a receive tested
+//! in posting order takes its message straight into its buffer. (2 cores, 8 B streamed
+//! in windows of 64 through the MPI library, callgrind on the receiver, and the timed
+//! rows: `docs/bench/2026-11-27-round/`.)
 //!
 //! Invariants:
 //! - a test's outcome is the one [`Request::test`] would give at that point, or, after
-//!   a test that found nothing to move, at that test's point: the same code makes it;
+//!   a test that found nothing to move, at that test's point (for an open receive of a
+//!   round that started quiet, at the round's start): the same code makes it;
 //! - only requests of the round's own core are tested: another core's is left as it is
 //!   (`None`), since holding two cores' states at once could deadlock against a thread
 //!   that takes them in the other order;

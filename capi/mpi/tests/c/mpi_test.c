@@ -45,6 +45,13 @@ static void test_until_done(MPI_Request *rq, MPI_Status *st) {
     }
 }
 
+/* Polls MPI_Test on `*rq` until it fails or completes; its code then. */
+static int test_until_failed(MPI_Request *rq, MPI_Status *st) {
+    int flag = 0, rc = MPI_SUCCESS;
+    while (rc == MPI_SUCCESS && !flag) rc = MPI_Test(rq, &flag, st);
+    return rc;
+}
+
 /* Polls `*rq`, which must not complete: flag 0 and the handle unchanged each time. */
 static void test_open(MPI_Request *rq, int times) {
     MPI_Request held = *rq;
@@ -227,7 +234,6 @@ static void errors(void) {
     int two[2] = {1, 2}, one = -1, flag = -1;
     MPI_Request rq, send;
     MPI_Status st;
-    int rc;
     /* A bad handle: the call fails before any change. */
     MPI_Request bad = (MPI_Request)777;
     CHECK_CLASS(MPI_Test(&bad, &flag, &st), MPI_ERR_REQUEST);
@@ -238,11 +244,7 @@ static void errors(void) {
     /* A truncated receive: its error, and the handle released. */
     CHECK_RC(MPI_Irecv(&one, 1, MPI_INT, rank, 20, MPI_COMM_WORLD, &rq));
     CHECK_RC(MPI_Isend(two, 2, MPI_INT, rank, 20, MPI_COMM_WORLD, &send));
-    do {
-        flag = 0;
-        rc = MPI_Test(&rq, &flag, &st);
-    } while (rc == MPI_SUCCESS && !flag);
-    CHECK_CLASS(rc, MPI_ERR_TRUNCATE);
+    CHECK_CLASS(test_until_failed(&rq, &st), MPI_ERR_TRUNCATE);
     CHECK(rq == MPI_REQUEST_NULL);
     CHECK_RC(MPI_Wait(&send, MPI_STATUS_IGNORE));
     /* A persistent receive truncated: its handle stays, inactive, and restarts. */
@@ -250,11 +252,7 @@ static void errors(void) {
     MPI_Request held = rq;
     CHECK_RC(MPI_Start(&rq));
     CHECK_RC(MPI_Isend(two, 2, MPI_INT, rank, 21, MPI_COMM_WORLD, &send));
-    do {
-        flag = 0;
-        rc = MPI_Test(&rq, &flag, &st);
-    } while (rc == MPI_SUCCESS && !flag);
-    CHECK_CLASS(rc, MPI_ERR_TRUNCATE);
+    CHECK_CLASS(test_until_failed(&rq, &st), MPI_ERR_TRUNCATE);
     CHECK(rq == held);
     CHECK_RC(MPI_Wait(&send, MPI_STATUS_IGNORE));
     flag = 0;
